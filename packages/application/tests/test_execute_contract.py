@@ -1,0 +1,214 @@
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from runport.application import execute_contract
+from runport.contracts import (
+    AdapterDescriptor,
+    Complete,
+    Delta,
+    ErrorCode,
+    ExecutionReceipt,
+    ExecutionRequest,
+    Failed,
+    StreamEvent,
+    ToolCall,
+    ToolCallDelta,
+    fingerprint,
+)
+from runport.core import build_receipt, load_contract
+from runport.ports import PortError, RuntimeAdapter, Sink
+
+CONTRACT = Path(__file__).with_name("contract.yaml")
+
+
+class FakeAdapter(RuntimeAdapter):
+    """A hand-written fake of the port: answers with ``text`` (streamed in ``parts``), with
+    tool calls, or fails with ``error`` after ``parts``."""
+
+    def __init__(
+        self,
+        parts: list[str] | None = None,
+        *,
+        calls: list[ToolCall] | None = None,
+        error: PortError | None = None,
+        capabilities: tuple[str, ...] = ("structured_output", "text", "tool_calls"),
+    ) -> None:
+        self.parts = parts or []
+        self.calls = calls or []
+        self.error = error
+        self.capabilities = list(capabilities)
+        self.requests: list[ExecutionRequest] = []
+
+    def descriptor(self) -> AdapterDescriptor:
+        return AdapterDescriptor(id="fake", version="1", capabilities=self.capabilities)
+
+    def _receipt(self, request: ExecutionRequest) -> ExecutionReceipt:
+        return build_receipt(
+            request,
+            adapter=self.descriptor(),
+            text="".join(self.parts),
+            tool_calls=self.calls,
+            finish_reason="stop",
+        )
+
+    def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
+        self.requests.append(request)
+        if self.error is not None:
+            raise self.error
+        return self._receipt(request)
+
+    def execute_streaming(self, request: ExecutionRequest, sink: Sink) -> ExecutionReceipt:
+        self.requests.append(request)
+        for part in self.parts:
+            sink(Delta(text=part))
+        for index, call in enumerate(self.calls):
+            sink(ToolCallDelta(index=index, call_id=call.call_id, name=call.name))
+        if self.error is not None:
+            sink(Failed(code=self.error.code, message=self.error.message))
+            raise self.error
+        receipt = self._receipt(request)
+        sink(Complete(receipt=receipt))
+        return receipt
+
+
+INPUTS = {"text": "Meet me in Delft on 1 September 2026."}
+ANSWER = ['{"city": "Delft", ', '"day": "2026-09-01"}']
+
+Collected = tuple[list[StreamEvent], Callable[[StreamEvent], None]]
+
+
+def test_a_plain_call_returns_an_ok_envelope_with_fingerprints() -> None:
+    adapter = FakeAdapter(ANSWER)
+    envelope = execute_contract(CONTRACT, adapter, inputs=INPUTS)
+    assert envelope.ok
+    assert envelope.operation == "execute_contract"
+    assert envelope.api_version == "runport/v1alpha1"
+    receipt = envelope.result
+    assert receipt is not None
+    assert receipt.output == {"city": "Delft", "day": "2026-09-01"}
+    assert envelope.fingerprints == {
+        "request": fingerprint(adapter.requests[0].interaction),
+        "output": fingerprint(receipt.output),
+    }
+    assert envelope.stream_events is None
+    assert envelope.diagnostics == []
+
+
+def test_streaming_keeps_every_event_and_the_same_receipt(collect: Collected) -> None:
+    seen, on_event = collect
+    streamed = execute_contract(
+        load_contract(CONTRACT), FakeAdapter(ANSWER), inputs=INPUTS, on_event=on_event
+    )
+    plain = execute_contract(CONTRACT, FakeAdapter(ANSWER), inputs=INPUTS)
+    assert streamed.result == plain.result
+    assert seen == [Delta(text=ANSWER[0]), Delta(text=ANSWER[1]), Complete(receipt=plain.result)]
+    assert streamed.stream_events == seen
+
+
+def test_an_invalid_output_is_not_ok_but_keeps_the_receipt() -> None:
+    envelope = execute_contract(
+        CONTRACT, FakeAdapter(['{"city": "Delft", "day": "1 sept"}']), inputs=INPUTS
+    )
+    assert not envelope.ok
+    assert envelope.result is not None
+    assert envelope.result.output_schema_valid is False
+    assert [(d.code, d.json_pointer) for d in envelope.diagnostics] == [
+        ("TQX_OUTPUT_SCHEMA", "/day")
+    ]
+    assert envelope.fingerprints["output"] == envelope.result.output_fingerprint
+
+
+def test_text_that_is_not_json_is_an_output_schema_failure() -> None:
+    envelope = execute_contract(CONTRACT, FakeAdapter(["Delft, tomorrow"]), inputs=INPUTS)
+    assert not envelope.ok
+    assert [d.code for d in envelope.diagnostics] == ["TQX_OUTPUT_SCHEMA"]
+    assert envelope.result is not None
+    assert envelope.result.output == "Delft, tomorrow"
+
+
+def test_a_tool_call_turn_is_ok_with_a_pending_warning() -> None:
+    call = ToolCall(call_id="c1", name="lookup", arguments={"q": "x"})
+    envelope = execute_contract(CONTRACT, FakeAdapter(calls=[call]), inputs=INPUTS)
+    assert envelope.ok
+    assert envelope.result is not None
+    assert envelope.result.output is None
+    assert [(d.code, d.severity) for d in envelope.diagnostics] == [
+        ("TQX_TOOL_CALLS_PENDING", "warning")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("inputs", "codes"),
+    [
+        ({}, ["TQX_VALUE_REQUIRED"]),
+        ({"text": ""}, ["TQX_VALUE_SCHEMA"]),
+        ({"text": "x", "extra": 1}, ["TQX_VALUE_UNKNOWN"]),
+    ],
+)
+def test_input_problems_come_back_before_the_adapter_is_called(
+    inputs: dict[str, object], codes: list[str]
+) -> None:
+    adapter = FakeAdapter(ANSWER)
+    envelope = execute_contract(CONTRACT, adapter, inputs=inputs)
+    assert not envelope.ok
+    assert [d.code for d in envelope.diagnostics] == codes
+    assert envelope.result is None
+    assert adapter.requests == []
+
+
+def test_the_capability_gate_runs_before_any_call() -> None:
+    adapter = FakeAdapter(ANSWER, capabilities=("text",))
+    envelope = execute_contract(CONTRACT, adapter, inputs=INPUTS)
+    assert [d.code for d in envelope.diagnostics] == ["TQX_RUNTIME_CAPABILITY_UNSUPPORTED"]
+    assert "structured_output" in envelope.diagnostics[0].message
+    assert adapter.requests == []
+
+
+def test_a_broken_contract_file_is_a_not_ok_envelope(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("api_version: runport/v1alpha1\nid: [unclosed\n", encoding="utf-8")
+    envelope = execute_contract(broken, FakeAdapter(ANSWER), inputs=INPUTS)
+    assert not envelope.ok
+    assert [d.code for d in envelope.diagnostics] == ["TQX_PARSE_YAML"]
+
+
+def test_a_runtime_failure_is_not_ok_and_streams_its_failed(collect: Collected) -> None:
+    seen, on_event = collect
+    error = PortError(ErrorCode.RUNTIME_RATE_LIMITED, "slow down", retry_after_ms=2000)
+    envelope = execute_contract(
+        CONTRACT, FakeAdapter(["{"], error=error), inputs=INPUTS, on_event=on_event
+    )
+    assert not envelope.ok
+    assert envelope.result is None
+    (diagnostic,) = envelope.diagnostics
+    assert diagnostic.code == "TQX_RUNTIME_RATE_LIMITED"
+    assert diagnostic.help is not None
+    assert "2000 ms" in diagnostic.help
+    assert envelope.stream_events == [
+        Delta(text="{"),
+        Failed(code="TQX_RUNTIME_RATE_LIMITED", message="slow down"),
+    ]
+    assert envelope.stream_events == seen
+
+
+def test_a_sink_exception_propagates_unchanged() -> None:
+    class Stop(Exception):
+        pass
+
+    stop = Stop()
+
+    def on_event(event: StreamEvent) -> None:
+        raise stop
+
+    with pytest.raises(Stop) as raised:
+        execute_contract(CONTRACT, FakeAdapter(ANSWER), inputs=INPUTS, on_event=on_event)
+    assert raised.value is stop
+
+
+def test_fixture_output_reaches_the_request() -> None:
+    adapter = FakeAdapter(ANSWER)
+    execute_contract(CONTRACT, adapter, inputs=INPUTS, fixture_output={"k": 1})
+    assert adapter.requests[0].fixture_output == {"k": 1}

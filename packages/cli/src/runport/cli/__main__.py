@@ -1,0 +1,3 @@
+from runport.cli import main
+
+main()

@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+from runport.contracts import ErrorCode
+
+from runport.cli._errors import CliError
+
+
+def read_data(path: Path, *, what: str) -> Any:
+    """Read a JSON or YAML file, or fail with one clear line naming the file."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CliError(ErrorCode.DATA_INVALID, f"{what} file not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise CliError(ErrorCode.DATA_INVALID, f"cannot read {what} file {path}: {error}") from None
+    try:
+        return yaml.safe_load(text) if path.suffix in {".yaml", ".yml"} else json.loads(text)
+    except json.JSONDecodeError as error:
+        raise CliError(
+            ErrorCode.DATA_INVALID,
+            f"{what} file {path} is not valid JSON (line {error.lineno}, column {error.colno}): "
+            f"{error.msg}",
+        ) from None
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        raise CliError(
+            ErrorCode.PARSE_YAML, f"{what} file {path} is not valid YAML{where}"
+        ) from None
+
+
+REQUEST_KEYS = frozenset({"inputs", "context", "fixture_output"})
+
+
+def read_request(path: Path) -> tuple[dict[str, Any], dict[str, Any] | None, Any]:
+    """An input file: either ``{inputs, context?, fixture_output?}`` or the inputs themselves.
+
+    The request form is recognised when the file's keys are a subset of those three and
+    include ``inputs`` (the shape templiqx request files use).
+    """
+    data = read_data(path, what="input")
+    if not isinstance(data, dict):
+        raise CliError(ErrorCode.DATA_INVALID, f"input file {path} must hold a mapping")
+    if "inputs" in data and set(data) <= REQUEST_KEYS:
+        inputs, context = data["inputs"], data.get("context")
+        if not isinstance(inputs, dict) or not (context is None or isinstance(context, dict)):
+            raise CliError(
+                ErrorCode.DATA_INVALID, f"input file {path}: inputs and context must be mappings"
+            )
+        return inputs, context, data.get("fixture_output")
+    return data, None, None

@@ -1,0 +1,42 @@
+"""Wire types, stable error codes, canonical JSON and fingerprints (SPEC §3)."""
+
+from runport.contracts._canonical import canonical_json, fingerprint
+from runport.contracts._codes import ErrorCode
+from runport.contracts._models import (
+    AdapterDescriptor,
+    CompiledInteraction,
+    Complete,
+    Delta,
+    Diagnostic,
+    ExecutionReceipt,
+    ExecutionRequest,
+    Failed,
+    Message,
+    OperationEnvelope,
+    StreamEvent,
+    ToolCall,
+    ToolCallDelta,
+    ToolSpec,
+    Usage,
+)
+
+__all__ = [
+    "AdapterDescriptor",
+    "CompiledInteraction",
+    "Complete",
+    "Delta",
+    "Diagnostic",
+    "ErrorCode",
+    "ExecutionReceipt",
+    "ExecutionRequest",
+    "Failed",
+    "Message",
+    "OperationEnvelope",
+    "StreamEvent",
+    "ToolCall",
+    "ToolCallDelta",
+    "ToolSpec",
+    "Usage",
+    "canonical_json",
+    "fingerprint",
+]

@@ -1,0 +1,36 @@
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from pydantic import BaseModel
+
+
+def _as_json(value: object) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    raise TypeError(f"{type(value).__name__} is not a JSON value")
+
+
+def canonical_json(value: object) -> bytes:
+    """The canonical encoding every fingerprint is taken over.
+
+    Keys sorted by code point, no whitespace, non-ASCII kept as UTF-8, numbers as Python's
+    ``json`` writes them (``1.0`` stays ``1.0``; exponents are written ``1e+16`` where serde
+    writes ``1e16``). NaN and the infinities are not JSON and are refused with ``ValueError``.
+    Pydantic models are encoded by their JSON form.
+    """
+    return json.dumps(
+        value,
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+        allow_nan=False,
+        default=_as_json,
+    ).encode("utf-8")
+
+
+def fingerprint(value: object) -> str:
+    """Lower-case hex SHA-256 of ``canonical_json(value)``."""
+    return hashlib.sha256(canonical_json(value)).hexdigest()

@@ -1,0 +1,151 @@
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
+
+_ID_PATTERN = r"^[A-Z][A-Z0-9_]*$"
+
+
+def _is_empty(value: object) -> bool:
+    return value is None
+
+
+def _omitted(default: Any = None) -> Any:
+    """An optional field that the model's own serialization leaves out when it is empty."""
+    return Field(default=default, exclude_if=_is_empty)
+
+
+def _none_if_empty(value: Any) -> Any:
+    return None if value == [] or value == "" else value
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class AdapterDescriptor(_Wire):
+    id: Annotated[str, Field(min_length=1)]
+    version: Annotated[str, Field(min_length=1)]
+    capabilities: list[str] = Field(default_factory=list)
+
+
+class ToolSpec(_Wire):
+    name: Annotated[str, Field(min_length=1)]
+    description: str = ""
+    parameters: dict[str, JsonValue] = Field(default_factory=lambda: {"type": "object"})
+
+
+class ToolCall(_Wire):
+    call_id: Annotated[str, Field(min_length=1)]
+    name: Annotated[str, Field(min_length=1)]
+    arguments: JsonValue
+
+
+class Message(_Wire):
+    role: Literal["system", "developer", "user", "assistant", "tool"]
+    content: str
+    tool_calls: list[ToolCall] | None = _omitted()
+    tool_call_id: str | None = _omitted()
+
+    _empty_calls = field_validator("tool_calls", mode="before")(_none_if_empty)
+
+
+def _sorted_unique(value: Any) -> Any:
+    if isinstance(value, list | tuple | set | frozenset):
+        return sorted(set(value))
+    return value
+
+
+class CompiledInteraction(_Wire):
+    compiler: str
+    contract_id: str
+    contract_version: str
+    messages: list[Message]
+    output_schema: dict[str, JsonValue]
+    required_capabilities: list[str] = Field(default_factory=list)
+    target_capabilities: list[str] = Field(default_factory=list)
+    runtime_policy: dict[str, JsonValue] = Field(default_factory=dict)
+    extensions: dict[str, JsonValue] = Field(default_factory=dict)
+    tools: list[ToolSpec] | None = _omitted()
+
+    _capabilities = field_validator("required_capabilities", "target_capabilities", mode="before")(
+        _sorted_unique
+    )
+    _empty_tools = field_validator("tools", mode="before")(_none_if_empty)
+
+
+class ExecutionRequest(_Wire):
+    interaction: CompiledInteraction
+    fixture_output: JsonValue = None
+
+
+class Usage(_Wire):
+    input_tokens: Annotated[int, Field(ge=0)] = 0
+    output_tokens: Annotated[int, Field(ge=0)] = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+        )
+
+
+class ExecutionReceipt(_Wire):
+    adapter: AdapterDescriptor
+    request_fingerprint: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+    output_fingerprint: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+    output: JsonValue
+    output_schema_valid: bool | None
+    text: str | None = _omitted()
+    tool_calls: list[ToolCall] | None = _omitted()
+    finish_reason: str | None = _omitted()
+    usage: Usage | None = _omitted()
+
+    _empty = field_validator("text", "tool_calls", mode="before")(_none_if_empty)
+
+
+class Delta(_Wire):
+    kind: Literal["Delta"] = "Delta"
+    text: Annotated[str, Field(min_length=1)]
+
+
+class ToolCallDelta(_Wire):
+    kind: Literal["ToolCallDelta"] = "ToolCallDelta"
+    index: Annotated[int, Field(ge=0)]
+    call_id: Annotated[str, Field(min_length=1)]
+    name: Annotated[str, Field(min_length=1)]
+    arguments_fragment: str = ""
+
+
+class Complete(_Wire):
+    kind: Literal["Complete"] = "Complete"
+    receipt: ExecutionReceipt
+
+
+class Failed(_Wire):
+    kind: Literal["Failed"] = "Failed"
+    code: Annotated[str, Field(pattern=_ID_PATTERN)]
+    message: str
+
+
+StreamEvent = Annotated[Delta | ToolCallDelta | Complete | Failed, Field(discriminator="kind")]
+"""What a sink receives: progress (`Delta`, `ToolCallDelta`), then one terminal (`Complete`, `Failed`)."""
+
+
+class Diagnostic(_Wire):
+    code: Annotated[str, Field(pattern=_ID_PATTERN)]
+    severity: Literal["error", "warning"] = "error"
+    message: str
+    json_pointer: str | None = _omitted()
+    help: str | None = _omitted()
+
+
+class OperationEnvelope(_Wire):
+    api_version: Literal["runport/v1alpha1"] = "runport/v1alpha1"
+    operation: str
+    ok: bool
+    result: ExecutionReceipt | None = _omitted()
+    diagnostics: list[Diagnostic] = Field(default_factory=list)
+    fingerprints: dict[str, str] = Field(default_factory=dict)
+    stream_events: list[StreamEvent] | None = _omitted()

@@ -1,0 +1,179 @@
+from __future__ import annotations
+
+import json
+
+import pydantic
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from runport.contracts import (
+    AdapterDescriptor,
+    CompiledInteraction,
+    Complete,
+    Delta,
+    Diagnostic,
+    ErrorCode,
+    ExecutionReceipt,
+    Failed,
+    Message,
+    OperationEnvelope,
+    StreamEvent,
+    ToolCall,
+    ToolCallDelta,
+    Usage,
+    fingerprint,
+)
+
+EVENTS = pydantic.TypeAdapter(StreamEvent)
+NULL_FP = fingerprint(None)
+
+
+def _receipt(**overrides: object) -> ExecutionReceipt:
+    fields: dict[str, object] = {
+        "adapter": AdapterDescriptor(id="a", version="1", capabilities=["text"]),
+        "request_fingerprint": NULL_FP,
+        "output_fingerprint": NULL_FP,
+        "output": None,
+        "output_schema_valid": None,
+    }
+    fields.update(overrides)
+    return ExecutionReceipt.model_validate(fields)
+
+
+def test_events_serialize_exactly_as_the_spec_writes_them() -> None:
+    assert Delta(text="a").model_dump_json() == '{"kind":"Delta","text":"a"}'
+    assert (
+        ToolCallDelta(index=0, call_id="call_1", name="get_weather", arguments_fragment='{"ci')
+        .model_dump_json()
+        == '{"kind":"ToolCallDelta","index":0,"call_id":"call_1","name":"get_weather",'
+        '"arguments_fragment":"{\\"ci"}'
+    )
+    failed = Failed(code=ErrorCode.RUNTIME_UNAVAILABLE, message="reset")
+    assert json.loads(failed.model_dump_json()) == {
+        "kind": "Failed",
+        "code": "TQX_RUNTIME_UNAVAILABLE",
+        "message": "reset",
+    }
+
+
+def test_optional_fields_are_omitted_by_the_models_own_serialization() -> None:
+    receipt = _receipt()
+    dumped = receipt.model_dump(mode="json")
+    assert set(dumped) == {
+        "adapter",
+        "request_fingerprint",
+        "output_fingerprint",
+        "output",
+        "output_schema_valid",
+    }
+    assert dumped["output"] is None
+    assert json.loads(receipt.model_dump_json()) == dumped
+    full = _receipt(text="hi", finish_reason="stop", usage=Usage(input_tokens=1, output_tokens=2))
+    assert set(full.model_dump(mode="json")) >= {"text", "finish_reason", "usage"}
+    assert "tool_calls" not in Message(role="user", content="x").model_dump(mode="json")
+
+
+def test_empty_lists_and_text_normalize_to_absent_so_round_trips_are_equal() -> None:
+    receipt = _receipt(text="", tool_calls=[])
+    assert receipt.text is None
+    assert receipt.tool_calls is None
+    assert ExecutionReceipt.model_validate_json(receipt.model_dump_json()) == receipt
+
+
+def test_capabilities_are_sorted_and_deduplicated() -> None:
+    interaction = CompiledInteraction(
+        compiler="c",
+        contract_id="x",
+        contract_version="1.0.0",
+        messages=[],
+        output_schema={},
+        required_capabilities=["tool_calls", "text", "text"],
+    )
+    assert interaction.required_capabilities == ["text", "tool_calls"]
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"kind": "Delta", "text": "a", "extra": 1},
+        {"kind": "Delta", "text": ""},
+        {"kind": "Nope", "text": "a"},
+        {"kind": "Failed", "code": "TQX_X", "message": "m", "retry_after_ms": 5},
+        {"kind": "ToolCallDelta", "index": -1, "call_id": "c", "name": "n"},
+        {"kind": "Failed", "code": "lower", "message": "m"},
+    ],
+)
+def test_bad_events_are_refused(payload: dict[str, object]) -> None:
+    with pytest.raises(pydantic.ValidationError):
+        EVENTS.validate_python(payload)
+
+
+def test_wire_models_are_frozen_values() -> None:
+    delta = Delta(text="a")
+    with pytest.raises(pydantic.ValidationError):
+        delta.text = "b"  # type: ignore[misc]
+    assert Delta(text="a") == delta
+
+
+def test_envelope_round_trips_with_its_stream_events() -> None:
+    receipt = _receipt(output="x", text="x")
+    envelope = OperationEnvelope(
+        operation="execute_contract",
+        ok=True,
+        result=receipt,
+        diagnostics=[Diagnostic(code="TQX_TOOL_CALLS_PENDING", severity="warning", message="m")],
+        fingerprints={"request": receipt.request_fingerprint, "output": receipt.output_fingerprint},
+        stream_events=[Delta(text="x"), Complete(receipt=receipt)],
+    )
+    assert OperationEnvelope.model_validate_json(envelope.model_dump_json()) == envelope
+    bare = OperationEnvelope(operation="execute_contract", ok=False).model_dump(mode="json")
+    assert "result" not in bare
+    assert "stream_events" not in bare
+    assert bare["api_version"] == "runport/v1alpha1"
+
+
+_text = st.text(min_size=1, max_size=20)
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=10),
+    lambda children: st.lists(children, max_size=3)
+    | st.dictionaries(st.text(max_size=5), children, max_size=3),
+    max_leaves=10,
+)
+_events = st.one_of(
+    st.builds(Delta, text=_text),
+    st.builds(
+        ToolCallDelta,
+        index=st.integers(0, 5),
+        call_id=_text,
+        name=_text,
+        arguments_fragment=st.text(max_size=10),
+    ),
+    st.builds(Failed, code=st.sampled_from(list(ErrorCode)).map(str), message=st.text(max_size=10)),
+    st.builds(
+        lambda out, text, calls: Complete(
+            receipt=_receipt(output=out, output_fingerprint=fingerprint(out), text=text,
+                             tool_calls=calls)
+        ),
+        _json_values,
+        st.none() | _text,
+        st.lists(st.builds(ToolCall, call_id=_text, name=_text, arguments=_json_values), max_size=2),
+    ),
+)
+
+
+@settings(deadline=None, max_examples=200)
+@given(_events)
+def test_every_event_round_trips_through_json(event: StreamEvent) -> None:
+    assert EVENTS.validate_json(event.model_dump_json()) == event
+    assert EVENTS.validate_python(json.loads(EVENTS.dump_json(event))) == event
+
+
+@settings(deadline=None, max_examples=100)
+@given(_events, st.text(min_size=1, max_size=8).filter(lambda k: k not in {"kind"}))
+def test_unknown_fields_are_refused_on_every_event(event: StreamEvent, key: str) -> None:
+    payload = event.model_dump(mode="json")
+    if key in payload:
+        return
+    payload[key] = 1
+    with pytest.raises(pydantic.ValidationError):
+        EVENTS.validate_python(payload)

@@ -1,0 +1,26 @@
+"""Contract loading and compilation, output validation, receipts, stream assembly and the
+scenario format (SPEC §5, §7)."""
+
+from runport.core._assembler import StreamAssembler, StreamGrammarError
+from runport.core._compile import compile_contract
+from runport.core._contract import Contract, ContractError, load_contract, parse_contract
+from runport.core._receipt import build_receipt, parse_json_text
+from runport.core._scenario import Scenario, ScenarioError, load_scenario, parse_scenario
+from runport.core._schema import validate_output
+
+__all__ = [
+    "Contract",
+    "ContractError",
+    "Scenario",
+    "ScenarioError",
+    "StreamAssembler",
+    "StreamGrammarError",
+    "build_receipt",
+    "compile_contract",
+    "load_contract",
+    "load_scenario",
+    "parse_contract",
+    "parse_json_text",
+    "parse_scenario",
+    "validate_output",
+]

@@ -1,0 +1,117 @@
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from runport.contracts import (
+    Complete,
+    Delta,
+    ExecutionReceipt,
+    Failed,
+    StreamEvent,
+    ToolCall,
+    ToolCallDelta,
+)
+
+from runport.core._receipt import parse_json_text
+
+
+class StreamGrammarError(ValueError):
+    """An event sequence that breaks the streaming law's grammar (SPEC §4, law 1)."""
+
+
+@dataclass
+class _Call:
+    call_id: str
+    name: str
+    fragments: list[str] = field(default_factory=list)
+
+
+class StreamAssembler:
+    """Feeds on the events of one streamed turn, checks their grammar and assembles them.
+
+    Progress events (``Delta``, ``ToolCallDelta``) may come in any number, then exactly one
+    terminal (``Complete`` or ``Failed``), then nothing. Text is joined in arrival order; tool
+    calls are joined per ``index`` and reported in index order. A violation raises
+    ``StreamGrammarError`` and leaves the assembler as it was.
+    """
+
+    def __init__(self) -> None:
+        self._text: list[str] = []
+        self._calls: dict[int, _Call] = {}
+        self._terminal: Complete | Failed | None = None
+        self.events: list[StreamEvent] = []
+
+    def feed(self, event: StreamEvent) -> None:
+        if self._terminal is not None:
+            raise StreamGrammarError(
+                f"{event.kind} after the terminal {self._terminal.kind}: "
+                "nothing may follow a terminal event"
+            )
+        if isinstance(event, Delta):
+            if not event.text:
+                raise StreamGrammarError("a Delta must carry non-empty text")
+            self._text.append(event.text)
+        elif isinstance(event, ToolCallDelta):
+            self._feed_call(event)
+        else:
+            self._terminal = event
+        self.events.append(event)
+
+    def _feed_call(self, event: ToolCallDelta) -> None:
+        call = self._calls.get(event.index)
+        if call is None:
+            self._calls[event.index] = _Call(event.call_id, event.name, [event.arguments_fragment])
+            return
+        if (event.call_id, event.name) != (call.call_id, call.name):
+            raise StreamGrammarError(
+                f"tool call {event.index} changed identity: "
+                f"{call.call_id}/{call.name} became {event.call_id}/{event.name}"
+            )
+        if not event.arguments_fragment:
+            raise StreamGrammarError(
+                f"tool call {event.index}: only a call's first ToolCallDelta may have an "
+                "empty fragment"
+            )
+        call.fragments.append(event.arguments_fragment)
+
+    @property
+    def done(self) -> bool:
+        return self._terminal is not None
+
+    @property
+    def terminal(self) -> Complete | Failed | None:
+        return self._terminal
+
+    @property
+    def text(self) -> str | None:
+        """The joined text, or ``None`` when no ``Delta`` arrived."""
+        return "".join(self._text) if self._text else None
+
+    def arguments_text(self, index: int) -> str:
+        return "".join(self._calls[index].fragments)
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        return [
+            ToolCall(
+                call_id=call.call_id,
+                name=call.name,
+                arguments=parse_json_text("".join(call.fragments))[1],
+            )
+            for _, call in sorted(self._calls.items())
+        ]
+
+    def assembly_problems(self, receipt: ExecutionReceipt) -> list[str]:
+        """How ``receipt`` disagrees with what was streamed (SPEC §4, law 3)."""
+        problems: list[str] = []
+        if self.text != receipt.text:
+            problems.append(f"joined Delta text {self.text!r} != receipt.text {receipt.text!r}")
+        streamed = self.tool_calls
+        received = receipt.tool_calls or []
+        if streamed != received:
+            problems.append(
+                "tool calls assembled from ToolCallDelta "
+                f"{[c.model_dump(mode='json') for c in streamed]} != receipt.tool_calls "
+                f"{[c.model_dump(mode='json') for c in received]}"
+            )
+        return problems

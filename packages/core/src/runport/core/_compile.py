@@ -1,0 +1,142 @@
+"""Compiling a contract with its values into a provider-neutral interaction (SPEC §5)."""
+
+from __future__ import annotations
+
+import copy
+import importlib.metadata
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from runport.contracts import CompiledInteraction, Diagnostic, ErrorCode, Message
+from runport.core._contract import Contract, ContractError, ValueSpec, is_json
+from runport.core._render import Scope, render_nodes
+from runport.core._schema import FORMAT_CHECKER, json_pointer, schema_problems
+
+
+def _compiler_version() -> str:
+    try:
+        return importlib.metadata.version("runport-core")
+    except importlib.metadata.PackageNotFoundError:
+        return "0.1.0"
+
+
+COMPILER = f"runport-core/{_compiler_version()}"
+
+
+def compile_contract(
+    contract: Contract,
+    *,
+    inputs: Mapping[str, Any],
+    context: Mapping[str, Any] | None = None,
+    target_capabilities: Sequence[str] | None = None,
+) -> CompiledInteraction:
+    """Check ``inputs`` and ``context`` against their declarations, render every message and
+    return the interaction.
+
+    Pure and deterministic: the same contract and values give an equal interaction, and on any
+    problem nothing is returned, only one ``ContractError`` listing every problem found.
+    """
+    problems = _value_problems("inputs", contract.inputs, inputs)
+    problems += _value_problems("context", contract.context, {} if context is None else context)
+    if problems:
+        raise ContractError(problems)
+
+    scope = Scope(dict(inputs), dict(context or {}))
+    errors: list[Diagnostic] = []
+    messages = [
+        Message(
+            role=template.role,
+            content=render_nodes(template.content, scope, f"/messages/{index}/content", errors),
+        )
+        for index, template in enumerate(contract.messages)
+    ]
+    if errors:
+        raise ContractError(errors)
+    return CompiledInteraction(
+        compiler=COMPILER,
+        contract_id=contract.id,
+        contract_version=contract.version,
+        messages=messages,
+        output_schema=copy.deepcopy(contract.output_schema),
+        required_capabilities=list(contract.capabilities),
+        target_capabilities=list(target_capabilities or []),
+        runtime_policy=copy.deepcopy(contract.runtime_policy),
+        extensions=copy.deepcopy(contract.extensions),
+        tools=list(contract.tools) or None,
+    )
+
+
+def _value_problems(root: str, specs: Mapping[str, ValueSpec], values: object) -> list[Diagnostic]:
+    """Every way ``values`` misses its declarations: required, undeclared, schema."""
+    if not isinstance(values, Mapping):
+        return [
+            Diagnostic(
+                code=ErrorCode.VALUE_SCHEMA,
+                json_pointer=f"/{root}",
+                message=f"{root} must be a mapping of name to value, not {type(values).__name__}",
+            )
+        ]
+    noun = "input" if root == "inputs" else "context value"
+    problems: list[Diagnostic] = []
+    for name, spec in specs.items():
+        pointer = json_pointer([root, name])
+        if name not in values:
+            if spec.required:
+                problems.append(
+                    Diagnostic(
+                        code=ErrorCode.VALUE_REQUIRED,
+                        json_pointer=pointer,
+                        message=f"required {noun} {name!r} is missing",
+                    )
+                )
+            continue
+        problems.extend(_schema_problems(spec, values[name], pointer, f"{noun} {name!r}"))
+    for name in values:
+        if name not in specs:
+            declared = ", ".join(sorted(specs)) or "none"
+            problems.append(
+                Diagnostic(
+                    code=ErrorCode.VALUE_UNKNOWN,
+                    json_pointer=json_pointer([root, str(name)]),
+                    message=f"{noun} {name!r} is not declared (declared: {declared})",
+                )
+            )
+    return problems
+
+
+def _schema_problems(spec: ValueSpec, value: object, pointer: str, what: str) -> list[Diagnostic]:
+    if not is_json(value):
+        return [
+            Diagnostic(
+                code=ErrorCode.VALUE_SCHEMA,
+                json_pointer=pointer,
+                message=(
+                    f"{what} is not JSON data (objects with string keys, arrays, strings, "
+                    "finite numbers, booleans and null only)"
+                ),
+            )
+        ]
+    # A contract built directly, not through parse_contract, may carry a broken schema.
+    reasons = schema_problems(spec.json_schema)
+    if reasons:
+        return [
+            Diagnostic(
+                code=ErrorCode.CONTRACT_INVALID,
+                json_pointer=pointer,
+                message=f"the schema declared for {what} is invalid: {reasons[0]}",
+            )
+        ]
+    validator = Draft202012Validator(spec.json_schema, format_checker=FORMAT_CHECKER)
+    errors = sorted(
+        validator.iter_errors(value), key=lambda e: (json_pointer(e.absolute_path), e.message)
+    )
+    return [
+        Diagnostic(
+            code=ErrorCode.VALUE_SCHEMA,
+            json_pointer=pointer + json_pointer(error.absolute_path),
+            message=f"{what}: {error.message}",
+        )
+        for error in errors
+    ]

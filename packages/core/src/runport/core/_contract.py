@@ -1,0 +1,572 @@
+"""The contract model, and loading it from YAML with every problem reported at once (SPEC §5)."""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Annotated, Any, Literal, TypeGuard
+
+import yaml
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    ValidationError,
+    field_validator,
+)
+
+from runport.contracts import Diagnostic, ErrorCode, ToolSpec
+from runport.core._schema import json_pointer, schema_problems, validate_output
+
+# semver.org's own regular expression, so "1.0" and "01.2.3" are refused as they are there.
+_SEMVER = re.compile(
+    r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+    r"(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
+    r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$"
+)
+_ROOTS = ("inputs", "context")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, serialize_by_alias=True)
+
+
+# Expressions ----------------------------------------------------------------------------------
+
+
+class RefExpr(_Model):
+    """A dotted path: ``inputs.<name>…``, ``context.<name>…`` or a ``for_each`` item name."""
+
+    kind: Literal["ref"] = "ref"
+    path: Annotated[str, Field(min_length=1)]
+
+
+class LiteralExpr(_Model):
+    kind: Literal["literal"] = "literal"
+    value: JsonValue = None
+
+
+class EqualsExpr(_Model):
+    kind: Literal["equals"] = "equals"
+    left: Expression
+    right: Expression
+
+
+class NotExpr(_Model):
+    # templiqx spells the operand ``value``; both spellings load so its files read unchanged.
+    kind: Literal["not"] = "not"
+    expr: Expression = Field(validation_alias=AliasChoices("expr", "value"))
+
+
+class AndExpr(_Model):
+    kind: Literal["and"] = "and"
+    exprs: Annotated[
+        list[Expression], Field(min_length=1, validation_alias=AliasChoices("exprs", "values"))
+    ]
+
+
+class OrExpr(_Model):
+    kind: Literal["or"] = "or"
+    exprs: Annotated[
+        list[Expression], Field(min_length=1, validation_alias=AliasChoices("exprs", "values"))
+    ]
+
+
+Expression = Annotated[
+    RefExpr | LiteralExpr | EqualsExpr | NotExpr | AndExpr | OrExpr,
+    Field(discriminator="kind"),
+]
+
+# Content nodes --------------------------------------------------------------------------------
+
+Filter = Literal["trim", "lower", "upper", "json"]
+
+
+class TextNode(_Model):
+    kind: Literal["text"] = "text"
+    value: str
+
+
+class InterpolateNode(_Model):
+    kind: Literal["interpolate"] = "interpolate"
+    expression: Expression
+    filters: list[Filter] = Field(default_factory=list)
+
+
+class WhenNode(_Model):
+    kind: Literal["when"] = "when"
+    condition: Expression
+    then: list[Node]
+    otherwise: list[Node] = Field(default_factory=list, alias="else")
+
+
+class ForEachNode(_Model):
+    kind: Literal["for_each"] = "for_each"
+    collection: Expression
+    # An identifier, and never a root name, so a ref path has exactly one reading.
+    item: Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+    body: list[Node]
+    separator: str = ""
+
+    @field_validator("item")
+    @classmethod
+    def _not_a_root(cls, value: str) -> str:
+        if value in _ROOTS:
+            raise ValueError(f"item name {value!r} would hide the {value!r} root")
+        return value
+
+
+Node = Annotated[
+    TextNode | InterpolateNode | WhenNode | ForEachNode,
+    Field(discriminator="kind"),
+]
+
+for _model in (EqualsExpr, NotExpr, AndExpr, OrExpr, WhenNode, ForEachNode):
+    _model.model_rebuild()
+
+# The contract ---------------------------------------------------------------------------------
+
+
+class ValueSpec(_Model):
+    # ``schema`` would shadow a BaseModel attribute; the YAML key stays ``schema``.
+    json_schema: dict[str, JsonValue] = Field(alias="schema")
+    required: bool = False
+    description: str = ""
+
+
+class MessageTemplate(_Model):
+    role: Literal["system", "developer", "user", "assistant", "tool"]
+    content: list[Node]
+
+
+class Eval(_Model):
+    id: Annotated[str, Field(min_length=1)]
+    inputs: dict[str, JsonValue] = Field(default_factory=dict)
+    context: dict[str, JsonValue] = Field(default_factory=dict)
+    fake_output: JsonValue = None
+
+
+class Contract(_Model):
+    """A prompt contract as written in YAML.
+
+    Built through :func:`parse_contract` (or :func:`load_contract`), a contract has also passed
+    the checks that span fields: schemas are valid, refs name declared values, tool names are
+    unique and every eval's ``fake_output`` satisfies ``output_schema``.
+    """
+
+    api_version: Literal["runport/v1alpha1", "templiqx/v1alpha1"]
+    id: Annotated[str, Field(pattern=r"^[A-Za-z0-9._-]+$")]
+    version: str
+    description: str = ""
+    inputs: dict[str, ValueSpec] = Field(default_factory=dict)
+    context: dict[str, ValueSpec] = Field(default_factory=dict)
+    capabilities: list[str] = Field(default_factory=list)
+    messages: Annotated[list[MessageTemplate], Field(min_length=1)]
+    output_schema: dict[str, JsonValue]
+    runtime_policy: dict[str, JsonValue] = Field(default_factory=dict)
+    tools: list[ToolSpec] = Field(default_factory=list)
+    extensions: dict[str, JsonValue] = Field(default_factory=dict)
+    components: dict[str, JsonValue] = Field(default_factory=dict)
+    provenance: dict[str, JsonValue] = Field(default_factory=dict)
+    evals: list[Eval] = Field(default_factory=list)
+
+    @field_validator("version")
+    @classmethod
+    def _semver(cls, value: str) -> str:
+        if not _SEMVER.match(value):
+            raise ValueError(f"version {value!r} is not a semantic version (MAJOR.MINOR.PATCH)")
+        return value
+
+
+# Errors ---------------------------------------------------------------------------------------
+
+
+class ContractError(Exception):
+    """A contract (or the values given to compile it) was refused; ``diagnostics`` lists all
+    problems so an author fixes them in one pass."""
+
+    def __init__(self, diagnostics: Sequence[Diagnostic], *, source: str | None = None) -> None:
+        self.diagnostics: list[Diagnostic] = list(diagnostics)
+        self.source = source
+        super().__init__(self._summary())
+
+    def _summary(self) -> str:
+        where = self.source if self.source is not None else "contract"
+        count = len(self.diagnostics)
+        if not count:
+            return f"{where}: refused"
+        first = self.diagnostics[0]
+        at = f" at {first.json_pointer or '/'}" if first.json_pointer is not None else ""
+        message = " ".join(first.message.split())
+        plural = "problem" if count == 1 else "problems"
+        return f"{where}: {count} {plural}; first: {first.code}{at}: {message}"
+
+
+def _problem(code: ErrorCode, pointer: str | None, message: str) -> Diagnostic:
+    return Diagnostic(code=code, json_pointer=pointer, message=message)
+
+
+# Loading --------------------------------------------------------------------------------------
+
+
+class _Loader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that keeps JSON's data model.
+
+    Unquoted dates stay strings (a ``format: date`` value must reach the schema as a string,
+    not a ``datetime.date``), and a key repeated in one mapping is an error instead of the
+    last one silently winning.
+    """
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[object] = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            try:
+                duplicate = key in seen
+                seen.add(key)
+            except TypeError:
+                continue  # unhashable: the base constructor reports it
+            if duplicate:
+                raise yaml.constructor.ConstructorError(
+                    "while constructing a mapping",
+                    node.start_mark,
+                    f"found duplicate key {key!r}",
+                    key_node.start_mark,
+                )
+        return super().construct_mapping(node, deep=deep)
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, regex) for tag, regex in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def load_contract(path: str | os.PathLike[str]) -> Contract:
+    """Read a contract file (YAML, or JSON, which YAML reads too)."""
+    source = os.fspath(path)
+    try:
+        with open(source, encoding="utf-8") as handle:
+            text = handle.read()
+    except (OSError, UnicodeDecodeError) as error:
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        raise ContractError(
+            [_problem(ErrorCode.DATA_INVALID, None, f"cannot read contract file: {reason}")],
+            source=source,
+        ) from error
+    try:
+        data = yaml.load(text, Loader=_Loader)
+    except yaml.YAMLError as error:
+        raise ContractError([_yaml_problem(error)], source=source) from error
+    return parse_contract(data, source=source)
+
+
+def _yaml_problem(error: yaml.YAMLError) -> Diagnostic:
+    if not isinstance(error, yaml.MarkedYAMLError):
+        return _problem(ErrorCode.PARSE_YAML, None, f"invalid YAML: {error}")
+    message = error.problem or error.context or "invalid YAML"
+    if error.problem and error.context:
+        started = f" started at {_at(error.context_mark)}" if error.context_mark else ""
+        message = f"{message} ({error.context}{started})"
+    mark = error.problem_mark or error.context_mark
+    where = f" at {_at(mark)}" if mark is not None else ""
+    return _problem(ErrorCode.PARSE_YAML, None, f"invalid YAML{where}: {message}")
+
+
+def _at(mark: yaml.Mark) -> str:
+    return f"line {mark.line + 1}, column {mark.column + 1}"
+
+
+def parse_contract(data: object, *, source: str | None = None) -> Contract:
+    """Validate parsed YAML/JSON into a :class:`Contract`.
+
+    Field errors and the cross-field checks are collected together: a part the model refuses
+    is skipped by the cross-field checks, every other part is still checked, so one
+    ``ContractError`` lists everything that is wrong.
+    """
+    if not isinstance(data, Mapping):
+        kind = "nothing" if data is None else type(data).__name__
+        raise ContractError(
+            [_problem(ErrorCode.CONTRACT_INVALID, "", f"a contract must be a mapping, not {kind}")],
+            source=source,
+        )
+    diagnostics: list[Diagnostic] = []
+    contract: Contract | None = None
+    try:
+        contract = Contract.model_validate(data)
+    except ValidationError as error:
+        diagnostics.extend(_validation_problems(error, data))
+    diagnostics.extend(_cross_field_problems(data))
+    if diagnostics or contract is None:
+        raise ContractError(diagnostics, source=source)
+    return contract
+
+
+def _validation_problems(error: ValidationError, data: object) -> list[Diagnostic]:
+    return [
+        _problem(ErrorCode.CONTRACT_INVALID, *_locate(detail["loc"], detail, data))
+        for detail in error.errors(include_url=False)
+    ]
+
+
+def _child(node: object, part: int | str) -> tuple[bool, object]:
+    if isinstance(node, Mapping) and part in node:
+        return True, node[part]
+    if isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+        return True, node[part]
+    return False, None
+
+
+def _locate(loc: tuple[int | str, ...], detail: Any, data: object) -> tuple[str, str]:
+    """The RFC 6901 pointer and message for one pydantic error.
+
+    Pydantic's ``loc`` also names union members (a node's ``kind``, ``dict`` inside a JSON
+    value); those are not in the document, so the pointer follows the data, not the ``loc``.
+    """
+    path: list[int | str] = []
+    node = data
+    for index, part in enumerate(loc):
+        found, child = _child(node, part)
+        if found:
+            node = child
+        elif not (index == len(loc) - 1 and detail["type"] == "missing"):
+            continue
+        path.append(part)
+    pointer = json_pointer(path)
+    kind = detail["type"]
+    if kind == "extra_forbidden":
+        return pointer, f"unknown field {str(loc[-1])!r}"
+    if kind == "missing":
+        return pointer, f"missing required field {str(loc[-1])!r}"
+    if kind in ("union_tag_invalid", "union_tag_not_found"):
+        context = detail.get("ctx") or {}
+        expected = context.get("expected_tags", "")
+        tag = context.get("tag")
+        what = f"unknown kind {tag!r}" if tag is not None else "missing or invalid 'kind'"
+        return pointer, f"{what}; expected one of {expected}"
+    message = str(detail["msg"])
+    if message.startswith("Value error, "):
+        message = message[len("Value error, ") :]
+    return pointer, message
+
+
+# Checks that span fields ----------------------------------------------------------------------
+
+
+def is_json(value: object) -> bool:
+    """Whether ``value`` is plain JSON data: what templates, schemas and fingerprints expect."""
+    if value is None or isinstance(value, bool | str | int):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list):
+        return all(is_json(item) for item in value)
+    if isinstance(value, dict):
+        return all(isinstance(key, str) and is_json(item) for key, item in value.items())
+    return False
+
+
+def _schema_checkable(value: object) -> TypeGuard[dict[str, Any]]:
+    return isinstance(value, dict) and is_json(value)
+
+
+def _cross_field_problems(data: Mapping[Any, Any]) -> list[Diagnostic]:
+    problems = [
+        _problem(
+            ErrorCode.CONTRACT_INVALID, pointer, "not a finite number (JSON has no NaN or infinity)"
+        )
+        for pointer in _non_finite(data, "")
+    ]
+    output_schema = data.get("output_schema")
+    output_schema_ok = False
+    if _schema_checkable(output_schema):
+        reasons = schema_problems(output_schema)
+        output_schema_ok = not reasons
+        problems.extend(
+            _problem(ErrorCode.OUTPUT_SCHEMA_INVALID, "/output_schema", f"invalid schema: {reason}")
+            for reason in reasons
+        )
+    declared: dict[str, set[str]] = {}
+    for root in _ROOTS:
+        specs = data.get(root)
+        declared[root] = set()
+        if not isinstance(specs, Mapping):
+            continue
+        for name, spec in specs.items():
+            if isinstance(name, str):
+                declared[root].add(name)
+            if isinstance(spec, Mapping) and _schema_checkable(spec.get("schema")):
+                pointer = json_pointer([root, name, "schema"])
+                problems.extend(
+                    _problem(ErrorCode.CONTRACT_INVALID, pointer, f"invalid schema: {reason}")
+                    for reason in schema_problems(spec["schema"])
+                )
+    problems.extend(_tool_problems(data.get("tools")))
+    problems.extend(_ref_problems(data.get("messages"), declared))
+    problems.extend(_eval_problems(data.get("evals"), output_schema if output_schema_ok else None))
+    return problems
+
+
+def _non_finite(value: object, pointer: str) -> Iterator[str]:
+    """Where YAML's ``.nan``/``.inf`` hide: pydantic's ``JsonValue`` lets them through, but
+    canonical JSON and fingerprints cannot carry them."""
+    if isinstance(value, float) and not math.isfinite(value):
+        yield pointer
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from _non_finite(item, f"{pointer}{json_pointer([key])}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _non_finite(item, f"{pointer}/{index}")
+
+
+def _tool_problems(tools: object) -> Iterator[Diagnostic]:
+    if not isinstance(tools, list):
+        return
+    first_at: dict[str, int] = {}
+    for index, tool in enumerate(tools):
+        if not isinstance(tool, Mapping):
+            continue
+        parameters = tool.get("parameters")
+        if _schema_checkable(parameters):
+            for reason in schema_problems(parameters):
+                yield _problem(
+                    ErrorCode.CONTRACT_INVALID,
+                    f"/tools/{index}/parameters",
+                    f"invalid schema: {reason}",
+                )
+        name = tool.get("name")
+        if isinstance(name, str):
+            if name in first_at:
+                yield _problem(
+                    ErrorCode.CONTRACT_INVALID,
+                    f"/tools/{index}/name",
+                    f"duplicate tool name {name!r} (first at /tools/{first_at[name]})",
+                )
+            else:
+                first_at[name] = index
+
+
+def _eval_problems(evals: object, output_schema: object) -> Iterator[Diagnostic]:
+    if not isinstance(evals, list):
+        return
+    first_at: dict[str, int] = {}
+    for index, item in enumerate(evals):
+        if not isinstance(item, Mapping):
+            continue
+        eval_id = item.get("id")
+        if isinstance(eval_id, str):
+            if eval_id in first_at:
+                yield _problem(
+                    ErrorCode.CONTRACT_INVALID,
+                    f"/evals/{index}/id",
+                    f"duplicate eval id {eval_id!r} (first at /evals/{first_at[eval_id]})",
+                )
+            else:
+                first_at[eval_id] = index
+        # An eval without fake_output has nothing to check; an explicit null is checked.
+        if isinstance(output_schema, dict) and "fake_output" in item:
+            fake = item["fake_output"]
+            if not is_json(fake):
+                continue
+            for problem in validate_output(output_schema, fake):
+                yield problem.model_copy(
+                    update={
+                        "json_pointer": f"/evals/{index}/fake_output{problem.json_pointer or ''}",
+                        "message": f"fake_output does not satisfy output_schema: {problem.message}",
+                    }
+                )
+
+
+def _ref_problems(messages: object, declared: Mapping[str, set[str]]) -> Iterator[Diagnostic]:
+    if not isinstance(messages, list):
+        return
+    for index, raw in enumerate(messages):
+        try:
+            message = MessageTemplate.model_validate(raw)
+        except ValidationError:
+            continue  # already reported by the model
+        yield from _node_refs(
+            message.content, raw["content"], f"/messages/{index}/content", (), declared
+        )
+
+
+def _node_refs(
+    nodes: Sequence[Node],
+    raws: Sequence[Any],
+    pointer: str,
+    items: tuple[str, ...],
+    declared: Mapping[str, set[str]],
+) -> Iterator[Diagnostic]:
+    for index, (node, raw) in enumerate(zip(nodes, raws, strict=True)):
+        at = f"{pointer}/{index}"
+        if isinstance(node, InterpolateNode):
+            yield from _expr_refs(
+                node.expression, raw["expression"], f"{at}/expression", items, declared
+            )
+        elif isinstance(node, WhenNode):
+            yield from _expr_refs(
+                node.condition, raw["condition"], f"{at}/condition", items, declared
+            )
+            yield from _node_refs(node.then, raw["then"], f"{at}/then", items, declared)
+            yield from _node_refs(
+                node.otherwise, raw.get("else", []), f"{at}/else", items, declared
+            )
+        elif isinstance(node, ForEachNode):
+            yield from _expr_refs(
+                node.collection, raw["collection"], f"{at}/collection", items, declared
+            )
+            yield from _node_refs(
+                node.body, raw["body"], f"{at}/body", (*items, node.item), declared
+            )
+
+
+def _expr_refs(
+    expr: Expression,
+    raw: Any,
+    pointer: str,
+    items: tuple[str, ...],
+    declared: Mapping[str, set[str]],
+) -> Iterator[Diagnostic]:
+    if isinstance(expr, RefExpr):
+        reason = _ref_problem(expr.path, items, declared)
+        if reason:
+            yield _problem(ErrorCode.CONTRACT_INVALID, f"{pointer}/path", reason)
+    elif isinstance(expr, EqualsExpr):
+        yield from _expr_refs(expr.left, raw["left"], f"{pointer}/left", items, declared)
+        yield from _expr_refs(expr.right, raw["right"], f"{pointer}/right", items, declared)
+    elif isinstance(expr, NotExpr):
+        key = "expr" if "expr" in raw else "value"
+        yield from _expr_refs(expr.expr, raw[key], f"{pointer}/{key}", items, declared)
+    elif isinstance(expr, AndExpr | OrExpr):
+        key = "exprs" if "exprs" in raw else "values"
+        for index, (operand, raw_operand) in enumerate(zip(expr.exprs, raw[key], strict=True)):
+            yield from _expr_refs(operand, raw_operand, f"{pointer}/{key}/{index}", items, declared)
+
+
+def _ref_problem(path: str, items: tuple[str, ...], declared: Mapping[str, set[str]]) -> str:
+    parts = path.split(".")
+    if any(not part for part in parts):
+        return f"reference {path!r} has an empty segment"
+    root = parts[0]
+    if root in items:
+        return ""
+    if root in _ROOTS:
+        if len(parts) < 2:
+            return f"reference {path!r} must name a value: '{root}.<name>'"
+        if parts[1] not in declared[root]:
+            known = ", ".join(sorted(declared[root])) or "none"
+            noun = "input" if root == "inputs" else "context value"
+            return f"reference {path!r} names no declared {noun} (declared: {known})"
+        return ""
+    in_scope = ", ".join(items) or "none"
+    return (
+        f"reference {path!r} must start with 'inputs.', 'context.' or a for_each item in scope "
+        f"(items in scope: {in_scope})"
+    )

@@ -1,0 +1,99 @@
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from jsonschema import Draft202012Validator, FormatChecker
+from jsonschema.exceptions import SchemaError
+from runport.contracts import Diagnostic, ErrorCode
+
+# RFC 3339 §5.6. jsonschema checks `date-time` only when rfc3339-validator is installed; we
+# assert both formats ourselves so validity never depends on an optional package.
+_DATE_TIME = re.compile(
+    r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$"
+)
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def _is_date(value: object) -> bool:
+    if not isinstance(value, str):
+        return True
+    if not _DATE.match(value):
+        return False
+    try:
+        _dt.date.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_date_time(value: object) -> bool:
+    if not isinstance(value, str):
+        return True
+    match = _DATE_TIME.match(value)
+    if not match:
+        return False
+    year, month, day, hour, minute, second = (int(g) for g in match.groups()[:6])
+    offset = match.group(8)
+    if offset not in ("Z", "z") and (int(offset[1:3]) > 23 or int(offset[4:6]) > 59):
+        return False
+    try:
+        _dt.datetime(year, month, day, hour, minute, min(second, 59))
+    except ValueError:
+        return False
+    return second <= 60  # a leap second is valid RFC 3339
+
+
+def _format_checker() -> FormatChecker:
+    checker = FormatChecker()
+    checker.checks("date")(_is_date)
+    checker.checks("date-time")(_is_date_time)
+    return checker
+
+
+FORMAT_CHECKER = _format_checker()
+
+
+def json_pointer(path: Any) -> str:
+    """RFC 6901 pointer for a sequence of keys and indexes."""
+    return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in path)
+
+
+def schema_problems(schema: Mapping[str, Any]) -> list[str]:
+    """Why ``schema`` is not a valid Draft 2020-12 schema (empty when it is)."""
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as error:
+        return [f"{error.message} (at schema{json_pointer(error.absolute_path) or ' root'})"]
+    return []
+
+
+def validate_output(schema: Mapping[str, Any], value: Any) -> list[Diagnostic]:
+    """Every way ``value`` fails ``schema`` (Draft 2020-12, ``date``/``date-time`` asserted).
+
+    Empty when the value is valid. An invalid schema gives one ``TQX_OUTPUT_SCHEMA_INVALID``.
+    """
+    problems = schema_problems(schema)
+    if problems:
+        return [
+            Diagnostic(code=ErrorCode.OUTPUT_SCHEMA_INVALID, message=problems[0], json_pointer="")
+        ]
+    validator = Draft202012Validator(schema, format_checker=FORMAT_CHECKER)
+    errors = sorted(
+        validator.iter_errors(value),
+        key=lambda e: (json_pointer(e.absolute_path), e.message),
+    )
+    return [
+        Diagnostic(
+            code=ErrorCode.OUTPUT_SCHEMA,
+            message=error.message,
+            json_pointer=json_pointer(error.absolute_path),
+        )
+        for error in errors
+    ]
+
+
+def is_valid(schema: Mapping[str, Any], value: Any) -> bool:
+    return not validate_output(schema, value)

@@ -1,0 +1,6 @@
+"""The runtime port: ``RuntimeAdapter``, ``PortError`` and ``Sink`` (SPEC §4)."""
+
+from runport.ports._adapter import RuntimeAdapter, Sink
+from runport.ports._errors import PortError
+
+__all__ = ["PortError", "RuntimeAdapter", "Sink"]

@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+from runport.contracts import ErrorCode
+
+
+class PortError(Exception):
+    """The one exception adapters raise for runtime failures.
+
+    ``code`` is a stable ``TQX_*`` code (SPEC §3). ``message`` must never contain API keys or
+    provider response bodies. ``retry_after_ms`` carries the upstream's back-off hint, when it
+    gave one; ``detail`` is free, non-secret context for humans.
+    """
+
+    def __init__(
+        self,
+        code: ErrorCode | str,
+        message: str,
+        *,
+        retry_after_ms: int | None = None,
+        detail: str | None = None,
+    ) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = str(code)
+        self.message = message
+        self.retry_after_ms = retry_after_ms
+        self.detail = detail
+
+    @property
+    def retryable(self) -> bool:
+        """Whether a non-streamed call may be tried again (SPEC §3)."""
+        try:
+            return ErrorCode(self.code).retryable
+        except ValueError:
+            return False
+
+    def __repr__(self) -> str:
+        extra = "" if self.retry_after_ms is None else f", retry_after_ms={self.retry_after_ms}"
+        return f"PortError({self.code!r}, {self.message!r}{extra})"

@@ -1,0 +1,75 @@
+"""The SPEC §2 import contracts hold, and they bite: a planted forbidden import fails them."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+LINT_IMPORTS = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
+
+pytestmark = pytest.mark.skipif(LINT_IMPORTS is None, reason="import-linter is not installed")
+
+
+def _lint(root: Path, src_paths: list[Path]) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(p) for p in src_paths)}
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--no-cache"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )
+
+
+def _copy(tmp_path: Path) -> tuple[Path, list[Path]]:
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    srcs = []
+    for package in sorted((ROOT / "packages").iterdir()):
+        if (package / "src").is_dir():
+            target = tmp_path / "packages" / package.name / "src"
+            shutil.copytree(package / "src", target, ignore=shutil.ignore_patterns("__pycache__"))
+            srcs.append(target)
+    return tmp_path, srcs
+
+
+def test_the_contracts_hold_on_the_real_tree(tmp_path: Path) -> None:
+    root, srcs = _copy(tmp_path)
+    result = _lint(root, srcs)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "BROKEN" not in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("module", "planted", "contract"),
+    [
+        ("core/src/runport/core/_receipt.py", "import runport.cli", "runport layers"),
+        ("contracts/src/runport/contracts/_models.py", "import runport.ports", "runport layers"),
+        ("mock/src/runport/mock/__init__.py", "import runport.application", "runport layers"),
+        ("core/src/runport/core/_schema.py", "import httpx", "import no HTTP client"),
+        ("application/src/runport/application/_envelope.py", "import runport.mock",
+         "application reaches adapters only through entry points"),
+    ],
+)
+def test_a_planted_forbidden_import_breaks_a_contract(
+    tmp_path: Path, module: str, planted: str, contract: str
+) -> None:
+    root, srcs = _copy(tmp_path)
+    target = root / "packages" / module
+    target.write_text(planted + "\n" + target.read_text(encoding="utf-8"), encoding="utf-8")
+    result = _lint(root, srcs)
+    assert result.returncode != 0
+    assert "BROKEN" in result.stdout
+    assert contract in result.stdout
+
+
+def test_a_new_unplaced_package_breaks_the_exhaustive_layers(tmp_path: Path) -> None:
+    root, srcs = _copy(tmp_path)
+    extra = root / "packages" / "stray" / "src" / "runport" / "stray"
+    extra.mkdir(parents=True)
+    (extra / "__init__.py").write_text("", encoding="utf-8")
+    result = _lint(root, [*srcs, extra.parent.parent])
+    assert result.returncode != 0
+    assert "stray" in result.stdout

@@ -1,0 +1,52 @@
+"""Each package's public surface is exactly what the issue names: adding or removing a public
+name must be a deliberate change to this list."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+PUBLIC = {
+    "runport.contracts": {
+        "AdapterDescriptor", "CompiledInteraction", "Message", "ToolSpec", "ToolCall", "Usage",
+        "ExecutionRequest", "ExecutionReceipt", "StreamEvent", "Delta", "ToolCallDelta",
+        "Complete", "Failed", "Diagnostic", "OperationEnvelope", "ErrorCode", "canonical_json",
+        "fingerprint",
+    },
+    "runport.ports": {"RuntimeAdapter", "PortError", "Sink"},
+    "runport.core": {
+        "Contract", "ContractError", "load_contract", "parse_contract", "compile_contract",
+        "validate_output", "build_receipt", "parse_json_text", "StreamAssembler",
+        "StreamGrammarError", "Scenario", "load_scenario", "parse_scenario", "ScenarioError",
+    },
+    "runport.mock": {"ScriptedRuntime", "RuntimeStats", "create_adapter"},
+    "runport.application": {
+        "execute_contract", "create_adapter", "adapter_entry_points", "AdapterNotFoundError",
+        "ADAPTER_GROUP",
+    },
+    "runport.cli": {"main"},
+}
+
+
+@pytest.mark.parametrize("module_name", sorted(PUBLIC))
+def test_all_lists_exactly_the_public_names(module_name: str) -> None:
+    module = importlib.import_module(module_name)
+    assert set(module.__all__) == PUBLIC[module_name]
+    assert len(module.__all__) == len(set(module.__all__))
+    for name in module.__all__:
+        assert hasattr(module, name), f"{module_name}.{name} is in __all__ but missing"
+    exported = {
+        name
+        for name, value in vars(module).items()
+        if not name.startswith("_")
+        and getattr(value, "__module__", "").startswith(module_name)
+    }
+    assert exported <= set(module.__all__), f"public but not in __all__: {exported - set(module.__all__)}"
+
+
+def test_runport_is_a_namespace_package() -> None:
+    import runport
+
+    assert getattr(runport, "__file__", None) is None
+    assert len(list(runport.__path__)) >= 6
