@@ -2,25 +2,44 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-LINT_IMPORTS = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
 
-pytestmark = pytest.mark.skipif(LINT_IMPORTS is None, reason="import-linter is not installed")
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("importlinter") is None, reason="import-linter is not installed"
+)
 
 
 def _lint(root: Path, src_paths: list[Path]) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(p) for p in src_paths)}
+    """lint-imports over a copy of the tree. ``-S`` skips ``.pth`` files, so the editable
+    installs of the real packages cannot shadow the copy being checked."""
+    paths = [
+        *src_paths,
+        Path(sysconfig.get_paths()["purelib"]),
+        Path(sysconfig.get_paths()["platlib"]),
+    ]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(p) for p in paths)}
+    code = (
+        "import sys; from importlinter.cli import lint_imports_command; "
+        "sys.exit(lint_imports_command())"
+    )
     return subprocess.run(
-        [str(LINT_IMPORTS), "--no-cache"],
-        cwd=root, env=env, capture_output=True, text=True, timeout=300, check=False,
+        [sys.executable, "-S", "-c", code, "--no-cache"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
 
 
@@ -49,8 +68,11 @@ def test_the_contracts_hold_on_the_real_tree(tmp_path: Path) -> None:
         ("contracts/src/runport/contracts/_models.py", "import runport.ports", "runport layers"),
         ("mock/src/runport/mock/__init__.py", "import runport.application", "runport layers"),
         ("core/src/runport/core/_schema.py", "import httpx", "import no HTTP client"),
-        ("application/src/runport/application/_envelope.py", "import runport.mock",
-         "application reaches adapters only through entry points"),
+        (
+            "application/src/runport/application/_envelope.py",
+            "import runport.mock",
+            "application reaches adapters only through entry points",
+        ),
     ],
 )
 def test_a_planted_forbidden_import_breaks_a_contract(
@@ -58,7 +80,7 @@ def test_a_planted_forbidden_import_breaks_a_contract(
 ) -> None:
     root, srcs = _copy(tmp_path)
     target = root / "packages" / module
-    target.write_text(planted + "\n" + target.read_text(encoding="utf-8"), encoding="utf-8")
+    target.write_text(target.read_text(encoding="utf-8") + "\n" + planted + "\n", encoding="utf-8")
     result = _lint(root, srcs)
     assert result.returncode != 0
     assert "BROKEN" in result.stdout

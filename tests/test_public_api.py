@@ -9,20 +9,48 @@ import pytest
 
 PUBLIC = {
     "runport.contracts": {
-        "AdapterDescriptor", "CompiledInteraction", "Message", "ToolSpec", "ToolCall", "Usage",
-        "ExecutionRequest", "ExecutionReceipt", "StreamEvent", "Delta", "ToolCallDelta",
-        "Complete", "Failed", "Diagnostic", "OperationEnvelope", "ErrorCode", "canonical_json",
+        "AdapterDescriptor",
+        "CompiledInteraction",
+        "Message",
+        "ToolSpec",
+        "ToolCall",
+        "Usage",
+        "ExecutionRequest",
+        "ExecutionReceipt",
+        "StreamEvent",
+        "Delta",
+        "ToolCallDelta",
+        "Complete",
+        "Failed",
+        "Diagnostic",
+        "OperationEnvelope",
+        "ErrorCode",
+        "canonical_json",
         "fingerprint",
     },
     "runport.ports": {"RuntimeAdapter", "PortError", "Sink"},
     "runport.core": {
-        "Contract", "ContractError", "load_contract", "parse_contract", "compile_contract",
-        "validate_output", "build_receipt", "parse_json_text", "StreamAssembler",
-        "StreamGrammarError", "Scenario", "load_scenario", "parse_scenario", "ScenarioError",
+        "Contract",
+        "ContractError",
+        "load_contract",
+        "parse_contract",
+        "compile_contract",
+        "validate_output",
+        "build_receipt",
+        "parse_json_text",
+        "StreamAssembler",
+        "StreamGrammarError",
+        "Scenario",
+        "load_scenario",
+        "parse_scenario",
+        "ScenarioError",
     },
     "runport.mock": {"ScriptedRuntime", "RuntimeStats", "create_adapter"},
     "runport.application": {
-        "execute_contract", "create_adapter", "adapter_entry_points", "AdapterNotFoundError",
+        "execute_contract",
+        "create_adapter",
+        "adapter_entry_points",
+        "AdapterNotFoundError",
         "ADAPTER_GROUP",
     },
     "runport.cli": {"main"},
@@ -39,10 +67,11 @@ def test_all_lists_exactly_the_public_names(module_name: str) -> None:
     exported = {
         name
         for name, value in vars(module).items()
-        if not name.startswith("_")
-        and getattr(value, "__module__", "").startswith(module_name)
+        if not name.startswith("_") and getattr(value, "__module__", "").startswith(module_name)
     }
-    assert exported <= set(module.__all__), f"public but not in __all__: {exported - set(module.__all__)}"
+    assert exported <= set(module.__all__), (
+        f"public but not in __all__: {exported - set(module.__all__)}"
+    )
 
 
 def test_runport_is_a_namespace_package() -> None:

@@ -15,14 +15,23 @@ HAIKU = "Bytes arrive one by one\nthe receipt still tells the truth\nnothing sai
 def _runport(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "runport.cli", *args],
-        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
 
 
 def test_the_quickstart_streams_the_haiku_and_its_receipt() -> None:
     result = _runport(
-        "run", "examples/quickstart/contract.yaml", "--input", "examples/quickstart/input.json",
-        "--scenario", "examples/quickstart/scenario.yaml", "--stream",
+        "run",
+        "examples/quickstart/contract.yaml",
+        "--input",
+        "examples/quickstart/input.json",
+        "--scenario",
+        "examples/quickstart/scenario.yaml",
+        "--stream",
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith(HAIKU + "\n")

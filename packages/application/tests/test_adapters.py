@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+
 from runport.application import AdapterNotFoundError, adapter_entry_points, create_adapter
 
 

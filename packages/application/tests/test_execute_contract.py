@@ -4,6 +4,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
 from runport.application import execute_contract
 from runport.contracts import (
     AdapterDescriptor,

@@ -26,10 +26,17 @@ def runport(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedP
     )
 
 
-def run_quick(*extra: str | Path, scenario: str = "scenario.yaml") -> subprocess.CompletedProcess[str]:
+def run_quick(
+    *extra: str | Path, scenario: str = "scenario.yaml"
+) -> subprocess.CompletedProcess[str]:
     return runport(
-        "run", QUICK / "contract.yaml", "--input", QUICK / "input.json",
-        "--scenario", QUICK / scenario, *extra,
+        "run",
+        QUICK / "contract.yaml",
+        "--input",
+        QUICK / "input.json",
+        "--scenario",
+        QUICK / scenario,
+        *extra,
     )
 
 
@@ -97,7 +104,8 @@ def test_validate_compiles_the_evals() -> None:
 def test_validate_lists_every_problem(tmp_path: Path) -> None:
     broken = tmp_path / "broken.yaml"
     broken.write_text(
-        (QUICK / "contract.yaml").read_text(encoding="utf-8")
+        (QUICK / "contract.yaml")
+        .read_text(encoding="utf-8")
         .replace("version: 1.0.0", "version: one")
         .replace("capabilities: [text]", "capabilities: [text]\nsurprise: 1"),
         encoding="utf-8",
@@ -115,9 +123,9 @@ def test_validate_lists_every_problem(tmp_path: Path) -> None:
 def test_validate_reports_an_eval_that_does_not_compile(tmp_path: Path) -> None:
     broken = tmp_path / "eval.yaml"
     broken.write_text(
-        (QUICK / "contract.yaml").read_text(encoding="utf-8").replace(
-            "inputs: { topic: rivers }", "inputs: { topic: '' }"
-        ),
+        (QUICK / "contract.yaml")
+        .read_text(encoding="utf-8")
+        .replace("inputs: { topic: rivers }", "inputs: { topic: '' }"),
         encoding="utf-8",
     )
     result = runport("validate", broken)
@@ -129,8 +137,11 @@ def test_validate_reports_an_eval_that_does_not_compile(tmp_path: Path) -> None:
     ("content", "code"),
     [
         ("api_version: runport/v1alpha1\nid: [unclosed\n", "TQX_PARSE_YAML"),
-        ("api_version: runport/v1alpha1\nid: x\nversion: 1.0.0\nmessages: []\n"
-         "output_schema: {}\nbogus: true\n", "TQX_CONTRACT_INVALID"),
+        (
+            "api_version: runport/v1alpha1\nid: x\nversion: 1.0.0\nmessages: []\n"
+            "output_schema: {}\nbogus: true\n",
+            "TQX_CONTRACT_INVALID",
+        ),
     ],
 )
 def test_run_with_a_broken_contract_exits_2(tmp_path: Path, content: str, code: str) -> None:
@@ -147,11 +158,22 @@ def test_run_with_a_broken_contract_exits_2(tmp_path: Path, content: str, code: 
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (["run", QUICK / "contract.yaml", "--input", QUICK / "missing.json",
-          "--scenario", QUICK / "scenario.yaml"], "input file not found"),
+        (
+            [
+                "run",
+                QUICK / "contract.yaml",
+                "--input",
+                QUICK / "missing.json",
+                "--scenario",
+                QUICK / "scenario.yaml",
+            ],
+            "input file not found",
+        ),
         (["run", QUICK / "nope.yaml", "--input", QUICK / "input.json"], "contract file not found"),
-        (["run", QUICK / "contract.yaml", "--input", QUICK / "input.json", "--adapter", "nope"],
-         "no adapter named 'nope'"),
+        (
+            ["run", QUICK / "contract.yaml", "--input", QUICK / "input.json", "--adapter", "nope"],
+            "no adapter named 'nope'",
+        ),
         (["run", QUICK / "contract.yaml", "--input", QUICK / "input.json"], "--scenario"),
         (["run", QUICK / "contract.yaml"], "--input"),
         (["frobnicate"], "usage"),
@@ -200,7 +222,13 @@ def test_scenarios_check_passes_on_a_consistent_corpus() -> None:
     result = runport("scenarios", "check", DATA / "corpus")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "6 passed, 0 failed" in result.stdout
-    for name in ("happy", "rate-limited", "invalid-output", "streamed-events", "mock-v1-structured"):
+    for name in (
+        "happy",
+        "rate-limited",
+        "invalid-output",
+        "streamed-events",
+        "mock-v1-structured",
+    ):
         assert f"ok   scenario {name} " in result.stdout
 
 

@@ -6,6 +6,7 @@ import pydantic
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from runport.contracts import (
     AdapterDescriptor,
     CompiledInteraction,
@@ -43,8 +44,9 @@ def _receipt(**overrides: object) -> ExecutionReceipt:
 def test_events_serialize_exactly_as_the_spec_writes_them() -> None:
     assert Delta(text="a").model_dump_json() == '{"kind":"Delta","text":"a"}'
     assert (
-        ToolCallDelta(index=0, call_id="call_1", name="get_weather", arguments_fragment='{"ci')
-        .model_dump_json()
+        ToolCallDelta(
+            index=0, call_id="call_1", name="get_weather", arguments_fragment='{"ci'
+        ).model_dump_json()
         == '{"kind":"ToolCallDelta","index":0,"call_id":"call_1","name":"get_weather",'
         '"arguments_fragment":"{\\"ci"}'
     )
@@ -135,8 +137,9 @@ def test_envelope_round_trips_with_its_stream_events() -> None:
 _text = st.text(min_size=1, max_size=20)
 _json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=10),
-    lambda children: st.lists(children, max_size=3)
-    | st.dictionaries(st.text(max_size=5), children, max_size=3),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=5), children, max_size=3)
+    ),
     max_leaves=10,
 )
 _events = st.one_of(
@@ -151,12 +154,15 @@ _events = st.one_of(
     st.builds(Failed, code=st.sampled_from(list(ErrorCode)).map(str), message=st.text(max_size=10)),
     st.builds(
         lambda out, text, calls: Complete(
-            receipt=_receipt(output=out, output_fingerprint=fingerprint(out), text=text,
-                             tool_calls=calls)
+            receipt=_receipt(
+                output=out, output_fingerprint=fingerprint(out), text=text, tool_calls=calls
+            )
         ),
         _json_values,
         st.none() | _text,
-        st.lists(st.builds(ToolCall, call_id=_text, name=_text, arguments=_json_values), max_size=2),
+        st.lists(
+            st.builds(ToolCall, call_id=_text, name=_text, arguments=_json_values), max_size=2
+        ),
     ),
 )
 

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 from pydantic import ValidationError
+
 from runport.contracts import ErrorCode
 from runport.core import Contract, ContractError, load_contract, parse_contract
 from runport.core._contract import ForEachNode, InterpolateNode, NotExpr, RefExpr, WhenNode
@@ -429,7 +430,9 @@ def test_refs_must_name_declared_values_or_items_in_scope() -> None:
         (ErrorCode.CONTRACT_INVALID, f"{content}/8/expression/path"),
     ]
     messages = [d.message for d in caught.value.diagnostics]
-    assert messages[1] == "reference 'context.nope' names no declared context value (declared: tone)"
+    assert (
+        messages[1] == "reference 'context.nope' names no declared context value (declared: tone)"
+    )
     assert messages[2] == "reference 'inputs' must name a value: 'inputs.<name>'"
     assert messages[4] == "reference 'inputs..topic' has an empty segment"
     assert messages[5] == (

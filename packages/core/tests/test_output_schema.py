@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+
 from runport.core import validate_output
 
 DATES = {

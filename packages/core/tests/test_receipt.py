@@ -5,6 +5,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from runport.contracts import (
     AdapterDescriptor,
     CompiledInteraction,
@@ -30,9 +31,7 @@ def _request(schema: dict[str, Any]) -> ExecutionRequest:
     )
 
 
-OBJECT = _request(
-    {"type": "object", "required": ["a"], "properties": {"a": {"type": "integer"}}}
-)
+OBJECT = _request({"type": "object", "required": ["a"], "properties": {"a": {"type": "integer"}}})
 STRING = _request({"type": "string", "minLength": 1})
 
 

@@ -5,6 +5,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pydantic import JsonValue
+
 from runport.contracts import (
     Diagnostic,
     ErrorCode,

@@ -9,7 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
 from runport.application import execute_contract
+from runport.cli._errors import CliError
+from runport.cli._files import read_data
 from runport.contracts import ErrorCode, OperationEnvelope
 from runport.core import (
     Contract,
@@ -20,9 +23,6 @@ from runport.core import (
     parse_scenario,
 )
 from runport.mock import ScriptedRuntime
-
-from runport.cli._errors import CliError
-from runport.cli._files import read_data
 
 CONTRACT_VERSIONS = frozenset({"runport/v1alpha1", "templiqx/v1alpha1"})
 SCENARIO_VERSIONS = frozenset({"runport.mock/v1", "templiqx.mock/v1alpha1"})
@@ -195,7 +195,9 @@ def _check_inventory(
         }
         for key, value in actual.items():
             if key in expected and expected[key] != value:
-                outcome.problems.append(f"{entry['id']}: {key} expected {expected[key]}, got {value}")
+                outcome.problems.append(
+                    f"{entry['id']}: {key} expected {expected[key]}, got {value}"
+                )
         wanted_fp = expected.get("output_fingerprint")
         if wanted_fp is not None and (receipt is None or receipt.output_fingerprint != wanted_fp):
             outcome.problems.append(f"{entry['id']}: output fingerprint differs")

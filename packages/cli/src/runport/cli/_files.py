@@ -5,9 +5,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from runport.contracts import ErrorCode
 
 from runport.cli._errors import CliError
+from runport.contracts import ErrorCode
 
 
 def read_data(path: Path, *, what: str) -> Any:

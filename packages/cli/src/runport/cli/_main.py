@@ -8,13 +8,12 @@ from pathlib import Path
 from typing import NoReturn
 
 from runport.application import AdapterNotFoundError, create_adapter, execute_contract
-from runport.contracts import ErrorCode, OperationEnvelope
-from runport.core import ContractError, ScenarioError, compile_contract, load_contract
-from runport.ports import RuntimeAdapter
-
 from runport.cli._errors import NOT_OK, USAGE, CliError
 from runport.cli._files import read_request
 from runport.cli._output import JsonLines, PlainStream, diagnostic_line, report
+from runport.contracts import ErrorCode, OperationEnvelope
+from runport.core import ContractError, ScenarioError, compile_contract, load_contract
+from runport.ports import RuntimeAdapter
 
 
 class _Parser(argparse.ArgumentParser):
@@ -25,7 +24,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="runport", description="Run LLM prompt contracts through runtime adapters.")
+    parser = _Parser(
+        prog="runport", description="Run LLM prompt contracts through runtime adapters."
+    )
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     run = commands.add_parser("run", help="execute a contract once")
@@ -68,7 +69,11 @@ def _run(args: argparse.Namespace) -> int:
     if args.json or args.stream:
         sink = JsonLines() if args.json else PlainStream()
         envelope = execute_contract(
-            args.contract, adapter, inputs=inputs, context=context, fixture_output=fixture,
+            args.contract,
+            adapter,
+            inputs=inputs,
+            context=context,
+            fixture_output=fixture,
             on_event=sink,
         )
         sink.finish(envelope)

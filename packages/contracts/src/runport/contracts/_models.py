@@ -30,10 +30,14 @@ class AdapterDescriptor(_Wire):
     capabilities: list[str] = Field(default_factory=list)
 
 
+def _object_schema() -> dict[str, JsonValue]:
+    return {"type": "object"}
+
+
 class ToolSpec(_Wire):
     name: Annotated[str, Field(min_length=1)]
     description: str = ""
-    parameters: dict[str, JsonValue] = Field(default_factory=lambda: {"type": "object"})
+    parameters: dict[str, JsonValue] = Field(default_factory=_object_schema)
 
 
 class ToolCall(_Wire):
@@ -130,7 +134,7 @@ class Failed(_Wire):
 
 
 StreamEvent = Annotated[Delta | ToolCallDelta | Complete | Failed, Field(discriminator="kind")]
-"""What a sink receives: progress (`Delta`, `ToolCallDelta`), then one terminal (`Complete`, `Failed`)."""
+"""What a sink receives: progress (``Delta``, ``ToolCallDelta``), then one terminal."""
 
 
 class Diagnostic(_Wire):

@@ -11,7 +11,6 @@ from runport.contracts import (
     ToolCall,
     ToolCallDelta,
 )
-
 from runport.core._receipt import parse_json_text
 
 

@@ -5,6 +5,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import JsonValue
+
 from runport.contracts import (
     AdapterDescriptor,
     ExecutionReceipt,
@@ -13,7 +14,6 @@ from runport.contracts import (
     Usage,
     fingerprint,
 )
-
 from runport.core._schema import is_valid
 
 _UNSET: Any = object()
@@ -64,11 +64,7 @@ def build_receipt(
             output = text
         else:
             parsed_ok, output = parse_json_text(text)
-    valid: bool | None
-    if tool_calls:
-        valid = None
-    else:
-        valid = parsed_ok and is_valid(schema, output)
+    valid = None if tool_calls else parsed_ok and is_valid(schema, output)
     return ExecutionReceipt(
         adapter=adapter,
         request_fingerprint=fingerprint(request.interaction),

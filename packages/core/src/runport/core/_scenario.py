@@ -87,6 +87,7 @@ __all__ = [
     "Scenario",
     "ScenarioError",
     "ScenarioEvent",
+    "ScenarioExpectations",
     "ScenarioTurn",
     "ToolCallDeltaEvent",
     "UsageEvent",
@@ -222,6 +223,21 @@ ScenarioEvent = Annotated[
 _TERMINALS = (FinishEvent, FailEvent)
 
 
+def _agrees(output: JsonValue, texts: Sequence[str]) -> bool:
+    """An explicit output must be what the deltas said: their text, or the JSON it parses to.
+
+    Compared as canonical JSON, so ``1`` and ``1.0`` or ``true`` and ``1`` stay different.
+    """
+    if not texts:
+        return True
+    text = "".join(texts)
+    wanted = canonical_json(output)
+    if wanted == canonical_json(text):
+        return True
+    parsed_ok, parsed = parse_json_text(text)
+    return parsed_ok and wanted == canonical_json(parsed)
+
+
 class ScenarioTurn(_Value):
     """What one model call plays: progress events, then exactly one terminal, last.
 
@@ -238,12 +254,31 @@ class ScenarioTurn(_Value):
     output_schema_valid: bool | None = None
 
     @model_validator(mode="after")
-    def _one_terminal_last(self) -> ScenarioTurn:
+    def _playable(self) -> ScenarioTurn:
+        """The same rules the file formats enforce, for turns built in code."""
         if not self.events:
             raise ValueError("a turn needs at least one event")
         terminals = [i for i, event in enumerate(self.events) if isinstance(event, _TERMINALS)]
         if terminals != [len(self.events) - 1]:
             raise ValueError("a turn ends in exactly one terminal event (finish or fail), last")
+        calls: dict[int, ToolCallDeltaEvent] = {}
+        for event in self.events:
+            if not isinstance(event, ToolCallDeltaEvent):
+                continue
+            first = calls.get(event.index)
+            if first is None:
+                if any(other.call_id == event.call_id for other in calls.values()):
+                    raise ValueError(f"two tool calls share the call_id {event.call_id!r}")
+                calls[event.index] = event
+            elif (first.call_id, first.name) != (event.call_id, event.name):
+                raise ValueError(f"tool call {event.index} changes its call_id or name")
+            elif not event.arguments_fragment:
+                raise ValueError(f"only the first fragment of tool call {event.index} may be empty")
+        finish = self.events[-1]
+        if isinstance(finish, FinishEvent) and finish.has_output and not self.fixture_output_first:
+            texts = [event.text for event in self.events if isinstance(event, DeltaEvent)]
+            if not _agrees(finish.output, texts):
+                raise ValueError("the explicit output disagrees with the turn's deltas")
         return self
 
     @property
@@ -266,6 +301,19 @@ class DocumentExpectation(_Value):
 
     status: str = ""
     unresolved_references: Annotated[int, Field(ge=0)] = 0
+
+
+class ScenarioExpectations(_Value):
+    """What ``runport scenarios check`` verifies, gathered from either format's fields.
+
+    Each is ``None`` when the file does not state it (nothing to check).
+    """
+
+    status: Literal["success", "failure"] | None = None
+    failure: str | None = None
+    diagnostics: tuple[str, ...] | None = None
+    output_fingerprint: str | None = None
+    output_schema_valid: bool | None = None
 
 
 class Scenario(_Value):
@@ -295,6 +343,17 @@ class Scenario(_Value):
     document_expectation: DocumentExpectation | None = None
     golden_receipt_fingerprint: str | None = None
     source: str | None = None
+
+    @property
+    def expectations(self) -> ScenarioExpectations:
+        """The ``expected_*`` fields as one value, the shape ``scenarios check`` compares."""
+        return ScenarioExpectations(
+            status=self.expected_status,
+            failure=self.expected_failure,
+            diagnostics=self.expected_diagnostics,
+            output_fingerprint=self.expected_output_fingerprint,
+            output_schema_valid=self.expected_output_schema_valid,
+        )
 
 
 # --------------------------------------------------------------------------------------------
@@ -338,21 +397,21 @@ def _type_name(value: object) -> str:
     return "null" if value is None else type(value).__name__
 
 
-class _DuplicateKeyError(ValueError):
-    pass
+class _NotJsonError(ValueError):
+    """Valid JSON syntax that JSON still refuses (duplicate keys, NaN): not retried as YAML."""
 
 
 def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for key, value in pairs:
         if key in result:
-            raise _DuplicateKeyError(f"duplicate key {key!r}")
+            raise _NotJsonError(f"duplicate key {key!r}")
         result[key] = value
     return result
 
 
 def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
+    raise _NotJsonError(f"{name} is not JSON")
 
 
 class _StrictLoader(yaml.SafeLoader):
@@ -383,7 +442,7 @@ def _decode(text: str, source: str) -> object:
         return json.loads(
             text, object_pairs_hook=_refuse_duplicates, parse_constant=_refuse_constant
         )
-    except _DuplicateKeyError as error:
+    except _NotJsonError as error:
         raise ScenarioError(f"{source}: malformed JSON: {error}", source=source) from None
     except ValueError as error:
         json_problem = str(error)
@@ -660,16 +719,9 @@ def _tool_call(
 
 
 def _check_agreement(output: JsonValue, texts: Sequence[str], at: _Where) -> None:
-    """An explicit output must be what the deltas said: their text, or the JSON it parses to."""
-    if not texts:
+    if _agrees(output, texts):
         return
     text = "".join(texts)
-    wanted = canonical_json(output)
-    if wanted == canonical_json(text):
-        return
-    parsed_ok, parsed = parse_json_text(text)
-    if parsed_ok and wanted == canonical_json(parsed):
-        return
     shown = text if len(text) <= 80 else text[:77] + "..."
     raise at.error(
         f"field 'output' disagrees with the turn's deltas (joined text {shown!r}): it must equal "
@@ -808,6 +860,8 @@ def _parse_templiqx(data: Mapping[str, Any], where: _Where) -> Scenario:
     if steps and top.events is not None:
         raise where.error("a manifest has exactly one of 'steps' and 'events', not both")
     if top.events is not None:
+        if not top.events:
+            raise where.error("field 'events': a manifest's events cannot be empty")
         turn = _templiqx_events(top.events, turn_where)
     elif "steps" in data:
         if not steps:
@@ -912,8 +966,6 @@ def _templiqx_finish(item: _SuccessStep | _FinishItem) -> FinishEvent:
 
 
 def _templiqx_events(items: Sequence[object], where: _Where) -> ScenarioTurn:
-    if not items:
-        raise where.error("field 'events': a manifest's events cannot be empty")
     events: list[DeltaEvent | UsageEvent | FinishEvent] = []
     phase = ["before_start"]  # before_start -> streaming -> ended -> finished
     stated: list[bool | None] = [None]

@@ -7,6 +7,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import SchemaError
+
 from runport.contracts import Diagnostic, ErrorCode
 
 # RFC 3339 §5.6. jsonschema checks `date-time` only when rfc3339-validator is installed; we

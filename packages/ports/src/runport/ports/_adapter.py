@@ -11,7 +11,6 @@ from runport.contracts import (
     Failed,
     StreamEvent,
 )
-
 from runport.ports._errors import PortError
 
 Sink = Callable[[StreamEvent], None]
