@@ -42,6 +42,7 @@ PUBLIC = {
         "StreamGrammarError",
         "Scenario",
         "load_scenario",
+        "load_yaml",
         "parse_scenario",
         "ScenarioError",
     },

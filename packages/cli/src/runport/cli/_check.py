@@ -20,7 +20,8 @@ from runport.core import (
     Scenario,
     ScenarioError,
     load_contract,
-    parse_scenario,
+    load_scenario,
+    load_yaml,
 )
 from runport.mock import ScriptedRuntime
 
@@ -39,7 +40,7 @@ class Outcome:
 @dataclass
 class _Found:
     contracts: dict[str, Contract] = field(default_factory=dict)
-    scenarios: list[tuple[Path, Any]] = field(default_factory=list)
+    scenarios: list[tuple[Path, str | None]] = field(default_factory=list)
     inventories: list[tuple[Path, Any]] = field(default_factory=list)
     broken: list[Outcome] = field(default_factory=list)
 
@@ -66,9 +67,10 @@ def _discover(root: Path) -> _Found:
     for path in _files(root):
         rel = path.relative_to(root)
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except (yaml.YAMLError, UnicodeDecodeError):
-            continue  # not data of ours; a scenario that fails to parse is reported below
+            data = load_yaml(path.read_text(encoding="utf-8"))
+        except (yaml.YAMLError, UnicodeDecodeError, OSError) as error:
+            found.broken.append(Outcome(f"file {rel}", [f"cannot be parsed: {error}"]))
+            continue
         if not isinstance(data, dict):
             continue
         version = data.get("api_version")
@@ -84,15 +86,17 @@ def _discover(root: Path) -> _Found:
         elif version in SCENARIO_VERSIONS and isinstance(data.get("scenarios"), list):
             found.inventories.append((path, data))
         elif version in SCENARIO_VERSIONS:
-            found.scenarios.append((path, data))
+            found.scenarios.append(
+                (path, data.get("id") if isinstance(data.get("id"), str) else None)
+            )
     return found
 
 
-def _check_scenario(root: Path, path: Path, data: Any, contracts: dict[str, Contract]) -> Outcome:
+def _check_scenario(root: Path, path: Path, contracts: dict[str, Contract]) -> Outcome:
     rel = path.relative_to(root)
     outcome = Outcome(f"scenario {rel}")
     try:
-        scenario = parse_scenario(data, source=str(path))
+        scenario = load_scenario(path)
         outcome.name = f"scenario {scenario.id} ({rel})"
         contract = _contract_for(scenario, contracts)
         inputs: dict[str, Any] = {}
@@ -211,11 +215,11 @@ def check_folder(root: Path) -> list[Outcome]:
     found = _discover(root)
     outcomes = list(found.broken)
     results: dict[str, OperationEnvelope] = {}
-    for path, data in found.scenarios:
-        outcome = _check_scenario(root, path, data, found.contracts)
+    for path, scenario_id in found.scenarios:
+        outcome = _check_scenario(root, path, found.contracts)
         outcomes.append(outcome)
-        if outcome.envelope is not None and isinstance(data.get("id"), str):
-            results[data["id"]] = outcome.envelope
+        if outcome.envelope is not None and scenario_id is not None:
+            results[scenario_id] = outcome.envelope
     outcomes.extend(_check_inventory(root, p, d, results) for p, d in found.inventories)
     if not found.scenarios:
         raise CliError(ErrorCode.DATA_INVALID, f"no scenarios found under {root}")

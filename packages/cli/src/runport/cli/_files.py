@@ -8,6 +8,7 @@ import yaml
 
 from runport.cli._errors import CliError
 from runport.contracts import ErrorCode
+from runport.core import load_yaml
 
 
 def read_data(path: Path, *, what: str) -> Any:
@@ -19,7 +20,7 @@ def read_data(path: Path, *, what: str) -> Any:
     except (OSError, UnicodeDecodeError) as error:
         raise CliError(ErrorCode.DATA_INVALID, f"cannot read {what} file {path}: {error}") from None
     try:
-        return yaml.safe_load(text) if path.suffix in {".yaml", ".yml"} else json.loads(text)
+        return load_yaml(text) if path.suffix in {".yaml", ".yml"} else json.loads(text)
     except json.JSONDecodeError as error:
         raise CliError(
             ErrorCode.DATA_INVALID,

@@ -7,6 +7,7 @@ from runport.core._contract import Contract, ContractError, load_contract, parse
 from runport.core._receipt import build_receipt, parse_json_text
 from runport.core._scenario import Scenario, ScenarioError, load_scenario, parse_scenario
 from runport.core._schema import validate_output
+from runport.core._yaml import load_yaml
 
 __all__ = [
     "Contract",
@@ -19,6 +20,7 @@ __all__ = [
     "compile_contract",
     "load_contract",
     "load_scenario",
+    "load_yaml",
     "parse_contract",
     "parse_json_text",
     "parse_scenario",

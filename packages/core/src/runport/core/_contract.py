@@ -21,6 +21,7 @@ from pydantic import (
 
 from runport.contracts import Diagnostic, ErrorCode, ToolSpec
 from runport.core._schema import json_pointer, schema_problems, validate_output
+from runport.core._yaml import load_yaml
 
 # semver.org's own regular expression, so "1.0" and "01.2.3" are refused as they are there.
 _SEMVER = re.compile(
@@ -213,41 +214,6 @@ def _problem(code: ErrorCode, pointer: str | None, message: str) -> Diagnostic:
 # Loading --------------------------------------------------------------------------------------
 
 
-class _Loader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` that keeps JSON's data model.
-
-    Unquoted dates stay strings (a ``format: date`` value must reach the schema as a string,
-    not a ``datetime.date``), and a key repeated in one mapping is an error instead of the
-    last one silently winning.
-    """
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[object] = set()
-        for key_node, _ in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                continue
-            key = self.construct_object(key_node, deep=True)
-            try:
-                duplicate = key in seen
-                seen.add(key)
-            except TypeError:
-                continue  # unhashable: the base constructor reports it
-            if duplicate:
-                raise yaml.constructor.ConstructorError(
-                    "while constructing a mapping",
-                    node.start_mark,
-                    f"found duplicate key {key!r}",
-                    key_node.start_mark,
-                )
-        return super().construct_mapping(node, deep=deep)
-
-
-_Loader.yaml_implicit_resolvers = {
-    first: [(tag, regex) for tag, regex in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-
-
 def load_contract(path: str | os.PathLike[str]) -> Contract:
     """Read a contract file (YAML, or JSON, which YAML reads too)."""
     source = os.fspath(path)
@@ -261,7 +227,7 @@ def load_contract(path: str | os.PathLike[str]) -> Contract:
             source=source,
         ) from error
     try:
-        data = yaml.load(text, Loader=_Loader)
+        data = load_yaml(text)
     except yaml.YAMLError as error:
         raise ContractError([_yaml_problem(error)], source=source) from error
     return parse_contract(data, source=source)

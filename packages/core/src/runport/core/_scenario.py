@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal, TypeVar
 
@@ -70,10 +70,10 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from yaml.constructor import ConstructorError
 
 from runport.contracts import ErrorCode, canonical_json
 from runport.core._receipt import parse_json_text
+from runport.core._yaml import load_yaml
 
 __all__ = [
     "API_VERSION",
@@ -414,29 +414,6 @@ def _refuse_constant(name: str) -> Any:
     raise _NotJsonError(f"{name} is not JSON")
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """``SafeLoader`` without implicit timestamps, refusing duplicate keys."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[Hashable] = set()
-        for key_node, _ in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                continue
-            key = self.construct_object(key_node, deep=deep)
-            if not isinstance(key, Hashable):
-                continue  # the base constructor refuses unhashable keys itself
-            if key in seen:
-                raise ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)
-
-
-_StrictLoader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-
-
 def _decode(text: str, source: str) -> object:
     try:
         return json.loads(
@@ -447,7 +424,7 @@ def _decode(text: str, source: str) -> object:
     except ValueError as error:
         json_problem = str(error)
     try:
-        return yaml.load(text, Loader=_StrictLoader)
+        return load_yaml(text)
     except yaml.YAMLError as error:
         if text.lstrip().startswith(("{", "[")):
             # Meant as JSON: JSON's own complaint is the useful one.

@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Any
+
+import yaml
+from yaml.constructor import ConstructorError
+
+
+class JsonModelLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that keeps JSON's data model.
+
+    Unquoted dates stay strings (a ``format: date`` value must reach a schema as a string, not a
+    ``datetime.date``), and a key repeated in one mapping is an error instead of the last one
+    silently winning.
+    """
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Hashable] = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            if not isinstance(key, Hashable):
+                continue  # the base constructor refuses unhashable keys itself
+            if key in seen:
+                raise ConstructorError(
+                    "while constructing a mapping",
+                    node.start_mark,
+                    f"found duplicate key {key!r}",
+                    key_node.start_mark,
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+JsonModelLoader.yaml_implicit_resolvers = {
+    first: [(tag, regex) for tag, regex in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def load_yaml(text: str) -> Any:
+    """Parse YAML (or JSON, which YAML reads too) into plain JSON-model values."""
+    return yaml.load(text, Loader=JsonModelLoader)
