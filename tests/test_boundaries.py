@@ -71,7 +71,7 @@ def test_the_contracts_hold_on_the_real_tree(tmp_path: Path) -> None:
         (
             "application/src/runport/application/_envelope.py",
             "import runport.mock",
-            "application reaches adapters only through entry points",
+            "application and mcp reach adapters only through entry points",
         ),
     ],
 )

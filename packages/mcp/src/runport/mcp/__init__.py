@@ -1,0 +1,3 @@
+"""runport.mcp."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""runport.openai."""
+
+__all__: list[str] = []
