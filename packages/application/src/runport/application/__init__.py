@@ -1,5 +1,6 @@
-"""Application services over the runtime port: ``execute_contract`` and adapter discovery
-(SPEC §6)."""
+"""Application services over the runtime port (SPEC §6): ``execute_contract`` for one turn,
+``run``/``run_stream`` for tool turns and correction rounds, ``Fallback``, and adapter discovery.
+"""
 
 from runport.application._adapters import (
     ADAPTER_GROUP,
@@ -8,11 +9,24 @@ from runport.application._adapters import (
     create_adapter,
 )
 from runport.application._envelope import execute_contract
+from runport.application._errors import RunError, RunPartial
+from runport.application._fallback import Fallback
+from runport.application._history import repair_history
+from runport.application._run import RunResult, run, run_stream
+from runport.application._tools import Tool
 
 __all__ = [
     "ADAPTER_GROUP",
     "AdapterNotFoundError",
+    "Fallback",
+    "RunError",
+    "RunPartial",
+    "RunResult",
+    "Tool",
     "adapter_entry_points",
     "create_adapter",
     "execute_contract",
+    "repair_history",
+    "run",
+    "run_stream",
 ]

@@ -1,0 +1,89 @@
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, get_type_hints
+
+from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError, create_model
+
+from runport.contracts import ToolSpec, canonical_json
+
+
+class ToolArgumentsError(ValueError):
+    """Arguments a tool's own signature refuses (after the JSON Schema accepted them)."""
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A function the model may call, with the JSON Schema it is offered under.
+
+    Build one with :meth:`from_function`; the schema comes from the function's type hints, so
+    what the model is told and what the function receives cannot drift apart.
+    """
+
+    name: str
+    description: str
+    parameters: Mapping[str, JsonValue]
+    function: Callable[..., Any]
+    arguments_model: type[BaseModel] | None = None
+
+    @classmethod
+    def from_function(
+        cls,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+    ) -> Tool:
+        hints = get_type_hints(fn)
+        fields: dict[str, Any] = {}
+        for parameter in inspect.signature(fn).parameters.values():
+            if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+                raise TypeError(f"tool {fn.__name__!r}: *args and **kwargs cannot be offered")
+            annotation = hints.get(parameter.name, Any)
+            default = ... if parameter.default is parameter.empty else parameter.default
+            fields[parameter.name] = (annotation, default)
+        model = create_model(
+            f"{fn.__name__}_arguments",
+            __config__=ConfigDict(extra="forbid"),
+            **fields,
+        )
+        schema = model.model_json_schema()
+        schema.pop("title", None)
+        doc = inspect.getdoc(fn) or ""
+        return cls(
+            name=name or fn.__name__,
+            description=description if description is not None else doc.split("\n\n")[0],
+            parameters=schema,
+            function=fn,
+            arguments_model=model,
+        )
+
+    def spec(self) -> ToolSpec:
+        return ToolSpec(
+            name=self.name, description=self.description, parameters=dict(self.parameters)
+        )
+
+    def call(self, arguments: Mapping[str, Any]) -> Any:
+        """Call the function with arguments already checked against the offered schema."""
+        if self.arguments_model is None:
+            return self.function(**arguments)
+        try:
+            validated = self.arguments_model.model_validate(dict(arguments))
+        except ValidationError as error:
+            raise ToolArgumentsError(str(error)) from None
+        return self.function(
+            **{key: getattr(validated, key) for key in type(validated).model_fields}
+        )
+
+
+def as_tool(item: Tool | Callable[..., Any]) -> Tool:
+    return item if isinstance(item, Tool) else Tool.from_function(item)
+
+
+def tool_result_text(result: Any) -> str:
+    """A tool's result as the model receives it: a string as-is, else compact sorted JSON."""
+    if isinstance(result, str):
+        return result
+    return canonical_json(result).decode("utf-8")
