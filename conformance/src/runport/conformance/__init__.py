@@ -1,0 +1,3 @@
+"""runport.conformance."""
+
+__all__: list[str] = []
