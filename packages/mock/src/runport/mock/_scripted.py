@@ -27,15 +27,18 @@ from runport.contracts import (
     ToolCallDelta,
     Usage,
 )
-from runport.core import Scenario, build_receipt, load_scenario, parse_json_text
-from runport.core._scenario import (
+from runport.core import (
     DelayEvent,
     DeltaEvent,
     FailEvent,
     FinishEvent,
+    Scenario,
     ScenarioTurn,
     ToolCallDeltaEvent,
     UsageEvent,
+    build_receipt,
+    load_scenario,
+    parse_json_text,
 )
 from runport.ports import PortError, RuntimeAdapter, Sink
 
