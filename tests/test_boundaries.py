@@ -46,7 +46,7 @@ def _lint(root: Path, src_paths: list[Path]) -> subprocess.CompletedProcess[str]
 def _copy(tmp_path: Path) -> tuple[Path, list[Path]]:
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
     srcs = []
-    for package in sorted((ROOT / "packages").iterdir()):
+    for package in [*sorted((ROOT / "packages").iterdir()), ROOT / "conformance"]:
         if (package / "src").is_dir():
             target = tmp_path / "packages" / package.name / "src"
             shutil.copytree(package / "src", target, ignore=shutil.ignore_patterns("__pycache__"))

@@ -10,7 +10,8 @@ from typing import NoReturn
 from runport.application import AdapterNotFoundError, create_adapter, execute_contract
 from runport.cli._errors import NOT_OK, USAGE, CliError
 from runport.cli._files import read_request
-from runport.cli._output import JsonLines, PlainStream, diagnostic_line, report
+from runport.cli._output import diagnostic_line, report
+from runport.cli._sinks import stream_sink
 from runport.contracts import ErrorCode, OperationEnvelope
 from runport.core import ContractError, ScenarioError, compile_contract, load_contract
 from runport.ports import RuntimeAdapter
@@ -46,6 +47,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     check = scenario_commands.add_parser("check", help="run every scenario under DIR")
     check.add_argument("dir", type=Path)
+
+    mcp = commands.add_parser("mcp", help="serve a folder of contracts to an MCP client (stdio)")
+    mcp.add_argument("--contracts", type=Path, required=True, help="folder of contract files")
+    mcp.add_argument("--adapter", default="mock", help="adapter name (default: mock)")
+    mcp.add_argument("--scenario", type=Path, help="scenario file for the mock adapter")
+
+    adapters = commands.add_parser("adapters", help="list the installed adapters")
+    adapters.add_argument("--scenario", type=Path, help="start the mock with this scenario")
+    adapters.add_argument("--json", action="store_true", help="write the list as JSON")
     return parser
 
 
@@ -67,16 +77,16 @@ def _run(args: argparse.Namespace) -> int:
     inputs, context, fixture = read_request(args.input)
     adapter = _adapter(args.adapter, args.scenario)
     if args.json or args.stream:
-        sink = JsonLines() if args.json else PlainStream()
-        envelope = execute_contract(
-            args.contract,
-            adapter,
-            inputs=inputs,
-            context=context,
-            fixture_output=fixture,
-            on_event=sink,
-        )
-        sink.finish(envelope)
+        with stream_sink(json_lines=args.json) as sink:
+            envelope = execute_contract(
+                args.contract,
+                adapter,
+                inputs=inputs,
+                context=context,
+                fixture_output=fixture,
+                on_event=sink,
+            )
+            sink.finish(envelope)
     else:
         envelope = execute_contract(
             args.contract, adapter, inputs=inputs, context=context, fixture_output=fixture
@@ -143,6 +153,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run(args)
         if args.command == "validate":
             return _validate(args)
+        if args.command == "mcp":
+            from runport.cli._mcp import serve
+
+            return serve(args.contracts, adapter=args.adapter, scenario=args.scenario)
+        if args.command == "adapters":
+            from runport.cli._adapters_cmd import list_adapters
+
+            return list_adapters(scenario=args.scenario, as_json=args.json)
         return _scenarios_check(args)
     except CliError as error:
         sys.stderr.write(f"runport: error: {error.code}: {error.message}\n")

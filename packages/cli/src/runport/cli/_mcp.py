@@ -1,0 +1,39 @@
+"""``runport mcp``: serve a folder of contracts to an MCP client over stdio.
+
+``runport.mcp`` (and the MCP SDK under it) is imported only here, so the command line works
+without the optional ``runport-cli[mcp]`` extra and says what to install when it is missing.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from runport.cli._errors import CliError
+
+INSTALL_HINT = "runport mcp needs the runport-mcp package: pip install 'runport-cli[mcp]'"
+
+
+def _missing(error: ModuleNotFoundError) -> bool:
+    name = error.name or ""
+    return name in {"runport.mcp", "mcp"} or name.startswith(("runport.mcp.", "mcp."))
+
+
+def serve(contracts: Path, *, adapter: str, scenario: Path | None) -> int:
+    try:
+        from runport.mcp import CatalogError, prepare, serve_stdio
+    except ModuleNotFoundError as error:
+        if not _missing(error):
+            raise
+        raise CliError("usage", INSTALL_HINT) from None
+
+    def warn(message: str) -> None:
+        sys.stderr.write(f"runport: warning: {message}\n")
+        sys.stderr.flush()
+
+    try:
+        server = prepare(contracts, adapter=adapter, scenario=scenario, warn=warn)
+    except CatalogError as error:
+        raise CliError(error.code, error.message) from None
+    serve_stdio(server)
+    return 0

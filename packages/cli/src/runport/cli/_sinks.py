@@ -1,0 +1,49 @@
+"""Which sink ``runport run --stream`` / ``--json`` writes through, chosen by where stdout
+goes: JSON lines for ``--json``, rich rendering on a TTY, plain text otherwise.
+
+Rich is imported only on the TTY path, so piped runs and every other command start without
+paying for it.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Protocol, TextIO
+
+from runport.cli._output import JsonLines, PlainStream
+from runport.contracts import OperationEnvelope, StreamEvent
+
+
+class StreamSink(Protocol):
+    """What ``runport run`` hands to ``execute_contract`` as ``on_event``."""
+
+    def __call__(self, event: StreamEvent) -> None: ...
+
+    def finish(self, envelope: OperationEnvelope) -> None: ...
+
+
+@contextmanager
+def stream_sink(*, json_lines: bool, out: TextIO | None = None) -> Iterator[StreamSink]:
+    """The sink for ``runport run --stream`` / ``--json``, chosen by where stdout goes.
+
+    A context manager so the live display is stopped (cursor restored) however the run ends.
+    """
+    stream = sys.stdout if out is None else out
+    if json_lines:
+        yield JsonLines(stream)
+        return
+    if not stream.isatty():
+        yield PlainStream(stream)
+        return
+    from rich.console import Console
+
+    from runport.cli._terminal import RichStream
+
+    rich_sink = RichStream(Console(file=stream, highlight=False))
+    rich_sink.start()
+    try:
+        yield rich_sink
+    finally:
+        rich_sink.stop()

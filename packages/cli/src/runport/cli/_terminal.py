@@ -1,0 +1,157 @@
+"""``runport run --stream`` for a person at a terminal: progress while it happens.
+
+A spinner holds the place until the first fragment; then the text grows in place, tool-call
+fragments gather under their call, and a compact receipt summary closes the run. Used only
+when stdout is a TTY (``runport.cli._sinks`` decides, and imports this module — and rich —
+only then).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.rule import Rule
+from rich.spinner import Spinner
+from rich.table import Table
+from rich.text import Text
+
+from runport.contracts import (
+    Complete,
+    Delta,
+    ExecutionReceipt,
+    Failed,
+    OperationEnvelope,
+    StreamEvent,
+    ToolCallDelta,
+)
+
+FINGERPRINT_CHARS = 12
+"""Enough hex digits to tell receipts apart at a glance; the full value is in ``--json``."""
+
+WAITING = "waiting for the first fragment…"
+
+
+@dataclass
+class _CallView:
+    name: str
+    call_id: str
+    arguments: list[str] = field(default_factory=list)
+
+
+class RichStream:
+    """The TTY renderer. Every event redraws at once (``refresh=True``), so what the person
+    sees never lags behind what has arrived; the live display's own refresh only animates
+    the spinner."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self._text = Text()
+        self._calls: dict[int, _CallView] = {}
+        self._failure: Failed | None = None
+        self._spinner = Spinner("dots", text=Text(WAITING, style="dim"))
+        self._live = Live(
+            self._render(),
+            console=console,
+            refresh_per_second=12.5,
+            transient=False,
+            vertical_overflow="visible",
+        )
+
+    @property
+    def _waiting(self) -> bool:
+        return not self._text and not self._calls and self._failure is None
+
+    def start(self) -> None:
+        self._live.start(refresh=True)
+
+    def stop(self) -> None:
+        """Leave the last frame on screen and give the cursor back (also after Ctrl-C)."""
+        if not self._live.is_started:
+            return
+        self._live.update(self._render())
+        self._live.stop()  # draws the last frame once more, then shows the cursor
+
+    def __call__(self, event: StreamEvent) -> None:
+        if isinstance(event, Delta):
+            self._text.append(event.text)
+        elif isinstance(event, ToolCallDelta):
+            call = self._calls.setdefault(event.index, _CallView(event.name, event.call_id))
+            call.arguments.append(event.arguments_fragment)
+        elif isinstance(event, Failed):
+            self._failure = event
+        elif not isinstance(event, Complete):
+            return
+        self._live.update(self._render(), refresh=True)
+
+    def finish(self, envelope: OperationEnvelope) -> None:
+        self.stop()
+        summary = receipt_summary(envelope.result) if envelope.result is not None else None
+        if summary is not None:
+            self.console.print(summary)
+
+    def _render(self) -> RenderableType:
+        if self._waiting:
+            return self._spinner
+        parts: list[RenderableType] = []
+        if self._text:
+            parts.append(self._text)
+        for index in sorted(self._calls):
+            call = self._calls[index]
+            parts.append(
+                Text.assemble(
+                    ("tool call ", "dim"),
+                    (f"{index}: ", "dim"),
+                    (call.name, "bold cyan"),
+                    (f" ({call.call_id})", "dim"),
+                )
+            )
+            parts.append(Text("    " + "".join(call.arguments)))
+        if self._failure is not None:
+            parts.append(
+                Text.assemble(
+                    ("✗ ", "bold red"),
+                    (self._failure.code, "bold red"),
+                    f" {self._failure.message}",
+                )
+            )
+        return Group(*parts)
+
+
+def short(fingerprint: str) -> str:
+    return fingerprint[:FINGERPRINT_CHARS] + "…"
+
+
+def receipt_summary(receipt: ExecutionReceipt) -> RenderableType:
+    """Adapter, shortened fingerprints, schema validity and usage in three lines."""
+    if receipt.output_schema_valid is None:
+        schema = Text("not checked", style="dim")
+    elif receipt.output_schema_valid:
+        schema = Text("✓ valid", style="green")
+    else:
+        schema = Text("✗ invalid", style="bold red")
+    usage = (
+        f"{receipt.usage.input_tokens} in · {receipt.usage.output_tokens} out"
+        if receipt.usage is not None
+        else "not reported"
+    )
+    grid = Table.grid(padding=(0, 2))
+    for _ in range(4):
+        grid.add_column()
+    label = "dim"
+    adapter = receipt.adapter
+    grid.add_row(
+        Text("adapter", label),
+        f"{adapter.id} {adapter.version}",
+        Text("finish", label),
+        receipt.finish_reason or "—",
+    )
+    grid.add_row(
+        Text("request", label),
+        short(receipt.request_fingerprint),
+        Text("output", label),
+        short(receipt.output_fingerprint),
+    )
+    grid.add_row(Text("schema", label), schema, Text("usage", label), usage)
+    return Group(Rule("receipt", style="dim", align="left"), grid)

@@ -1,0 +1,116 @@
+"""``runport adapters``: every installed adapter listed, none able to break the listing."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from runport.cli._main import main
+
+QUICK = Path(__file__).with_name("data") / "quick"
+
+PLUGINS = """
+from runport.contracts import AdapterDescriptor
+from runport.ports import RuntimeAdapter
+
+
+class Fine(RuntimeAdapter):
+    def descriptor(self):
+        return AdapterDescriptor(id="fine-runtime", version="2.0.0", capabilities=["text"])
+
+    def execute(self, request):
+        raise NotImplementedError
+
+
+def fine():
+    return Fine()
+
+
+def misconfigured():
+    raise RuntimeError("set FINE_API_KEY")
+
+
+def not_an_adapter():
+    return object()
+"""
+
+ENTRY_POINTS = """[runport.adapters]
+fine = test_plugins:fine
+misconfigured = test_plugins:misconfigured
+not-an-adapter = test_plugins:not_an_adapter
+missing = no_such_module:create
+"""
+
+
+def adapters(*args: str | Path, plugins: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    if plugins is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(plugins), env.get("PYTHONPATH")]))
+    return subprocess.run(
+        [sys.executable, "-m", "runport.cli", "adapters", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        check=False,
+    )
+
+
+def in_process(*args: str | Path, capsys: pytest.CaptureFixture[str]) -> str:
+    status = main(["adapters", *map(str, args)])
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    return out
+
+
+def _rows(stdout: str) -> dict[str, str]:
+    return {line.split()[0]: line for line in stdout.splitlines()}
+
+
+def test_the_mock_is_listed_and_needs_a_scenario(capsys: pytest.CaptureFixture[str]) -> None:
+    mock = _rows(in_process(capsys=capsys))["mock"]
+    assert "runport-mock 0.1.0" in mock
+    assert mock.endswith("not started: needs --scenario")
+
+
+def test_with_a_scenario_the_mock_shows_its_descriptor(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    mock = _rows(in_process("--scenario", QUICK / "scenario.yaml", capsys=capsys))["mock"]
+    assert mock.endswith("runport-mock 0.1.0 [streaming, structured_output, text, tool_calls]")
+
+
+def test_json_lists_descriptors_and_notes(capsys: pytest.CaptureFixture[str]) -> None:
+    out = in_process("--json", "--scenario", QUICK / "scenario.yaml", capsys=capsys)
+    [mock] = [row for row in json.loads(out) if row["name"] == "mock"]
+    assert mock["descriptor"]["id"] == "runport-mock"
+    assert mock["distribution"].startswith("runport-mock ")
+    assert mock["note"] is None
+
+
+def test_a_broken_plugin_is_listed_with_its_reason_not_a_traceback(tmp_path: Path) -> None:
+    (tmp_path / "test_plugins.py").write_text(PLUGINS, encoding="utf-8")
+    info = tmp_path / "test_plugins-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: test-plugins\nVersion: 0.1\n", encoding="utf-8"
+    )
+    (info / "entry_points.txt").write_text(ENTRY_POINTS, encoding="utf-8")
+
+    result = adapters(plugins=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    rows = _rows(result.stdout)
+    assert rows["fine"].endswith("fine-runtime 2.0.0 [text]")
+    assert "test-plugins 0.1" in rows["fine"]
+    assert rows["misconfigured"].endswith(
+        "not started: cannot start without options: set FINE_API_KEY"
+    )
+    assert "returned object" in rows["not-an-adapter"]
+    assert "cannot be loaded: ModuleNotFoundError" in rows["missing"]
+    assert "mock" in rows

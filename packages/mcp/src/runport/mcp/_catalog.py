@@ -1,0 +1,139 @@
+"""The contracts an MCP server offers: every contract file in one folder, keyed by id.
+
+Loading happens once, at start, so a client sees a stable tool surface and a broken file is
+reported to the operator (on stderr) instead of to every caller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, get_args
+
+from runport.contracts import ErrorCode
+from runport.core import Contract, ContractError, load_contract, load_yaml
+
+SUFFIXES = frozenset({".yaml", ".yml", ".json"})
+CONTRACT_API_VERSIONS = frozenset(get_args(Contract.model_fields["api_version"].annotation))
+
+
+class CatalogError(Exception):
+    """The folder cannot be served: it is missing, or two files claim one contract id."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Entry:
+    contract: Contract
+    path: Path
+
+
+def input_schema(contract: Contract) -> dict[str, Any]:
+    """A JSON Schema object for a contract's ``inputs``, so an MCP client (or the model
+    behind it) can fill them in without reading the YAML."""
+    properties: dict[str, Any] = {}
+    for name, spec in contract.inputs.items():
+        schema: dict[str, Any] = dict(spec.json_schema)
+        if spec.description and "description" not in schema:
+            schema["description"] = spec.description
+        properties[name] = schema
+    required = [name for name, spec in contract.inputs.items() if spec.required]
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
+
+
+class Catalog(Mapping[str, Contract]):
+    """Contracts by id. Read-only after loading, so handlers on many tasks may share it."""
+
+    def __init__(self, entries: Mapping[str, Entry]) -> None:
+        self._entries = dict(entries)
+
+    def __getitem__(self, key: str) -> Contract:
+        return self._entries[key].contract
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def path(self, contract_id: str) -> Path:
+        return self._entries[contract_id].path
+
+    def describe(self) -> list[dict[str, Any]]:
+        """The ``list_contracts`` payload, sorted by id so clients see a stable order."""
+        return [
+            {
+                "id": contract.id,
+                "version": contract.version,
+                "description": contract.description,
+                "input_schema": input_schema(contract),
+            }
+            for contract in (self[key] for key in sorted(self))
+        ]
+
+
+def _candidates(root: Path) -> Iterator[Path]:
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and path.suffix in SUFFIXES:
+            yield path
+
+
+def _looks_like_contract(path: Path) -> bool:
+    """Whether a file is meant as a contract. Scenario and input files often sit next to
+    contracts; they are passed over quietly, while a file that cannot even be parsed, or that
+    claims a contract ``api_version`` (or has ``messages``), is loaded and any problem shown."""
+    try:
+        data = load_yaml(path.read_text(encoding="utf-8"))
+    except Exception:  # any unreadable file is left to load_contract, which names the problem
+        return True
+    if not isinstance(data, dict):
+        return False
+    return data.get("api_version") in CONTRACT_API_VERSIONS or "messages" in data
+
+
+def load_catalog(root: Path, *, warn: Callable[[str], None]) -> Catalog:
+    """Load every contract under ``root``.
+
+    A file that fails to load is reported through ``warn`` (one line) and skipped, so one bad
+    contract does not take the others offline; two files with one id stop the start with
+    both named, since either choice would silently hide a contract.
+    """
+    if not root.is_dir():
+        raise CatalogError(ErrorCode.DATA_INVALID, f"contracts folder not found: {root}")
+    entries: dict[str, Entry] = {}
+    for path in _candidates(root):
+        if not _looks_like_contract(path):
+            continue
+        try:
+            contract = load_contract(path)
+        except ContractError as error:
+            warn(f"skipped {path}: {_first_problem(error)}")
+            continue
+        if contract.id in entries:
+            raise CatalogError(
+                ErrorCode.DATA_INVALID,
+                f"contract id {contract.id!r} is defined twice: {entries[contract.id].path} "
+                f"and {path}",
+            )
+        entries[contract.id] = Entry(contract, path)
+    return Catalog(entries)
+
+
+def _first_problem(error: ContractError) -> str:
+    if not error.diagnostics:
+        return str(error)
+    first = error.diagnostics[0]
+    where = f" (at {first.json_pointer})" if first.json_pointer else ""
+    more = len(error.diagnostics) - 1
+    tail = f" (+{more} more)" if more else ""
+    return f"{first.code}: {first.message}{where}{tail}"

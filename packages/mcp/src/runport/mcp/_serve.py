@@ -1,0 +1,76 @@
+"""Starting the server: load the folder, check the adapter starts, then serve over stdio."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+from runport.application import AdapterNotFoundError, create_adapter
+from runport.contracts import ErrorCode
+from runport.core import ScenarioError
+from runport.mcp._catalog import CatalogError, load_catalog
+from runport.mcp._server import AdapterFactory, create_server
+from runport.ports import RuntimeAdapter
+
+
+def _version() -> str:
+    try:
+        return metadata.version("runport-mcp")
+    except metadata.PackageNotFoundError:  # a source tree that was never installed
+        return "0.0.0"
+
+
+def adapter_factory(name: str, *, scenario: str | os.PathLike[str] | None = None) -> AdapterFactory:
+    """A factory for the ``runport.adapters`` entry point ``name``, tried once now.
+
+    Trying it at start turns a missing adapter or a broken scenario file into one error
+    before any client connects, instead of a failure on every call.
+    """
+    options: dict[str, Any] = {} if scenario is None else {"scenario": os.fspath(scenario)}
+
+    def build() -> RuntimeAdapter:
+        return create_adapter(name, **options)
+
+    try:
+        build()
+    except AdapterNotFoundError as error:
+        raise CatalogError(ErrorCode.DATA_INVALID, str(error)) from None
+    except ScenarioError as error:
+        raise CatalogError(error.code, str(error)) from None
+    except (TypeError, ValueError, OSError) as error:
+        raise CatalogError(
+            ErrorCode.DATA_INVALID, f"cannot start adapter {name!r}: {error}"
+        ) from None
+    return build
+
+
+def prepare(
+    contracts: Path,
+    *,
+    adapter: str = "mock",
+    scenario: str | os.PathLike[str] | None = None,
+    warn: Callable[[str], None],
+) -> Server[Any]:
+    """Everything ``runport mcp`` does before serving; raises ``CatalogError`` when the server
+    cannot start (missing folder, duplicate contract ids, an adapter that does not start)."""
+    catalog = load_catalog(contracts, warn=warn)
+    if not catalog:
+        warn(f"no contracts loaded from {contracts}")
+    return create_server(catalog, adapter_factory(adapter, scenario=scenario), version=_version())
+
+
+def serve_stdio(server: Server[Any]) -> None:
+    """Serve one client over this process's stdin/stdout until it disconnects."""
+
+    async def main() -> None:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    anyio.run(main)

@@ -1,0 +1,335 @@
+"""The MCP tools: ``list_contracts`` and ``execute_contract`` over the official SDK's low-level
+``Server`` (SPEC §10).
+
+The low-level server is used rather than the decorator-based one because the tool results
+are shaped by hand: an operation envelope as structured content, and malformed calls as tool
+errors whose text starts with a stable ``TQX_`` code a host can key on.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import functools
+import json
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
+import anyio.to_thread
+from pydantic import TypeAdapter
+
+import mcp.types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
+from runport.application import execute_contract
+from runport.contracts import ErrorCode, OperationEnvelope, StreamEvent
+from runport.mcp._catalog import Catalog
+from runport.ports import RuntimeAdapter
+
+_log = logging.getLogger("runport.mcp")
+
+LIST_CONTRACTS = "list_contracts"
+EXECUTE_CONTRACT = "execute_contract"
+
+AdapterFactory = Callable[[], RuntimeAdapter]
+"""Builds the adapter for one call. A fresh adapter per call keeps calls independent: the
+scripted mock, for one, plays its scenario from the first turn every time."""
+
+_EXECUTE_KEYS = frozenset({"contract", "inputs", "context", "stream"})
+
+_EXECUTE_INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "contract": {"type": "string", "description": "the contract id (see list_contracts)"},
+        "inputs": {
+            "type": "object",
+            "description": "the contract's inputs (its input_schema in list_contracts)",
+        },
+        "context": {
+            "type": ["object", "null"],
+            "description": "the contract's context values, if it declares any",
+        },
+        "stream": {
+            "type": "boolean",
+            "description": (
+                "stream the run: every event is sent as a progress notification (when the "
+                "request carries a progress token) and kept in the envelope's stream_events"
+            ),
+        },
+    },
+    "required": ["contract", "inputs"],
+    "additionalProperties": False,
+}
+
+_LIST_OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "contracts": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "id": {"type": "string"},
+                    "version": {"type": "string"},
+                    "description": {"type": "string"},
+                    "input_schema": {"type": "object"},
+                },
+                "required": ["id", "version", "description", "input_schema"],
+            },
+        }
+    },
+    "required": ["contracts"],
+}
+
+
+_ENVELOPE_SCHEMA: dict[str, Any] = OperationEnvelope.model_json_schema(mode="serialization")
+
+
+class CallCancelled(Exception):
+    """Raised inside the adapter's sink once the client has cancelled the call.
+
+    The port treats an exception from a sink as "stop now": the adapter closes its upstream
+    and lets the exception through, so a cancelled MCP call ends the run exactly as a caller's
+    raising sink would.
+    """
+
+
+class _Malformed(Exception):
+    """The call's arguments are not what the tool takes: reported as a tool error."""
+
+
+def _tool_error(code: str, message: str) -> types.CallToolResult:
+    return types.CallToolResult(
+        content=[types.TextContent(text=f"{code}: {message}")],
+        is_error=True,
+    )
+
+
+def _envelope_result(envelope: OperationEnvelope) -> types.CallToolResult:
+    """A not-ok envelope is still a normal result: the call itself was well formed, and the
+    envelope's diagnostics are what the caller needs to act on."""
+    payload = envelope.model_dump(mode="json")
+    return types.CallToolResult(
+        content=[types.TextContent(text=envelope.model_dump_json())],
+        structured_content=payload,
+    )
+
+
+class _Call:
+    """``execute_contract``'s arguments, checked."""
+
+    def __init__(self, arguments: Mapping[str, Any] | None) -> None:
+        args = dict(arguments or {})
+        unknown = sorted(set(args) - _EXECUTE_KEYS)
+        if unknown:
+            raise _Malformed(f"unknown argument(s): {', '.join(unknown)}")
+        contract = args.get("contract")
+        if not isinstance(contract, str) or not contract:
+            raise _Malformed("'contract' must be a contract id (a non-empty string)")
+        if "inputs" not in args:
+            raise _Malformed("'inputs' is required (an object; {} for none)")
+        inputs = args["inputs"]
+        if not isinstance(inputs, dict):
+            raise _Malformed(f"'inputs' must be an object, not {_json_type(inputs)}")
+        context = args.get("context")
+        if context is not None and not isinstance(context, dict):
+            raise _Malformed(f"'context' must be an object, not {_json_type(context)}")
+        stream = args.get("stream", False)
+        if not isinstance(stream, bool):
+            raise _Malformed(f"'stream' must be a boolean, not {_json_type(stream)}")
+        self.contract: str = contract
+        self.inputs: dict[str, Any] = inputs
+        self.context: dict[str, Any] | None = context
+        self.stream: bool = stream
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+class _Forwarder:
+    """The sink handed to the adapter, called on its worker thread.
+
+    Each event is carried to the event loop with ``anyio.from_thread.run`` and the thread waits
+    until the notification has been handed to the transport, so events leave in the order the
+    adapter produced them and all of them before the result. Once the client has cancelled the
+    call — seen as ``stopped`` being set, or as the delivery itself being cancelled — the sink
+    raises ``CallCancelled`` in the adapter instead.
+    """
+
+    def __init__(self, ctx: ServerRequestContext[Any], stopped: threading.Event) -> None:
+        self._ctx = ctx
+        self._stopped = stopped
+        self._sent = 0
+
+    def __call__(self, event: StreamEvent) -> None:
+        if self._stopped.is_set():
+            raise CallCancelled("the client cancelled the call")
+        try:
+            anyio.from_thread.run(self._deliver, event)
+        except concurrent.futures.CancelledError:  # cancelled while being delivered
+            raise CallCancelled("the client cancelled the call") from None
+        except anyio.RunFinishedError:  # the server is shutting down
+            raise CallCancelled("the server stopped") from None
+
+    async def _deliver(self, event: StreamEvent) -> None:
+        self._sent += 1
+        # A no-op when the request carried no progress token; the event still lands in the
+        # envelope's stream_events.
+        await self._ctx.session.report_progress(
+            self._sent, message=_EVENT.dump_json(event).decode()
+        )
+
+
+async def _set_when_cancelled(stopped: threading.Event) -> None:
+    """Sleep until the surrounding scope is cancelled, then tell the worker thread.
+
+    The wait for the worker is shielded (anyio cannot interrupt a thread), so cancellation
+    reaches the run through this flag, which the sink checks before every event.
+    """
+    try:
+        await anyio.sleep_forever()
+    finally:
+        stopped.set()
+
+
+_EVENT: TypeAdapter[StreamEvent] = TypeAdapter(StreamEvent)
+
+
+def create_server(
+    catalog: Catalog,
+    adapter_factory: AdapterFactory,
+    *,
+    name: str = "runport",
+    version: str = "",
+) -> Server[Any]:
+    """An MCP server offering ``catalog`` through ``list_contracts`` and ``execute_contract``.
+
+    The adapter is synchronous, so each run happens on a worker thread while the session
+    stays responsive (other calls, cancellation, notifications).
+    """
+    ids = ", ".join(sorted(catalog)) or "none loaded"
+    tools = [
+        types.Tool(
+            name=LIST_CONTRACTS,
+            description="List the prompt contracts this server runs, with their input schemas.",
+            input_schema={"type": "object", "properties": {}, "additionalProperties": False},
+            output_schema=_LIST_OUTPUT_SCHEMA,
+            annotations=types.ToolAnnotations(read_only_hint=True),
+        ),
+        types.Tool(
+            name=EXECUTE_CONTRACT,
+            description=(
+                "Run a prompt contract through the server's runtime adapter and return the "
+                "operation envelope (ok, the execution receipt, diagnostics, fingerprints). "
+                f"Contracts: {ids}."
+            ),
+            input_schema=_EXECUTE_INPUT_SCHEMA,
+            output_schema=_ENVELOPE_SCHEMA,
+        ),
+    ]
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        if params.name == LIST_CONTRACTS:
+            listing = {"contracts": catalog.describe()}
+            return types.CallToolResult(
+                content=[types.TextContent(text=_compact(listing))],
+                structured_content=listing,
+            )
+        if params.name == EXECUTE_CONTRACT:
+            return await _execute(ctx, params.arguments)
+        raise MCPError(code=types.INVALID_PARAMS, message=f"unknown tool: {params.name!r}")
+
+    async def _execute(
+        ctx: ServerRequestContext[Any], arguments: Mapping[str, Any] | None
+    ) -> types.CallToolResult:
+        try:
+            call = _Call(arguments)
+        except _Malformed as error:
+            return _tool_error(ErrorCode.DATA_INVALID, str(error))
+        contract = catalog.get(call.contract)
+        if contract is None:
+            return _tool_error(
+                ErrorCode.CONTRACT_NOT_FOUND,
+                f"no contract with id {call.contract!r} (known: {ids})",
+            )
+        try:
+            adapter = adapter_factory()
+        except Exception as error:  # a factory failure is the server's, not the caller's
+            # PortError and ScenarioError carry a stable code and a bare message.
+            code = getattr(error, "code", ErrorCode.RUNTIME_UNAVAILABLE)
+            message = getattr(error, "message", None) or str(error)
+            return _tool_error(str(code), f"cannot start the adapter: {message}")
+        stopped = threading.Event()
+        run = functools.partial(
+            execute_contract,
+            contract,
+            adapter,
+            inputs=call.inputs,
+            context=call.context,
+            on_event=_Forwarder(ctx, stopped) if call.stream else None,
+        )
+        envelope: OperationEnvelope | None = None
+        broken: Exception | None = None
+        async with anyio.create_task_group() as watcher:
+            watcher.start_soon(_set_when_cancelled, stopped)
+            try:
+                envelope = await anyio.to_thread.run_sync(run)
+            except CallCancelled:
+                pass
+            except Exception as error:  # an adapter that broke the port: not a PortError
+                broken = error
+            watcher.cancel_scope.cancel()
+        if broken is not None:
+            # The details (which may include upstream text) go to the operator's log, not to
+            # the client; the session stays up for the next call.
+            _log.error("execute_contract %r: the adapter failed", call.contract, exc_info=broken)
+            raise MCPError(
+                code=types.INTERNAL_ERROR,
+                message=f"the adapter failed unexpectedly ({type(broken).__name__}); "
+                "see the server's log",
+            )
+        if envelope is None:
+            # Only a cancelled call stops the run; its cancellation is delivered here and the
+            # dispatcher sends no result, as MCP asks for a cancelled request.
+            await anyio.lowlevel.checkpoint()
+            raise MCPError(code=types.INTERNAL_ERROR, message="the run was stopped")
+        return _envelope_result(envelope)
+
+    return Server(
+        name,
+        version=version,
+        instructions=(
+            "Call list_contracts to see the prompt contracts and their input schemas, then "
+            "execute_contract with a contract id and its inputs. Pass stream: true (with a "
+            "progress token) to receive every stream event as a progress notification."
+        ),
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)

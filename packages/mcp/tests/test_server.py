@@ -1,0 +1,366 @@
+"""In-process tests of the MCP server. runport-mcp may not import (or depend on) the mock,
+so these tests bring their own small, deterministic runtimes."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, MCPError
+from mcp.types import CallToolResult, TextContent
+
+from runport.application import execute_contract
+from runport.contracts import (
+    AdapterDescriptor,
+    Complete,
+    Delta,
+    ErrorCode,
+    ExecutionReceipt,
+    ExecutionRequest,
+    Failed,
+    OperationEnvelope,
+    StreamEvent,
+)
+from runport.core import build_receipt
+from runport.mcp import CallCancelled, CatalogError, create_server, load_catalog, prepare
+from runport.ports import PortError, RuntimeAdapter, Sink
+
+CONTRACTS = Path(__file__).with_name("contracts")
+DESCRIPTOR = AdapterDescriptor(
+    id="test-runtime", version="1.0.0", capabilities=["streaming", "structured_output", "text"]
+)
+
+
+class Chunks(RuntimeAdapter):
+    """Streams ``chunks`` as deltas, then completes (or fails with ``fail``)."""
+
+    def __init__(self, chunks: Sequence[str], *, fail: str | None = None) -> None:
+        self.chunks = list(chunks)
+        self.fail = fail
+
+    def descriptor(self) -> AdapterDescriptor:
+        return DESCRIPTOR
+
+    def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
+        return self.execute_streaming(request, lambda event: None)
+
+    def execute_streaming(self, request: ExecutionRequest, sink: Sink) -> ExecutionReceipt:
+        for chunk in self.chunks:
+            sink(Delta(text=chunk))
+        if self.fail is not None:
+            sink(Failed(code=ErrorCode.RUNTIME_UNAVAILABLE, message=self.fail))
+            raise PortError(ErrorCode.RUNTIME_UNAVAILABLE, self.fail)
+        receipt = build_receipt(
+            request, adapter=DESCRIPTOR, text="".join(self.chunks), finish_reason="stop"
+        )
+        sink(Complete(receipt=receipt))
+        return receipt
+
+
+class Endless(RuntimeAdapter):
+    """Streams deltas until its sink raises (or ``limit`` is reached), recording how it
+    stopped: the stand-in for an upstream that a cancelled call must close."""
+
+    def __init__(self, limit: int = 100_000) -> None:
+        self.limit = limit
+        self.sent = 0
+        self.stopped_by: BaseException | None = None
+        self.finished = threading.Event()
+
+    def descriptor(self) -> AdapterDescriptor:
+        return DESCRIPTOR
+
+    def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
+        raise NotImplementedError("only streamed")
+
+    def execute_streaming(self, request: ExecutionRequest, sink: Sink) -> ExecutionReceipt:
+        try:
+            for _ in range(self.limit):
+                sink(Delta(text="x"))
+                self.sent += 1
+            receipt = build_receipt(request, adapter=DESCRIPTOR, text="x" * self.sent)
+            sink(Complete(receipt=receipt))
+            return receipt
+        except BaseException as error:
+            self.stopped_by = error
+            raise
+        finally:
+            self.finished.set()
+
+
+CATALOG = load_catalog(CONTRACTS, warn=print)
+ECHO = {"contract": "mcp.echo", "inputs": {"topic": "rivers"}}
+CHUNKS = ["Rivers ", "run ", "downhill."]
+
+# "legacy": JSON-RPC over in-memory streams (the framing stdio uses); "auto": the SDK's
+# direct in-process dispatcher. The server must behave the same on both.
+MODES = ["legacy", "auto"]
+
+Body = Callable[[Client], Awaitable[Any]]
+
+
+def served(adapter_factory: Callable[[], RuntimeAdapter], body: Body, *, mode: str) -> Any:
+    server = create_server(CATALOG, adapter_factory)
+    found: list[Any] = []
+
+    async def main() -> None:
+        async with Client(server, mode=mode) as client:
+            found.append(await body(client))
+
+    anyio.run(main)
+    return found[0]
+
+
+def envelope_of(result: CallToolResult) -> OperationEnvelope:
+    assert not result.is_error, result.content
+    envelope = OperationEnvelope.model_validate(result.structured_content)
+    [block] = result.content
+    assert isinstance(block, TextContent)
+    assert OperationEnvelope.model_validate_json(block.text) == envelope
+    return envelope
+
+
+def error_text(result: CallToolResult) -> str:
+    assert result.is_error
+    [block] = result.content
+    assert isinstance(block, TextContent)
+    return block.text
+
+
+def in_process(adapter: RuntimeAdapter, *, stream: bool, **call: Any) -> OperationEnvelope:
+    events: list[StreamEvent] = []
+    return execute_contract(
+        CATALOG[call.get("contract", "mcp.echo")],
+        adapter,
+        inputs=call.get("inputs", {"topic": "rivers"}),
+        context=call.get("context"),
+        on_event=events.append if stream else None,
+    )
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_tools_are_listed_with_their_schemas(mode: str) -> None:
+    async def body(client: Client) -> Any:
+        return (await client.list_tools()).tools
+
+    tools = {tool.name: tool for tool in served(lambda: Chunks(CHUNKS), body, mode=mode)}
+    assert set(tools) == {"list_contracts", "execute_contract"}
+    execute = tools["execute_contract"]
+    assert execute.input_schema["required"] == ["contract", "inputs"]
+    assert execute.output_schema is not None
+    assert "app.extract, mcp.echo" in (execute.description or "")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_list_contracts_returns_the_catalog(mode: str) -> None:
+    async def body(client: Client) -> Any:
+        return await client.call_tool("list_contracts", {})
+
+    result = served(lambda: Chunks(CHUNKS), body, mode=mode)
+    assert not result.is_error
+    assert result.structured_content == {"contracts": CATALOG.describe()}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_execute_equals_in_process(mode: str) -> None:
+    async def body(client: Client) -> Any:
+        return await client.call_tool("execute_contract", ECHO)
+
+    envelope = envelope_of(served(lambda: Chunks(CHUNKS), body, mode=mode))
+    assert envelope == in_process(Chunks(CHUNKS), stream=False)
+    assert envelope.ok
+    assert envelope.stream_events is None
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("fail", [None, "upstream reset"])
+def test_streaming_reports_every_event_as_progress(mode: str, fail: str | None) -> None:
+    progress: list[tuple[float, str | None]] = []
+
+    async def record(value: float, total: float | None, message: str | None) -> None:
+        progress.append((value, message))
+
+    async def body(client: Client) -> Any:
+        result = await client.call_tool(
+            "execute_contract", {**ECHO, "stream": True}, progress_callback=record
+        )
+        # Callbacks may run as tasks of their own; let them finish before looking.
+        await anyio.wait_all_tasks_blocked()
+        return result
+
+    envelope = envelope_of(served(lambda: Chunks(CHUNKS, fail=fail), body, mode=mode))
+    expected = in_process(Chunks(CHUNKS, fail=fail), stream=True)
+    assert envelope == expected
+    assert expected.stream_events is not None
+    assert envelope.ok is (fail is None)
+    progress.sort()
+    assert [value for value, _ in progress] == list(range(1, len(expected.stream_events) + 1))
+    assert [message for _, message in progress] == [
+        event.model_dump_json() for event in expected.stream_events
+    ]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_streaming_without_a_progress_token_still_keeps_the_events(mode: str) -> None:
+    async def body(client: Client) -> Any:
+        return await client.call_tool("execute_contract", {**ECHO, "stream": True})
+
+    envelope = envelope_of(served(lambda: Chunks(CHUNKS), body, mode=mode))
+    assert envelope == in_process(Chunks(CHUNKS), stream=True)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_each_call_gets_a_fresh_adapter(mode: str) -> None:
+    made: list[RuntimeAdapter] = []
+
+    def factory() -> RuntimeAdapter:
+        made.append(Chunks(CHUNKS))
+        return made[-1]
+
+    async def body(client: Client) -> Any:
+        for _ in range(3):
+            await client.call_tool("execute_contract", ECHO)
+
+    served(factory, body, mode=mode)
+    assert len(made) == 3
+    assert len({id(adapter) for adapter in made}) == 3
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_not_ok_envelope_is_a_normal_result(mode: str) -> None:
+    async def body(client: Client) -> Any:
+        return await client.call_tool(
+            "execute_contract", {"contract": "mcp.echo", "inputs": {"topic": ""}}
+        )
+
+    envelope = envelope_of(served(lambda: Chunks(CHUNKS), body, mode=mode))
+    assert not envelope.ok
+    assert [d.code for d in envelope.diagnostics] == ["TQX_VALUE_SCHEMA"]
+    assert envelope == in_process(Chunks(CHUNKS), stream=False, inputs={"topic": ""})
+
+
+MALFORMED: list[dict[str, Any] | None] = [
+    None,
+    {},
+    {"inputs": {}},
+    {"contract": "", "inputs": {}},
+    {"contract": 7, "inputs": {}},
+    {"contract": "mcp.echo"},
+    {"contract": "mcp.echo", "inputs": ["topic"]},
+    {"contract": "mcp.echo", "inputs": {}, "context": "nope"},
+    {"contract": "mcp.echo", "inputs": {}, "stream": 1},
+    {"contract": "mcp.echo", "inputs": {}, "streaming": True},
+]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_malformed_arguments_are_tool_errors_with_a_stable_code(mode: str) -> None:
+    async def body(client: Client) -> Any:
+        return [await client.call_tool("execute_contract", args) for args in MALFORMED]
+
+    for args, result in zip(
+        MALFORMED, served(lambda: Chunks(CHUNKS), body, mode=mode), strict=True
+    ):
+        assert error_text(result).startswith("TQX_DATA_INVALID: "), args
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_unknown_contract_is_a_tool_error(mode: str) -> None:
+    async def body(client: Client) -> Any:
+        return await client.call_tool("execute_contract", {"contract": "nope", "inputs": {}})
+
+    text = error_text(served(lambda: Chunks(CHUNKS), body, mode=mode))
+    assert text.startswith("TQX_CONTRACT_NOT_FOUND: no contract with id 'nope'")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_unknown_tool_is_a_protocol_error(mode: str) -> None:
+    async def body(client: Client) -> Any:
+        with pytest.raises(MCPError, match="unknown tool"):
+            await client.call_tool("delete_everything", {})
+
+    served(lambda: Chunks(CHUNKS), body, mode=mode)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_adapter_that_fails_to_start_is_a_tool_error(mode: str) -> None:
+    def factory() -> RuntimeAdapter:
+        raise PortError(ErrorCode.RUNTIME_UNAVAILABLE, "no route to upstream")
+
+    async def body(client: Client) -> Any:
+        return await client.call_tool("execute_contract", ECHO)
+
+    text = error_text(served(factory, body, mode=mode))
+    assert text == "TQX_RUNTIME_UNAVAILABLE: cannot start the adapter: no route to upstream"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_cancelling_the_call_stops_the_run_like_a_raising_sink(mode: str) -> None:
+    adapter = Endless()
+
+    async def body(client: Client) -> Any:
+        first = anyio.Event()
+        outcome: list[Any] = []
+
+        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+            first.set()
+
+        async def call(scope: anyio.CancelScope) -> None:
+            with scope:
+                outcome.append(
+                    await client.call_tool(
+                        "execute_contract", {**ECHO, "stream": True}, progress_callback=on_progress
+                    )
+                )
+
+        scope = anyio.CancelScope()
+        async with anyio.create_task_group() as group:
+            group.start_soon(call, scope)
+            await first.wait()
+            scope.cancel()
+        # Waiting for the worker thread is not a timing assumption: it ends once its sink
+        # raises; the bound only turns a regression into a failure instead of a hang.
+        assert await anyio.to_thread.run_sync(adapter.finished.wait, 60)
+        # The session is still usable after a cancelled call.
+        listing = await client.call_tool("list_contracts", {})
+        return outcome, listing
+
+    outcome, listing = served(lambda: adapter, body, mode=mode)
+    assert outcome == []
+    assert isinstance(adapter.stopped_by, CallCancelled)
+    assert adapter.sent < adapter.limit
+    assert not listing.is_error
+
+
+class Broken(Chunks):
+    """Breaks the port's promise: raises something other than ``PortError``."""
+
+    def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
+        raise KeyError("secret-looking upstream detail")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_adapter_that_breaks_the_port_is_an_internal_error_and_the_session_survives(
+    mode: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def body(client: Client) -> Any:
+        with pytest.raises(MCPError) as caught:
+            await client.call_tool("execute_contract", ECHO)
+        return caught.value, await client.call_tool("list_contracts", {})
+
+    error, listing = served(lambda: Broken(CHUNKS), body, mode=mode)
+    assert "the adapter failed unexpectedly (KeyError)" in error.message
+    assert "secret-looking" not in error.message
+    assert not listing.is_error
+    assert "secret-looking" in caplog.text  # the operator still sees what happened
+
+
+def test_prepare_refuses_an_adapter_that_is_not_installed() -> None:
+    with pytest.raises(CatalogError) as caught:
+        prepare(CONTRACTS, adapter="no-such-adapter", warn=print)
+    assert caught.value.code == "TQX_DATA_INVALID"
+    assert "no adapter named 'no-such-adapter'" in caught.value.message
