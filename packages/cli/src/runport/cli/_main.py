@@ -37,6 +37,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--scenario", type=Path, help="scenario file for the mock adapter")
     run.add_argument("--stream", action="store_true", help="write text as it arrives")
     run.add_argument("--json", action="store_true", help="stream events as JSON lines")
+    run.add_argument(
+        "--tools",
+        metavar="MODULE:ATTR",
+        help="run tool turns and corrections with these tools (a list of Tool or functions)",
+    )
 
     validate = commands.add_parser("validate", help="check a contract and compile its evals")
     validate.add_argument("contract", type=Path)
@@ -76,6 +81,18 @@ def _run(args: argparse.Namespace) -> int:
         raise CliError(ErrorCode.DATA_INVALID, f"contract file not found: {args.contract}")
     inputs, context, fixture = read_request(args.input)
     adapter = _adapter(args.adapter, args.scenario)
+    if args.tools is not None:
+        from runport.cli._runs_cmd import load_tools, run_command
+
+        return run_command(
+            args.contract,
+            adapter,
+            inputs=inputs,
+            context=context,
+            tools=load_tools(args.tools),
+            stream=args.stream,
+            json_lines=args.json,
+        )
     if args.json or args.stream:
         with stream_sink(json_lines=args.json) as sink:
             envelope = execute_contract(

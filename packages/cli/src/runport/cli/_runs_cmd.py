@@ -1,0 +1,111 @@
+"""``runport run … --tools MODULE:ATTR``: a run with tool turns and corrections from the shell."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, TextIO
+
+from runport.application import RunError, RunResult, Tool, run, run_stream
+from runport.cli._errors import NOT_OK, CliError
+from runport.cli._output import JsonLines
+from runport.contracts import Complete, Delta, ErrorCode, Failed, StreamEvent
+from runport.ports import RuntimeAdapter
+
+
+def load_tools(spec: str) -> list[Tool | Callable[..., Any]]:
+    """Import ``MODULE:ATTR`` — a list of ``Tool``s or plain functions (the current folder is
+    importable, as it is for ``python -m``)."""
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise CliError("usage", f"--tools takes MODULE:ATTR, not {spec!r}")
+    if "" not in sys.path and str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as error:
+        raise CliError(
+            ErrorCode.DATA_INVALID,
+            f"cannot import {module_name!r} for --tools: {type(error).__name__}: {error}",
+        ) from None
+    try:
+        value = getattr(module, attribute)
+    except AttributeError:
+        raise CliError(ErrorCode.DATA_INVALID, f"{module_name!r} has no {attribute!r}") from None
+    tools = list(value) if isinstance(value, list | tuple) else [value]
+    for tool in tools:
+        if not isinstance(tool, Tool) and not callable(tool):
+            raise CliError(
+                ErrorCode.DATA_INVALID,
+                f"--tools {spec}: {type(tool).__name__} is neither a Tool nor a function",
+            )
+    return tools
+
+
+class TurnStream:
+    """Plain streaming of a run: text as it arrives, each turn's tool calls when it ends."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self._ends_with_newline = True
+
+    def __call__(self, event: StreamEvent) -> None:
+        if isinstance(event, Delta):
+            self.out.write(event.text)
+            self._ends_with_newline = event.text.endswith("\n")
+        elif isinstance(event, Complete | Failed):
+            if not self._ends_with_newline:
+                self.out.write("\n")
+                self._ends_with_newline = True
+            if isinstance(event, Complete):
+                for index, call in enumerate(event.receipt.tool_calls or []):
+                    arguments = json.dumps(call.arguments, ensure_ascii=False)
+                    self.out.write(f"tool call {index}: {call.name} ({call.call_id}) {arguments}\n")
+        self.out.flush()
+
+
+def _result_json(result: RunResult) -> dict[str, Any]:
+    return {
+        "output": result.output,
+        "output_schema_valid": result.output_schema_valid,
+        "receipts": [r.model_dump(mode="json") for r in result.receipts],
+        "messages": [m.model_dump(mode="json") for m in result.messages],
+        "usage": result.usage.model_dump(mode="json"),
+        "warnings": list(result.warnings),
+    }
+
+
+def run_command(
+    contract: Path,
+    adapter: RuntimeAdapter,
+    *,
+    inputs: Mapping[str, Any],
+    context: Mapping[str, Any] | None,
+    tools: list[Tool | Callable[..., Any]],
+    stream: bool,
+    json_lines: bool,
+) -> int:
+    out = sys.stdout
+    try:
+        if stream or json_lines:
+            sink = JsonLines(out) if json_lines else TurnStream(out)
+            result = run_stream(
+                contract, adapter, inputs=inputs, context=context, tools=tools, on_event=sink
+            )
+        else:
+            result = run(contract, adapter, inputs=inputs, context=context, tools=tools)
+    except RunError as error:
+        sys.stderr.write(f"runport: error: {error.code}: {error.message} (stage {error.stage})\n")
+        return NOT_OK
+    if not json_lines:
+        document = _result_json(result)
+        if stream:
+            document = {k: document[k] for k in ("output", "usage", "warnings")}
+            document["turns"] = len(result.receipts)
+        out.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    for warning in result.warnings:
+        sys.stderr.write(f"runport: warning: {warning}\n")
+    return 0
