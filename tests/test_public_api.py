@@ -43,6 +43,8 @@ PUBLIC = {
         "Scenario",
         "load_scenario",
         "load_yaml",
+        "is_text_schema",
+        "schema_errors",
         "ScenarioTurn",
         "ScenarioEvent",
         "DeltaEvent",
@@ -55,6 +57,13 @@ PUBLIC = {
         "ScenarioError",
     },
     "runport.mock": {"ScriptedRuntime", "RuntimeStats", "create_adapter"},
+    "runport.openai": {
+        "OpenAIChatAdapter",
+        "ResponseFormatMode",
+        "DEFAULT_MAX_RESPONSE_BYTES",
+        "DEFAULT_TIMEOUT",
+        "create_adapter",
+    },
     "runport.application": {
         "execute_contract",
         "create_adapter",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -457,3 +458,103 @@ def test_the_streaming_run_example_runs() -> None:
         result.stdout.splitlines()[-2]
         == '{"go_to": "Ede", "celsius": 14, "why": "warmest of the two"}'
     )
+
+
+def test_a_malformed_date_argument_is_rejected_not_a_tool_failure() -> None:
+    booked: list[date] = []
+
+    def book(city: str, when: date) -> str:
+        booked.append(when)
+        return "booked"
+
+    bad = [*call(0, "c1", "book", '{"city": "Delft", "when": "not-a-date"}'), *finish("tool_calls")]
+    good = [
+        *call(0, "c2", "book", '{"city": "Delft", "when": "2026-12-01"}'),
+        *finish("tool_calls"),
+    ]
+    result, _ = both(bad, good, ANSWER_TURN, tools=[book])
+    rejection, success = [m for m in result.messages if m.role == "tool"]
+    assert rejection.content.startswith("rejected: tool 'book' was not run: invalid arguments")
+    assert "when" in rejection.content
+    assert success.content == "booked"
+    assert booked == [date(2026, 12, 1), date(2026, 12, 1)]  # run, then run_stream
+
+
+def test_the_request_carries_the_conversation_and_every_offered_tool() -> None:
+    from runport.contracts import AdapterDescriptor, ExecutionReceipt, ExecutionRequest
+    from runport.ports import RuntimeAdapter
+
+    class Recording(RuntimeAdapter):
+        def __init__(self, inner: ScriptedRuntime) -> None:
+            self.inner = inner
+            self.requests: list[ExecutionRequest] = []
+
+        def descriptor(self) -> AdapterDescriptor:
+            return self.inner.descriptor()
+
+        def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
+            self.requests.append(request)
+            return self.inner.execute(request)
+
+    def extra(q: str) -> str:
+        """An extra tool the contract does not declare."""
+        return q
+
+    adapter = Recording(scripted(TOOL_TURN, ANSWER_TURN))
+    run(CONTRACT, adapter, inputs={"city": "Delft"}, tools=[WEATHER, extra])
+    first, second = adapter.requests
+    assert [t.name for t in first.interaction.tools or []] == ["get_weather", "extra"]
+    weather_spec = (first.interaction.tools or [])[0]
+    assert weather_spec.description == "Current temperature for a city."  # the contract's spec
+    assert [m.role for m in first.interaction.messages] == ["system", "user"]
+    assert [m.role for m in second.interaction.messages] == ["system", "user", "assistant", "tool"]
+    assert second.interaction.messages[3].tool_call_id == "c1"
+
+
+def test_stopping_on_a_turns_complete_keeps_that_receipt() -> None:
+    def on_event(event: StreamEvent) -> None:
+        if isinstance(event, Complete):
+            raise KeyboardInterruptLike
+
+    with pytest.raises(RunError) as raised:
+        run_stream(CONTRACT, scripted(ANSWER_TURN), inputs={"city": "Delft"}, on_event=on_event)
+    assert raised.value.code == "TQX_CALLER_STOPPED"
+    assert len(raised.value.partial.receipts) == 1
+    assert raised.value.partial.text == ANSWER
+
+
+KeyboardInterruptLike = LookupError("stop here")
+
+
+def test_a_port_error_raised_by_the_handler_is_a_caller_stop_even_inside_fallback() -> None:
+    from runport.ports import PortError
+
+    mine = PortError("TQX_RUNTIME_UNAVAILABLE", "raised by the handler")
+
+    def on_event(event: StreamEvent) -> None:
+        raise mine
+
+    second = scripted(ANSWER_TURN)
+    with pytest.raises(RunError) as raised:
+        run_stream(
+            CONTRACT,
+            Fallback([scripted(ANSWER_TURN), second]),
+            inputs={"city": "Delft"},
+            on_event=on_event,
+        )
+    assert raised.value.code == "TQX_CALLER_STOPPED"
+    assert raised.value.__cause__ is mine
+    assert second.stats().attempts == 0
+
+
+def test_a_streamed_fallback_whose_members_all_fail_shows_exactly_one_failed() -> None:
+    events: list[StreamEvent] = []
+    with pytest.raises(RunError) as raised:
+        run_stream(
+            CONTRACT,
+            Fallback([scripted(RESET), scripted(RATE_LIMITED)]),
+            inputs={"city": "Delft"},
+            on_event=events.append,
+        )
+    assert raised.value.code == "TQX_RUNTIME_RATE_LIMITED"
+    assert events == [Failed(code="TQX_RUNTIME_RATE_LIMITED", message="slow down")]

@@ -213,3 +213,30 @@ def test_fixture_output_reaches_the_request() -> None:
     adapter = FakeAdapter(ANSWER)
     execute_contract(CONTRACT, adapter, inputs=INPUTS, fixture_output={"k": 1})
     assert adapter.requests[0].fixture_output == {"k": 1}
+
+
+def test_a_port_error_raised_by_the_caller_is_not_a_runtime_failure() -> None:
+    mine = PortError(ErrorCode.RUNTIME_TIMEOUT, "raised by my handler")
+
+    def on_event(event: StreamEvent) -> None:
+        raise mine
+
+    with pytest.raises(PortError) as raised:
+        execute_contract(CONTRACT, FakeAdapter(ANSWER), inputs=INPUTS, on_event=on_event)
+    assert raised.value is mine
+
+
+def test_a_lone_surrogate_input_is_a_value_error_not_a_crash() -> None:
+    envelope = execute_contract(CONTRACT, FakeAdapter(ANSWER), inputs={"text": "\ud800"})
+    assert not envelope.ok
+    assert [d.code for d in envelope.diagnostics] == ["TQX_VALUE_SCHEMA"]
+
+
+def test_a_recursive_yaml_alias_is_a_parse_error(tmp_path: Path) -> None:
+    contract = tmp_path / "loop.yaml"
+    contract.write_text(
+        CONTRACT.read_text(encoding="utf-8") + "provenance: &p {self: *p}\n", encoding="utf-8"
+    )
+    envelope = execute_contract(contract, FakeAdapter(ANSWER), inputs=INPUTS)
+    assert [d.code for d in envelope.diagnostics] == ["TQX_PARSE_YAML"]
+    assert "recursive alias" in envelope.diagnostics[0].message

@@ -274,3 +274,42 @@ def test_scenarios_check_checks_the_inventory(tmp_path: Path) -> None:
     result = runport("scenarios", "check", root)
     assert result.returncode == 2
     assert "rate-limited: diagnostic_code expected TQX_RUNTIME_TIMEOUT" in result.stdout
+
+
+def test_scenarios_check_refuses_a_multi_turn_scenario_with_a_reason(tmp_path: Path) -> None:
+    root = _copy_corpus(tmp_path)
+    scenario = root / "scenarios" / "mock-v1" / "scenario.yaml"
+    text = scenario.read_text(encoding="utf-8")
+    turns = text[text.index("turns:") + len("turns:\n") :]
+    scenario.write_text(text + turns, encoding="utf-8")
+    result = runport("scenarios", "check", root)
+    assert result.returncode == 2
+    assert "the scenario has 2 turns" in result.stdout
+
+
+def test_scenarios_check_accepts_an_input_file_holding_the_inputs_directly(
+    tmp_path: Path,
+) -> None:
+    shutil.copy(QUICK / "contract.yaml", tmp_path / "contract.yaml")
+    (tmp_path / "bare.json").write_text('{"topic": "rivers"}', encoding="utf-8")
+    scenario = (QUICK / "scenario.yaml").read_text(encoding="utf-8")
+    (tmp_path / "scenario.yaml").write_text(
+        scenario.replace(
+            "id: cli-echo\n",
+            "id: cli-echo\ncontract: cli.echo\ninput: bare.json\nexpect: {status: success}\n",
+        ),
+        encoding="utf-8",
+    )
+    result = runport("scenarios", "check", tmp_path)
+    assert result.returncode == 0, result.stdout
+    assert "1 passed, 0 failed" in result.stdout
+
+
+def test_a_duplicate_key_in_a_json_input_file_is_refused(tmp_path: Path) -> None:
+    bad = tmp_path / "in.json"
+    bad.write_text('{"inputs": {"topic": "a", "topic": "b"}}', encoding="utf-8")
+    result = runport(
+        "run", QUICK / "contract.yaml", "--input", bad, "--scenario", QUICK / "scenario.yaml"
+    )
+    assert result.returncode == 1
+    assert "'topic' appears twice" in result.stderr

@@ -89,3 +89,39 @@ def test_a_run_error_exits_2_with_its_code_and_stage() -> None:
     assert result.returncode == 2
     assert result.stderr.startswith("runport: error: TQX_DATA_INVALID: scenario exhausted")
     assert result.stderr.rstrip().endswith("(stage model)")
+
+
+def test_a_broken_contract_lists_every_problem_in_tools_mode(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.yaml"
+    broken.write_text(
+        (RUNS / "contract.yaml").read_text(encoding="utf-8").replace("version: 1.0.0", "version: x")
+        + "surprise: true\n",
+        encoding="utf-8",
+    )
+    result = runport("--tools", "trip_tools:TOOLS", "--input", "input.json")
+    assert result.returncode == 0
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "runport.cli",
+            "run",
+            str(broken),
+            "--input",
+            "input.json",
+            "--scenario",
+            "scenario.yaml",
+            "--tools",
+            "trip_tools:TOOLS",
+        ],
+        cwd=RUNS,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 2
+    assert all(line.startswith("runport: error: TQX_CONTRACT_INVALID") for line in lines)
+    assert all(line.endswith("(stage compile)") for line in lines)

@@ -95,3 +95,17 @@ def test_retryable_codes_are_exactly_the_spec_table() -> None:
         ErrorCode.RUNTIME_UNAVAILABLE,
         ErrorCode.RUNTIME_STREAM_TRUNCATED,
     }
+
+
+_long_text = st.lists(
+    st.sampled_from(["a", "é", "€", "😀", '"', "\\", "\n", "\x00", "\x1f", "plain text "]),
+    min_size=1,
+    max_size=40,
+).map(lambda parts: "".join(parts) * (70_000 // len("".join(parts)) + 1))
+
+
+@settings(deadline=None, max_examples=25)
+@given(_long_text)
+def test_long_strings_fingerprint_as_their_whole_encoding(text: str) -> None:
+    assert len(text) > 1 << 16  # takes the sliced path
+    assert fingerprint(text) == hashlib.sha256(canonical_json(text)).hexdigest()

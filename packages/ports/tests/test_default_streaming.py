@@ -110,3 +110,9 @@ def test_port_error_carries_its_parts() -> None:
     assert error.retryable
     assert not PortError(ErrorCode.RUNTIME_PERMANENT, "no").retryable
     assert not PortError("TQX_SOMETHING_ELSE", "no").retryable
+
+
+@pytest.mark.parametrize("code", ["timeout", "TQX-TIMEOUT", "", "tqx_x"])
+def test_a_port_error_refuses_a_code_that_is_not_a_stable_code(code: str) -> None:
+    with pytest.raises(ValueError, match="TQX_SOME_CODE"):
+        PortError(code, "x")

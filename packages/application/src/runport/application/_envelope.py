@@ -124,6 +124,7 @@ def execute_contract(
         return _envelope([capability_diagnostic(missing, adapter)])
     request = ExecutionRequest(interaction=interaction, fixture_output=fixture_output)
     events: list[StreamEvent] | None = None
+    raised: list[BaseException] = []
     try:
         if on_event is None:
             receipt = adapter.execute(request)
@@ -133,9 +134,15 @@ def execute_contract(
 
             def sink(event: StreamEvent) -> None:
                 seen.append(event)
-                on_event(event)
+                try:
+                    on_event(event)
+                except BaseException as error:
+                    raised.append(error)
+                    raise
 
             receipt = adapter.execute_streaming(request, sink)
     except PortError as error:
+        if raised and error is raised[0]:
+            raise  # the caller's own exception, even a PortError, is not a runtime failure
         return _envelope([failure_diagnostic(error)], events=events)
     return _envelope(receipt_diagnostics(receipt, interaction.output_schema), receipt, events)

@@ -48,6 +48,8 @@ class Fallback(RuntimeAdapter):
             try:
                 return adapter.execute_streaming(request, member)
             except PortError as error:
+                if error is member.raised:
+                    raise  # the caller's sink raised it: not the member's failure
                 if position < last and error.retryable and not member.shown:
                     continue
                 sink(member.failed or Failed(code=error.code, message=error.message))
@@ -63,6 +65,7 @@ class _MemberSink:
         self.sink = sink
         self.shown = False
         self.failed: Failed | None = None
+        self.raised: BaseException | None = None
 
     def __call__(self, event: StreamEvent) -> None:
         if isinstance(event, Failed):
@@ -70,4 +73,8 @@ class _MemberSink:
             return
         if event.kind != "Complete":
             self.shown = True
-        self.sink(event)
+        try:
+            self.sink(event)
+        except BaseException as error:
+            self.raised = error
+            raise

@@ -5,7 +5,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jsonschema import Draft202012Validator
 from pydantic import JsonValue
 
 from runport.application._envelope import (
@@ -16,9 +15,10 @@ from runport.application._envelope import (
 )
 from runport.application._errors import RunError, RunPartial, Stage
 from runport.application._history import repair_history
-from runport.application._tools import Tool, ToolArgumentsError, as_tool, tool_result_text
+from runport.application._tools import Tool, as_tool, tool_result_text
 from runport.contracts import (
     CompiledInteraction,
+    Complete,
     Delta,
     ErrorCode,
     ExecutionReceipt,
@@ -30,7 +30,7 @@ from runport.contracts import (
     Usage,
     canonical_json,
 )
-from runport.core import ContractError, compile_contract, validate_output
+from runport.core import ContractError, compile_contract, schema_errors, validate_output
 from runport.ports import PortError, RuntimeAdapter
 
 ToolLike = Tool | Callable[..., Any]
@@ -91,9 +91,6 @@ class _Run:
         self.adapter = adapter
         self.tools = tools
         self.offered = offered
-        self.validators = {
-            name: Draft202012Validator(spec.parameters) for name, spec in offered.items()
-        }
         self.messages = _place_history(list(interaction.messages), history)
         self.warnings = warnings
         self.receipts: list[ExecutionReceipt] = []
@@ -161,11 +158,14 @@ class _Run:
 
     def streamed_turn(self, request: ExecutionRequest, on_event: EventHandler) -> ExecutionReceipt:
         text: list[str] = []
+        completed: list[ExecutionReceipt] = []
         stopped: list[BaseException] = []
 
         def sink(event: StreamEvent) -> None:
             if isinstance(event, Delta):
                 text.append(event.text)
+            elif isinstance(event, Complete):
+                completed.append(event.receipt)
             try:
                 on_event(event)
             except Exception as error:
@@ -174,16 +174,18 @@ class _Run:
 
         try:
             return self.adapter.execute_streaming(request, sink)
-        except PortError as error:
-            raise self.fail("model", error.code, error.message, "".join(text)) from error
         except Exception as error:
             if stopped and error is stopped[0]:
+                # The caller was handed this turn's receipt before it stopped: keep it.
+                self.receipts.extend(completed)
                 raise self.fail(
                     "model",
                     ErrorCode.CALLER_STOPPED,
                     f"the event handler raised {type(error).__name__}",
                     "".join(text),
                 ) from error
+            if isinstance(error, PortError):
+                raise self.fail("model", error.code, error.message, "".join(text)) from error
             raise
 
     def spend_correction(self, stage: Stage, why: str) -> None:
@@ -217,21 +219,20 @@ class _Run:
             return "no implementation is available for this tool"
         if not isinstance(call.arguments, dict):
             return "the arguments must be a JSON object"
-        errors = sorted(
-            self.validators[call.name].iter_errors(call.arguments), key=lambda e: list(e.path)
-        )
+        errors = schema_errors(self.offered[call.name].parameters, call.arguments)
+        if isinstance(errors, str):
+            return f"the tool's parameters schema is invalid: {errors}"
         if errors:
             return "invalid arguments: " + "; ".join(
-                f"{'/'.join(map(str, e.path)) or '(root)'}: {e.message}" for e in errors
+                f"{pointer or '(root)'}: {message}" for pointer, message in errors
             )
-        return None
+        refused = self.tools[call.name].check(call.arguments)
+        return None if refused is None else f"invalid arguments: {refused}"
 
     def call_tool(self, call: ToolCall) -> str:
         assert isinstance(call.arguments, dict)
         try:
             return tool_result_text(self.tools[call.name].call(call.arguments))
-        except ToolArgumentsError as error:
-            raise self.fail("tool", ErrorCode.TOOL_FAILED, f"{call.name}: {error}") from error
         except Exception as error:
             raise self.fail(
                 "tool", ErrorCode.TOOL_FAILED, f"tool {call.name!r} raised {type(error).__name__}"

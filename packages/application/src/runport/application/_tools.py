@@ -65,6 +65,18 @@ class Tool:
             name=self.name, description=self.description, parameters=dict(self.parameters)
         )
 
+    def check(self, arguments: Mapping[str, Any]) -> str | None:
+        """Why the function's own signature refuses ``arguments`` (``None`` when it accepts)."""
+        if self.arguments_model is None:
+            return None
+        try:
+            self.arguments_model.model_validate(dict(arguments))
+        except ValidationError as error:
+            return "; ".join(
+                f"{'/'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in error.errors()
+            )
+        return None
+
     def call(self, arguments: Mapping[str, Any]) -> Any:
         """Call the function with arguments already checked against the offered schema."""
         if self.arguments_model is None:

@@ -12,7 +12,7 @@ import yaml
 
 from runport.application import execute_contract
 from runport.cli._errors import CliError
-from runport.cli._files import read_data
+from runport.cli._files import read_data, read_request
 from runport.contracts import ErrorCode, OperationEnvelope
 from runport.core import (
     Contract,
@@ -74,7 +74,9 @@ def _discover(root: Path) -> _Found:
         if not isinstance(data, dict):
             continue
         version = data.get("api_version")
-        if version in CONTRACT_VERSIONS and "messages" in data:
+        if version in CONTRACT_VERSIONS and "package" not in data:
+            # templiqx package manifests (`templiqx.yaml`) share the api_version but list
+            # contracts instead of being one
             try:
                 contract = load_contract(path)
             except ContractError as error:
@@ -82,6 +84,7 @@ def _discover(root: Path) -> _Found:
                 continue
             if contract.id in found.contracts:
                 found.broken.append(Outcome(f"contract {rel}", [f"duplicate id {contract.id!r}"]))
+                continue
             found.contracts[contract.id] = contract
         elif version in SCENARIO_VERSIONS and isinstance(data.get("scenarios"), list):
             found.inventories.append((path, data))
@@ -98,16 +101,19 @@ def _check_scenario(root: Path, path: Path, contracts: dict[str, Contract]) -> O
     try:
         scenario = load_scenario(path)
         outcome.name = f"scenario {scenario.id} ({rel})"
+        if len(scenario.turns) != 1:
+            raise CliError(
+                ErrorCode.DATA_INVALID,
+                f"the scenario has {len(scenario.turns)} turns; scenarios check plays one model "
+                "turn against its contract (multi-turn scenarios are runs: use `runport run "
+                "--tools`)",
+            )
         contract = _contract_for(scenario, contracts)
         inputs: dict[str, Any] = {}
         context: dict[str, Any] | None = None
         fixture: Any = None
         if scenario.input is not None:
-            request = read_data(_inside(root, path.parent, scenario.input), what="input")
-            if not isinstance(request, dict):
-                raise CliError(ErrorCode.DATA_INVALID, f"input {scenario.input} is not a mapping")
-            inputs = request.get("inputs", {})
-            context = request.get("context")
+            inputs, context, fixture = read_request(_inside(root, path.parent, scenario.input))
         if scenario.expected_output is not None:
             fixture = read_data(
                 _inside(root, path.parent, scenario.expected_output), what="expected output"

@@ -20,7 +20,11 @@ def read_data(path: Path, *, what: str) -> Any:
     except (OSError, UnicodeDecodeError) as error:
         raise CliError(ErrorCode.DATA_INVALID, f"cannot read {what} file {path}: {error}") from None
     try:
-        return load_yaml(text) if path.suffix in {".yaml", ".yml"} else json.loads(text)
+        if path.suffix in {".yaml", ".yml"}:
+            return load_yaml(text)
+        return json.loads(text, object_pairs_hook=_refuse_duplicate_keys)
+    except _DuplicateKeyError as error:
+        raise CliError(ErrorCode.DATA_INVALID, f"{what} file {path}: {error}") from None
     except json.JSONDecodeError as error:
         raise CliError(
             ErrorCode.DATA_INVALID,
@@ -33,6 +37,21 @@ def read_data(path: Path, *, what: str) -> Any:
         raise CliError(
             ErrorCode.PARSE_YAML, f"{what} file {path} is not valid YAML{where}"
         ) from None
+
+
+class _DuplicateKeyError(ValueError):
+    pass
+
+
+def _refuse_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """JSON allows a repeated key and keeps the last; a request file that says two things about
+    one input is refused instead, as the YAML loader refuses it."""
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise _DuplicateKeyError(f"key {key!r} appears twice in one object")
+        result[key] = value
+    return result
 
 
 REQUEST_KEYS = frozenset({"inputs", "context", "fixture_output"})

@@ -5,12 +5,11 @@ import sys
 from typing import TextIO
 
 from runport.contracts import (
-    Complete,
     Delta,
     Diagnostic,
+    ExecutionReceipt,
     OperationEnvelope,
     StreamEvent,
-    ToolCallDelta,
 )
 
 
@@ -48,27 +47,28 @@ class PlainStream:
     def __init__(self, out: TextIO = sys.stdout) -> None:
         self.out = out
         self._ends_with_newline = True
-        self._calls: dict[int, list[str]] = {}
-        self._names: dict[int, tuple[str, str]] = {}
 
     def __call__(self, event: StreamEvent) -> None:
         if isinstance(event, Delta):
             self.out.write(event.text)
             self.out.flush()
             self._ends_with_newline = event.text.endswith("\n")
-        elif isinstance(event, ToolCallDelta):
-            self._names.setdefault(event.index, (event.name, event.call_id))
-            self._calls.setdefault(event.index, []).append(event.arguments_fragment)
 
     def finish(self, envelope: OperationEnvelope) -> None:
         if not self._ends_with_newline:
             self.out.write("\n")
-        for index in sorted(self._calls):
-            name, call_id = self._names[index]
-            arguments = "".join(self._calls[index])
-            self.out.write(f"tool call {index}: {name} ({call_id}) {arguments}\n")
-        events = envelope.stream_events or []
-        if events and isinstance(events[-1], Complete):
-            self.out.write(json.dumps(events[-1].receipt.model_dump(mode="json"), indent=2))
+        receipt = envelope.result
+        if receipt is not None and envelope.stream_events:
+            write_tool_calls(self.out, receipt)
+            self.out.write(
+                json.dumps(receipt.model_dump(mode="json"), indent=2, ensure_ascii=False)
+            )
             self.out.write("\n")
         self.out.flush()
+
+
+def write_tool_calls(out: TextIO, receipt: ExecutionReceipt) -> None:
+    """One line per tool call of a finished turn, as assembled in its receipt."""
+    for index, call in enumerate(receipt.tool_calls or []):
+        arguments = json.dumps(call.arguments, ensure_ascii=False)
+        out.write(f"tool call {index}: {call.name} ({call.call_id}) {arguments}\n")

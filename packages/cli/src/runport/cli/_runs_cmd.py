@@ -11,7 +11,7 @@ from typing import Any, TextIO
 
 from runport.application import RunError, RunResult, Tool, run, run_stream
 from runport.cli._errors import NOT_OK, CliError
-from runport.cli._output import JsonLines
+from runport.cli._output import JsonLines, diagnostic_line, write_tool_calls
 from runport.contracts import Complete, Delta, ErrorCode, Failed, StreamEvent
 from runport.ports import RuntimeAdapter
 
@@ -61,9 +61,7 @@ class TurnStream:
                 self.out.write("\n")
                 self._ends_with_newline = True
             if isinstance(event, Complete):
-                for index, call in enumerate(event.receipt.tool_calls or []):
-                    arguments = json.dumps(call.arguments, ensure_ascii=False)
-                    self.out.write(f"tool call {index}: {call.name} ({call.call_id}) {arguments}\n")
+                write_tool_calls(self.out, event.receipt)
         self.out.flush()
 
 
@@ -98,7 +96,15 @@ def run_command(
         else:
             result = run(contract, adapter, inputs=inputs, context=context, tools=tools)
     except RunError as error:
-        sys.stderr.write(f"runport: error: {error.code}: {error.message} (stage {error.stage})\n")
+        if error.diagnostics:
+            for diagnostic in error.diagnostics:
+                sys.stderr.write(
+                    f"runport: error: {diagnostic_line(diagnostic)} (stage {error.stage})\n"
+                )
+        else:
+            sys.stderr.write(
+                f"runport: error: {error.code}: {error.message} (stage {error.stage})\n"
+            )
         return NOT_OK
     if not json_lines:
         document = _result_json(result)

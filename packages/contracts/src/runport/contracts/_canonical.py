@@ -31,6 +31,25 @@ def canonical_json(value: object) -> bytes:
     ).encode("utf-8")
 
 
+_SLICE = 1 << 16
+_ESCAPED = bytes(range(0x20)) + b'"\\'
+
+
 def fingerprint(value: object) -> str:
-    """Lower-case hex SHA-256 of ``canonical_json(value)``."""
-    return hashlib.sha256(canonical_json(value)).hexdigest()
+    """Lower-case hex SHA-256 of ``canonical_json(value)``.
+
+    A long string (a whole text output) is hashed a slice at a time rather than encoded into one
+    more full copy, so fingerprinting an 8 MB answer keeps memory flat. Slicing by characters is
+    exact: JSON escapes characters one at a time, so the slices' encodings concatenate to the
+    whole encoding.
+    """
+    if type(value) is not str or len(value) <= _SLICE:
+        return hashlib.sha256(canonical_json(value)).hexdigest()
+    digest = hashlib.sha256(b'"')
+    for start in range(0, len(value), _SLICE):
+        piece = value[start : start + _SLICE].encode("utf-8")
+        if len(piece.translate(None, _ESCAPED)) != len(piece):
+            piece = canonical_json(value[start : start + _SLICE])[1:-1]
+        digest.update(piece)
+    digest.update(b'"')
+    return digest.hexdigest()

@@ -327,15 +327,30 @@ def _locate(loc: tuple[int | str, ...], detail: Any, data: object) -> tuple[str,
 
 def is_json(value: object) -> bool:
     """Whether ``value`` is plain JSON data: what templates, schemas and fingerprints expect."""
-    if value is None or isinstance(value, bool | str | int):
+    if isinstance(value, str):
+        return _encodable(value)
+    if value is None or isinstance(value, bool | int):
         return True
     if isinstance(value, float):
         return math.isfinite(value)
     if isinstance(value, list):
         return all(is_json(item) for item in value)
     if isinstance(value, dict):
-        return all(isinstance(key, str) and is_json(item) for key, item in value.items())
+        return all(
+            isinstance(key, str) and _encodable(key) and is_json(item)
+            for key, item in value.items()
+        )
     return False
+
+
+def _encodable(text: str) -> bool:
+    """A lone surrogate is a Python string but not Unicode text: it cannot be UTF-8 encoded,
+    so it could never be fingerprinted or sent."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _schema_checkable(value: object) -> TypeGuard[dict[str, Any]]:

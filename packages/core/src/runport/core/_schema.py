@@ -8,7 +8,7 @@ from typing import Any
 from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import SchemaError
 
-from runport.contracts import Diagnostic, ErrorCode
+from runport.contracts import Diagnostic, ErrorCode, canonical_json
 
 # RFC 3339 §5.6. jsonschema checks `date-time` only when rfc3339-validator is installed; we
 # assert both formats ourselves so validity never depends on an optional package.
@@ -71,28 +71,51 @@ def schema_problems(schema: Mapping[str, Any]) -> list[str]:
     return []
 
 
+_VALIDATORS: dict[bytes, Draft202012Validator | str] = {}
+_CACHE_LIMIT = 256
+
+
+def _validator(schema: Mapping[str, Any]) -> Draft202012Validator | str:
+    """A validator for ``schema``, or why the schema is invalid — built once per schema.
+
+    Checking a schema against the meta-schema and building its validator costs far more than
+    validating a value, and a run validates against the same few schemas again and again.
+    """
+    key = canonical_json(schema)
+    found = _VALIDATORS.get(key)
+    if found is None:
+        problems = schema_problems(schema)
+        found = (
+            problems[0] if problems else Draft202012Validator(schema, format_checker=FORMAT_CHECKER)
+        )
+        if len(_VALIDATORS) >= _CACHE_LIMIT:
+            _VALIDATORS.pop(next(iter(_VALIDATORS)))
+        _VALIDATORS[key] = found
+    return found
+
+
+def schema_errors(schema: Mapping[str, Any], value: Any) -> list[tuple[str, str]] | str:
+    """``(json_pointer, message)`` for every way ``value`` fails ``schema``, sorted; or, when the
+    schema itself is invalid, why (a string)."""
+    validator = _validator(schema)
+    if isinstance(validator, str):
+        return validator
+    return sorted(
+        (json_pointer(error.absolute_path), error.message) for error in validator.iter_errors(value)
+    )
+
+
 def validate_output(schema: Mapping[str, Any], value: Any) -> list[Diagnostic]:
     """Every way ``value`` fails ``schema`` (Draft 2020-12, ``date``/``date-time`` asserted).
 
     Empty when the value is valid. An invalid schema gives one ``TQX_OUTPUT_SCHEMA_INVALID``.
     """
-    problems = schema_problems(schema)
-    if problems:
-        return [
-            Diagnostic(code=ErrorCode.OUTPUT_SCHEMA_INVALID, message=problems[0], json_pointer="")
-        ]
-    validator = Draft202012Validator(schema, format_checker=FORMAT_CHECKER)
-    errors = sorted(
-        validator.iter_errors(value),
-        key=lambda e: (json_pointer(e.absolute_path), e.message),
-    )
+    errors = schema_errors(schema, value)
+    if isinstance(errors, str):
+        return [Diagnostic(code=ErrorCode.OUTPUT_SCHEMA_INVALID, message=errors, json_pointer="")]
     return [
-        Diagnostic(
-            code=ErrorCode.OUTPUT_SCHEMA,
-            message=error.message,
-            json_pointer=json_pointer(error.absolute_path),
-        )
-        for error in errors
+        Diagnostic(code=ErrorCode.OUTPUT_SCHEMA, message=message, json_pointer=pointer)
+        for pointer, message in errors
     ]
 
 

@@ -41,5 +41,25 @@ JsonModelLoader.yaml_implicit_resolvers = {
 
 
 def load_yaml(text: str) -> Any:
-    """Parse YAML (or JSON, which YAML reads too) into plain JSON-model values."""
-    return yaml.load(text, Loader=JsonModelLoader)
+    """Parse YAML (or JSON, which YAML reads too) into plain JSON-model values.
+
+    A recursive alias (``x: &a [*a]``) makes a value that contains itself, which JSON cannot
+    hold and which every later walk would recurse into forever; it is refused here as a YAML
+    error.
+    """
+    value = yaml.load(text, Loader=JsonModelLoader)
+    _refuse_cycles(value)
+    return value
+
+
+def _refuse_cycles(value: Any) -> None:
+    stack: list[tuple[Any, frozenset[int]]] = [(value, frozenset())]
+    while stack:
+        item, ancestors = stack.pop()
+        if not isinstance(item, dict | list):
+            continue
+        if id(item) in ancestors:
+            raise yaml.YAMLError("a recursive alias makes the document contain itself")
+        inner = ancestors | {id(item)}
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((child, inner) for child in children)

@@ -23,7 +23,6 @@ from runport.contracts import (
     ExecutionRequest,
     Failed,
     StreamEvent,
-    ToolCall,
     ToolCallDelta,
     Usage,
 )
@@ -34,11 +33,11 @@ from runport.core import (
     FinishEvent,
     Scenario,
     ScenarioTurn,
+    StreamAssembler,
     ToolCallDeltaEvent,
     UsageEvent,
     build_receipt,
     load_scenario,
-    parse_json_text,
 )
 from runport.ports import PortError, RuntimeAdapter, Sink
 
@@ -86,15 +85,6 @@ def _fail(emit: Emit, code: str, message: str, *, retry_after_ms: int | None = N
     """Law 5: the ``Failed`` event and the raised ``PortError`` carry the same code."""
     emit(Failed(code=code, message=message))
     raise PortError(code, message, retry_after_ms=retry_after_ms)
-
-
-class _Call:
-    """One tool call being assembled: its identity and its fragments so far."""
-
-    def __init__(self, call_id: str, name: str) -> None:
-        self.call_id = call_id
-        self.name = name
-        self.fragments: list[str] = []
 
 
 class ScriptedRuntime(RuntimeAdapter):
@@ -185,8 +175,7 @@ class ScriptedRuntime(RuntimeAdapter):
     ) -> ExecutionReceipt:
         elapsed = 0
         played = 0
-        texts: list[str] = []
-        calls: dict[int, _Call] = {}
+        assembled = StreamAssembler()
         usage: Usage | None = None
 
         def bounded(piece: str) -> None:
@@ -204,20 +193,19 @@ class ScriptedRuntime(RuntimeAdapter):
             for event in turn.events:
                 if isinstance(event, DeltaEvent):
                     bounded(event.text)
-                    emit(Delta(text=event.text))
-                    texts.append(event.text)
+                    delta = Delta(text=event.text)
+                    emit(delta)
+                    assembled.feed(delta)
                 elif isinstance(event, ToolCallDeltaEvent):
                     bounded(event.arguments_fragment)
-                    emit(
-                        ToolCallDelta(
-                            index=event.index,
-                            call_id=event.call_id,
-                            name=event.name,
-                            arguments_fragment=event.arguments_fragment,
-                        )
+                    fragment = ToolCallDelta(
+                        index=event.index,
+                        call_id=event.call_id,
+                        name=event.name,
+                        arguments_fragment=event.arguments_fragment,
                     )
-                    call = calls.setdefault(event.index, _Call(event.call_id, event.name))
-                    call.fragments.append(event.arguments_fragment)
+                    emit(fragment)
+                    assembled.feed(fragment)
                 elif isinstance(event, DelayEvent):
                     elapsed += event.ms
                 elif isinstance(event, UsageEvent):
@@ -226,7 +214,7 @@ class ScriptedRuntime(RuntimeAdapter):
                     )
                     usage = played_usage if usage is None else usage + played_usage
                 elif isinstance(event, FinishEvent):
-                    receipt = self._receipt(turn, event, request, texts, calls, usage)
+                    receipt = self._receipt(turn, event, request, assembled, usage)
                     emit(Complete(receipt=receipt))
                     return receipt
                 else:
@@ -243,19 +231,11 @@ class ScriptedRuntime(RuntimeAdapter):
         turn: ScenarioTurn,
         finish: FinishEvent,
         request: ExecutionRequest,
-        texts: list[str],
-        calls: dict[int, _Call],
+        assembled: StreamAssembler,
         usage: Usage | None,
     ) -> ExecutionReceipt:
-        text = "".join(texts) or None
-        tool_calls = [
-            ToolCall(
-                call_id=call.call_id,
-                name=call.name,
-                arguments=parse_json_text("".join(call.fragments))[1],
-            )
-            for _, call in sorted(calls.items())
-        ]
+        text = assembled.text
+        tool_calls = assembled.tool_calls
         explicit: dict[str, Any] = {}
         if finish.has_output:
             explicit["output"] = finish.output

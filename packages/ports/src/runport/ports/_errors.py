@@ -1,6 +1,10 @@
 from __future__ import annotations
 
+import re
+
 from runport.contracts import ErrorCode
+
+_CODE = re.compile(r"^[A-Z][A-Z0-9_]*$")
 
 
 class PortError(Exception):
@@ -19,6 +23,10 @@ class PortError(Exception):
         retry_after_ms: int | None = None,
         detail: str | None = None,
     ) -> None:
+        if not _CODE.match(str(code)):
+            # Checked here, at the raise site, so a bad code is the adapter author's error and
+            # not a crash later when the code is projected into a Failed event or a Diagnostic.
+            raise ValueError(f"PortError code must look like TQX_SOME_CODE, not {str(code)!r}")
         super().__init__(f"{code}: {message}")
         self.code = str(code)
         self.message = message
