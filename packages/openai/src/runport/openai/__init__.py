@@ -1,3 +1,17 @@
-"""runport.openai."""
+"""An OpenAI-compatible chat-completions runtime adapter, streamed over SSE (SPEC §8)."""
 
-__all__: list[str] = []
+from runport.openai._adapter import (
+    DEFAULT_MAX_RESPONSE_BYTES,
+    DEFAULT_TIMEOUT,
+    OpenAIChatAdapter,
+    create_adapter,
+)
+from runport.openai._mapping import ResponseFormatMode
+
+__all__ = [
+    "DEFAULT_MAX_RESPONSE_BYTES",
+    "DEFAULT_TIMEOUT",
+    "OpenAIChatAdapter",
+    "ResponseFormatMode",
+    "create_adapter",
+]

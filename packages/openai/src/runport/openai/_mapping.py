@@ -1,0 +1,384 @@
+"""Between runport's wire types and the chat-completions JSON: the request body one way, the
+turn's text, tool calls, finish reason and usage the other.
+
+Both directions are plain functions over dicts so the streamed and the non-streamed paths
+share them: a JSON completion is fed through the same ``TurnAssembler`` as the chunks of a
+stream, which is what makes ``execute`` and ``execute_streaming`` agree (SPEC §4 law 2).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any, Literal
+
+from runport.contracts import (
+    AdapterDescriptor,
+    CompiledInteraction,
+    Delta,
+    ExecutionReceipt,
+    ExecutionRequest,
+    Message,
+    StreamEvent,
+    ToolCall,
+    ToolCallDelta,
+    ToolSpec,
+    Usage,
+)
+from runport.core import build_receipt, is_text_schema, parse_json_text
+from runport.openai._errors import UpstreamFailure, error_frame, invalid
+
+ResponseFormatMode = Literal["json_schema", "json_object", "none"]
+"""How a structured contract asks for JSON: OpenAI's strict ``json_schema`` (the default),
+``json_object`` with the schema beside it (llama.cpp, and servers that refuse ``json_schema``),
+or nothing (the schema is then only checked on the receipt)."""
+
+RESPONSE_FORMAT_MODES: tuple[ResponseFormatMode, ...] = ("json_schema", "json_object", "none")
+
+
+def as_response_format_mode(value: str) -> ResponseFormatMode:
+    for mode in RESPONSE_FORMAT_MODES:
+        if value == mode:
+            return mode
+    raise ValueError(
+        f"the response format mode must be one of {', '.join(RESPONSE_FORMAT_MODES)}, not {value!r}"
+    )
+
+
+PASS_THROUGH = ("temperature", "top_p", "max_tokens", "seed", "stop", "tool_choice")
+"""``runtime_policy`` keys sent as the API names them; the others are runport's own."""
+
+_SCHEMA_NAME = re.compile(r"[^A-Za-z0-9_-]")
+
+Emit = Callable[[StreamEvent], None]
+
+
+def request_body(
+    interaction: CompiledInteraction,
+    *,
+    model: str,
+    stream: bool,
+    response_format_mode: ResponseFormatMode,
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": [_message(message) for message in interaction.messages],
+    }
+    if interaction.tools:
+        body["tools"] = [_tool(tool) for tool in interaction.tools]
+    response_format = _response_format(interaction, response_format_mode)
+    if response_format is not None:
+        body["response_format"] = response_format
+    policy = interaction.runtime_policy
+    for key in PASS_THROUGH:
+        if key in policy:
+            body[key] = policy[key]
+    if stream:
+        body["stream"] = True
+        body["stream_options"] = {"include_usage": True}
+    return body
+
+
+def _message(message: Message) -> dict[str, Any]:
+    wire: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.tool_calls:
+        # Content stays a string ("" when the turn had none): llama.cpp answers HTTP 500 to
+        # `content: null` beside tool calls, and OpenAI accepts "".
+        wire["tool_calls"] = [
+            {
+                "id": call.call_id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": _arguments_text(call.arguments)},
+            }
+            for call in message.tool_calls
+        ]
+    if message.tool_call_id is not None:
+        wire["tool_call_id"] = message.tool_call_id
+    return wire
+
+
+def _arguments_text(arguments: Any) -> str:
+    """Arguments go back as the JSON text the API carries them in.
+
+    A string is the model's own text that did not parse (SPEC §3 keeps it as a JSON string), so
+    it is sent back verbatim: the model sees what it wrote.
+    """
+    if isinstance(arguments, str):
+        return arguments
+    return json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
+
+
+def _tool(tool: ToolSpec) -> dict[str, Any]:
+    function: dict[str, Any] = {"name": tool.name}
+    if tool.description:
+        function["description"] = tool.description
+    function["parameters"] = tool.parameters
+    return {"type": "function", "function": function}
+
+
+def _response_format(
+    interaction: CompiledInteraction, mode: ResponseFormatMode
+) -> dict[str, Any] | None:
+    schema = interaction.output_schema
+    if mode == "none" or is_text_schema(schema):
+        return None
+    if mode == "json_object":
+        return {"type": "json_object", "schema": schema}
+    name = _SCHEMA_NAME.sub("_", interaction.contract_id)[:64] or "output"
+    return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}}
+
+
+class _Pieces:
+    """Text that arrives in many pieces, held compactly.
+
+    Every ``_BLOCK`` pieces are joined into one block, so a turn of tiny deltas costs about its
+    own size in memory rather than a string header (~50 bytes) per piece, and the final join
+    copies each character once.
+    """
+
+    __slots__ = ("_blocks", "_pending")
+
+    _BLOCK = 256
+
+    def __init__(self) -> None:
+        self._blocks: list[str] = []
+        self._pending: list[str] = []
+
+    def add(self, piece: str) -> None:
+        pending = self._pending
+        pending.append(piece)
+        if len(pending) == self._BLOCK:
+            self._blocks.append("".join(pending))
+            pending.clear()
+
+    def held(self) -> str:
+        """What has arrived so far (for a call announced after its first arguments)."""
+        return "".join(self._blocks) + "".join(self._pending)
+
+    def take(self) -> str:
+        """Everything, joined; the pieces are dropped, so the text is not held twice."""
+        blocks = self._blocks
+        blocks.append("".join(self._pending))
+        self._blocks = []
+        self._pending = []
+        text = "".join(blocks)
+        blocks.clear()
+        return text
+
+
+class _Call:
+    """One tool call being assembled.
+
+    A call is announced (its first ``ToolCallDelta``) as soon as its name is known; argument
+    text that came before the name is held and sent with the announcement.
+    """
+
+    __slots__ = ("call_id", "fragments", "index", "name", "upstream_id")
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self.name: str | None = None
+        self.upstream_id: str | None = None
+        self.call_id = f"call_{index}"
+        self.fragments = _Pieces()
+
+
+class TurnAssembler:
+    """Assembles one turn from chat-completion chunks (or one whole completion), emitting each
+    progress event as the piece that completes it is fed.
+
+    Upstream quirks it accepts: a role-only first chunk, chunks with empty or absent
+    ``choices`` (usage, content-filter results), tool-call ``id``/``name`` on the first fragment
+    only or repeated on every one, calls interleaved by ``index`` in any order, a ``refusal``
+    in place of content (kept as the turn's text: nothing the model said is lost). What it
+    refuses (``INVALID_RESPONSE``): a call whose name or id changes, an index that is not a
+    non-negative integer, fields of the wrong JSON type.
+    """
+
+    __slots__ = ("_calls", "_emit", "_text", "finish_reason", "usage")
+
+    def __init__(self, emit: Emit) -> None:
+        self._emit = emit
+        self._text = _Pieces()
+        self._calls: dict[int, _Call] = {}
+        self.finish_reason: str | None = None
+        self.usage: Usage | None = None
+
+    def feed_chunk(self, chunk: Any) -> None:
+        """One ``chat.completion.chunk`` (already JSON-decoded)."""
+        if type(chunk) is not dict:
+            raise invalid("a stream frame is not a JSON object")
+        if chunk.get("error") is not None:
+            raise UpstreamFailure(error_frame(chunk["error"]))
+        choices = chunk.get("choices")
+        if choices:
+            if type(choices) is not list:
+                raise invalid("a stream frame's choices is not a list")
+            for choice in choices:
+                if type(choice) is not dict:
+                    raise invalid("a stream frame's choice is not an object")
+                if choice.get("index", 0) != 0:
+                    continue  # this adapter never asks for n > 1
+                delta = choice.get("delta")
+                if delta:
+                    if type(delta) is not dict:
+                        raise invalid("a stream frame's delta is not an object")
+                    self._feed_message(delta)
+                finish = choice.get("finish_reason")
+                if finish is not None:
+                    self._finish(finish)
+        usage = chunk.get("usage")
+        if usage is not None:
+            self._usage(usage)
+
+    def feed_completion(self, completion: Any) -> None:
+        """A whole ``chat.completion`` (the non-streamed answer), fed as one big chunk."""
+        if type(completion) is not dict:
+            raise invalid("the response is not a JSON object")
+        if completion.get("error") is not None:
+            raise UpstreamFailure(error_frame(completion["error"]))
+        choices = completion.get("choices")
+        if type(choices) is not list or not choices:
+            raise invalid("the response has no choices")
+        choice = next(
+            (c for c in choices if type(c) is dict and c.get("index", 0) == 0), choices[0]
+        )
+        if type(choice) is not dict:
+            raise invalid("the response's choice is not an object")
+        message = choice.get("message")
+        if message is not None:
+            if type(message) is not dict:
+                raise invalid("the response's message is not an object")
+            calls = message.get("tool_calls")
+            if calls:
+                if type(calls) is not list:
+                    raise invalid("the response's tool_calls is not a list")
+                # A whole completion lists its calls in order without an index: the position is.
+                message = {
+                    **message,
+                    "tool_calls": [
+                        {**call, "index": position} if type(call) is dict else call
+                        for position, call in enumerate(calls)
+                    ],
+                }
+            self._feed_message(message)
+        finish = choice.get("finish_reason")
+        if finish is not None:
+            self._finish(finish)
+        usage = completion.get("usage")
+        if usage is not None:
+            self._usage(usage)
+
+    def _feed_message(self, delta: dict[str, Any]) -> None:
+        content = delta.get("content")
+        if content:
+            if type(content) is not str:
+                raise invalid("a content field is not a string")
+            self._emit(Delta(text=content))
+            self._text.add(content)
+        refusal = delta.get("refusal")
+        if refusal:
+            if type(refusal) is not str:
+                raise invalid("a refusal field is not a string")
+            self._emit(Delta(text=refusal))
+            self._text.add(refusal)
+        calls = delta.get("tool_calls")
+        if calls:
+            if type(calls) is not list:
+                raise invalid("a tool_calls field is not a list")
+            for fragment in calls:
+                self._feed_call(fragment)
+
+    def _feed_call(self, fragment: Any) -> None:
+        if type(fragment) is not dict:
+            raise invalid("a tool-call fragment is not an object")
+        index = fragment.get("index")
+        if type(index) is not int or index < 0:
+            raise invalid("a tool-call fragment has no valid index")
+        function = fragment.get("function") or {}
+        if type(function) is not dict:
+            raise invalid(f"tool call {index}: function is not an object")
+        name = _optional_text(function.get("name"), index, "name")
+        upstream_id = _optional_text(fragment.get("id"), index, "id")
+        arguments = _optional_text(function.get("arguments"), index, "arguments")
+        call = self._calls.get(index)
+        if call is None:
+            call = self._calls[index] = _Call(index)
+        if call.name is None:
+            if upstream_id:
+                call.upstream_id = call.call_id = upstream_id
+            if arguments:
+                call.fragments.add(arguments)
+            if name:
+                call.name = name
+                self._emit(
+                    ToolCallDelta(
+                        index=index,
+                        call_id=call.call_id,
+                        name=name,
+                        arguments_fragment=call.fragments.held(),
+                    )
+                )
+            return
+        if name and name != call.name:
+            raise invalid(f"tool call {index} changed its name mid-stream")
+        # An id first seen after the call was announced is ignored: the announced call_id
+        # stands, since a call's identity never changes once a caller has seen it.
+        if call.upstream_id is not None and upstream_id and upstream_id != call.upstream_id:
+            raise invalid(f"tool call {index} changed its id mid-stream")
+        if arguments:
+            self._emit(
+                ToolCallDelta(
+                    index=index, call_id=call.call_id, name=call.name, arguments_fragment=arguments
+                )
+            )
+            call.fragments.add(arguments)
+
+    def _finish(self, finish: Any) -> None:
+        if type(finish) is not str:
+            raise invalid("a finish_reason is not a string")
+        self.finish_reason = finish
+
+    def _usage(self, usage: Any) -> None:
+        if type(usage) is not dict:
+            raise invalid("usage is not an object")
+        counts = usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0
+        for count in counts:
+            if type(count) is not int or count < 0:
+                raise invalid("usage does not hold token counts")
+        self.usage = Usage(input_tokens=counts[0], output_tokens=counts[1])
+
+    def receipt(self, request: ExecutionRequest, adapter: AdapterDescriptor) -> ExecutionReceipt:
+        """The turn's receipt. The joined text replaces the fragments, so the turn's text is
+        held once, not twice, while the receipt is built."""
+        text = self._text.take()
+        calls: list[ToolCall] = []
+        for index, call in sorted(self._calls.items()):
+            if call.name is None:
+                raise invalid(f"tool call {index} never got a name")
+            arguments = call.fragments.take()
+            calls.append(
+                ToolCall(
+                    call_id=call.call_id, name=call.name, arguments=parse_json_text(arguments)[1]
+                )
+            )
+        try:
+            return build_receipt(
+                request,
+                adapter=adapter,
+                text=text,
+                tool_calls=calls,
+                finish_reason=self.finish_reason,
+                usage=self.usage,
+            )
+        except UnicodeEncodeError:
+            # Lone surrogates (a "\ud83d" escape without its pair) are not UTF-8, so the
+            # output cannot be fingerprinted.
+            raise invalid("the response's text is not valid Unicode") from None
+
+
+def _optional_text(value: Any, index: int, field: str) -> str | None:
+    if value is None or type(value) is str:
+        return value
+    raise invalid(f"tool call {index}: {field} is not a string")

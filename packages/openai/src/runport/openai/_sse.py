@@ -1,0 +1,126 @@
+"""A server-sent events decoder that works on bytes, as they come off the network.
+
+Written here rather than taken from ``httpx-sse`` because the streaming hot path is this
+loop: decoding each read to ``str`` and splitting it line by line in Python cost more per
+event than the JSON decoding that follows (measured in ``benchmarks/streaming_overhead.py``;
+the choice is recorded in ADR 0006). Working on bytes is also what makes UTF-8 split across
+reads a non-issue: lines are cut at ``\\n``, which never occurs inside a multi-byte sequence,
+and each payload is handed to the JSON decoder whole.
+
+It follows the WHATWG event-stream rules the OpenAI-compatible servers rely on: lines end in
+LF, CRLF or CR; a line starting with ``:`` is a comment (keep-alive); ``data:`` with or without
+one space; several ``data`` lines in one event are joined with ``\\n``; a blank line dispatches;
+an event whose blank line never came (the stream ended first) is dropped; a leading BOM is
+ignored. ``id`` and ``retry`` are accepted and ignored: a chat completion is never resumed.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = ["SSEDecoder", "ServerSentEvent"]
+
+_BOM: Final = b"\xef\xbb\xbf"
+
+ServerSentEvent = tuple[str, bytes]
+"""``(event type, data)``. The type is ``"message"`` unless an ``event:`` field named another."""
+
+
+class SSEDecoder:
+    """Feed it the body's reads in order, then call ``end``; each call returns the events
+    those bytes completed.
+
+    Returning a list per read (not a generator per event) keeps the per-event cost to a list
+    append; every returned event was complete when its read arrived, so nothing waits.
+    """
+
+    __slots__ = ("_cr", "_data", "_event", "_held", "_started")
+
+    def __init__(self) -> None:
+        self._held: list[bytes] = []  # the start of a line whose end has not arrived
+        self._data: list[bytes] = []
+        self._event: str | None = None
+        self._started = False
+        self._cr = False
+
+    def feed(self, chunk: bytes) -> list[ServerSentEvent]:
+        if not self._started:
+            chunk = b"".join((*self._held, chunk))
+            self._held.clear()
+            if len(chunk) < len(_BOM) and _BOM.startswith(chunk):
+                # Too short to tell whether a BOM begins here: wait for more.
+                if chunk:
+                    self._held.append(chunk)
+                return []
+            self._started = True
+            if chunk.startswith(_BOM):
+                chunk = chunk[len(_BOM) :]
+        if self._cr or b"\r" in chunk:
+            self._cr = True
+            return self._feed_with_cr(chunk)
+        if b"\n" not in chunk:
+            if chunk:
+                self._held.append(chunk)
+            return []
+        if self._held:
+            self._held.append(chunk)
+            chunk = b"".join(self._held)
+            self._held.clear()
+        lines = chunk.split(b"\n")
+        tail = lines.pop()
+        if tail:
+            self._held.append(tail)
+        return self._lines(lines)
+
+    def _feed_with_cr(self, chunk: bytes) -> list[ServerSentEvent]:
+        """The path for bodies that end lines in CR or CRLF, taken once a CR has been seen."""
+        if self._held:
+            self._held.append(chunk)
+            chunk = b"".join(self._held)
+            self._held.clear()
+        if chunk.endswith(b"\r"):
+            # Its LF may be in the next read: decide then whether this is CRLF or CR alone.
+            self._held.append(b"\r")
+            chunk = chunk[:-1]
+        lines = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+        tail = lines.pop()
+        if tail:
+            self._held.insert(0, tail)
+        return self._lines(lines)
+
+    def end(self) -> list[ServerSentEvent]:
+        """The body ended. A CR held back to see whether an LF followed did end its line
+        after all; an unterminated line, and an event whose blank line never came, are
+        dropped."""
+        held = b"".join(self._held)
+        self._held.clear()
+        if not held.endswith(b"\r"):
+            return []
+        return self._lines(held[:-1].replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n"))
+
+    def _lines(self, lines: list[bytes]) -> list[ServerSentEvent]:
+        events: list[ServerSentEvent] = []
+        data = self._data
+        for line in lines:
+            if not line:
+                if data:
+                    payload = data[0] if len(data) == 1 else b"\n".join(data)
+                    events.append((self._event or "message", payload))
+                    data.clear()
+                self._event = None
+            elif line.startswith(b"data:"):
+                data.append(line[6:] if line.startswith(b"data: ") else line[5:])
+            else:
+                self._field(line)
+        return events
+
+    def _field(self, line: bytes) -> None:
+        if line.startswith(b":"):
+            return
+        name, colon, value = line.partition(b":")
+        if colon and value.startswith(b" "):
+            value = value[1:]
+        if name == b"data":  # "data" alone on its line: an empty data line
+            self._data.append(value)
+        elif name == b"event":
+            self._event = value.decode("utf-8", "replace") or None

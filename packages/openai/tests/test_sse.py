@@ -1,0 +1,100 @@
+"""The event-stream decoder on its own: the WHATWG rules, and any split of the bytes."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from runport.openai._sse import ServerSentEvent, SSEDecoder
+
+
+def decode(*reads: bytes) -> list[ServerSentEvent]:
+    decoder = SSEDecoder()
+    return [event for read in reads for event in decoder.feed(read)] + decoder.end()
+
+
+def test_one_event_per_blank_line() -> None:
+    assert decode(b"data: a\n\ndata:b\n\n") == [("message", b"a"), ("message", b"b")]
+
+
+def test_only_one_space_is_dropped() -> None:
+    assert decode(b"data:  two\n\n") == [("message", b" two")]
+
+
+def test_multi_line_data_is_joined_with_newlines() -> None:
+    assert decode(b"data: a\ndata\ndata: c\n\n") == [("message", b"a\n\nc")]
+
+
+def test_comments_ids_retries_and_unknown_fields_are_ignored() -> None:
+    body = b": ping\nid: 1\nretry: 10\nfoo: bar\ndata: x\n\n:\n\n"
+    assert decode(body) == [("message", b"x")]
+
+
+def test_event_type_applies_to_its_own_event_only() -> None:
+    body = b"event: error\ndata: e\n\ndata: m\n\nevent: ping\n\n"
+    assert decode(body) == [("error", b"e"), ("message", b"m")]
+
+
+def test_an_event_without_its_blank_line_is_not_dispatched() -> None:
+    assert decode(b"data: a\n\ndata: [DONE]\n") == [("message", b"a")]
+    assert decode(b"data: [DONE]") == []
+
+
+@pytest.mark.parametrize("newline", [b"\n", b"\r\n", b"\r"])
+def test_line_endings(newline: bytes) -> None:
+    body = b"data: a" + newline + newline + b": c" + newline + b"data: b" + newline * 2
+    assert decode(body) == [("message", b"a"), ("message", b"b")]
+
+
+def test_crlf_split_between_reads_is_one_line_end() -> None:
+    assert decode(b"data: a\r", b"\n\r", b"\ndata: b\r\n\r\n") == [
+        ("message", b"a"),
+        ("message", b"b"),
+    ]
+
+
+def test_a_leading_bom_is_dropped_even_when_split() -> None:
+    assert decode(b"\xef", b"\xbb", b"\xbfdata: a\n\n") == [("message", b"a")]
+    assert decode(b"\xef\xbb\xbf\xef\xbb\xbfdata: a\n\n") == []  # only the first BOM
+
+
+def test_empty_reads_change_nothing() -> None:
+    assert decode(b"", b"data: a", b"", b"\n", b"", b"\n") == [("message", b"a")]
+
+
+lines = st.lists(
+    st.sampled_from(
+        [
+            b'data: {"a": "h\xc3\xa9llo \xf0\x9f\x8c\x8d"}',
+            b"data:x",
+            b"data",
+            b": keep-alive",
+            b"event: error",
+            b"id: 3",
+            b"",
+            b"",
+            b"data: [DONE]",
+        ]
+    ),
+    max_size=25,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    lines=lines,
+    newline=st.sampled_from([b"\n", b"\r\n", b"\r"]),
+    bom=st.booleans(),
+    data=st.data(),
+)
+def test_any_split_of_the_bytes_gives_the_same_events(
+    lines: list[bytes], newline: bytes, bom: bool, data: st.DataObject
+) -> None:
+    body = (b"\xef\xbb\xbf" if bom else b"") + b"".join(line + newline for line in lines)
+    cuts = sorted(data.draw(st.sets(st.integers(0, len(body)), max_size=12)))
+    reads = [body[a:b] for a, b in itertools.pairwise([0, *cuts, len(body)])]
+    assert decode(*reads) == decode(body)
+    assert decode(*(body[i : i + 1] for i in range(len(body)))) == decode(body)
