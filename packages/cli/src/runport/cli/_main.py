@@ -61,6 +61,19 @@ def _parser() -> argparse.ArgumentParser:
     adapters = commands.add_parser("adapters", help="list the installed adapters")
     adapters.add_argument("--scenario", type=Path, help="start the mock with this scenario")
     adapters.add_argument("--json", action="store_true", help="write the list as JSON")
+
+    conformance = commands.add_parser(
+        "conformance", help="run the conformance suite on an adapter factory"
+    )
+    conformance.add_argument(
+        "target", metavar="MODULE:FACTORY", help="a callable taking the suite's upstream"
+    )
+    conformance.add_argument(
+        "--protocol",
+        choices=["scenario", "openai-chat", "none"],
+        default="scenario",
+        help="what the factory's adapter speaks (default: scenario)",
+    )
     return parser
 
 
@@ -178,6 +191,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from runport.cli._adapters_cmd import list_adapters
 
             return list_adapters(scenario=args.scenario, as_json=args.json)
+        if args.command == "conformance":
+            from runport.cli._conformance import run_conformance_command
+
+            return run_conformance_command(args.target, protocol=args.protocol)
         return _scenarios_check(args)
     except CliError as error:
         sys.stderr.write(f"runport: error: {error.code}: {error.message}\n")

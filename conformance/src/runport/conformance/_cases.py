@@ -1,0 +1,440 @@
+"""The case catalogue: every scripted upstream behaviour, written once, protocol-neutral.
+
+A case says what the upstream *does* (text fragments, tool-call fragments, usage, how it ends
+or which fault it commits); the renderers in ``_render`` turn it into a ``runport.mock/v1``
+scenario or into chat-completions SSE/JSON. Because the suite wrote the script, it knows every
+expected event and every receipt field exactly — the expectations here are derived from the
+script by the wire rules of SPEC §3, never from an adapter.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+from runport.contracts import (
+    CompiledInteraction,
+    Delta,
+    ErrorCode,
+    ExecutionRequest,
+    Message,
+    ToolCallDelta,
+    ToolSpec,
+)
+
+__all__ = [
+    "CASES",
+    "CASES_BY_NAME",
+    "Call",
+    "Case",
+    "Fault",
+    "Progress",
+    "Text",
+    "UsageStep",
+]
+
+Progress = Delta | ToolCallDelta
+"""A progress event, the only kind a script foretells one by one."""
+
+
+@dataclass(frozen=True)
+class Text:
+    """One upstream text fragment: one ``Delta``."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Call:
+    """One upstream tool-call fragment: one ``ToolCallDelta``.
+
+    A call's first fragment names the tool (``name``) and, when the upstream sends one, its
+    id; later fragments carry only ``fragment``. The first may have an empty fragment: it
+    announces the call.
+    """
+
+    index: int
+    fragment: str = ""
+    name: str | None = None
+    call_id: str | None = None
+
+
+@dataclass(frozen=True)
+class UsageStep:
+    """Token counts the upstream reports (after the finish, as chat-completions does)."""
+
+    input_tokens: int
+    output_tokens: int
+
+
+Step = Text | Call | UsageStep
+
+FaultKind = Literal["status", "reset", "stall", "garbage", "error_frame", "eof", "oversize"]
+
+
+@dataclass(frozen=True)
+class Fault:
+    """How a failing case fails, after its steps.
+
+    ``kind`` is the wire behaviour an HTTP upstream plays: an HTTP error ``status`` before
+    any frame, a connection ``reset``, a ``stall`` (nothing more is sent), a ``garbage``
+    frame, an ``error_frame`` (``data: {"error": …}``), a clean ``eof`` without the
+    completion marker, or an ``oversize`` body (the steps exceed the request's bound). A
+    scripted-runtime upstream plays all of them as a ``fail`` event with ``code``, except
+    ``oversize``, which the runtime's own bound must catch.
+    """
+
+    kind: FaultKind
+    code: ErrorCode
+    retry_after_ms: int | None = None
+    status: int | None = None
+
+
+TEXT_SCHEMA: Final[dict[str, Any]] = {"type": "string"}
+WEATHER_SCHEMA: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}, "temperature_c": {"type": "number"}},
+    "required": ["city", "temperature_c"],
+    "additionalProperties": False,
+}
+TOOLS: Final = (
+    ToolSpec(
+        name="get_weather",
+        description="Current weather for a city.",
+        parameters={
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"],
+        },
+    ),
+    ToolSpec(
+        name="get_time",
+        description="Current time in a zone.",
+        parameters={
+            "type": "object",
+            "properties": {"zone": {"type": "string"}},
+            "required": ["zone"],
+        },
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One scripted upstream turn and everything the suite expects of it.
+
+    ``finish_reason`` is what a successful turn ends with; a failing one has a ``fault``
+    instead. ``role_frame`` is false for an upstream that sends nothing at all (an empty
+    body). ``split_utf8`` asks an HTTP upstream to split frames inside UTF-8 sequences
+    across network writes. ``needs`` names the capabilities the case exercises.
+    """
+
+    name: str
+    summary: str
+    steps: tuple[Step, ...] = ()
+    finish_reason: str | None = "stop"
+    fault: Fault | None = None
+    schema: Mapping[str, Any] = field(default_factory=lambda: TEXT_SCHEMA)
+    tools: bool = False
+    max_response_bytes: int | None = None
+    role_frame: bool = True
+    split_utf8: bool = False
+
+    @property
+    def fails(self) -> bool:
+        return self.fault is not None
+
+    @property
+    def needs(self) -> frozenset[str]:
+        needs: set[str] = set()
+        if any(isinstance(step, Call) for step in self.steps) or self.tools:
+            needs.add("tool_calls")
+        if self.schema.get("type") != "string":
+            needs.add("structured_output")
+        return frozenset(needs)
+
+    @property
+    def prefix_only(self) -> bool:
+        """Oversize: where exactly an adapter's byte count trips is its own business, so
+        the progress it delivers need only be a prefix of the script's."""
+        return self.fault is not None and self.fault.kind == "oversize"
+
+    def progress(self) -> tuple[Progress, ...]:
+        """The progress events the script foretells, in upstream order (SPEC §3 rules:
+        ``call_id`` is the upstream id or ``call_<index>``; ``name`` and ``call_id`` are
+        repeated on every fragment)."""
+        events: list[Progress] = []
+        identity: dict[int, tuple[str, str]] = {}
+        for step in self.steps:
+            if isinstance(step, Text):
+                events.append(Delta(text=step.text))
+            elif isinstance(step, Call):
+                if step.index not in identity:
+                    assert step.name is not None, f"{self.name}: a call's first step names it"
+                    identity[step.index] = (step.call_id or f"call_{step.index}", step.name)
+                call_id, name = identity[step.index]
+                events.append(
+                    ToolCallDelta(
+                        index=step.index,
+                        call_id=call_id,
+                        name=name,
+                        arguments_fragment=step.fragment,
+                    )
+                )
+        return tuple(events)
+
+    def request(self) -> ExecutionRequest:
+        """The request every adapter gets for this case (the upstream ignores it)."""
+        policy: dict[str, Any] = {"temperature": 0}
+        if self.max_response_bytes is not None:
+            policy["max_response_bytes"] = self.max_response_bytes
+        interaction = CompiledInteraction(
+            compiler="runport.conformance/1",
+            contract_id=f"conformance.{self.name}",
+            contract_version="1.0.0",
+            messages=[
+                Message(role="system", content="You are tested by runport-conformance."),
+                Message(role="user", content=f"Play the scripted case {self.name!r}."),
+            ],
+            output_schema=dict(self.schema),
+            required_capabilities=sorted({"text", *self.needs}),
+            runtime_policy=policy,
+            tools=list(TOOLS) if self.needs & {"tool_calls"} else None,
+        )
+        return ExecutionRequest(interaction=interaction)
+
+    def expected_receipt(self) -> dict[str, Any]:
+        """The receipt fields (all but ``adapter``) a successful turn must produce, derived
+        here by the SPEC §3 rules with the suite's own JSON and hashing."""
+        assert self.fault is None, f"{self.name} fails: it has no receipt"
+        texts = [step.text for step in self.steps if isinstance(step, Text)]
+        text = "".join(texts) or None
+        calls: dict[int, tuple[str, str, list[str]]] = {}
+        for event in self.progress():
+            if isinstance(event, ToolCallDelta):
+                entry = calls.setdefault(event.index, (event.call_id, event.name, []))
+                entry[2].append(event.arguments_fragment)
+        tool_calls = [
+            {"call_id": call_id, "name": name, "arguments": _parse("".join(parts))[1]}
+            for _, (call_id, name, parts) in sorted(calls.items())
+        ]
+        parsed_ok = True
+        output: Any = None
+        if text is not None:
+            if self.schema.get("type") == "string":
+                output = text
+            else:
+                parsed_ok, output = _parse(text)
+        valid: bool | None = None
+        if not tool_calls:
+            valid = parsed_ok and schema_accepts(self.schema, output)
+        usage: dict[str, int] | None = None
+        for step in self.steps:
+            if isinstance(step, UsageStep):
+                usage = usage or {"input_tokens": 0, "output_tokens": 0}
+                usage["input_tokens"] += step.input_tokens
+                usage["output_tokens"] += step.output_tokens
+        receipt: dict[str, Any] = {
+            "request_fingerprint": independent_fingerprint(
+                self.request().interaction.model_dump(mode="json")
+            ),
+            "output_fingerprint": independent_fingerprint(output),
+            "output": output,
+            "output_schema_valid": valid,
+        }
+        if text is not None:
+            receipt["text"] = text
+        if tool_calls:
+            receipt["tool_calls"] = tool_calls
+        if self.finish_reason is not None:
+            receipt["finish_reason"] = self.finish_reason
+        if usage is not None:
+            receipt["usage"] = usage
+        return receipt
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _parse(text: str) -> tuple[bool, Any]:
+    """Strict JSON (no NaN or infinities), else the text itself — SPEC §3's rule."""
+    try:
+        return True, json.loads(text, parse_constant=_refuse_constant)
+    except ValueError:
+        return False, text
+
+
+def independent_fingerprint(value: Any) -> str:
+    """SHA-256 of canonical JSON, computed without ``runport.contracts`` so a receipt's
+    fingerprints are checked against a second implementation of SPEC §3, not against
+    themselves."""
+    encoded = json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    ).encode("utf-8")
+    return hashlib.sha256(encoded).hexdigest()
+
+
+def schema_accepts(schema: Mapping[str, Any], value: Any) -> bool:
+    """Whether ``value`` satisfies ``schema`` (Draft 2020-12, as every adapter computes it)."""
+    from runport.core import validate_output
+
+    return not validate_output(schema, value)
+
+
+# --------------------------------------------------------------------------------------------
+# The catalogue
+# --------------------------------------------------------------------------------------------
+
+_MARKERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def _tiny_deltas(count: int) -> tuple[Text, ...]:
+    return tuple(Text(_MARKERS[i % 26] * (1 + i % 2)) for i in range(count))
+
+
+def _oversize_steps() -> tuple[Text, ...]:
+    return tuple(Text(f"{i:03d}:" + "x" * 60) for i in range(64))
+
+
+CASES: Final[tuple[Case, ...]] = (
+    Case(
+        "plain_text",
+        "three text fragments, usage, finish_reason stop",
+        (Text("Hel"), Text("lo, "), Text("world."), UsageStep(12, 3)),
+    ),
+    Case(
+        "structured_json",
+        "a JSON answer split mid-token, valid against the schema",
+        (Text('{"city": "Pa'), Text('ris", "tempera'), Text('ture_c": 21.5}'), UsageStep(20, 9)),
+        schema=WEATHER_SCHEMA,
+    ),
+    Case(
+        "structured_not_json",
+        "prose where JSON was asked: kept as a string, output_schema_valid false",
+        (Text("It is 21 degrees"), Text(" in Paris.")),
+        schema=WEATHER_SCHEMA,
+    ),
+    Case(
+        "one_tool_call",
+        "a sentence, then one tool call announced with an empty fragment",
+        (
+            Text("Checking."),
+            Call(0, name="get_weather", call_id="call_w1"),
+            Call(0, '{"city":'),
+            Call(0, ' "Paris"}'),
+        ),
+        finish_reason="tool_calls",
+        tools=True,
+    ),
+    Case(
+        "three_tool_calls",
+        "three calls interleaved, first seen in index order 2, 0, 1; call 1 has no id",
+        (
+            Call(2, name="get_time", call_id="call_t2"),
+            Call(0, name="get_weather", call_id="call_w0"),
+            Call(2, '{"zone":'),
+            Call(1, '{"city": "Oslo"}', name="get_weather"),
+            Call(0, '{"city": "Par'),
+            Call(2, ' "UTC"}'),
+            Call(0, 'is"}'),
+        ),
+        finish_reason="tool_calls",
+        tools=True,
+    ),
+    Case("empty_output", "finish_reason stop and nothing said"),
+    Case(
+        "failure_before_delta",
+        "HTTP 503 before any frame",
+        fault=Fault("status", ErrorCode.RUNTIME_UNAVAILABLE, status=503),
+    ),
+    Case(
+        "failure_after_deltas",
+        "two fragments, then the connection is reset",
+        (Text("Par"), Text("tial")),
+        fault=Fault("reset", ErrorCode.RUNTIME_UNAVAILABLE),
+    ),
+    Case(
+        "stall_after_deltas",
+        "two fragments, then silence past the read timeout",
+        (Text("Slow"), Text(" start")),
+        fault=Fault("stall", ErrorCode.RUNTIME_TIMEOUT),
+    ),
+    Case(
+        "garbage_frame",
+        "a fragment, then a frame that is not JSON",
+        (Text("Fine so far"),),
+        fault=Fault("garbage", ErrorCode.RUNTIME_INVALID_RESPONSE),
+    ),
+    Case(
+        "error_frame",
+        'two fragments, then data: {"error": …} (server error)',
+        (Text("Half"), Text(" an answer")),
+        fault=Fault("error_frame", ErrorCode.RUNTIME_UNAVAILABLE),
+    ),
+    Case(
+        "truncated",
+        "two fragments, then a clean end of stream without finish_reason or [DONE]",
+        (Text("The answer is"), Text(" forty")),
+        fault=Fault("eof", ErrorCode.RUNTIME_STREAM_TRUNCATED),
+    ),
+    Case(
+        "truncated_empty",
+        "HTTP 200 with an empty body",
+        fault=Fault("eof", ErrorCode.RUNTIME_STREAM_TRUNCATED),
+        role_frame=False,
+    ),
+    Case(
+        "rate_limited",
+        "HTTP 429 with Retry-After: 2 (retry_after_ms 2000)",
+        fault=Fault("status", ErrorCode.RUNTIME_RATE_LIMITED, retry_after_ms=2000, status=429),
+    ),
+    Case(
+        "oversize",
+        "64 fragments of 64 bytes against max_response_bytes 1024",
+        _oversize_steps(),
+        fault=Fault("oversize", ErrorCode.RUNTIME_RESPONSE_TOO_LARGE),
+        max_response_bytes=1024,
+    ),
+    Case(
+        "unicode_split",
+        "umlauts, a ZWJ emoji and a combining mark split across fragments and reads",
+        (
+            Text("Grüße "),
+            Text("aus Kö"),
+            Text("ln 👩"),
+            Text("\u200d💻 "),
+            Text("nai"),
+            Text("\u0308ve 日本語"),
+        ),
+        split_utf8=True,
+    ),
+    Case("many_tiny_deltas", "5,000 one- and two-letter fragments", _tiny_deltas(5000)),
+)
+
+CASES_BY_NAME: Final[Mapping[str, Case]] = {case.name: case for case in CASES}
+
+SUCCESS_CASES: Final = tuple(case for case in CASES if not case.fails)
+FAILURE_CASES: Final = tuple(case for case in CASES if case.fails)
+RESUME_CASE: Final = CASES_BY_NAME["plain_text"]
+"""What an adapter plays after a caller stop or a failure, to show it is still usable."""
+
+
+def thread_cases(count: int) -> tuple[Case, ...]:
+    """Distinct one-text turns for the thread smoke, so cross-talk between threads shows."""
+    return tuple(
+        Case(f"thread_{i}", f"thread turn {i}", (Text(f"thread {i} "), Text(f"says {i}")))
+        for i in range(count)
+    )
+
+
+def sentinel_case() -> Case:
+    """The turn after the one under test (law 7): an adapter that retried consumed it."""
+    return Case("sentinel", "the next scripted turn", (Text("sentinel"),))
+
+
+def cases_named(names: Sequence[str]) -> tuple[Case, ...]:
+    return tuple(CASES_BY_NAME[name] for name in names)

@@ -1,0 +1,274 @@
+"""Watching one call: the recording sink, the outcome, and failure messages worth reading.
+
+Every call the suite makes runs on a worker thread it joins with a bound, so an adapter that
+hangs fails its test with a message instead of hanging the run; the adapter still sees one
+caller thread, and the sink checks it is called on that thread. Failure messages name the law
+item, the case and the event sequences seen and expected, rendered compactly.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Final, NoReturn
+
+import pytest
+
+from runport.conformance._upstream import Pacer
+from runport.contracts import (
+    Complete,
+    Delta,
+    ExecutionReceipt,
+    Failed,
+    StreamEvent,
+    ToolCallDelta,
+)
+from runport.ports import PortError
+
+__all__ = ["CallerStop", "Outcome", "Recorder", "broken", "observe", "render_events"]
+
+CALL_BOUND: Final = 45.0
+"""Seconds one adapter call may take before the suite calls it hung."""
+
+LAWS: Final = {
+    1: "law 1 (grammar)",
+    2: "law 2 (same result)",
+    3: "law 3 (assembly)",
+    4: "law 4 (order and promptness)",
+    5: "law 5 (failure projection)",
+    6: "law 6 (caller stop)",
+    7: "law 7 (single attempt)",
+    8: "law 8 (bounds)",
+    9: "law 9 (truncation)",
+    10: "law 10 (no secrets)",
+}
+
+
+class CallerStop(Exception):
+    """What the suite's sink raises to stop a call (law 6): it must come back unwrapped."""
+
+
+def _short(text: str, limit: int = 18) -> str:
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+def render_event(event: object) -> str:
+    if isinstance(event, Delta):
+        return f"D{_short(event.text)}"
+    if isinstance(event, ToolCallDelta):
+        return f"T{event.index}[{event.call_id} {event.name}]{_short(event.arguments_fragment)}"
+    if isinstance(event, Complete):
+        receipt = event.receipt
+        parts = [f"text={_short(receipt.text)}" if receipt.text is not None else "no text"]
+        if receipt.tool_calls:
+            parts.append(f"{len(receipt.tool_calls)} call(s)")
+        return f"Complete({', '.join(parts)})"
+    if isinstance(event, Failed):
+        return f"Failed({event.code})"
+    return f"<not a StreamEvent: {type(event).__name__}>"
+
+
+def render_events(events: Sequence[object], *, focus: int | None = None) -> str:
+    """Events on one line; long sequences keep their ends and the window around ``focus``."""
+    if not events:
+        return "(none)"
+    if len(events) <= 16:
+        return " ".join(render_event(event) for event in events)
+    keep = set(range(5)) | set(range(len(events) - 4, len(events)))
+    if focus is not None:
+        keep |= set(range(max(0, focus - 2), min(len(events), focus + 3)))
+    parts: list[str] = []
+    skipped = 0
+    for index, event in enumerate(events):
+        if index in keep:
+            if skipped:
+                parts.append(f"…({skipped} more)…")
+                skipped = 0
+            parts.append(
+                f"#{index}:{render_event(event)}" if index == focus else render_event(event)
+            )
+        else:
+            skipped += 1
+    if skipped:
+        parts.append(f"…({skipped} more)…")
+    return f"[{len(events)} events] " + " ".join(parts)
+
+
+def first_difference(seen: Sequence[object], expected: Sequence[object]) -> int | None:
+    for index, (one, other) in enumerate(zip(seen, expected, strict=False)):
+        if one != other:
+            return index
+    if len(seen) != len(expected):
+        return min(len(seen), len(expected))
+    return None
+
+
+@dataclass
+class Outcome:
+    """What one call did: the events its sink got, and how it ended."""
+
+    events: list[StreamEvent] = field(default_factory=list)
+    after_stop: list[StreamEvent] = field(default_factory=list)
+    receipt: ExecutionReceipt | None = None
+    error: BaseException | None = None
+    stop: CallerStop | None = None
+    foreign_threads: int = 0
+    hung: bool = False
+    logs: list[str] = field(default_factory=list)
+    streamed: bool = True
+
+    @property
+    def progress(self) -> list[StreamEvent]:
+        return [event for event in self.events if isinstance(event, Delta | ToolCallDelta)]
+
+    @property
+    def terminals(self) -> list[StreamEvent]:
+        return [event for event in self.events if isinstance(event, Complete | Failed)]
+
+    def ending(self) -> str:
+        """How the call ended, for messages: the receipt, or the exception it raised."""
+        if self.hung:
+            return f"did not return within {CALL_BOUND:g} s"
+        if self.error is None:
+            return "returned a receipt" if self.receipt is not None else "returned nothing"
+        if isinstance(self.error, PortError):
+            extra = (
+                ""
+                if self.error.retry_after_ms is None
+                else f" retry_after_ms={self.error.retry_after_ms}"
+            )
+            return f"raised PortError({self.error.code}{extra})"
+        if self.error is self.stop:
+            return "let the sink's exception propagate"
+        return f"raised {type(self.error).__name__}: {self.error}"
+
+    def unexpected(self) -> str | None:
+        """A traceback for an exception that is neither a ``PortError`` nor the sink's own."""
+        if self.error is None or isinstance(self.error, PortError) or self.error is self.stop:
+            return None
+        return "".join(traceback.format_exception(self.error)).rstrip()
+
+
+class Recorder:
+    """The sink the suite hands adapters: records, paces, and stops on request.
+
+    ``raise_at`` is the index (over all events) at which it raises a ``CallerStop``; events
+    that arrive after it raised are kept apart in ``after_stop`` (law 6 wants none).
+    """
+
+    def __init__(
+        self, outcome: Outcome, *, pacer: Pacer | None = None, raise_at: int | None = None
+    ) -> None:
+        self.outcome = outcome
+        self.pacer = pacer
+        self.raise_at = raise_at
+        self.thread: int | None = None
+        self._progress = 0
+
+    def __call__(self, event: StreamEvent) -> None:
+        outcome = self.outcome
+        if threading.get_ident() != self.thread:
+            outcome.foreign_threads += 1
+        if outcome.stop is not None:
+            outcome.after_stop.append(event)
+            return
+        outcome.events.append(event)
+        if self.raise_at is not None and len(outcome.events) - 1 == self.raise_at:
+            outcome.stop = CallerStop(f"the caller stopped at event #{self.raise_at}")
+            if self.pacer is not None:
+                self.pacer.end()
+            raise outcome.stop
+        if isinstance(event, Delta | ToolCallDelta):
+            self._progress += 1
+            if self.pacer is not None:
+                self.pacer.saw(self._progress)
+        elif self.pacer is not None:
+            self.pacer.end()
+
+
+class _LogCapture(logging.Handler):
+    def __init__(self, into: list[str]) -> None:
+        super().__init__(logging.DEBUG)
+        self.into = into
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.into.append(record.getMessage())
+        except Exception:  # a broken log call must not break the check
+            self.into.append(str(record.msg))
+
+
+def observe(
+    call: Callable[[Recorder | None], ExecutionReceipt],
+    *,
+    streamed: bool,
+    pacer: Pacer | None = None,
+    raise_at: int | None = None,
+    capture_logs: bool = False,
+) -> Outcome:
+    """Run ``call`` on a worker thread (bounded), with a recording sink when ``streamed``."""
+    outcome = Outcome(streamed=streamed)
+    recorder = Recorder(outcome, pacer=pacer, raise_at=raise_at) if streamed else None
+    handler = _LogCapture(outcome.logs) if capture_logs else None
+    root = logging.getLogger()
+    level = root.level
+    if handler is not None:
+        root.addHandler(handler)
+        root.setLevel(logging.DEBUG)
+    if pacer is not None:
+        pacer.start_call()
+
+    def run() -> None:
+        if recorder is not None:
+            recorder.thread = threading.get_ident()
+        try:
+            outcome.receipt = call(recorder)
+        except BaseException as error:
+            outcome.error = error
+
+    worker = threading.Thread(target=run, name="runport-conformance-call", daemon=True)
+    try:
+        worker.start()
+        worker.join(CALL_BOUND)
+        outcome.hung = worker.is_alive()
+    finally:
+        if pacer is not None:
+            pacer.end()
+        if handler is not None:
+            root.removeHandler(handler)
+            root.setLevel(level)
+    return outcome
+
+
+def broken(
+    law: int | str,
+    case: str,
+    problem: str,
+    *,
+    seen: Sequence[object] | None = None,
+    expected: Sequence[object] | None = None,
+    outcome: Outcome | None = None,
+) -> NoReturn:
+    """Fail the running test with the law item, the case, and the sequences that disagree."""
+    title = LAWS[law] if isinstance(law, int) else law
+    lines = [f"{title} broken — case {case!r}: {problem}"]
+    focus = None
+    if seen is not None and expected is not None:
+        focus = first_difference(seen, expected)
+        if focus is not None:
+            lines.append(f"  first difference at event #{focus}")
+    if seen is not None:
+        lines.append(f"  seen:     {render_events(seen, focus=focus)}")
+    if expected is not None:
+        lines.append(f"  expected: {render_events(expected, focus=focus)}")
+    if outcome is not None:
+        if seen is None:
+            lines.append(f"  events:   {render_events(outcome.events)}")
+        lines.append(f"  the call {outcome.ending()}")
+        trace = outcome.unexpected()
+        if trace:
+            lines.append("  " + trace.replace("\n", "\n  "))
+    pytest.fail("\n".join(lines), pytrace=False)

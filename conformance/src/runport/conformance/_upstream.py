@@ -1,0 +1,434 @@
+"""The upstreams ``make_adapter`` is given: a scenario, a loopback HTTP server, or nothing.
+
+``ScriptedUpstream`` is a real HTTP/1.1 server on 127.0.0.1 (threaded, one thread per
+connection, ``Connection: close``) that answers ``POST …/chat/completions`` with the next case
+of its plan — SSE when the request body says ``"stream": true``, one JSON body otherwise — and
+commits the case's fault on the wire. It counts requests (law 7), notes whether the client
+closed the connection when a call ended before the stream did (laws 6 and 8), and, when
+paced, withholds each frame until the sink has seen the previous frame's event (law 4): a
+``Pacer`` shared with the suite's recording sink is the only coordination, so nothing in the
+suite sleeps or measures time except the bounded waits that turn a hang into a failure.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import secrets
+import socket
+import struct
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, ClassVar, Final, Literal
+
+from runport.conformance._cases import Case
+from runport.conformance._render import (
+    Frame,
+    Response,
+    json_response,
+    render_scenario,
+    sse_response,
+)
+from runport.core import Scenario
+
+__all__ = [
+    "BlackBoxUpstream",
+    "ConformanceUsageError",
+    "Pacer",
+    "ScenarioUpstream",
+    "ScriptedUpstream",
+    "Upstream",
+]
+
+READ_TIMEOUT: Final = 0.5
+"""Seconds: short, so a stalled stream ends fast; ``make_adapter`` should pass it on."""
+
+PROMPTNESS_BOUND: Final = 5.0
+"""Seconds a paced upstream waits for a frame's event before calling the adapter a buffer."""
+
+CLOSE_BOUND: Final = 2.0
+"""Seconds the upstream waits for the client to close after a call ended mid-stream (an
+adapter closes before its exception leaves ``execute_streaming``, so this is slack only)."""
+
+STALL_BOUND: Final = 30.0
+"""Seconds a stalled response is held open at most, whatever the client does."""
+
+MODEL: Final = "runport-conformance-model"
+
+
+class ConformanceUsageError(AttributeError):
+    """``make_adapter`` asked its upstream for something its protocol does not have."""
+
+
+class Upstream:
+    """What ``make_adapter(upstream)`` receives.
+
+    Every upstream carries ``read_timeout`` (pass it on, so stall cases end quickly),
+    ``api_key`` (a planted secret: pass it on; law 10 checks it never leaks) and ``model``.
+    ``scenario`` exists for ``protocol = "scenario"``, ``base_url`` for ``"openai-chat"``.
+    """
+
+    protocol: ClassVar[str | None] = None
+
+    def __init__(self, *, read_timeout: float = READ_TIMEOUT) -> None:
+        self.read_timeout = read_timeout
+        self.api_key = "sk-runport-conformance-" + secrets.token_hex(12)
+        self.body_marker = "RUNPORT-BODY-" + secrets.token_hex(8)
+        self.model = MODEL
+
+    @property
+    def scenario(self) -> Scenario:
+        raise ConformanceUsageError(
+            f"a {self.protocol or 'black-box'} upstream has no scenario "
+            '(only protocol = "scenario" does)'
+        )
+
+    @property
+    def base_url(self) -> str:
+        raise ConformanceUsageError(
+            f"a {self.protocol or 'black-box'} upstream has no base_url "
+            '(only protocol = "openai-chat" does)'
+        )
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """What must never appear in events, errors, receipts or logs (law 10)."""
+        return (self.api_key, self.body_marker)
+
+    def close(self) -> None:
+        """Release what the upstream holds (nothing, unless it is a server)."""
+
+
+class BlackBoxUpstream(Upstream):
+    """For ``protocol = None``: the suite scripts nothing, the adapter talks to whatever it
+    talks to (``sample_requests()`` choose the requests)."""
+
+    protocol = None
+
+
+class ScenarioUpstream(Upstream):
+    """For ``protocol = "scenario"``: ``scenario`` holds one turn per planned call."""
+
+    protocol = "scenario"
+
+    def __init__(self, plan: Sequence[Case], *, read_timeout: float = READ_TIMEOUT) -> None:
+        super().__init__(read_timeout=read_timeout)
+        self._scenario = render_scenario(plan, scenario_id="runport-conformance")
+
+    @property
+    def scenario(self) -> Scenario:
+        return self._scenario
+
+
+# --------------------------------------------------------------------------------------------
+# Pacing
+# --------------------------------------------------------------------------------------------
+
+Wait = Literal["seen", "ended", "timeout"]
+Pacing = Literal["every", "last", "off"]
+
+
+class Pacer:
+    """The handshake between the recording sink and a paced upstream (law 4).
+
+    The sink reports how many progress events it has seen and when the call ended; the
+    upstream waits, after writing a frame, until the sink has seen the frame's event, the
+    call has ended, or ``PROMPTNESS_BOUND`` has passed.
+    """
+
+    def __init__(self) -> None:
+        self._condition = threading.Condition()
+        self._seen = 0
+        self._ended = False
+
+    def start_call(self) -> None:
+        with self._condition:
+            self._seen = 0
+            self._ended = False
+
+    def saw(self, count: int) -> None:
+        with self._condition:
+            self._seen = count
+            self._condition.notify_all()
+
+    def end(self) -> None:
+        with self._condition:
+            self._ended = True
+            self._condition.notify_all()
+
+    @property
+    def ended(self) -> bool:
+        with self._condition:
+            return self._ended
+
+    @property
+    def seen(self) -> int:
+        with self._condition:
+            return self._seen
+
+    def wait_for(self, count: int, timeout: float = PROMPTNESS_BOUND) -> Wait:
+        with self._condition:
+            done = self._condition.wait_for(
+                lambda: self._seen >= count or self._ended, timeout=timeout
+            )
+            if not done:
+                return "timeout"
+            return "seen" if self._seen >= count else "ended"
+
+
+# --------------------------------------------------------------------------------------------
+# The loopback server
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class RecordedRequest:
+    """One request the upstream answered, and how the exchange ended."""
+
+    number: int
+    path: str
+    headers: dict[str, str]
+    body: Any
+    stream: bool
+    case: str
+    ended_early: bool = False
+    client_closed: bool | None = None
+    promptness: list[str] = field(default_factory=list)
+    withheld: list[str] = field(default_factory=list)
+    finished: threading.Event = field(default_factory=threading.Event)
+
+    def settle(self, timeout: float = CLOSE_BOUND + 1) -> RecordedRequest:
+        """Wait until the upstream is done with this exchange (it may still be watching
+        whether the client closes), so what it noted can be read."""
+        self.finished.wait(timeout)
+        return self
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+    allow_reuse_address = True
+    # The thread smoke connects eight clients at once: the default backlog of 5 would drop
+    # SYNs, and a dropped SYN is a one-second retry — longer than the read timeout.
+    request_queue_size = 64
+    upstream: ScriptedUpstream
+
+
+class ScriptedUpstream(Upstream):
+    """For ``protocol = "openai-chat"``: a loopback chat-completions server.
+
+    Request *n* is answered with ``plan[n]`` (a request past the plan gets HTTP 400, so a
+    retrying adapter fails visibly rather than hanging). ``requests`` records each one.
+    ``pacing="every"`` withholds every frame until the previous frame's event reached the
+    sink; ``"last"`` paces only the last progress frame, so a reset never races the client's
+    reads; ``"off"`` paces nothing (concurrent calls share the upstream, not a pacer).
+    """
+
+    protocol = "openai-chat"
+
+    def __init__(
+        self,
+        plan: Sequence[Case],
+        *,
+        pacing: Pacing = "last",
+        read_timeout: float = READ_TIMEOUT,
+    ) -> None:
+        super().__init__(read_timeout=read_timeout)
+        self.plan = tuple(plan)
+        self.pacing = pacing
+        self.pacer = Pacer()
+        self.requests: list[RecordedRequest] = []
+        self._lock = threading.Lock()
+        self._sockets: set[socket.socket] = set()
+        self._closing = threading.Event()
+        self._server = _Server(("127.0.0.1", 0), _Handler)
+        self._server.upstream = self
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.01},
+            name="runport-conformance-upstream",
+            daemon=True,
+        )
+        self._thread.start()
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
+
+    def close(self) -> None:
+        self._closing.set()
+        self.pacer.end()
+        with self._lock:
+            sockets = list(self._sockets)
+        for sock in sockets:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    # -- used by the handler ------------------------------------------------------------------
+
+    def _begin(
+        self, sock: socket.socket, path: str, headers: dict[str, str], raw: bytes
+    ) -> tuple[RecordedRequest, Case | None]:
+        try:
+            body: Any = json.loads(raw)
+        except ValueError:
+            body = None
+        stream = isinstance(body, dict) and body.get("stream") is True
+        with self._lock:
+            self._sockets.add(sock)
+            number = len(self.requests)
+            case = self.plan[number] if number < len(self.plan) else None
+            record = RecordedRequest(
+                number, path, headers, body, stream, case.name if case else "<past the plan>"
+            )
+            self.requests.append(record)
+        return record, case
+
+    def _done(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._sockets.discard(sock)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Silent: the suite's output is its report, not an access log."""
+
+    def handle(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self.handle_one_request()
+        self.close_connection = True
+
+    def do_GET(self) -> None:
+        self._plain(404, b'{"error": {"message": "not found", "type": "invalid_request_error"}}')
+
+    def do_POST(self) -> None:
+        upstream = self.server.upstream
+        raw = self._read_body()
+        headers = {key.lower(): value for key, value in self.headers.items()}
+        record, case = upstream._begin(self.connection, self.path, headers, raw)
+        try:
+            if case is None:
+                self._plain(400, b'{"error": {"message": "no scripted response left"}}')
+                return
+            if not self.path.rstrip("/").endswith("/chat/completions"):
+                self._plain(404, b'{"error": {"message": "POST {base_url}/chat/completions"}}')
+                return
+            render = sse_response if record.stream else json_response
+            response = render(case, model=upstream.model, marker=upstream.body_marker)
+            self._play(upstream, record, response)
+        finally:
+            upstream._done(self.connection)
+            record.finished.set()
+
+    def _read_body(self) -> bytes:
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            parts: list[bytes] = []
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    self.rfile.readline()
+                    return b"".join(parts)
+                parts.append(self.rfile.read(size))
+                self.rfile.readline()
+        return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+
+    def _plain(self, status: int, body: bytes) -> None:
+        head = (
+            f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\n"
+            "Content-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+        )
+        self.connection.sendall(head.encode("latin-1") + body)
+
+    def _write(self, frame: Frame, chunked: bool) -> None:
+        pieces = [frame.data]
+        if frame.split:
+            cut = next((i + 1 for i, byte in enumerate(frame.data) if byte >= 0xC0), None)
+            if cut is not None:
+                pieces = [frame.data[:cut], frame.data[cut:]]
+        for piece in pieces:
+            if chunked:
+                piece = f"{len(piece):x}\r\n".encode("ascii") + piece + b"\r\n"
+            self.connection.sendall(piece)
+
+    def _play(
+        self, upstream: ScriptedUpstream, record: RecordedRequest, response: Response
+    ) -> None:
+        lines = [f"HTTP/1.1 {response.status} {HTTPStatus(response.status).phrase}"]
+        lines += [f"{name}: {value}" for name, value in response.headers]
+        if response.chunked:
+            lines.append("Transfer-Encoding: chunked")
+        else:
+            lines.append(f"Content-Length: {response.declared}")
+        lines.append("Connection: close")
+        self.connection.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+        pacer = upstream.pacer if record.stream and upstream.pacing != "off" else None
+        paced = upstream.pacing == "every"
+        last_progress = max(
+            (i for i, frame in enumerate(response.frames) if frame.owes), default=-1
+        )
+        owed = 0
+        frames = response.frames
+        for position, frame in enumerate(frames):
+            if pacer is not None and pacer.ended:
+                self._await_close(record)
+                return
+            self._write(frame, response.chunked)
+            if pacer is None or frame.owes <= owed:
+                continue
+            owed = frame.owes
+            if not (paced or position == last_progress):
+                continue
+            outcome = pacer.wait_for(owed)
+            if outcome == "timeout":
+                record.promptness.append(
+                    f"frame {position} (event #{owed}) was written and the next withheld, but "
+                    f"the sink had seen only {pacer.seen} event(s) after "
+                    f"{PROMPTNESS_BOUND:g} s — the adapter buffers"
+                )
+                paced = False
+                pacer = None
+            elif outcome == "ended":
+                if pacer.seen < owed:
+                    record.withheld.append(
+                        f"frame {position} (event #{owed}) was written and the next withheld, "
+                        f"but the call ended with the sink having seen {pacer.seen} event(s)"
+                    )
+                if position < len(frames) - 1:
+                    self._await_close(record)
+                    return
+        if response.ending == "reset":
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.connection.close()
+            return
+        if response.ending == "stall":
+            self._await_close(record, bound=STALL_BOUND, early=False)
+            return
+        if response.chunked:
+            self.connection.sendall(b"0\r\n\r\n")
+
+    def _await_close(
+        self, record: RecordedRequest, *, bound: float = CLOSE_BOUND, early: bool = True
+    ) -> None:
+        """Hold the connection until the client closes it (or ``bound`` passes)."""
+        record.ended_early = early
+        self.connection.settimeout(bound)
+        try:
+            while self.connection.recv(65536):
+                pass
+        except TimeoutError:
+            record.client_closed = False
+            return
+        except OSError:
+            pass
+        record.client_closed = True

@@ -1,0 +1,533 @@
+"""Adapters the suite's own tests run: a thin execute-only wrapper, a minimal chat-completions
+client, and deliberately broken adapters — each breaks one promise, so the tests can show the
+suite catches it with the check meant to.
+
+The minimal client (``MiniChatAdapter``) exists so the ``openai-chat`` half of the suite is
+proven, and its broken variants are possible, without depending on ``runport.openai``; it is
+small on purpose and not a product.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from runport.contracts import (
+    AdapterDescriptor,
+    Complete,
+    Delta,
+    ErrorCode,
+    ExecutionReceipt,
+    ExecutionRequest,
+    Failed,
+    StreamEvent,
+    ToolCall,
+    ToolCallDelta,
+    Usage,
+)
+from runport.core import Scenario, build_receipt, parse_json_text
+from runport.mock import ScriptedRuntime
+from runport.ports import PortError, RuntimeAdapter, Sink
+
+# --------------------------------------------------------------------------------------------
+# scenario adapters
+# --------------------------------------------------------------------------------------------
+
+
+class ExecuteOnly(RuntimeAdapter):
+    """Exposes only ``descriptor`` and ``execute``: streaming is the port's default method."""
+
+    def __init__(self, scenario: Scenario) -> None:
+        self._inner = ScriptedRuntime(scenario)
+
+    def descriptor(self) -> AdapterDescriptor:
+        inner = self._inner.descriptor()
+        capabilities = [item for item in inner.capabilities if item != "streaming"]
+        return AdapterDescriptor(
+            id="execute-only", version=inner.version, capabilities=capabilities
+        )
+
+    def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
+        return self._inner.execute(request)
+
+
+class Wrapped(RuntimeAdapter):
+    """``ScriptedRuntime`` behind a sink filter; unbroken, it passes (the control)."""
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.inner = ScriptedRuntime(scenario)
+
+    def descriptor(self) -> AdapterDescriptor:
+        return self.inner.descriptor()
+
+    def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
+        return self.inner.execute(request)
+
+    def execute_streaming(self, request: ExecutionRequest, sink: Sink) -> ExecutionReceipt:
+        return self.inner.execute_streaming(request, self.filter(sink))
+
+    def filter(self, sink: Sink) -> Sink:
+        return sink
+
+
+class TwoTerminals(Wrapped):
+    def execute_streaming(self, request: ExecutionRequest, sink: Sink) -> ExecutionReceipt:
+        receipt = super().execute_streaming(request, sink)
+        sink(Complete(receipt=receipt))
+        return receipt
+
+
+class LostDelta(Wrapped):
+    def filter(self, sink: Sink) -> Sink:
+        seen = [0]
+
+        def lossy(event: StreamEvent) -> None:
+            if isinstance(event, Delta):
+                seen[0] += 1
+                if seen[0] == 2:
+                    return
+            sink(event)
+
+        return lossy
+
+
+class ReorderedDeltas(Wrapped):
+    def filter(self, sink: Sink) -> Sink:
+        held: list[StreamEvent] = []
+
+        def swapping(event: StreamEvent) -> None:
+            if isinstance(event, Delta) and not held and not getattr(swapping, "done", False):
+                held.append(event)
+                return
+            sink(event)
+            if held:
+                sink(held.pop())
+                swapping.done = True  # type: ignore[attr-defined]
+
+        return swapping
+
+
+class SwallowsSinkError(Wrapped):
+    def filter(self, sink: Sink) -> Sink:
+        def swallowing(event: StreamEvent) -> None:
+            with contextlib.suppress(Exception):
+                sink(event)
+
+        return swallowing
+
+
+class WrapsSinkError(Wrapped):
+    def filter(self, sink: Sink) -> Sink:
+        def wrapping(event: StreamEvent) -> None:
+            try:
+                sink(event)
+            except PortError:
+                raise
+            except Exception as error:
+                raise PortError(ErrorCode.CALLER_STOPPED, "the sink failed") from error
+
+        return wrapping
+
+
+class SendsAfterStop(Wrapped):
+    def filter(self, sink: Sink) -> Sink:
+        def noisy(event: StreamEvent) -> None:
+            try:
+                sink(event)
+            except Exception:
+                if not isinstance(event, Complete | Failed):
+                    sink(Failed(code=ErrorCode.CALLER_STOPPED, message="stopped"))
+                raise
+
+        return noisy
+
+
+class NoFailedOnError(Wrapped):
+    def filter(self, sink: Sink) -> Sink:
+        def silent(event: StreamEvent) -> None:
+            if not isinstance(event, Failed):
+                sink(event)
+
+        return silent
+
+
+class WrongFailedCode(Wrapped):
+    def filter(self, sink: Sink) -> Sink:
+        def relabel(event: StreamEvent) -> None:
+            if isinstance(event, Failed):
+                code = "TQX_RUNTIME_PERMANENT"
+                if event.code == code:
+                    code = "TQX_RUNTIME_UNAVAILABLE"
+                event = Failed(code=code, message=event.message)
+            sink(event)
+
+        return relabel
+
+
+class CompleteDiffers(Wrapped):
+    def filter(self, sink: Sink) -> Sink:
+        def altered(event: StreamEvent) -> None:
+            if isinstance(event, Complete):
+                receipt = event.receipt.model_copy(update={"finish_reason": "length"})
+                event = Complete(receipt=receipt)
+            sink(event)
+
+        return altered
+
+
+class ParityBroken(Wrapped):
+    def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
+        receipt = super().execute(request)
+        return receipt.model_copy(update={"finish_reason": "end_turn"})
+
+
+class CollapsedIndices(Wrapped):
+    def filter(self, sink: Sink) -> Sink:
+        def collapse(event: StreamEvent) -> None:
+            if isinstance(event, ToolCallDelta):
+                event = event.model_copy(update={"index": 0})
+            sink(event)
+
+        return collapse
+
+
+def _lie(receipt: ExecutionReceipt) -> ExecutionReceipt:
+    return receipt.model_copy(update={"output_schema_valid": not receipt.output_schema_valid})
+
+
+class LyingValidity(Wrapped):
+    def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
+        return _lie(super().execute(request))
+
+    def execute_streaming(self, request: ExecutionRequest, sink: Sink) -> ExecutionReceipt:
+        def lying(event: StreamEvent) -> None:
+            sink(Complete(receipt=_lie(event.receipt)) if isinstance(event, Complete) else event)
+
+        return _lie(self.inner.execute_streaming(request, lying))
+
+
+class RetriesAfterDelta(Wrapped):
+    """Hides the first attempt's ``Failed`` and tries the turn again."""
+
+    def execute_streaming(self, request: ExecutionRequest, sink: Sink) -> ExecutionReceipt:
+        def hiding(event: StreamEvent) -> None:
+            if not isinstance(event, Failed):
+                sink(event)
+
+        try:
+            return self.inner.execute_streaming(request, hiding)
+        except PortError as error:
+            if not error.retryable:
+                sink(Failed(code=error.code, message=error.message))
+                raise
+        return self.inner.execute_streaming(request, sink)
+
+
+# --------------------------------------------------------------------------------------------
+# a minimal chat-completions client
+# --------------------------------------------------------------------------------------------
+
+DEFAULT_BOUND = 8 * 1024 * 1024
+_DESCRIPTOR = AdapterDescriptor(
+    id="mini-chat",
+    version="0.0.0",
+    capabilities=["streaming", "structured_output", "text", "tool_calls"],
+)
+
+
+def _status_error(response: httpx.Response, *, leak: bool) -> PortError:
+    status = response.status_code
+    extra = f": {response.read().decode('utf-8', 'replace')}" if leak else ""
+    if status == 429:
+        retry = response.headers.get("Retry-After")
+        retry_ms = int(float(retry) * 1000) if retry and retry.isdigit() else None
+        return PortError(
+            ErrorCode.RUNTIME_RATE_LIMITED, f"HTTP 429{extra}", retry_after_ms=retry_ms
+        )
+    if status == 408:
+        return PortError(ErrorCode.RUNTIME_TIMEOUT, f"HTTP 408{extra}")
+    if status >= 500:
+        return PortError(ErrorCode.RUNTIME_UNAVAILABLE, f"HTTP {status}{extra}")
+    return PortError(ErrorCode.RUNTIME_PERMANENT, f"HTTP {status}{extra}")
+
+
+def _error_frame(error: Any, *, leak: bool) -> PortError:
+    kind = f"{error.get('type', '')} {error.get('code', '')}" if isinstance(error, dict) else ""
+    extra = f": {json.dumps(error)}" if leak else ""
+    if "rate_limit" in kind:
+        return PortError(ErrorCode.RUNTIME_RATE_LIMITED, f"error frame{extra}")
+    if "server" in kind or "overloaded" in kind:
+        return PortError(ErrorCode.RUNTIME_UNAVAILABLE, f"error frame{extra}")
+    return PortError(ErrorCode.RUNTIME_PERMANENT, f"error frame{extra}")
+
+
+class _Turn:
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.calls: dict[int, tuple[str, str, list[str]]] = {}
+        self.finish_reason: str | None = None
+        self.usage: Usage | None = None
+
+    def absorb(self, chunk: Any) -> Iterator[StreamEvent]:
+        if not isinstance(chunk, dict):
+            raise PortError(ErrorCode.RUNTIME_INVALID_RESPONSE, "a chunk is not an object")
+        usage = chunk.get("usage")
+        if isinstance(usage, dict):
+            self.usage = Usage(
+                input_tokens=usage.get("prompt_tokens", 0),
+                output_tokens=usage.get("completion_tokens", 0),
+            )
+        for choice in chunk.get("choices") or []:
+            delta = choice.get("delta") or choice.get("message") or {}
+            content = delta.get("content")
+            if content:
+                self.text.append(content)
+                yield Delta(text=content)
+            for position, call in enumerate(delta.get("tool_calls") or []):
+                index = call.get("index", position)
+                function = call.get("function") or {}
+                fragment = function.get("arguments") or ""
+                known = self.calls.get(index)
+                if known is None:
+                    known = (call.get("id") or f"call_{index}", function["name"], [])
+                    self.calls[index] = known
+                elif not fragment:
+                    continue
+                known[2].append(fragment)
+                yield ToolCallDelta(
+                    index=index, call_id=known[0], name=known[1], arguments_fragment=fragment
+                )
+            if choice.get("finish_reason"):
+                self.finish_reason = choice["finish_reason"]
+
+    def receipt(self, request: ExecutionRequest) -> ExecutionReceipt:
+        calls = [
+            ToolCall(call_id=call_id, name=name, arguments=parse_json_text("".join(parts))[1])
+            for _, (call_id, name, parts) in sorted(self.calls.items())
+        ]
+        return build_receipt(
+            request,
+            adapter=_DESCRIPTOR,
+            text="".join(self.text) or None,
+            tool_calls=calls,
+            finish_reason=self.finish_reason,
+            usage=self.usage,
+        )
+
+
+class MiniChatAdapter(RuntimeAdapter):
+    """A minimal OpenAI-compatible client; each flag breaks one promise on purpose."""
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        api_key: str,
+        read_timeout: float,
+        buffer: bool = False,
+        truncation_ok: bool = False,
+        leak: bool = False,
+        ignore_bound: bool = False,
+        keep_open: bool = False,
+    ) -> None:
+        self._url = base_url.rstrip("/") + "/chat/completions"
+        self._headers = {"Authorization": f"Bearer {api_key}"}
+        self._client = httpx.Client(timeout=httpx.Timeout(read_timeout, connect=5.0))
+        self._buffer = buffer
+        self._truncation_ok = truncation_ok
+        self._leak = leak
+        self._ignore_bound = ignore_bound
+        self._keep_open = keep_open
+        self._kept: list[object] = []
+
+    def descriptor(self) -> AdapterDescriptor:
+        return _DESCRIPTOR
+
+    def close(self) -> None:
+        for kept in self._kept:
+            if isinstance(kept, httpx.Response):
+                kept.close()
+        self._kept.clear()
+        self._client.close()
+
+    def _bound(self, request: ExecutionRequest) -> int:
+        if self._ignore_bound:
+            return 1 << 62
+        bound = request.interaction.runtime_policy.get("max_response_bytes", DEFAULT_BOUND)
+        return bound if isinstance(bound, int) else DEFAULT_BOUND
+
+    def _body(self, request: ExecutionRequest, stream: bool) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": "m",
+            "messages": [m.model_dump(mode="json") for m in request.interaction.messages],
+        }
+        if stream:
+            body["stream"] = True
+        return body
+
+    def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
+        bound = self._bound(request)
+        try:
+            with self._client.stream(
+                "POST", self._url, json=self._body(request, False), headers=self._headers
+            ) as response:
+                if response.status_code != 200:
+                    raise _status_error(response, leak=self._leak)
+                data = bytearray()
+                for piece in response.iter_bytes():
+                    data += piece
+                    if len(data) > bound:
+                        raise PortError(ErrorCode.RUNTIME_RESPONSE_TOO_LARGE, "too large")
+        except httpx.TimeoutException:
+            raise PortError(ErrorCode.RUNTIME_TIMEOUT, "read timeout") from None
+        except httpx.TransportError:
+            raise PortError(ErrorCode.RUNTIME_UNAVAILABLE, "connection failed") from None
+        try:
+            completion = json.loads(data)
+        except ValueError:
+            raise PortError(ErrorCode.RUNTIME_INVALID_RESPONSE, "not JSON") from None
+        if isinstance(completion, dict) and "error" in completion:
+            raise _error_frame(completion["error"], leak=self._leak)
+        turn = _Turn()
+        for _ in turn.absorb(completion):
+            pass
+        return turn.receipt(request)
+
+    def execute_streaming(self, request: ExecutionRequest, sink: Sink) -> ExecutionReceipt:
+        held: list[StreamEvent] = []
+        emit = held.append if self._buffer else sink
+        try:
+            receipt = self._stream(request, emit)
+        except PortError as error:
+            for event in held:
+                sink(event)
+            sink(Failed(code=error.code, message=error.message))
+            raise
+        for event in held:
+            sink(event)
+        sink(Complete(receipt=receipt))
+        return receipt
+
+    def _stream(self, request: ExecutionRequest, emit: Sink) -> ExecutionReceipt:
+        bound = self._bound(request)
+        turn = _Turn()
+        complete = False
+        response: httpx.Response | None = None
+        try:
+            response = self._client.send(
+                self._client.build_request(
+                    "POST", self._url, json=self._body(request, True), headers=self._headers
+                ),
+                stream=True,
+            )
+            if response.status_code != 200:
+                raise _status_error(response, leak=self._leak)
+            read = 0
+            pending = b""
+            pieces = response.iter_bytes()
+            for piece in pieces:
+                read += len(piece)
+                if read > bound:
+                    raise PortError(ErrorCode.RUNTIME_RESPONSE_TOO_LARGE, "too large")
+                pending += piece
+                while b"\n\n" in pending:
+                    frame, pending = pending.split(b"\n\n", 1)
+                    for line in frame.split(b"\n"):
+                        if not line.startswith(b"data:"):
+                            continue
+                        data = line[5:].strip()
+                        if data == b"[DONE]":
+                            complete = True
+                            continue
+                        try:
+                            chunk = json.loads(data)
+                        except ValueError:
+                            raise PortError(
+                                ErrorCode.RUNTIME_INVALID_RESPONSE, "malformed frame"
+                            ) from None
+                        if isinstance(chunk, dict) and "error" in chunk:
+                            raise _error_frame(chunk["error"], leak=self._leak)
+                        for event in turn.absorb(chunk):
+                            emit(event)
+                        complete = complete or turn.finish_reason is not None
+        except httpx.TimeoutException:
+            if not complete:
+                raise PortError(ErrorCode.RUNTIME_TIMEOUT, "read timeout") from None
+        except httpx.TransportError:
+            if not complete:
+                raise PortError(ErrorCode.RUNTIME_UNAVAILABLE, "connection failed") from None
+        except PortError:
+            raise
+        except BaseException:
+            if self._keep_open and response is not None:
+                # Abandoning the body iterator would close the connection when it is
+                # collected; holding both keeps it open, as a leaky adapter would.
+                self._kept += [response, locals().get("pieces")]
+                response = None
+            raise
+        finally:
+            if response is not None:
+                response.close()
+        if not complete and not self._truncation_ok:
+            raise PortError(ErrorCode.RUNTIME_STREAM_TRUNCATED, "no finish_reason or [DONE]")
+        return turn.receipt(request)
+
+
+# --------------------------------------------------------------------------------------------
+# running the suite inside a test
+# --------------------------------------------------------------------------------------------
+
+
+class _Reports:
+    """A plugin for an inner run: keeps every test report."""
+
+    def __init__(self) -> None:
+        self.reports: list[pytest.TestReport] = []
+        self.collect: list[pytest.CollectReport] = []
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.reports.append(report)
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.collect.append(report)
+
+
+def run_inner(folder: Path, *args: str) -> _Reports:
+    """Run pytest in-process on ``folder`` with its own empty configuration (the caller's
+    settings, such as ``filterwarnings = error``, stay out) and keep the reports."""
+    (folder / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    collector = _Reports()
+    targets = [] if any(arg.startswith(str(folder)) for arg in args) else [str(folder)]
+    pytest.main(
+        [
+            "-c",
+            str(folder / "pytest.ini"),
+            "--rootdir",
+            str(folder),
+            "--import-mode=importlib",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            *args,
+            *targets,
+        ],
+        plugins=[collector],
+    )
+    return collector
+
+
+def outcomes(reports: _Reports) -> dict[str, tuple[str, str]]:
+    """nodeid → (outcome, long representation), the call phase winning over setup."""
+    seen: dict[str, tuple[str, str]] = {}
+    for report in reports.reports:
+        if report.when == "call" or report.outcome != "passed":
+            outcome = "xfailed" if hasattr(report, "wasxfail") else report.outcome
+            seen[report.nodeid] = (outcome, str(report.longrepr))
+    return seen

@@ -1,0 +1,30 @@
+"""``runport conformance MODULE:FACTORY [--protocol P]``: the conformance suite from the shell.
+
+``runport-conformance`` is an optional extra (it brings pytest and hypothesis), so it is
+imported only here, when the command runs; without it the command says how to install it in
+one line. The suite's own pytest output — with its per-law summary — is the report.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+from runport.cli._errors import USAGE, CliError
+
+PROTOCOLS = ("scenario", "openai-chat", "none")
+
+
+def run_conformance_command(target: str, *, protocol: str) -> int:
+    """Run the suite on the adapters ``target`` makes: 0 when every check passed, else 1."""
+    if importlib.util.find_spec("runport.conformance") is None:
+        raise CliError(
+            "usage",
+            "the conformance suite is not installed: pip install 'runport-cli[conformance]'",
+        )
+    from runport.conformance import ConformanceUsageError, run_conformance
+
+    try:
+        code = run_conformance(target, protocol=None if protocol == "none" else protocol)
+    except ConformanceUsageError as error:
+        raise CliError("usage", str(error)) from None
+    return 0 if code == 0 else USAGE
