@@ -192,7 +192,7 @@ def test_runport_mock_installs_and_plays_a_scenario_alone(dist: Path, tmp_path: 
     assert result.stdout.strip() == here.output_fingerprint
 
 
-def test_runport_conformance_installs_and_loads_alone(dist: Path, tmp_path: Path) -> None:
+def test_runport_conformance_installs_and_runs_alone(dist: Path, tmp_path: Path) -> None:
     if not list(dist.glob("runport_conformance-*.whl")):
         pytest.skip("conformance/ has no buildable runport-conformance package yet")
     python, siblings = fresh_venv(tmp_path, dist, "runport-conformance")
@@ -218,3 +218,57 @@ def test_runport_conformance_installs_and_loads_alone(dist: Path, tmp_path: Path
         cwd=empty,
     )
     assert collected.returncode == 5, collected.stdout + collected.stderr  # no tests, no error
+
+    # An adapter author's own adapter, with only runport-conformance installed: the plugin
+    # runs the black-box group on it.
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "test_echo_adapter.py").write_text(ECHO_SUITE, encoding="utf-8")
+    ran = subprocess.run(
+        [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", suite],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        cwd=suite,
+    )
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert " passed" in ran.stdout
+    assert "failed" not in ran.stdout
+
+
+ECHO_SUITE = textwrap.dedent(
+    """
+    from runport.conformance import RuntimeAdapterConformance
+    from runport.contracts import (
+        AdapterDescriptor, CompiledInteraction, ExecutionRequest, Message,
+    )
+    from runport.core import build_receipt
+    from runport.ports import RuntimeAdapter
+
+
+    class Echo(RuntimeAdapter):
+        def descriptor(self):
+            return AdapterDescriptor(id="echo", version="1", capabilities=["text"])
+
+        def execute(self, request):
+            text = request.interaction.messages[-1].content
+            return build_receipt(request, adapter=self.descriptor(), text=text,
+                                 finish_reason="stop")
+
+
+    class TestEcho(RuntimeAdapterConformance):
+        protocol = None
+
+        def make_adapter(self, upstream):
+            return Echo()
+
+        def sample_requests(self):
+            interaction = CompiledInteraction(
+                compiler="test", contract_id="echo", contract_version="1.0.0",
+                messages=[Message(role="user", content="hello")],
+                output_schema={"type": "string"},
+            )
+            return [ExecutionRequest(interaction=interaction)]
+    """
+)
