@@ -131,7 +131,6 @@ def test_each_breakage_is_caught_by_its_check(
     assert failed, f"{broken.name}: {broken.check} did not fail on any case"
     messages = "\n".join(str(report.longrepr) for report in failed)
     assert broken.says in messages, messages
-    assert all(f"::{broken.check}" in report.nodeid for report in failed)
 
 
 @pytest.mark.parametrize("control", [name for name, _, _ in CONTROLS])

@@ -105,6 +105,14 @@ def test_429_carries_retry_after(
     assert error.retry_after_ms == expected
 
 
+def test_503_passes_its_retry_after_on(
+    upstream: LoopbackUpstream, adapter: OpenAIChatAdapter
+) -> None:
+    upstream.queue(_with(error_body(503), {"Retry-After": "3"}))
+    error = plain_failure(adapter)
+    assert (error.code, error.retry_after_ms) == (ErrorCode.RUNTIME_UNAVAILABLE, 3000)
+
+
 def test_429_retry_after_as_an_http_date(
     upstream: LoopbackUpstream, adapter: OpenAIChatAdapter
 ) -> None:

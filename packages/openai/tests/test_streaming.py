@@ -434,3 +434,32 @@ def test_execute_reads_an_event_stream_answer_too(
     receipt = adapter.execute(make_request())
     assert receipt.text == "Hello"
     assert receipt.usage == Usage(input_tokens=7, output_tokens=3)
+
+
+def test_named_events_other_than_message_and_error_are_skipped(
+    upstream: LoopbackUpstream, adapter: OpenAIChatAdapter
+) -> None:
+    body = sse([role_chunk(), b"event: ping\ndata: hello\n\n", text_chunk("a"), finish_chunk()])
+    upstream.queue(Reply([body]))
+    outcome = run_streamed(adapter, make_request())
+    assert outcome.deltas == ["a"]
+
+
+def test_a_usage_object_without_counts_invents_no_usage(
+    upstream: LoopbackUpstream, adapter: OpenAIChatAdapter
+) -> None:
+    empty_usage = {**usage_chunk(), "usage": {}}
+    upstream.queue(Reply([sse([role_chunk(), text_chunk("a"), finish_chunk(), empty_usage])]))
+    outcome = run_streamed(adapter, make_request())
+    assert outcome.receipt is not None
+    assert outcome.receipt.usage is None
+
+
+def test_a_base_url_with_a_query_keeps_it_a_query(upstream: LoopbackUpstream) -> None:
+    upstream.queue(Reply([sse(HELLO)]))
+    with OpenAIChatAdapter(
+        base_url=upstream.base_url + "/?api-version=2024-06-01", model="m"
+    ) as adapter:
+        run_streamed(adapter, make_request())
+    (recorded,) = upstream.requests
+    assert recorded.path.endswith("/chat/completions?api-version=2024-06-01")

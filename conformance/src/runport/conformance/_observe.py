@@ -189,6 +189,9 @@ class Recorder:
             self.pacer.end()
 
 
+_FORMATTER = logging.Formatter("%(name)s %(levelname)s %(message)s")
+
+
 class _LogCapture(logging.Handler):
     def __init__(self, into: list[str]) -> None:
         super().__init__(logging.DEBUG)
@@ -196,7 +199,8 @@ class _LogCapture(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            self.into.append(record.getMessage())
+            # formatted whole, so a secret in a logged exception's traceback is seen too
+            self.into.append(_FORMATTER.format(record))
         except Exception:  # a broken log call must not break the check
             self.into.append(str(record.msg))
 

@@ -103,7 +103,7 @@ def run_conformance(
     try:
         with tempfile.TemporaryDirectory(prefix="runport-conformance-") as scratch:
             folder = Path(scratch)
-            module = folder / "test_runport_conformance.py"
+            module = folder / f"test_runport_conformance_{len(_current)}_{id(suite):x}.py"
             module.write_text(_MODULE, encoding="utf-8")
             ini = folder / "pytest.ini"
             ini.write_text("[pytest]\n", encoding="utf-8")
@@ -116,6 +116,12 @@ def run_conformance(
                     scratch,
                     "-p",
                     "no:cacheprovider",
+                    # a fresh module each run, imported without touching sys.modules'
+                    # name for it, so the suite can run twice in one process
+                    "--import-mode=importlib",
+                    # the suite is already imported by whoever called us; nothing to rewrite
+                    "-W",
+                    "ignore::pytest.PytestAssertRewriteWarning",
                     "-q",
                     "-rfE",
                     *pytest_args,

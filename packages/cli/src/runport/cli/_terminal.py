@@ -41,27 +41,31 @@ class _CallView:
 
 
 class RichStream:
-    """The TTY renderer. Every event redraws at once (``refresh=True``), so what the person
-    sees never lags behind what has arrived; the live display's own refresh only animates
-    the spinner."""
+    """The TTY renderer.
+
+    The sink only records what arrived (it runs on the adapter's thread, between upstream
+    reads, so it must stay cheap); the live display draws it at its own rate, 12.5 times a
+    second. The first fragment and the terminal event are drawn at once, so the spinner never
+    outlives the wait and the last frame is exact.
+    """
 
     def __init__(self, console: Console) -> None:
         self.console = console
-        self._text = Text()
+        self._chunks: list[str] = []
         self._calls: dict[int, _CallView] = {}
         self._failure: Failed | None = None
         self._spinner = Spinner("dots", text=Text(WAITING, style="dim"))
         self._live = Live(
-            self._render(),
             console=console,
             refresh_per_second=12.5,
             transient=False,
             vertical_overflow="visible",
+            get_renderable=self._render,
         )
 
     @property
     def _waiting(self) -> bool:
-        return not self._text and not self._calls and self._failure is None
+        return not self._chunks and not self._calls and self._failure is None
 
     def start(self) -> None:
         self._live.start(refresh=True)
@@ -70,12 +74,12 @@ class RichStream:
         """Leave the last frame on screen and give the cursor back (also after Ctrl-C)."""
         if not self._live.is_started:
             return
-        self._live.update(self._render())
         self._live.stop()  # draws the last frame once more, then shows the cursor
 
     def __call__(self, event: StreamEvent) -> None:
+        first = self._waiting
         if isinstance(event, Delta):
-            self._text.append(event.text)
+            self._chunks.append(event.text)
         elif isinstance(event, ToolCallDelta):
             call = self._calls.setdefault(event.index, _CallView(event.name, event.call_id))
             call.arguments.append(event.arguments_fragment)
@@ -83,7 +87,8 @@ class RichStream:
             self._failure = event
         elif not isinstance(event, Complete):
             return
-        self._live.update(self._render(), refresh=True)
+        if first or isinstance(event, Complete | Failed):
+            self._live.refresh()
 
     def finish(self, envelope: OperationEnvelope) -> None:
         self.stop()
@@ -95,8 +100,8 @@ class RichStream:
         if self._waiting:
             return self._spinner
         parts: list[RenderableType] = []
-        if self._text:
-            parts.append(self._text)
+        if self._chunks:
+            parts.append(Text("".join(self._chunks)))
         for index in sorted(self._calls):
             call = self._calls[index]
             parts.append(

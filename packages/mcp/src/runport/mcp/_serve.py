@@ -16,7 +16,7 @@ from runport.application import AdapterNotFoundError, create_adapter
 from runport.contracts import ErrorCode
 from runport.core import ScenarioError
 from runport.mcp._catalog import CatalogError, load_catalog
-from runport.mcp._server import AdapterFactory, create_server
+from runport.mcp._server import AdapterFactory, close_adapter, create_server
 from runport.ports import RuntimeAdapter
 
 
@@ -39,7 +39,7 @@ def adapter_factory(name: str, *, scenario: str | os.PathLike[str] | None = None
         return create_adapter(name, **options)
 
     try:
-        build()
+        close_adapter(build())
     except AdapterNotFoundError as error:
         raise CatalogError(ErrorCode.DATA_INVALID, str(error)) from None
     except ScenarioError as error:

@@ -8,6 +8,7 @@ errors whose text starts with a stable ``TQX_`` code a host can key on.
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import functools
 import json
@@ -182,7 +183,8 @@ class _Forwarder:
             raise CallCancelled("the client cancelled the call")
         try:
             anyio.from_thread.run(self._deliver, event)
-        except concurrent.futures.CancelledError:  # cancelled while being delivered
+        except (concurrent.futures.CancelledError, asyncio.CancelledError):
+            # cancelled while being delivered: anyio raises either, depending on the moment
             raise CallCancelled("the client cancelled the call") from None
         except anyio.RunFinishedError:  # the server is shutting down
             raise CallCancelled("the server stopped") from None
@@ -194,6 +196,13 @@ class _Forwarder:
         await self._ctx.session.report_progress(
             self._sent, message=_EVENT.dump_json(event).decode()
         )
+
+
+def close_adapter(adapter: RuntimeAdapter) -> None:
+    """Release what an adapter holds (an HTTP client, say), when it has anything to release."""
+    close = getattr(adapter, "close", None)
+    if callable(close):
+        close()
 
 
 async def _set_when_cancelled(stopped: threading.Event) -> None:
@@ -301,6 +310,8 @@ def create_server(
                 pass
             except Exception as error:  # an adapter that broke the port: not a PortError
                 broken = error
+            finally:
+                close_adapter(adapter)
             watcher.cancel_scope.cancel()
         if broken is not None:
             # The details (which may include upstream text) go to the operator's log, not to

@@ -104,7 +104,8 @@ class OpenAIChatAdapter(RuntimeAdapter):
                 f"max_response_bytes must be a non-negative integer, not {max_response_bytes!r}"
             )
         as_response_format_mode(response_format_mode)
-        self._url = base_url.rstrip("/") + "/chat/completions"
+        # Appended to the path, so a query (Azure's `?api-version=…`) stays a query.
+        self._url = str(url.copy_with(path=url.path.rstrip("/") + "/chat/completions"))
         self._model = model
         self._max_response_bytes = max_response_bytes
         self._response_format_mode: ResponseFormatMode = response_format_mode
@@ -261,6 +262,8 @@ def _read_events(response: httpx.Response, turn: TurnAssembler, limit: int) -> N
         for event, data in events:
             if data == b"[DONE]":
                 return
+            if event != "message" and event != "error":
+                continue  # e.g. `event: ping` keep-alives, whose data need not be JSON
             try:
                 chunk = loads(data)
             except ValueError:

@@ -39,7 +39,12 @@ def status_error(response: httpx.Response) -> PortError:
     if status == 408:
         return PortError(ErrorCode.RUNTIME_TIMEOUT, f"the upstream timed out ({label})")
     if 500 <= status <= 599:
-        return PortError(ErrorCode.RUNTIME_UNAVAILABLE, f"the upstream failed ({label})")
+        # A 503 often says when to come back; the hint is passed on as it is for a 429.
+        return PortError(
+            ErrorCode.RUNTIME_UNAVAILABLE,
+            f"the upstream failed ({label})",
+            retry_after_ms=retry_after_ms(response.headers),
+        )
     if 400 <= status <= 499:
         return PortError(ErrorCode.RUNTIME_PERMANENT, f"the upstream refused the request ({label})")
     return PortError(

@@ -343,11 +343,13 @@ class TurnAssembler:
     def _usage(self, usage: Any) -> None:
         if type(usage) is not dict:
             raise invalid("usage is not an object")
-        counts = usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0
+        counts = usage.get("prompt_tokens"), usage.get("completion_tokens")
+        if counts == (None, None):
+            return  # a usage object without counts reports nothing: none is invented
         for count in counts:
-            if type(count) is not int or count < 0:
+            if count is not None and (type(count) is not int or count < 0):
                 raise invalid("usage does not hold token counts")
-        self.usage = Usage(input_tokens=counts[0], output_tokens=counts[1])
+        self.usage = Usage(input_tokens=counts[0] or 0, output_tokens=counts[1] or 0)
 
     def receipt(self, request: ExecutionRequest, adapter: AdapterDescriptor) -> ExecutionReceipt:
         """The turn's receipt. The joined text replaces the fragments, so the turn's text is
