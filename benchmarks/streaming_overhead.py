@@ -11,7 +11,8 @@ network, so only the consumer's own work is measured):
 - ``sse+loads``     runport's ``SSEDecoder`` + ``json.loads`` (the parser alone, vs the floor);
 - ``httpx-sse``     ``httpx_sse.EventSource.iter_sse`` + ``json.loads`` (the library candidate).
 
-Workloads (SPEC §11 / issue 3): 20,000 text deltas; 20,000 fragments of 3 interleaved tool
+Workloads (benchmarks/README.md / issue 3): 20,000 text deltas; 20,000 fragments of 3 interleaved
+tool
 calls; 2,000 text deltas of 4 KiB (about 8.9 MB of body, past the default 8 MiB bound, so
 ``max_response_bytes`` is raised for it). Reads are 64 KiB, as httpcore's socket reads are;
 ``--frame-reads`` serves one SSE frame per read instead, as a slow live stream arrives.

@@ -1,4 +1,5 @@
-"""The SPEC §2 import contracts hold, and they bite: a planted forbidden import fails them."""
+"""The docs/architecture.md import contracts hold, and they bite: a planted forbidden import fails
+them."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Runs (SPEC §6): tool turns, correction rounds, retries, fallback and partial evidence, on
+"""Runs (docs/runs.md): tool turns, correction rounds, retries, fallback and partial evidence, on
 scripted upstreams (ScriptedRuntime)."""
 
 from __future__ import annotations

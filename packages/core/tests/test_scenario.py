@@ -1,4 +1,5 @@
-"""The scenario format: both file formats load into one normalized ``Scenario`` (SPEC §7)."""
+"""The scenario format: both file formats load into one normalized ``Scenario``
+(docs/scenarios.md)."""
 
 from __future__ import annotations
 

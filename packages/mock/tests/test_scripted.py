@@ -1,4 +1,5 @@
-"""ScriptedRuntime keeps the streaming law (SPEC §4) while playing scenarios (SPEC §7)."""
+"""ScriptedRuntime keeps the streaming law (docs/streaming-law.md) while playing scenarios
+(docs/scenarios.md)."""
 
 from __future__ import annotations
 

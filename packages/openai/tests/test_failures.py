@@ -1,6 +1,6 @@
 """Every hostile or broken upstream behaviour ends in exactly one ``Failed`` with the right code
 and a raised ``PortError``; deltas already sent stay sent; no response is left open; nothing
-secret or upstream-written leaks (SPEC §4 laws 5, 6, 8–10; SPEC §8)."""
+secret or upstream-written leaks (docs/streaming-law.md laws 5, 6, 8–10; docs/providers.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Properties over generated turns (SPEC §4 laws 1–4): however the upstream fragments text and
+"""Properties over generated turns (docs/streaming-law.md laws 1–4): however the upstream fragments
+text and
 tool-call arguments, interleaves parallel calls, or the network splits the bytes, the adapter
 assembles the receipt the turn implies, forwards events in upstream order and ends in exactly
 one terminal. Plus parity (the same turn as SSE and as JSON) and a differential check against

@@ -1,4 +1,5 @@
-"""What real OpenAI-compatible servers send (SPEC §8), over real HTTP on 127.0.0.1, each with the
+"""What real OpenAI-compatible servers send (docs/providers.md), over real HTTP on 127.0.0.1, each
+with the
 streaming law checked by ``run_streamed``."""
 
 from __future__ import annotations

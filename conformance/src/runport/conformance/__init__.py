@@ -1,4 +1,5 @@
-"""runport's conformance suite: the streaming law (SPEC §4), checked on scripted upstreams.
+"""runport's conformance suite: the streaming law (docs/streaming-law.md), checked on scripted
+upstreams.
 
 Subclass ``RuntimeAdapterConformance`` in a ``Test…`` class, set ``protocol`` and implement
 ``make_adapter(upstream)``; see the package README. The names below are loaded on first use,

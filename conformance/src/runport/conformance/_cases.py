@@ -4,7 +4,7 @@ A case says what the upstream *does* (text fragments, tool-call fragments, usage
 or which fault it commits); the renderers in ``_render`` turn it into a ``runport.mock/v1``
 scenario or into chat-completions SSE/JSON. Because the suite wrote the script, it knows every
 expected event and every receipt field exactly — the expectations here are derived from the
-script by the wire rules of SPEC §3, never from an adapter.
+script by the wire rules of docs/wire-types.md, never from an adapter.
 """
 
 from __future__ import annotations
@@ -163,7 +163,7 @@ class Case:
         return self.fault is not None and self.fault.kind == "oversize"
 
     def progress(self) -> tuple[Progress, ...]:
-        """The progress events the script foretells, in upstream order (SPEC §3 rules:
+        """The progress events the script foretells, in upstream order (docs/wire-types.md rules:
         ``call_id`` is the upstream id or ``call_<index>``; ``name`` and ``call_id`` are
         repeated on every fragment)."""
         events: list[Progress] = []
@@ -208,7 +208,7 @@ class Case:
 
     def expected_receipt(self) -> dict[str, Any]:
         """The receipt fields (all but ``adapter``) a successful turn must produce, derived
-        here by the SPEC §3 rules with the suite's own JSON and hashing."""
+        here by the docs/wire-types.md rules with the suite's own JSON and hashing."""
         assert self.fault is None, f"{self.name} fails: it has no receipt"
         texts = [step.text for step in self.steps if isinstance(step, Text)]
         text = "".join(texts) or None
@@ -261,7 +261,7 @@ def _refuse_constant(name: str) -> Any:
 
 
 def _parse(text: str) -> tuple[bool, Any]:
-    """Strict JSON (no NaN or infinities), else the text itself — SPEC §3's rule."""
+    """Strict JSON (no NaN or infinities), else the text itself — docs/wire-types.md's rule."""
     try:
         return True, json.loads(text, parse_constant=_refuse_constant)
     except ValueError:
@@ -270,7 +270,7 @@ def _parse(text: str) -> tuple[bool, Any]:
 
 def independent_fingerprint(value: Any) -> str:
     """SHA-256 of canonical JSON, computed without ``runport.contracts`` so a receipt's
-    fingerprints are checked against a second implementation of SPEC §3, not against
+    fingerprints are checked against a second implementation of docs/wire-types.md, not against
     themselves."""
     encoded = json.dumps(
         value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False

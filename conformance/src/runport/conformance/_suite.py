@@ -1,4 +1,5 @@
-"""``RuntimeAdapterConformance``: the standard tests every runport adapter runs (SPEC §4, §9).
+"""``RuntimeAdapterConformance``: the standard tests every runport adapter runs
+(docs/streaming-law.md, docs/adapter-guide.md).
 
 An adapter author subclasses it in a ``Test…`` class, sets ``protocol`` and implements
 ``make_adapter(upstream)``; pytest collects the inherited ``test_*`` methods, parametrized over
@@ -163,7 +164,7 @@ def _grammar_problem(outcome: Outcome) -> str | None:
 
 
 def _validity(receipt: ExecutionReceipt, schema: dict[str, Any]) -> bool | None:
-    """``output_schema_valid`` recomputed from the receipt itself (SPEC §3)."""
+    """``output_schema_valid`` recomputed from the receipt itself (docs/wire-types.md)."""
     if receipt.tool_calls:
         return None
     if schema.get("type") != "string" and receipt.text is not None:

@@ -1,4 +1,4 @@
-"""Application services over the runtime port (SPEC §6): ``execute_contract`` for one turn,
+"""Application services over the runtime port (docs/runs.md): ``execute_contract`` for one turn,
 ``run``/``run_stream`` for tool turns and correction rounds, ``Fallback``, and adapter discovery.
 """
 

@@ -107,7 +107,7 @@ def execute_contract(
     on_event: Sink | None = None,
     fixture_output: JsonValue = None,
 ) -> OperationEnvelope:
-    """Compile a contract, run one turn on ``adapter`` and report it as an envelope (SPEC §6).
+    """Compile a contract, run one turn on ``adapter`` and report it as an envelope (docs/runs.md).
 
     Every failure it can name — contract, input, capability, runtime, output schema — comes
     back as a not-ok envelope, never raised; inputs and capabilities are checked before the

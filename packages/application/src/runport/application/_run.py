@@ -343,7 +343,8 @@ def run(
     sleep: Callable[[float], None] = time.sleep,
 ) -> RunResult:
     """Drive model turns until a schema-valid answer: tools run, corrections asked, retryable
-    failures retried (SPEC §6). Raises :class:`RunError` with the partial evidence otherwise."""
+    failures retried (docs/runs.md). Raises :class:`RunError` with the partial evidence
+    otherwise."""
     return _start(
         contract_or_path,
         adapter,

@@ -1,4 +1,4 @@
-"""The ``runport`` command line (SPEC §10)."""
+"""The ``runport`` command line (docs/cli.md)."""
 
 import sys
 

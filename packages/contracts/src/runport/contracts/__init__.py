@@ -1,4 +1,4 @@
-"""Wire types, stable error codes, canonical JSON and fingerprints (SPEC §3)."""
+"""Wire types, stable error codes, canonical JSON and fingerprints (docs/wire-types.md)."""
 
 from runport.contracts._canonical import canonical_json, fingerprint
 from runport.contracts._codes import ErrorCode

@@ -1,5 +1,5 @@
 """Contract loading and compilation, output validation, receipts, stream assembly and the
-scenario format (SPEC §5, §7)."""
+scenario format (docs/contracts.md, docs/scenarios.md)."""
 
 from runport.core._assembler import StreamAssembler, StreamGrammarError
 from runport.core._compile import compile_contract

@@ -15,7 +15,7 @@ from runport.core._receipt import parse_json_text
 
 
 class StreamGrammarError(ValueError):
-    """An event sequence that breaks the streaming law's grammar (SPEC §4, law 1)."""
+    """An event sequence that breaks the streaming law's grammar (docs/streaming-law.md, law 1)."""
 
 
 @dataclass
@@ -101,7 +101,7 @@ class StreamAssembler:
         ]
 
     def assembly_problems(self, receipt: ExecutionReceipt) -> list[str]:
-        """How ``receipt`` disagrees with what was streamed (SPEC §4, law 3)."""
+        """How ``receipt`` disagrees with what was streamed (docs/streaming-law.md, law 3)."""
         problems: list[str] = []
         if self.text != receipt.text:
             problems.append(f"joined Delta text {self.text!r} != receipt.text {receipt.text!r}")

@@ -1,4 +1,4 @@
-"""Compiling a contract with its values into a provider-neutral interaction (SPEC §5)."""
+"""Compiling a contract with its values into a provider-neutral interaction (docs/contracts.md)."""
 
 from __future__ import annotations
 

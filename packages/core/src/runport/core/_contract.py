@@ -1,4 +1,5 @@
-"""The contract model, and loading it from YAML with every problem reported at once (SPEC §5)."""
+"""The contract model, and loading it from YAML with every problem reported at once
+(docs/contracts.md)."""
 
 from __future__ import annotations
 

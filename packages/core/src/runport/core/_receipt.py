@@ -48,7 +48,7 @@ def build_receipt(
     usage: Usage | None = None,
     output: JsonValue = _UNSET,
 ) -> ExecutionReceipt:
-    """The receipt of one turn, derived the same way by every adapter (SPEC §3).
+    """The receipt of one turn, derived the same way by every adapter (docs/wire-types.md).
 
     ``output`` is derived from ``text`` by the text/structured rule unless given explicitly
     (deterministic runtimes only). A turn with tool calls has ``output_schema_valid = None``;

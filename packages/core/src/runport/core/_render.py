@@ -1,4 +1,4 @@
-"""Rendering message templates over JSON values (SPEC §5).
+"""Rendering message templates over JSON values (docs/contracts.md).
 
 Templates are data, never code: an expression can only read JSON values by key or index and
 compare them, so a contract cannot reach Python objects, attributes or ``eval``.

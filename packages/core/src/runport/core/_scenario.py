@@ -1,4 +1,4 @@
-"""The scenario format a scripted runtime plays (SPEC §7).
+"""The scenario format a scripted runtime plays (docs/scenarios.md).
 
 A scenario is domain data, so it lives here in core rather than in the mock: the conformance
 suite, ``runport scenarios check`` and ``runport.mock.ScriptedRuntime`` all read the same
@@ -34,11 +34,11 @@ arguments_fragment?}``, ``delay{ms > 0}`` (a virtual clock; nothing sleeps), ``u
 output_tokens}`` (summed over the turn), ``finish{finish_reason?, output?}`` and ``fail{code,
 message, retry_after_ms?}``. Every turn ends in exactly one terminal (``finish`` or ``fail``).
 In ``tool_call_delta`` a call's first fragment must name the tool; ``call_id`` defaults to
-``call_<index>`` (as SPEC §3 has adapters do for upstreams that send none); later fragments of the
-same call may leave ``name``/``call_id`` out (they are filled in from the first, and must agree
-when given) and must carry a non-empty fragment — the wire grammar of ``ToolCallDelta``. An
-explicit ``output`` must agree with the turn's deltas (equal their joined text, or the JSON it
-parses to), so a scenario cannot claim an answer its stream never said.
+``call_<index>`` (as docs/wire-types.md has adapters do for upstreams that send none); later
+fragments of the same call may leave ``name``/``call_id`` out (they are filled in from the
+first, and must agree when given) and must carry a non-empty fragment — the wire grammar of
+``ToolCallDelta``. An explicit ``output`` must agree with the turn's deltas (equal their
+joined text, or the JSON it parses to), so a scenario cannot claim an answer its stream never said.
 
 ``templiqx.mock/v1alpha1`` manifests (templiqx's conformance corpus) load unchanged as one turn,
 with the templiqx parser's rules: exactly one of ``steps`` (``request_received`` first, ``delay``,
@@ -110,8 +110,9 @@ _CODE_PATTERN = r"^[A-Z][A-Z0-9_]*$"
 class ScenarioError(Exception):
     """A scenario file or mapping that cannot be played.
 
-    ``code`` is always ``TQX_DATA_INVALID`` (SPEC §3: a fixture a runtime cannot use), so a
-    surface can report it like any other runport failure; ``source`` is the file, when known.
+    ``code`` is always ``TQX_DATA_INVALID`` (docs/wire-types.md: a fixture a runtime cannot
+    use), so a surface can report it like any other runport failure; ``source`` is the file,
+    when known.
     """
 
     code: Final = ErrorCode.DATA_INVALID.value

@@ -1,4 +1,4 @@
-"""runport's MCP server (SPEC §10): ``list_contracts`` and ``execute_contract`` over stdio,
+"""runport's MCP server (docs/cli.md): ``list_contracts`` and ``execute_contract`` over stdio,
 streaming every event as a progress notification while a call runs.
 
 ``runport mcp`` is the usual way in; ``prepare`` + ``serve_stdio`` are what it calls, and

@@ -1,5 +1,5 @@
 """The MCP tools: ``list_contracts`` and ``execute_contract`` over the official SDK's low-level
-``Server`` (SPEC §10).
+``Server`` (docs/cli.md).
 
 The low-level server is used rather than the decorator-based one because the tool results
 are shaped by hand: an operation envelope as structured content, and malformed calls as tool

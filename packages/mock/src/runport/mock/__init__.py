@@ -1,4 +1,4 @@
-"""runport's deterministic scripted runtime (SPEC §7).
+"""runport's deterministic scripted runtime (docs/scenarios.md).
 
 ``ScriptedRuntime`` plays a ``runport.core.Scenario`` — a ``runport.mock/v1`` file or a
 ``templiqx.mock/v1alpha1`` manifest — through the ``RuntimeAdapter`` port: one turn per call,

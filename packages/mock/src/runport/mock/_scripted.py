@@ -1,4 +1,4 @@
-"""``ScriptedRuntime``: a runtime adapter that plays a ``Scenario`` (SPEC §7).
+"""``ScriptedRuntime``: a runtime adapter that plays a ``Scenario`` (docs/scenarios.md).
 
 It exists so tests, examples and the CLI's default adapter get real streaming behaviour —
 deltas, interleaved tool-call fragments, failures after progress, oversize responses — with no
@@ -44,7 +44,7 @@ from runport.ports import PortError, RuntimeAdapter, Sink
 __all__ = ["DEFAULT_MAX_RESPONSE_BYTES", "RuntimeStats", "ScriptedRuntime", "create_adapter"]
 
 DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024
-"""SPEC §4 law 8: the bound when neither the runtime nor the request sets one."""
+"""docs/streaming-law.md law 8: the bound when neither the runtime nor the request sets one."""
 
 
 def _package_version() -> str:
@@ -245,7 +245,7 @@ class ScriptedRuntime(RuntimeAdapter):
                 explicit["output"] = request.fixture_output
         elif text is None and not tool_calls:
             # runport.mock/v1: the fixture stands in only for a turn that said nothing; a turn
-            # of tool calls alone keeps `output: null` (SPEC §3).
+            # of tool calls alone keeps `output: null` (docs/wire-types.md).
             explicit["output"] = request.fixture_output
         return build_receipt(
             request,

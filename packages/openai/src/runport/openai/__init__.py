@@ -1,4 +1,4 @@
-"""An OpenAI-compatible chat-completions runtime adapter, streamed over SSE (SPEC §8)."""
+"""An OpenAI-compatible chat-completions runtime adapter, streamed over SSE (docs/providers.md)."""
 
 from runport.openai._adapter import (
     DEFAULT_MAX_RESPONSE_BYTES,

@@ -1,4 +1,5 @@
-"""``OpenAIChatAdapter``: the chat-completions API over HTTP, streamed or not (SPEC §8)."""
+"""``OpenAIChatAdapter``: the chat-completions API over HTTP, streamed or not
+(docs/providers.md)."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ from runport.openai._sse import SSEDecoder
 from runport.ports import PortError, RuntimeAdapter, Sink
 
 DEFAULT_MAX_RESPONSE_BYTES: Final = 8 * 1024 * 1024
-"""SPEC §4 law 8: the bound when neither the adapter nor the request sets one."""
+"""docs/streaming-law.md law 8: the bound when neither the adapter nor the request sets one."""
 
 DEFAULT_TIMEOUT: Final = httpx.Timeout(600.0, connect=10.0)
 """Ten minutes per read, as long as a slow non-streamed completion may take to start; ten
@@ -75,9 +76,9 @@ class OpenAIChatAdapter(RuntimeAdapter):
     chunk; an end, reset or stall after it still completes. A body that ends before either
     marker fails as ``TQX_RUNTIME_STREAM_TRUNCATED``; it is never passed off as a short answer.
 
-    It never retries (SPEC §4 law 7). Pass an ``httpx.Client`` to share a pool, add a proxy or a
-    transport; otherwise the adapter owns one, released by ``close()`` or a ``with`` block.
-    Safe to share between threads, as the ``httpx.Client`` is.
+    It never retries (docs/streaming-law.md, law 7). Pass an ``httpx.Client`` to share a pool,
+    add a proxy or a transport; otherwise the adapter owns one, released by ``close()`` or a
+    ``with`` block. Safe to share between threads, as the ``httpx.Client`` is.
     """
 
     def __init__(

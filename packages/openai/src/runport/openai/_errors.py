@@ -1,9 +1,9 @@
-"""How upstream failures become ``PortError``s with SPEC §3 codes.
+"""How upstream failures become ``PortError``s with docs/wire-types.md codes.
 
 Every message here is written by this module from the failure's *kind* (an HTTP status, an
 exception class, an error frame's type/code classified against fixed words). Nothing the
 upstream sent is copied into a message: a response body may echo the prompt, the key or
-anything else, and SPEC §4 law 10 keeps it out of errors, events and logs.
+anything else, and docs/streaming-law.md law 10 keeps it out of errors, events and logs.
 """
 
 from __future__ import annotations
@@ -156,7 +156,7 @@ class UpstreamFailure(Exception):
 
     A private type, so the adapter can tell its own failures from anything a sink raises (a
     sink's exceptions — even a ``PortError`` or an ``httpx`` error of its own — must propagate
-    untouched, SPEC §4 law 6). The public methods unwrap it and raise ``error``.
+    untouched, docs/streaming-law.md law 6). The public methods unwrap it and raise ``error``.
     """
 
     def __init__(self, error: PortError) -> None:

@@ -3,7 +3,8 @@ turn's text, tool calls, finish reason and usage the other.
 
 Both directions are plain functions over dicts so the streamed and the non-streamed paths
 share them: a JSON completion is fed through the same ``TurnAssembler`` as the chunks of a
-stream, which is what makes ``execute`` and ``execute_streaming`` agree (SPEC §4 law 2).
+stream, which is what makes ``execute`` and ``execute_streaming`` agree (docs/streaming-law.md,
+law 2).
 """
 
 from __future__ import annotations
@@ -101,8 +102,8 @@ def _message(message: Message) -> dict[str, Any]:
 def _arguments_text(arguments: Any) -> str:
     """Arguments go back as the JSON text the API carries them in.
 
-    A string is the model's own text that did not parse (SPEC §3 keeps it as a JSON string), so
-    it is sent back verbatim: the model sees what it wrote.
+    A string is the model's own text that did not parse (docs/wire-types.md keeps it as a JSON
+    string), so it is sent back verbatim: the model sees what it wrote.
     """
     if isinstance(arguments, str):
         return arguments

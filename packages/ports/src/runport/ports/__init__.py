@@ -1,4 +1,4 @@
-"""The runtime port: ``RuntimeAdapter``, ``PortError`` and ``Sink`` (SPEC §4)."""
+"""The runtime port: ``RuntimeAdapter``, ``PortError`` and ``Sink`` (docs/streaming-law.md)."""
 
 from runport.ports._adapter import RuntimeAdapter, Sink
 from runport.ports._errors import PortError

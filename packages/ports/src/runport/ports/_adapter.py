@@ -18,7 +18,7 @@ Sink = Callable[[StreamEvent], None]
 
 
 class RuntimeAdapter(ABC):
-    """The runtime port (SPEC §4): synchronous, safe to share between threads.
+    """The runtime port (docs/streaming-law.md): synchronous, safe to share between threads.
 
     ``execute_streaming`` has a default for adapters that cannot stream: it calls ``execute``
     and sends one terminal event — ``Complete`` with the receipt, or ``Failed`` with the

@@ -10,7 +10,8 @@ _CODE = re.compile(r"^[A-Z][A-Z0-9_]*$")
 class PortError(Exception):
     """The one exception adapters raise for runtime failures.
 
-    ``code`` is a stable ``TQX_*`` code (SPEC §3). ``message`` must never contain API keys or
+    ``code`` is a stable ``TQX_*`` code (docs/wire-types.md). ``message`` must never contain API
+    keys or
     provider response bodies. ``retry_after_ms`` carries the upstream's back-off hint, when it
     gave one; ``detail`` is free, non-secret context for humans.
     """
@@ -35,7 +36,7 @@ class PortError(Exception):
 
     @property
     def retryable(self) -> bool:
-        """Whether a non-streamed call may be tried again (SPEC §3)."""
+        """Whether a non-streamed call may be tried again (docs/wire-types.md)."""
         try:
             return ErrorCode(self.code).retryable
         except ValueError:
