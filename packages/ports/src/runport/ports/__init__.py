@@ -1,6 +1,27 @@
-"""The runtime port: ``RuntimeAdapter``, ``PortError`` and ``Sink`` (docs/streaming-law.md)."""
+"""The runtime port: ``RuntimeAdapter``, ``PortError``, ``Sink``, and the limits every adapter
+obeys (docs/streaming-law.md)."""
 
 from runport.ports._adapter import RuntimeAdapter, Sink
 from runport.ports._errors import PortError
+from runport.ports._limits import (
+    DEFAULT_DEADLINE_S,
+    DEFAULT_MAX_RESPONSE_BYTES,
+    check_byte_count,
+    check_seconds,
+    deadline_for,
+    distribution_version,
+    max_response_bytes_for,
+)
 
-__all__ = ["PortError", "RuntimeAdapter", "Sink"]
+__all__ = [
+    "DEFAULT_DEADLINE_S",
+    "DEFAULT_MAX_RESPONSE_BYTES",
+    "PortError",
+    "RuntimeAdapter",
+    "Sink",
+    "check_byte_count",
+    "check_seconds",
+    "deadline_for",
+    "distribution_version",
+    "max_response_bytes_for",
+]
