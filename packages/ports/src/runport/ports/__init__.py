@@ -2,6 +2,7 @@
 obeys (docs/streaming-law.md)."""
 
 from runport.ports._adapter import RuntimeAdapter, Sink
+from runport.ports._async import AsyncRuntimeAdapter, AsyncSink, deliver
 from runport.ports._errors import PortError
 from runport.ports._limits import (
     DEFAULT_DEADLINE_S,
@@ -16,12 +17,15 @@ from runport.ports._limits import (
 __all__ = [
     "DEFAULT_DEADLINE_S",
     "DEFAULT_MAX_RESPONSE_BYTES",
+    "AsyncRuntimeAdapter",
+    "AsyncSink",
     "PortError",
     "RuntimeAdapter",
     "Sink",
     "check_byte_count",
     "check_seconds",
     "deadline_for",
+    "deliver",
     "distribution_version",
     "max_response_bytes_for",
 ]

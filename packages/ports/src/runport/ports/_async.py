@@ -1,0 +1,58 @@
+from __future__ import annotations
+
+import inspect
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
+
+from runport.contracts import (
+    AdapterDescriptor,
+    Complete,
+    ExecutionReceipt,
+    ExecutionRequest,
+    Failed,
+    StreamEvent,
+)
+from runport.ports._errors import PortError
+
+AsyncSink = Callable[[StreamEvent], Awaitable[None] | None]
+"""Receives every event of an async streamed call, in the caller's task, in order.
+
+A plain callable, or one that returns an awaitable: the adapter awaits it before it reads any
+further from its upstream, which is how a slow consumer holds a fast upstream back."""
+
+
+async def deliver(sink: AsyncSink, event: StreamEvent) -> None:
+    """Hand ``event`` to ``sink`` and await it when it returned an awaitable."""
+    result = sink(event)
+    if inspect.isawaitable(result):
+        await result
+
+
+class AsyncRuntimeAdapter(ABC):
+    """The runtime port on the event loop: ``RuntimeAdapter``'s twin, name for name.
+
+    The same streaming law holds, with one addition: cancelling the calling task is a caller
+    stop. The adapter closes its upstream, sends nothing more, lets ``asyncio.CancelledError``
+    propagate and stays usable. Adapters bind to no event loop when constructed.
+
+    ``execute_streaming`` has a default for adapters that cannot stream: it awaits ``execute``
+    and sends one terminal event — ``Complete`` with the receipt, or ``Failed`` with the
+    ``PortError``'s code before re-raising it.
+    """
+
+    @abstractmethod
+    def descriptor(self) -> AdapterDescriptor: ...
+
+    @abstractmethod
+    async def execute(self, request: ExecutionRequest) -> ExecutionReceipt: ...
+
+    async def execute_streaming(
+        self, request: ExecutionRequest, sink: AsyncSink
+    ) -> ExecutionReceipt:
+        try:
+            receipt = await self.execute(request)
+        except PortError as error:
+            await deliver(sink, Failed(code=error.code, message=error.message))
+            raise
+        await deliver(sink, Complete(receipt=receipt))
+        return receipt
