@@ -135,11 +135,17 @@ def test_envelope_round_trips_with_its_stream_events() -> None:
 
 
 _text = st.text(min_size=1, max_size=20)
+
+
+def _containers(children: st.SearchStrategy[object]) -> st.SearchStrategy[object]:
+    return st.lists(children, max_size=3) | st.dictionaries(
+        st.text(max_size=5), children, max_size=3
+    )
+
+
 _json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=10),
-    lambda children: (
-        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=5), children, max_size=3)
-    ),
+    _containers,
     max_leaves=10,
 )
 _events = st.one_of(

@@ -161,11 +161,13 @@ def pieces(draw: st.DrawFn, text: str) -> tuple[str, ...]:
     return tuple(text[a:b] for a, b in itertools.pairwise(bounds) if b > a)
 
 
+def _containers(inner: st.SearchStrategy[object]) -> st.SearchStrategy[object]:
+    return st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+
+
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-1000, 1000) | st.text(max_size=6),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
-    ),
+    _containers,
     max_leaves=6,
 )
 
