@@ -22,6 +22,7 @@ from pydantic import (
 
 from runport.contracts import Diagnostic, ErrorCode, ToolSpec
 from runport.core._schema import json_pointer, schema_problems, validate_output
+from runport.core._template import expand_templates
 from runport.core._yaml import load_yaml
 
 # semver.org's own regular expression, so "1.0" and "01.2.3" are refused as they are there.
@@ -31,6 +32,7 @@ _SEMVER = re.compile(
     r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$"
 )
 _ROOTS = ("inputs", "context")
+_API_VERSIONS = ("runport/v1alpha1", "templiqx/v1alpha1")
 
 
 class _Model(BaseModel):
@@ -176,6 +178,17 @@ class Contract(_Model):
     provenance: dict[str, JsonValue] = Field(default_factory=dict)
     evals: list[Eval] = Field(default_factory=list)
 
+    @field_validator("api_version", mode="before")
+    @classmethod
+    def _known_format(cls, value: object) -> object:
+        if value not in _API_VERSIONS:
+            raise ValueError(
+                f"api_version {value!r} is not a contract format runport reads: write "
+                "'runport/v1alpha1' (files written for templiqx, with 'templiqx/v1alpha1', "
+                "are also read unchanged)"
+            )
+        return value
+
     @field_validator("version")
     @classmethod
     def _semver(cls, value: str) -> str:
@@ -263,6 +276,8 @@ def parse_contract(data: object, *, source: str | None = None) -> Contract:
             [_problem(ErrorCode.CONTRACT_INVALID, "", f"a contract must be a mapping, not {kind}")],
             source=source,
         )
+    # Template strings become the nodes they stand for before anything else looks at them.
+    data, template_problems, relocate = expand_templates(data)
     diagnostics: list[Diagnostic] = []
     contract: Contract | None = None
     try:
@@ -270,8 +285,8 @@ def parse_contract(data: object, *, source: str | None = None) -> Contract:
     except ValidationError as error:
         diagnostics.extend(_validation_problems(error, data))
     diagnostics.extend(_cross_field_problems(data))
-    if diagnostics or contract is None:
-        raise ContractError(diagnostics, source=source)
+    if template_problems or diagnostics or contract is None:
+        raise ContractError(template_problems + relocate(diagnostics), source=source)
     return contract
 
 
