@@ -95,6 +95,8 @@ PUBLIC = {
     "runport.application": {
         "execute_contract",
         "create_adapter",
+        "define_contract",
+        "output_as",
         "adapter_entry_points",
         "AdapterNotFoundError",
         "ADAPTER_GROUP",

@@ -8,6 +8,7 @@ from runport.application._adapters import (
     adapter_entry_points,
     create_adapter,
 )
+from runport.application._define import define_contract, output_as
 from runport.application._envelope import execute_contract
 from runport.application._errors import RunError, RunPartial
 from runport.application._fallback import Fallback
@@ -25,7 +26,9 @@ __all__ = [
     "Tool",
     "adapter_entry_points",
     "create_adapter",
+    "define_contract",
     "execute_contract",
+    "output_as",
     "repair_history",
     "run",
     "run_stream",

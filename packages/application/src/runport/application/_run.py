@@ -3,10 +3,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import JsonValue
 
+from runport.application._define import output_as
 from runport.application._envelope import (
     ContractSource,
     capability_diagnostic,
@@ -36,6 +37,8 @@ from runport.ports import PortError, RuntimeAdapter
 ToolLike = Tool | Callable[..., Any]
 EventHandler = Callable[[StreamEvent], None]
 
+T = TypeVar("T")
+
 _INPUT_CODES = frozenset(
     {ErrorCode.VALUE_REQUIRED, ErrorCode.VALUE_SCHEMA, ErrorCode.VALUE_UNKNOWN}
 )
@@ -51,6 +54,11 @@ class RunResult:
     messages: tuple[Message, ...]
     usage: Usage
     warnings: tuple[str, ...] = ()
+
+    def output_as(self, kind: type[T]) -> T:
+        """The answer as an instance of ``kind`` (the contract's output type: a pydantic model,
+        ``str``, …), so a caller gets a typed value without re-parsing JSON."""
+        return output_as(self.output, kind)
 
 
 def _backoff_seconds(error: PortError, attempt: int) -> float:
