@@ -1,0 +1,137 @@
+"""What the otel tests share: an in-memory SDK pipeline, scripted scenarios and requests, and an
+async adapter that plays a scenario on the event loop."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from runport.contracts import (
+    AdapterDescriptor,
+    CompiledInteraction,
+    ExecutionReceipt,
+    ExecutionRequest,
+    Message,
+    StreamEvent,
+)
+from runport.core import Scenario, parse_scenario
+from runport.mock import ScriptedRuntime
+from runport.ports import AsyncRuntimeAdapter, AsyncSink, deliver
+
+PROMPT = "Tell me about rivers, secretly."
+
+
+@dataclass
+class Recorded:
+    """An SDK tracer and meter provider whose spans and metric points stay in memory."""
+
+    spans: InMemorySpanExporter
+    reader: InMemoryMetricReader
+    tracer_provider: TracerProvider
+    meter_provider: MeterProvider
+
+    @classmethod
+    def start(cls) -> Recorded:
+        spans = InMemorySpanExporter()
+        tracer_provider = TracerProvider()
+        tracer_provider.add_span_processor(SimpleSpanProcessor(spans))
+        reader = InMemoryMetricReader()
+        return cls(spans, reader, tracer_provider, MeterProvider(metric_readers=[reader]))
+
+    @property
+    def providers(self) -> dict[str, Any]:
+        return {"tracer_provider": self.tracer_provider, "meter_provider": self.meter_provider}
+
+    def shutdown(self) -> None:
+        self.tracer_provider.shutdown()
+        self.meter_provider.shutdown()
+
+    def only_span(self) -> ReadableSpan:
+        [span] = self.spans.get_finished_spans()
+        return span
+
+    def points(self) -> dict[str, list[HistogramDataPoint]]:
+        """Every histogram point recorded so far, by instrument name."""
+        data = self.reader.get_metrics_data()
+        found: dict[str, list[HistogramDataPoint]] = {}
+        if data is None:
+            return found
+        for resource in data.resource_metrics:
+            for scope in resource.scope_metrics:
+                assert scope.scope.name == "runport.otel"
+                for metric in scope.metrics:
+                    points = found.setdefault(metric.name, [])
+                    for point in metric.data.data_points:
+                        assert isinstance(point, HistogramDataPoint)
+                        points.append(point)
+        return found
+
+
+def scenario(*turns: list[dict[str, Any]], id: str = "rivers") -> Scenario:
+    return parse_scenario(
+        {
+            "api_version": "runport.mock/v1",
+            "id": id,
+            "turns": [{"events": events} for events in turns],
+        }
+    )
+
+
+ANSWER = [
+    {"kind": "delta", "text": "Rivers "},
+    {"kind": "delta", "text": "run downhill."},
+    {"kind": "usage", "input_tokens": 12, "output_tokens": 4},
+    {"kind": "finish", "finish_reason": "stop"},
+]
+FAILURE = [
+    {"kind": "delta", "text": "Rivers "},
+    {"kind": "fail", "code": "TQX_RUNTIME_UNAVAILABLE", "message": "the upstream reset"},
+]
+
+
+def make_request(prompt: str = PROMPT) -> ExecutionRequest:
+    interaction = CompiledInteraction(
+        compiler="test/0",
+        contract_id="otel-test",
+        contract_version="1.0.0",
+        messages=[
+            Message(role="system", content="Be brief."),
+            Message(role="user", content=prompt),
+        ],
+        output_schema={"type": "string"},
+    )
+    return ExecutionRequest(interaction=interaction)
+
+
+class AsyncScripted(AsyncRuntimeAdapter):
+    """A scenario played on the event loop: each event is handed over with a yield to the loop
+    between them, so a test can cancel the calling task mid-stream."""
+
+    def __init__(self, scenario: Scenario) -> None:
+        self._runtime = ScriptedRuntime(scenario)
+
+    def descriptor(self) -> AdapterDescriptor:
+        return self._runtime.descriptor()
+
+    async def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
+        await asyncio.sleep(0)
+        return self._runtime.execute(request)
+
+    async def execute_streaming(
+        self, request: ExecutionRequest, sink: AsyncSink
+    ) -> ExecutionReceipt:
+        events: list[StreamEvent] = []
+        try:
+            receipt = self._runtime.execute_streaming(request, events.append)
+        finally:
+            for event in events:
+                await asyncio.sleep(0)
+                await deliver(sink, event)
+        return receipt
