@@ -108,6 +108,7 @@ PUBLIC = {
         "run_stream",
     },
     "runport.cli": {"main"},
+    "runport.otel": {"Traced", "TracedAdapter", "AsyncTracedAdapter"},
 }
 
 
