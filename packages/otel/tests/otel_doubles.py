@@ -1,12 +1,19 @@
-"""What the otel tests share: an in-memory SDK pipeline, scripted scenarios and requests, and an
-async adapter that plays a scenario on the event loop."""
+"""What the otel tests share: an in-memory SDK pipeline, scripted scenarios and requests, an
+async adapter that plays a scenario on the event loop, and a loopback OTLP/HTTP receiver."""
 
 from __future__ import annotations
 
 import asyncio
+import gzip
+import threading
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+    ExportMetricsServiceRequest,
+)
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -135,3 +142,85 @@ class AsyncScripted(AsyncRuntimeAdapter):
                 await asyncio.sleep(0)
                 await deliver(sink, event)
         return receipt
+
+
+@dataclass(frozen=True)
+class Arrival:
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+
+class OtlpReceiver:
+    """A loopback OTLP/HTTP endpoint: it answers every export with success and keeps what
+    arrived, so a test can decode it with the OTLP protobuf definitions."""
+
+    def __init__(self) -> None:
+        self.arrivals: list[Arrival] = []
+        arrivals = self.arrivals
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                if self.headers.get("Content-Encoding") == "gzip":
+                    body = gzip.decompress(body)
+                headers = {key.lower(): value for key, value in self.headers.items()}
+                arrivals.append(Arrival(self.path, headers, body))
+                self.send_response(200)
+                self.send_header("Content-Type", "application/x-protobuf")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def endpoint(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def __enter__(self) -> OtlpReceiver:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()
+
+    def spans(self) -> list[tuple[Any, Any, Any]]:
+        """Every span that arrived, with its resource and scope: ``(resource, scope, span)``."""
+        found = []
+        for arrival in self.arrivals:
+            if arrival.path == "/v1/traces":
+                export = ExportTraceServiceRequest.FromString(arrival.body)
+                for resource in export.resource_spans:
+                    for scope in resource.scope_spans:
+                        found += [(resource.resource, scope.scope, span) for span in scope.spans]
+        return found
+
+    def metrics(self) -> dict[str, Any]:
+        """Every metric that arrived, by name."""
+        found = {}
+        for arrival in self.arrivals:
+            if arrival.path == "/v1/metrics":
+                export = ExportMetricsServiceRequest.FromString(arrival.body)
+                for resource in export.resource_metrics:
+                    for scope in resource.scope_metrics:
+                        found.update({metric.name: metric for metric in scope.metrics})
+        return found
+
+
+def decoded(values: Any) -> dict[str, Any]:
+    """OTLP ``KeyValue`` attributes as plain Python values."""
+    result: dict[str, Any] = {}
+    for item in values:
+        kind = item.value.WhichOneof("value")
+        value = getattr(item.value, kind)
+        if kind == "array_value":
+            value = tuple(getattr(v, v.WhichOneof("value")) for v in value.values)
+        result[item.key] = value
+    return result
