@@ -1,7 +1,7 @@
 """The span and metric logic of one traced call, written once for both kinds of adapter.
 
 A ``Telemetry`` holds what is fixed for one wrapped adapter (its tracer, meter instruments and
-the attributes its descriptor gives every call); ``Telemetry.call`` opens a ``CallTrace``, a
+the attributes its descriptor gives every call); ``Telemetry.call`` makes a ``CallTrace``, a
 context manager the sync and async wrappers both enter around the inner adapter's call. The
 wrappers differ only in how they call the inner adapter and wrap the sink.
 """
@@ -9,12 +9,13 @@ wrappers differ only in how they call the inner adapter and wrap the sink.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextvars import Token
 from time import perf_counter
+from types import TracebackType
 from typing import Final
 
 from opentelemetry import context, metrics, trace
+from opentelemetry.context import Context
 from opentelemetry.trace import SpanKind, Status, StatusCode
 from opentelemetry.util.types import AttributeValue
 
@@ -118,24 +119,20 @@ class Telemetry:
         if descriptor.model is not None:
             self.attributes[REQUEST_MODEL] = descriptor.model
 
-    @contextmanager
-    def call(self, request: ExecutionRequest, *, streamed: bool) -> Iterator[CallTrace]:
-        """One call's span, current for the inner call so spans the adapter makes (its HTTP
-        client's, say) nest under it; ended however the call ends."""
-        trace_ = CallTrace(self, request, streamed=streamed)
-        token = context.attach(trace.set_span_in_context(trace_.span))
-        try:
-            yield trace_
-        except BaseException as error:
-            trace_.failed(error)
-            raise
-        finally:
-            context.detach(token)
-            trace_.span.end()
+        self.input_tokens: Attributes = {**self.attributes, TOKEN_TYPE: "input"}
+        self.output_tokens: Attributes = {**self.attributes, TOKEN_TYPE: "output"}
+        self.stopped: Attributes = {**self.attributes, CALLER_STOPPED: True}
+
+    def call(self, request: ExecutionRequest, *, streamed: bool) -> CallTrace:
+        return CallTrace(self, request, streamed=streamed)
 
 
 class CallTrace:
-    """One call in flight: its span, its clock, and whether the caller stopped it."""
+    """One call in flight: its span, its clock, and whether the caller stopped it.
+
+    Entered around the inner adapter's call, it makes the span current, so spans the adapter
+    makes (its HTTP client's, say) nest under it, and ends the span however the call ends.
+    """
 
     __slots__ = (
         "_first_chunk",
@@ -143,6 +140,7 @@ class CallTrace:
         "_started",
         "_streamed",
         "_telemetry",
+        "_token",
         "sink_raised",
         "span",
     )
@@ -160,6 +158,25 @@ class CallTrace:
         self.sink_raised = False
         self._first_chunk: float | None = None
         self._started = perf_counter()
+        self._token: Token[Context] | None = None
+
+    def __enter__(self) -> CallTrace:
+        self._token = context.attach(trace.set_span_in_context(self.span))
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        try:
+            if error is not None:
+                self.failed(error)
+        finally:
+            assert self._token is not None
+            context.detach(self._token)
+            self.span.end()
 
     def watch(self, sink: Sink) -> Sink:
         """``sink``, noting the first chunk's time and whether the sink raised (a caller stop)."""
@@ -190,23 +207,24 @@ class CallTrace:
         return watched
 
     def succeeded(self, receipt: ExecutionReceipt) -> ExecutionReceipt:
-        span = self.span
-        span.set_attribute(REQUEST_FINGERPRINT, receipt.request_fingerprint)
-        span.set_attribute(OUTPUT_FINGERPRINT, receipt.output_fingerprint)
+        telemetry = self._telemetry
+        attributes: Attributes = {
+            REQUEST_FINGERPRINT: receipt.request_fingerprint,
+            OUTPUT_FINGERPRINT: receipt.output_fingerprint,
+        }
         if receipt.finish_reason is not None:
-            span.set_attribute(FINISH_REASONS, [receipt.finish_reason])
+            attributes[FINISH_REASONS] = [receipt.finish_reason]
         usage = receipt.usage
         if usage is not None:
-            span.set_attribute(INPUT_TOKENS, usage.input_tokens)
-            span.set_attribute(OUTPUT_TOKENS, usage.output_tokens)
-        if self._telemetry.capture_content:
-            span.set_attribute(OUTPUT_MESSAGES, output_messages(receipt))
-        attributes = self._telemetry.attributes
-        self._record(attributes)
+            attributes[INPUT_TOKENS] = usage.input_tokens
+            attributes[OUTPUT_TOKENS] = usage.output_tokens
+        if telemetry.capture_content:
+            attributes[OUTPUT_MESSAGES] = output_messages(receipt)
+        self.span.set_attributes(attributes)
+        self._record(telemetry.attributes)
         if usage is not None:
-            tokens = self._telemetry.tokens
-            tokens.record(usage.input_tokens, {**attributes, TOKEN_TYPE: "input"})
-            tokens.record(usage.output_tokens, {**attributes, TOKEN_TYPE: "output"})
+            telemetry.tokens.record(usage.input_tokens, telemetry.input_tokens)
+            telemetry.tokens.record(usage.output_tokens, telemetry.output_tokens)
         return receipt
 
     def failed(self, error: BaseException) -> None:
@@ -216,7 +234,7 @@ class CallTrace:
         span.set_attribute(REQUEST_FINGERPRINT, fingerprint(self._request.interaction))
         if self.sink_raised or isinstance(error, asyncio.CancelledError):
             span.set_attribute(CALLER_STOPPED, True)
-            self._record({**self._telemetry.attributes, CALLER_STOPPED: True})
+            self._record(self._telemetry.stopped)
             return
         kind = error_type(error)
         span.set_attribute(ERROR_TYPE, kind)
