@@ -30,6 +30,7 @@ import gc
 import statistics
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from opentelemetry import trace
@@ -39,8 +40,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from runport.contracts import CompiledInteraction, ExecutionRequest, Message, StreamEvent
-from runport.core import Scenario, parse_scenario
+from runport.contracts import ExecutionRequest, StreamEvent
+from runport.core import Scenario, compile_contract, load_contract, parse_scenario
 from runport.mock import ScriptedRuntime
 from runport.otel import Traced
 from runport.ports import RuntimeAdapter
@@ -48,15 +49,12 @@ from runport.ports import RuntimeAdapter
 DELTAS = 20_000
 CALLS = 2_000
 WORDS = ["The", " quick", " brown", " fox", " jumps", " over", " the", " lazy", " dog", "."]
-REQUEST = ExecutionRequest(
-    interaction=CompiledInteraction(
-        compiler="bench/0",
-        contract_id="bench",
-        contract_version="1",
-        messages=[Message(role="user", content="Go.")],
-        output_schema={"type": "string"},
-    )
+QUICKSTART = Path(__file__).resolve().parent.parent / "examples" / "quickstart"
+# The quickstart's own contract, without its 4 KiB response bound (20,000 deltas pass it).
+_COMPILED = compile_contract(
+    load_contract(QUICKSTART / "contract.yaml"), inputs={"topic": "rivers"}
 )
+REQUEST = ExecutionRequest(interaction=_COMPILED.model_copy(update={"runtime_policy": {}}))
 
 
 def scenario(turns: int, deltas: int) -> Scenario:

@@ -19,6 +19,7 @@ from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricR
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import StatusCode
 
 from runport.contracts import (
     AdapterDescriptor,
@@ -64,6 +65,18 @@ class Recorded:
         [span] = self.spans.get_finished_spans()
         return span
 
+    def assert_caller_stopped(self) -> None:
+        """The one span, and the duration point, say the caller stopped the call; nothing
+        says it failed."""
+        span = self.only_span()
+        assert span.status.status_code is StatusCode.UNSET
+        assert span.attributes is not None
+        assert span.attributes["runport.caller_stopped"] is True
+        assert "error.type" not in span.attributes
+        [duration] = self.points()["gen_ai.client.operation.duration"]
+        assert (duration.attributes or {})["runport.caller_stopped"] is True
+        assert "error.type" not in (duration.attributes or {})
+
     def points(self) -> dict[str, list[HistogramDataPoint]]:
         """Every histogram point recorded so far, by instrument name."""
         data = self.reader.get_metrics_data()
@@ -101,6 +114,20 @@ FAILURE = [
     {"kind": "delta", "text": "Rivers "},
     {"kind": "fail", "code": "TQX_RUNTIME_UNAVAILABLE", "message": "the upstream reset"},
 ]
+
+
+def answered(receipt: ExecutionReceipt) -> dict[str, Any]:
+    """The span attributes of a call that played ``ANSWER`` and returned ``receipt``."""
+    return {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": "runport.mock",
+        "gen_ai.request.model": "rivers",
+        "gen_ai.response.finish_reasons": ("stop",),
+        "gen_ai.usage.input_tokens": 12,
+        "gen_ai.usage.output_tokens": 4,
+        "runport.request_fingerprint": receipt.request_fingerprint,
+        "runport.output_fingerprint": receipt.output_fingerprint,
+    }
 
 
 def make_request(prompt: str = PROMPT) -> ExecutionRequest:

@@ -16,7 +16,7 @@ from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from otel_doubles import ANSWER, FAILURE, OtlpReceiver, decoded, make_request, scenario
+from otel_doubles import ANSWER, FAILURE, OtlpReceiver, answered, decoded, make_request, scenario
 
 from runport.mock import ScriptedRuntime
 from runport.otel import Traced
@@ -53,16 +53,7 @@ def test_spans_and_metrics_arrive_over_otlp_http_with_their_names_and_attributes
     [(_, scope, ok), (_, _, failed)] = receiver.spans()
     assert scope.name == "runport.otel"
     assert (ok.name, ok.kind) == ("chat rivers", Span.SPAN_KIND_CLIENT)
-    assert decoded(ok.attributes) == {
-        "gen_ai.operation.name": "chat",
-        "gen_ai.provider.name": "runport.mock",
-        "gen_ai.request.model": "rivers",
-        "gen_ai.response.finish_reasons": ("stop",),
-        "gen_ai.usage.input_tokens": 12,
-        "gen_ai.usage.output_tokens": 4,
-        "runport.request_fingerprint": receipt.request_fingerprint,
-        "runport.output_fingerprint": receipt.output_fingerprint,
-    }
+    assert decoded(ok.attributes) == answered(receipt)
     assert ok.status.code == Status.STATUS_CODE_UNSET
     assert failed.status.code == Status.STATUS_CODE_ERROR
     assert decoded(failed.attributes)["error.type"] == "TQX_RUNTIME_UNAVAILABLE"

@@ -7,7 +7,7 @@ for the application and the conformance suite to accept it; everything they reco
 
 from __future__ import annotations
 
-from typing import overload
+from typing import Generic, TypeVar, overload
 
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import TracerProvider
@@ -16,19 +16,18 @@ from runport.contracts import AdapterDescriptor, ExecutionReceipt, ExecutionRequ
 from runport.otel._telemetry import Telemetry
 from runport.ports import AsyncRuntimeAdapter, AsyncSink, RuntimeAdapter, Sink
 
+Port = TypeVar("Port", RuntimeAdapter, AsyncRuntimeAdapter)
 
-class TracedAdapter(RuntimeAdapter):
-    """A ``RuntimeAdapter`` that records each call of ``wrapped`` (docs/observability.md).
 
-    Events, receipts and exceptions pass through unchanged, in order, on the caller's thread.
-    """
+class _Decorator(Generic[Port]):
+    """What both wrappers are besides their calls: the adapter they wrap, and its descriptor."""
 
-    def __init__(self, wrapped: RuntimeAdapter, telemetry: Telemetry) -> None:
-        self._wrapped = wrapped
+    def __init__(self, wrapped: Port, telemetry: Telemetry) -> None:
+        self._wrapped: Port = wrapped
         self._telemetry = telemetry
 
     @property
-    def wrapped(self) -> RuntimeAdapter:
+    def wrapped(self) -> Port:
         return self._wrapped
 
     def __repr__(self) -> str:
@@ -36,6 +35,13 @@ class TracedAdapter(RuntimeAdapter):
 
     def descriptor(self) -> AdapterDescriptor:
         return self._wrapped.descriptor()
+
+
+class TracedAdapter(_Decorator[RuntimeAdapter], RuntimeAdapter):
+    """A ``RuntimeAdapter`` that records each call of ``wrapped`` (docs/observability.md).
+
+    Events, receipts and exceptions pass through unchanged, in order, on the caller's thread.
+    """
 
     def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
         with self._telemetry.call(request, streamed=False) as call:
@@ -46,22 +52,8 @@ class TracedAdapter(RuntimeAdapter):
             return call.succeeded(self._wrapped.execute_streaming(request, call.watch(sink)))
 
 
-class AsyncTracedAdapter(AsyncRuntimeAdapter):
+class AsyncTracedAdapter(_Decorator[AsyncRuntimeAdapter], AsyncRuntimeAdapter):
     """``TracedAdapter``'s twin on the event loop; a cancelled call is recorded as a caller stop."""
-
-    def __init__(self, wrapped: AsyncRuntimeAdapter, telemetry: Telemetry) -> None:
-        self._wrapped = wrapped
-        self._telemetry = telemetry
-
-    @property
-    def wrapped(self) -> AsyncRuntimeAdapter:
-        return self._wrapped
-
-    def __repr__(self) -> str:
-        return f"Traced({self._wrapped!r})"
-
-    def descriptor(self) -> AdapterDescriptor:
-        return self._wrapped.descriptor()
 
     async def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
         with self._telemetry.call(request, streamed=False) as call:
