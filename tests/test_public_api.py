@@ -110,6 +110,7 @@ PUBLIC = {
         "run_stream",
     },
     "runport.cli": {"main"},
+    "runport.otel": {"Traced", "TracedAdapter", "AsyncTracedAdapter"},
 }
 
 

@@ -189,3 +189,41 @@ def test_unknown_fields_are_refused_on_every_event(event: StreamEvent, key: str)
     payload[key] = 1
     with pytest.raises(pydantic.ValidationError):
         EVENTS.validate_python(payload)
+
+
+# A receipt written before descriptors had provider and model, with the fingerprint the models
+# of that time gave it: both must survive a load and a dump unchanged.
+OLD_RECEIPT = (
+    '{"adapter":{"id":"runport-openai","version":"0.1.0","capabilities":["streaming","text"]},'
+    '"request_fingerprint":"' + "a" * 64 + '",'
+    '"output_fingerprint":"91640673585241a75c30eee1ea7cecaced4a8655eff9dc3313a17a7c20361569",'
+    '"output":"Rivers run downhill.","output_schema_valid":true,'
+    '"text":"Rivers run downhill.","finish_reason":"stop"}'
+)
+OLD_RECEIPT_FINGERPRINT = "ce82372042dd44320f6884872648b3d96a1ce897dbae4e0751db10997a8b1de5"
+
+
+def test_descriptors_without_provider_or_model_keep_their_json_and_fingerprint() -> None:
+    receipt = ExecutionReceipt.model_validate_json(OLD_RECEIPT)
+    assert receipt.adapter.provider is None
+    assert receipt.adapter.model is None
+    assert receipt.model_dump_json() == OLD_RECEIPT
+    assert fingerprint(receipt) == OLD_RECEIPT_FINGERPRINT
+    assert fingerprint(json.loads(OLD_RECEIPT)) == OLD_RECEIPT_FINGERPRINT
+    blank = AdapterDescriptor(id="a", version="1", provider="", model="")
+    assert blank.model_dump_json() == '{"id":"a","version":"1","capabilities":[]}'
+
+
+def test_provider_and_model_are_written_when_set_and_round_trip() -> None:
+    descriptor = AdapterDescriptor(id="a", version="1", provider="openai", model="gpt-4o-mini")
+    dumped = descriptor.model_dump(mode="json")
+    assert dumped == {
+        "id": "a",
+        "version": "1",
+        "capabilities": [],
+        "provider": "openai",
+        "model": "gpt-4o-mini",
+    }
+    assert AdapterDescriptor.model_validate_json(descriptor.model_dump_json()) == descriptor
+    receipt = _receipt(adapter=descriptor)
+    assert fingerprint(receipt) != fingerprint(_receipt())

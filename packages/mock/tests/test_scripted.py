@@ -138,6 +138,8 @@ def test_descriptor_names_the_mock_and_its_capabilities() -> None:
         id="runport-mock",
         version=metadata.version("runport-mock"),
         capabilities=["streaming", "structured_output", "text", "tool_calls"],
+        provider="runport.mock",
+        model="scripted",
     )
 
 
@@ -808,3 +810,14 @@ def test_threads_share_one_runtime_and_each_turn_plays_once(text_request: Execut
 
     assert sorted(texts, key=str) == sorted((f"turn {n}" for n in range(count)), key=str)
     assert runtime.stats() == RuntimeStats(attempts=count, elapsed_ms=0)
+
+
+def test_receipts_carry_the_descriptor_of_the_runtime_that_played_them(
+    text_request: ExecutionRequest,
+) -> None:
+    runtime = ScriptedRuntime.from_scenario(SCENARIOS / "greet.yaml")
+
+    receipt = runtime.execute(text_request)
+
+    assert receipt.adapter == runtime.descriptor()
+    assert (receipt.adapter.provider, receipt.adapter.model) == ("runport.mock", "greet")

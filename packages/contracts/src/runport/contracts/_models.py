@@ -25,9 +25,17 @@ class _Wire(BaseModel):
 
 
 class AdapterDescriptor(_Wire):
+    """Who produced a receipt. ``provider`` and ``model`` say which upstream answered, for
+    telemetry (docs/observability.md); they are left out of the JSON when unset, so descriptors
+    written before they existed keep their bytes and fingerprints."""
+
     id: Annotated[str, Field(min_length=1)]
     version: Annotated[str, Field(min_length=1)]
     capabilities: list[str] = Field(default_factory=list)
+    provider: str | None = _omitted()
+    model: str | None = _omitted()
+
+    _empty = field_validator("provider", "model", mode="before")(_none_if_empty)
 
 
 def _object_schema() -> dict[str, JsonValue]:

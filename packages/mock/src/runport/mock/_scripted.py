@@ -58,7 +58,10 @@ _DESCRIPTOR = AdapterDescriptor(
     id="runport-mock",
     version=_package_version(),
     capabilities=["streaming", "structured_output", "text", "tool_calls"],
+    provider="runport.mock",
 )
+"""Each runtime's descriptor is this one with ``model`` set to the id of the scenario it plays,
+so telemetry names the script that answered (docs/observability.md)."""
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,7 @@ class ScriptedRuntime(RuntimeAdapter):
                 f"max_response_bytes must be a non-negative integer, not {max_response_bytes!r}"
             )
         self._scenario = scenario
+        self._descriptor = _DESCRIPTOR.model_copy(update={"model": scenario.id})
         self._max_response_bytes = max_response_bytes
         self._lock = threading.Lock()
         self._next_turn = 0
@@ -123,7 +127,7 @@ class ScriptedRuntime(RuntimeAdapter):
         return self._scenario
 
     def descriptor(self) -> AdapterDescriptor:
-        return _DESCRIPTOR
+        return self._descriptor
 
     def stats(self) -> RuntimeStats:
         with self._lock:
@@ -249,7 +253,7 @@ class ScriptedRuntime(RuntimeAdapter):
             explicit["output"] = request.fixture_output
         return build_receipt(
             request,
-            adapter=_DESCRIPTOR,
+            adapter=self._descriptor,
             text=text,
             tool_calls=tool_calls,
             finish_reason=finish.finish_reason,

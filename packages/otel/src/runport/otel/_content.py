@@ -1,0 +1,48 @@
+"""Prompt and answer text in the shape the GenAI semantic conventions give
+``gen_ai.input.messages`` and ``gen_ai.output.messages``: JSON arrays of messages made of parts.
+
+Only ever called when the user asked for ``capture_content=True``: the text is theirs, and a
+trace backend is often read by more people than the prompts were written for.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from runport.contracts import ExecutionReceipt, ExecutionRequest, Message, ToolCall, canonical_json
+
+
+def _tool_call(call: ToolCall) -> dict[str, Any]:
+    return {"type": "tool_call", "id": call.call_id, "name": call.name, "arguments": call.arguments}
+
+
+def _parts(message: Message) -> list[dict[str, Any]]:
+    if message.role == "tool":
+        return [
+            {"type": "tool_call_response", "id": message.tool_call_id, "response": message.content}
+        ]
+    parts: list[dict[str, Any]] = []
+    if message.content:
+        parts.append({"type": "text", "content": message.content})
+    parts.extend(_tool_call(call) for call in message.tool_calls or ())
+    return parts
+
+
+def input_messages(request: ExecutionRequest) -> str:
+    messages = [
+        {"role": message.role, "parts": _parts(message)} for message in request.interaction.messages
+    ]
+    return canonical_json(messages).decode("utf-8")
+
+
+def output_messages(receipt: ExecutionReceipt) -> str:
+    """The answer as one assistant message; a structured answer with no text is written as the
+    JSON it decoded to, so the output is visible whichever way the adapter produced it."""
+    parts: list[dict[str, Any]] = []
+    if receipt.text is not None:
+        parts.append({"type": "text", "content": receipt.text})
+    elif receipt.output is not None:
+        parts.append({"type": "text", "content": canonical_json(receipt.output).decode("utf-8")})
+    parts.extend(_tool_call(call) for call in receipt.tool_calls or ())
+    message = {"role": "assistant", "parts": parts, "finish_reason": receipt.finish_reason or ""}
+    return canonical_json([message]).decode("utf-8")

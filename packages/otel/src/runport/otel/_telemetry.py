@@ -1,0 +1,253 @@
+"""The span and metric logic of one traced call, written once for both kinds of adapter.
+
+A ``Telemetry`` holds what is fixed for one wrapped adapter (its tracer, meter instruments and
+the attributes its descriptor gives every call); ``Telemetry.call`` makes a ``CallTrace``, a
+context manager the sync and async wrappers both enter around the inner adapter's call. The
+wrappers differ only in how they call the inner adapter and wrap the sink.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from contextvars import Token
+from time import perf_counter
+from types import TracebackType
+from typing import Final
+
+from opentelemetry import context, metrics, trace
+from opentelemetry.context import Context
+from opentelemetry.trace import SpanKind, Status, StatusCode
+from opentelemetry.util.types import AttributeValue
+
+from runport.contracts import (
+    AdapterDescriptor,
+    Delta,
+    ExecutionReceipt,
+    ExecutionRequest,
+    StreamEvent,
+    ToolCallDelta,
+    fingerprint,
+)
+from runport.otel._content import input_messages, output_messages
+from runport.ports import AsyncSink, PortError, Sink, deliver, distribution_version
+
+SCOPE: Final = "runport.otel"
+SCHEMA_URL: Final = "https://opentelemetry.io/schemas/1.37.0"
+
+OPERATION: Final = "gen_ai.operation.name"
+PROVIDER: Final = "gen_ai.provider.name"
+REQUEST_MODEL: Final = "gen_ai.request.model"
+FINISH_REASONS: Final = "gen_ai.response.finish_reasons"
+INPUT_TOKENS: Final = "gen_ai.usage.input_tokens"
+OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
+TOKEN_TYPE: Final = "gen_ai.token.type"
+INPUT_MESSAGES: Final = "gen_ai.input.messages"
+OUTPUT_MESSAGES: Final = "gen_ai.output.messages"
+ERROR_TYPE: Final = "error.type"
+REQUEST_FINGERPRINT: Final = "runport.request_fingerprint"
+OUTPUT_FINGERPRINT: Final = "runport.output_fingerprint"
+CALLER_STOPPED: Final = "runport.caller_stopped"
+
+DURATION: Final = "gen_ai.client.operation.duration"
+TOKEN_USAGE: Final = "gen_ai.client.token.usage"
+TIME_TO_FIRST_CHUNK: Final = "gen_ai.client.operation.time_to_first_chunk"
+
+# The bucket boundaries the semantic conventions advise for these instruments.
+_SECONDS_BUCKETS: Final = [0.01 * 2**n for n in range(14)]
+_TOKEN_BUCKETS: Final = [4.0**n for n in range(14)]
+
+Attributes = dict[str, AttributeValue]
+
+
+def error_type(error: BaseException) -> str:
+    """``error.type`` for a failure: the TQX code for a ``PortError``, else the exception's
+    class, named the way the semantic conventions ask (module-qualified unless a builtin)."""
+    if isinstance(error, PortError):
+        return error.code
+    kind = type(error)
+    if kind.__module__ == "builtins":
+        return kind.__qualname__
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
+class Telemetry:
+    """What every traced call of one adapter shares: instruments and the descriptor's attributes.
+
+    The descriptor is read once, when the adapter is wrapped: the port promises it is stable,
+    and reading it per call would put its cost on every call.
+    """
+
+    def __init__(
+        self,
+        descriptor: AdapterDescriptor,
+        *,
+        tracer_provider: trace.TracerProvider | None,
+        meter_provider: metrics.MeterProvider | None,
+        capture_content: bool,
+    ) -> None:
+        version = distribution_version("runport-otel")
+        self.tracer = trace.get_tracer(
+            SCOPE, version, tracer_provider=tracer_provider, schema_url=SCHEMA_URL
+        )
+        meter = metrics.get_meter(
+            SCOPE, version, meter_provider=meter_provider, schema_url=SCHEMA_URL
+        )
+        self.duration = meter.create_histogram(
+            DURATION,
+            unit="s",
+            description="How long one call to the runtime took, end to end.",
+            explicit_bucket_boundaries_advisory=_SECONDS_BUCKETS,
+        )
+        self.tokens = meter.create_histogram(
+            TOKEN_USAGE,
+            unit="{token}",
+            description="Input and output tokens the runtime reported for one call.",
+            explicit_bucket_boundaries_advisory=_TOKEN_BUCKETS,
+        )
+        self.first_chunk = meter.create_histogram(
+            TIME_TO_FIRST_CHUNK,
+            unit="s",
+            description="How long a streamed call took to deliver its first chunk.",
+            explicit_bucket_boundaries_advisory=_SECONDS_BUCKETS,
+        )
+        self.capture_content = capture_content
+        self.span_name = "chat" if descriptor.model is None else f"chat {descriptor.model}"
+        self.attributes: Attributes = {
+            OPERATION: "chat",
+            PROVIDER: descriptor.provider or descriptor.id,
+        }
+        if descriptor.model is not None:
+            self.attributes[REQUEST_MODEL] = descriptor.model
+
+        self.input_tokens: Attributes = {**self.attributes, TOKEN_TYPE: "input"}
+        self.output_tokens: Attributes = {**self.attributes, TOKEN_TYPE: "output"}
+        self.stopped: Attributes = {**self.attributes, CALLER_STOPPED: True}
+
+    def call(self, request: ExecutionRequest, *, streamed: bool) -> CallTrace:
+        return CallTrace(self, request, streamed=streamed)
+
+
+class CallTrace:
+    """One call in flight: its span, its clock, and whether the caller stopped it.
+
+    Entered around the inner adapter's call, it makes the span current, so spans the adapter
+    makes (its HTTP client's, say) nest under it, and ends the span however the call ends.
+    """
+
+    __slots__ = (
+        "_first_chunk",
+        "_request",
+        "_started",
+        "_streamed",
+        "_telemetry",
+        "_token",
+        "sink_raised",
+        "span",
+    )
+
+    def __init__(self, telemetry: Telemetry, request: ExecutionRequest, *, streamed: bool) -> None:
+        self._telemetry = telemetry
+        self._request = request
+        self._streamed = streamed
+        attributes = telemetry.attributes
+        if telemetry.capture_content:
+            attributes = {**attributes, INPUT_MESSAGES: input_messages(request)}
+        self.span = telemetry.tracer.start_span(
+            telemetry.span_name, kind=SpanKind.CLIENT, attributes=attributes
+        )
+        self.sink_raised = False
+        self._first_chunk: float | None = None
+        self._started = perf_counter()
+        self._token: Token[Context] | None = None
+
+    def __enter__(self) -> CallTrace:
+        self._token = context.attach(trace.set_span_in_context(self.span))
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        try:
+            if error is not None:
+                self.failed(error)
+        finally:
+            assert self._token is not None
+            context.detach(self._token)
+            self.span.end()
+
+    def watch(self, sink: Sink) -> Sink:
+        """``sink``, noting the first chunk's time and whether the sink raised (a caller stop)."""
+
+        def watched(event: StreamEvent) -> None:
+            if self._first_chunk is None and isinstance(event, Delta | ToolCallDelta):
+                self._first_chunk = perf_counter()
+            try:
+                sink(event)
+            except BaseException:
+                self.sink_raised = True
+                raise
+
+        return watched
+
+    def watch_async(self, sink: AsyncSink) -> AsyncSink:
+        """``watch`` for an async sink, which the adapter awaits when it returns an awaitable."""
+
+        async def watched(event: StreamEvent) -> None:
+            if self._first_chunk is None and isinstance(event, Delta | ToolCallDelta):
+                self._first_chunk = perf_counter()
+            try:
+                await deliver(sink, event)
+            except BaseException:
+                self.sink_raised = True
+                raise
+
+        return watched
+
+    def succeeded(self, receipt: ExecutionReceipt) -> ExecutionReceipt:
+        telemetry = self._telemetry
+        attributes: Attributes = {
+            REQUEST_FINGERPRINT: receipt.request_fingerprint,
+            OUTPUT_FINGERPRINT: receipt.output_fingerprint,
+        }
+        if receipt.finish_reason is not None:
+            attributes[FINISH_REASONS] = [receipt.finish_reason]
+        usage = receipt.usage
+        if usage is not None:
+            attributes[INPUT_TOKENS] = usage.input_tokens
+            attributes[OUTPUT_TOKENS] = usage.output_tokens
+        if telemetry.capture_content:
+            attributes[OUTPUT_MESSAGES] = output_messages(receipt)
+        self.span.set_attributes(attributes)
+        self._record(telemetry.attributes)
+        if usage is not None:
+            telemetry.tokens.record(usage.input_tokens, telemetry.input_tokens)
+            telemetry.tokens.record(usage.output_tokens, telemetry.output_tokens)
+        return receipt
+
+    def failed(self, error: BaseException) -> None:
+        """A caller stop (the sink raised, or the calling task was cancelled) is not the
+        upstream's failure: the status stays unset, and only ``runport.caller_stopped`` says so."""
+        span = self.span
+        span.set_attribute(REQUEST_FINGERPRINT, fingerprint(self._request.interaction))
+        if self.sink_raised or isinstance(error, asyncio.CancelledError):
+            span.set_attribute(CALLER_STOPPED, True)
+            self._record(self._telemetry.stopped)
+            return
+        kind = error_type(error)
+        span.set_attribute(ERROR_TYPE, kind)
+        # A PortError's message is safe to show (it never holds keys or bodies) but may quote
+        # the answer it could not use, so it is text, and shown only when text is captured.
+        shown = error.message if isinstance(error, PortError) else kind
+        span.set_status(
+            Status(StatusCode.ERROR, shown if self._telemetry.capture_content else kind)
+        )
+        self._record({**self._telemetry.attributes, ERROR_TYPE: kind})
+
+    def _record(self, attributes: Attributes) -> None:
+        finished = perf_counter()
+        self._telemetry.duration.record(finished - self._started, attributes)
+        if self._streamed and self._first_chunk is not None:
+            self._telemetry.first_chunk.record(self._first_chunk - self._started, attributes)

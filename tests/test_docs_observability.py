@@ -1,0 +1,50 @@
+"""docs/observability.md: every Python snippet runs as written from an empty directory and prints
+what the page shows; the shell blocks configure the example with standard OTEL_* variables only."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGE = ROOT / "docs" / "observability.md"
+BLOCKS = re.findall(r"```(\w+)\n(.*?)```", PAGE.read_text(encoding="utf-8"), re.DOTALL)
+PYTHON = [code for lang, code in BLOCKS if lang == "python"]
+
+
+def _run(code: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("index", range(len(PYTHON)))
+def test_every_python_snippet_runs_from_an_empty_directory(index: int, tmp_path: Path) -> None:
+    result = _run(PYTHON[index], tmp_path)
+    assert result.returncode == 0, result.stderr
+
+
+def test_the_printed_output_is_the_one_the_page_shows(tmp_path: Path) -> None:
+    position = next(i for i, (_, code) in enumerate(BLOCKS) if "print(sorted(" in code)
+    lang, shown = BLOCKS[position + 1]
+    assert lang == "text"
+    assert _run(BLOCKS[position][1], tmp_path).stdout == shown
+
+
+def test_the_example_is_configured_by_standard_variables_alone() -> None:
+    shell = [code for lang, code in BLOCKS if lang == "sh" and "examples/otel_tracing.py" in code]
+    assert len(shell) == 2
+    for code in shell:
+        variables = set(re.findall(r"\b([A-Z][A-Z0-9_]+)=", code))
+        assert variables, code
+        assert all(name.startswith("OTEL_") for name in variables), variables
+    assert (ROOT / "examples" / "otel_tracing.py").is_file()
