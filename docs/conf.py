@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).parent / "_ext"))
 
 project = "runport"
 author = "the runport authors"
-copyright = "2026, the runport authors"  # noqa: A001 - Sphinx reads this name
+copyright = "2026, the runport authors"
 
 extensions = [
     "myst_parser",
