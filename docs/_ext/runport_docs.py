@@ -161,7 +161,7 @@ def strip_annotated(text: str) -> str:
     the API pages show; the constraints are the models' business, the type is the reader's.
     """
     while True:
-        found = re.search(r"(typing\.)?Annotated\[", text)
+        found = re.search(r"~?(typing\.)?Annotated\[", text)
         if found is None:
             return text
         depth, first_end, index = 0, None, len(text)
