@@ -7,6 +7,7 @@ something they do not have.
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -74,3 +75,17 @@ def test_the_scan_finds_a_planted_citation(tmp_path: Path) -> None:
         f"planted.md:2: see {SPEC_CITATION}4 here"
     ]
     assert len(_offenders(SHARED_PATHS, [planted])) == 1
+
+
+def test_relative_links_in_the_readme_and_docs_lead_to_files() -> None:
+    pages = [ROOT / "README.md", *(ROOT / "docs").rglob("*.md")]
+    broken = []
+    for page in pages:
+        if "_build" in page.parts:
+            continue
+        for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text(encoding="utf-8")):
+            if "://" in target or target.startswith(("#", "mailto:")):
+                continue
+            if not (page.parent / target.split("#", 1)[0]).exists():
+                broken.append(f"{page.relative_to(ROOT)}: {target}")
+    assert not broken, "\n".join(broken)
