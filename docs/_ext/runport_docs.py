@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 import pkgutil
 import re
 import sys
@@ -197,6 +198,19 @@ def _plain_types(
     )
 
 
+def _drop_borrowed_docstring(
+    app: Sphinx, what: str, name: str, obj: Any, options: Any, lines: list[str]
+) -> None:
+    """A constant or alias has no docstring of its own, so autodoc shows its *type's*
+    (``int``'s, ``typing.Annotated``'s); the page's own sentence is the documentation."""
+    if what not in ("data", "attribute") or obj is None or inspect.isclass(obj):
+        return
+    borrowed = inspect.getdoc(type(obj))
+    if borrowed and "\n".join(lines).strip().startswith(borrowed.strip()[:60]):
+        own = "\n".join(lines).strip()[len(borrowed.strip()) :].strip()
+        lines[:] = own.splitlines()
+
+
 def _keep_public(
     app: Sphinx, what: str, name: str, obj: Any, skip: bool, options: Any
 ) -> bool | None:
@@ -217,6 +231,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("autodoc-skip-member", _keep_public)
     # after autodoc's own handler has recorded the types (priority 500)
     app.connect("autodoc-process-signature", _plain_types, priority=900)
+    app.connect("autodoc-process-docstring", _drop_borrowed_docstring)
     app.add_directive("error-code-table", ErrorCodeTable)
     app.connect("missing-reference", _resolve_private)
     app.connect("env-check-consistency", _check_public_names)
