@@ -109,3 +109,11 @@ _long_text = st.lists(
 def test_long_strings_fingerprint_as_their_whole_encoding(text: str) -> None:
     assert len(text) > 1 << 16  # takes the sliced path
     assert fingerprint(text) == hashlib.sha256(canonical_json(text)).hexdigest()
+
+
+def test_every_code_has_a_one_sentence_meaning() -> None:
+    for code in ErrorCode:
+        meaning = code.meaning
+        assert meaning.endswith("."), code
+        assert meaning[0].isupper(), code
+        assert "\n" not in meaning, code

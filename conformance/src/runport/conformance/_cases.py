@@ -158,8 +158,8 @@ class Case:
 
     @property
     def prefix_only(self) -> bool:
-        """Oversize: where exactly an adapter's byte count trips is its own business, so
-        the progress it delivers need only be a prefix of the script's."""
+        """For the oversize case, where an adapter's byte count trips is its own business,
+        so the progress it delivers need only be a prefix of the script's."""
         return self.fault is not None and self.fault.kind == "oversize"
 
     def progress(self) -> tuple[Progress, ...]:

@@ -18,7 +18,7 @@ class ToolArgumentsError(ValueError):
 class Tool:
     """A function the model may call, with the JSON Schema it is offered under.
 
-    Build one with :meth:`from_function`; the schema comes from the function's type hints, so
+    Build one with :meth:`Tool.from_function`; the schema comes from the function's type hints, so
     what the model is told and what the function receives cannot drift apart.
     """
 
@@ -36,6 +36,8 @@ class Tool:
         name: str | None = None,
         description: str | None = None,
     ) -> Tool:
+        """A tool from a typed function: the name, the description (its docstring) and the
+        JSON Schema of its arguments (its type hints) all come from the function itself."""
         hints = get_type_hints(fn)
         fields: dict[str, Any] = {}
         for parameter in inspect.signature(fn).parameters.values():

@@ -35,6 +35,11 @@ class ErrorCode(StrEnum):
         """Whether a non-streamed call that failed with this code may be tried again."""
         return self in _RETRYABLE
 
+    @property
+    def meaning(self) -> str:
+        """One sentence a host can show beside the code; docs/error-codes.md is built from it."""
+        return _MEANINGS[self]
+
 
 _RETRYABLE = frozenset(
     {
@@ -44,3 +49,54 @@ _RETRYABLE = frozenset(
         ErrorCode.RUNTIME_STREAM_TRUNCATED,
     }
 )
+
+_MEANINGS: dict[ErrorCode, str] = {
+    ErrorCode.RUNTIME_TIMEOUT: "Connecting to the upstream or reading from it took too long.",
+    ErrorCode.RUNTIME_RATE_LIMITED: (
+        "The upstream throttled the call; the error carries retry_after_ms when it said how long"
+        " to wait."
+    ),
+    ErrorCode.RUNTIME_UNAVAILABLE: (
+        "The upstream could not be reached or failed on its side (connection refused or reset,"
+        " HTTP 5xx)."
+    ),
+    ErrorCode.RUNTIME_STREAM_TRUNCATED: (
+        "The stream ended without its protocol's completion marker, so the answer may be cut short."
+    ),
+    ErrorCode.RUNTIME_RESPONSE_TOO_LARGE: (
+        "The response passed max_response_bytes; the adapter stopped reading and closed it."
+    ),
+    ErrorCode.RUNTIME_INVALID_RESPONSE: (
+        "The upstream sent something its protocol does not allow (a malformed frame or body)."
+    ),
+    ErrorCode.RUNTIME_PERMANENT: (
+        "The upstream refused the request (an HTTP 4xx or error frame that retrying cannot fix)."
+    ),
+    ErrorCode.RUNTIME_CAPABILITY_UNSUPPORTED: (
+        "The adapter lacks a capability the contract requires; found before any call is made."
+    ),
+    ErrorCode.HOST_RETRY_EXHAUSTED: "The application spent its attempts on retryable failures.",
+    ErrorCode.OUTPUT_SCHEMA: "The output does not satisfy the contract's output schema.",
+    ErrorCode.DATA_INVALID: (
+        "A request, fixture or argument the runtime cannot use (for example a scenario with no"
+        " turn left)."
+    ),
+    ErrorCode.CONTRACT_NOT_FOUND: "A surface was asked for a contract it does not have.",
+    ErrorCode.RUN_TURNS_EXHAUSTED: "A run spent max_turns without a final answer.",
+    ErrorCode.RUN_CORRECTIONS_EXHAUSTED: (
+        "A run spent max_corrections on rejected tool calls or invalid answers."
+    ),
+    ErrorCode.TOOL_FAILED: "A tool raised; its exception is chained as the cause.",
+    ErrorCode.CALLER_STOPPED: (
+        "The caller's sink raised and ended the run; the sink's exception is the cause."
+    ),
+    ErrorCode.TOOL_CALLS_PENDING: (
+        "A warning: the turn ended asking for tools, which execute_contract does not run (use run)."
+    ),
+    ErrorCode.VALUE_REQUIRED: "A required input or context value is missing.",
+    ErrorCode.VALUE_SCHEMA: "An input or context value does not satisfy its declared schema.",
+    ErrorCode.VALUE_UNKNOWN: "An input or context value the contract does not declare.",
+    ErrorCode.PARSE_YAML: "The contract (or document) is not well-formed YAML or JSON.",
+    ErrorCode.CONTRACT_INVALID: "The contract's structure or one of its fields is wrong.",
+    ErrorCode.OUTPUT_SCHEMA_INVALID: "The contract's output_schema is not a valid JSON Schema.",
+}
