@@ -47,7 +47,10 @@ nitpick_ignore_regex = [
     ("py:.*", r"~?(Exception|ValueError|BaseException|LookupError|KeyError|RuntimeError)"),
     ("py:.*", r"~?(Any|Literal|Callable|Iterator|Iterable|Mapping|Sequence|Awaitable|Self)"),
     # third-party libraries runport builds on
-    ("py:.*", r"~?(pydantic|pydantic_core|httpx|mcp|anyio|pytest|_pytest|hypothesis)(\..*)?"),
+    (
+        "py:.*",
+        r"~?(pydantic|pydantic_core|httpx|mcp|anyio|pytest|_pytest|hypothesis|opentelemetry)(\..*)?",
+    ),
     ("py:.*", r"~?(JsonValue|BaseModel)"),
 ]
 

@@ -13,7 +13,10 @@ give a reason, or the snippet fails:
   quick start, which ``.ci/run`` runs itself from a clean copy);
 - ``<!-- snippet: openai-server (reason) -->`` a loopback OpenAI-compatible server is started
   for the block (the conformance suite's scripted upstream, answering with plain text), and
-  ``RUNPORT_OPENAI_BASE_URL`` / ``RUNPORT_OPENAI_MODEL`` point at it, as a reader would set them.
+  ``RUNPORT_OPENAI_BASE_URL`` / ``RUNPORT_OPENAI_MODEL`` point at it, as a reader would set them;
+- ``<!-- snippet: continues (reason) -->`` the block goes on from the page's previous block of
+  the same language (a page that builds a contract once and then uses it): it runs after that
+  block's code, in one script, as a reader pasting them one after the other would run it.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN_LANGUAGES = frozenset({"python", "sh", "bash", "console"})
-MARKERS = frozenset({"not-run", "openai-server"})
+MARKERS = frozenset({"continues", "not-run", "openai-server"})
 TIMEOUT_S = 300
 
 _FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})(?P<info>[^`\n]*)$")
@@ -74,6 +77,12 @@ def extract(path: Path) -> list[Snippet]:
         if language in RUN_LANGUAGES:
             marker, reason = _marker_before(lines, index)
             code = "\n".join(lines[index + 1 : end]) + "\n"
+            if marker == "continues":
+                previous = [s for s in snippets if s.language == language]
+                assert previous, (
+                    f"{path}:{index + 1}: 'continues' needs an earlier {language} block"
+                )
+                code = previous[-1].code + code
             snippets.append(Snippet(path, index + 1, language, code, marker, reason))
         index = end + 1
     return snippets
