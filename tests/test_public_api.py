@@ -70,7 +70,15 @@ PUBLIC = {
         "parse_scenario",
         "ScenarioError",
     },
-    "runport.mock": {"ScriptedRuntime", "RuntimeStats", "create_adapter"},
+    "runport.mock": {
+        "Emitter",
+        "FunctionRuntime",
+        "Handler",
+        "RuntimeStats",
+        "ScriptedRuntime",
+        "TurnUsageError",
+        "create_adapter",
+    },
     "runport.openai": {
         "OpenAIChatAdapter",
         "ResponseFormatMode",
