@@ -108,6 +108,7 @@ PUBLIC = {
         "ADAPTER_GROUP",
         "Fallback",
         "RunError",
+        "RunOptions",
         "RunPartial",
         "RunResult",
         "Tool",

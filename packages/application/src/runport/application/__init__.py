@@ -12,7 +12,9 @@ from runport.application._envelope import execute_contract
 from runport.application._errors import RunError, RunPartial
 from runport.application._fallback import Fallback
 from runport.application._history import repair_history
-from runport.application._run import RunResult, run, run_stream
+from runport.application._options import RunOptions
+from runport.application._run import run, run_stream
+from runport.application._state import RunResult
 from runport.application._tools import Tool
 
 __all__ = [
@@ -20,6 +22,7 @@ __all__ = [
     "AdapterNotFoundError",
     "Fallback",
     "RunError",
+    "RunOptions",
     "RunPartial",
     "RunResult",
     "Tool",
