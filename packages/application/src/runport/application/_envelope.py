@@ -179,6 +179,7 @@ class Call:
         owed = None
         if self.events is not None and not self.ended:
             owed = Failed(code=diagnostic.code, message=diagnostic.message)
+            self.seen(owed)
         return _envelope([diagnostic], events=self.events), owed
 
 
@@ -221,7 +222,6 @@ def execute_contract(
     except Exception as error:
         envelope, owed = call.failed(error)
         if owed is not None and on_event is not None:
-            call.seen(owed)
             on_event(owed)
         return envelope
     return call.succeeded(receipt)
