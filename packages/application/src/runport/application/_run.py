@@ -1,7 +1,7 @@
 """``run`` and ``run_stream``: the blocking driver of the run loop (docs/runs.md).
 
-The decisions live in ``RunState``; this module only calls the adapter, hands events to the
-caller and sleeps between attempts.
+The loop and its decisions live in ``run_plan``; this module only performs its actions: call
+the adapter, hand events to the caller, sleep between attempts.
 """
 
 from __future__ import annotations
@@ -12,14 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from runport.application._envelope import ContractSource
 from runport.application._options import RunOptions, settings
-from runport.application._state import (
-    GiveUp,
-    RunResult,
-    RunState,
-    TurnWatch,
-    start_run,
-)
-from runport.contracts import ExecutionReceipt, ExecutionRequest, StreamEvent
+from runport.application._state import Attempt, RunResult, Wait, run_plan, start_run
+from runport.contracts import ExecutionReceipt, StreamEvent
 from runport.ports import RuntimeAdapter
 
 if TYPE_CHECKING:
@@ -72,35 +66,33 @@ def _drive(
     chosen = settings(options)
     state = start_run(contract_or_path, adapter.descriptor(), inputs, context, chosen)
     sleep = chosen.sleep or time.sleep
+    plan = run_plan(state, streamed=on_event is not None)
+    reply: ExecutionReceipt | None = None
+    failure: Exception | None = None
     while True:
-        request = state.next_request()
-        attempt = 0
-        while True:
-            attempt += 1
-            watch = None if on_event is None else TurnWatch()
-            try:
-                receipt = _attempt(adapter, request, on_event, watch)
-                break
-            except Exception as error:
-                decision = state.turn_failed(error, attempt, watch)
-                if isinstance(decision, GiveUp):
-                    if decision.event is not None and on_event is not None:
-                        _show_final(on_event, decision, state)
-                    raise decision.error from error
-                sleep(decision.seconds)
-        result = state.after_turn(receipt)
-        if result is not None:
+        try:
+            action = plan.send(reply) if failure is None else plan.throw(failure)
+        except StopIteration as finished:
+            result: RunResult = finished.value
             return result
+        reply, failure = None, None
+        try:
+            if isinstance(action, Attempt):
+                reply = _attempt(adapter, action, on_event)
+            elif isinstance(action, Wait):
+                sleep(action.seconds)
+            elif on_event is not None:
+                on_event(action.event)
+        except Exception as error:
+            failure = error
 
 
 def _attempt(
-    adapter: RuntimeAdapter,
-    request: ExecutionRequest,
-    on_event: EventHandler | None,
-    watch: TurnWatch | None,
+    adapter: RuntimeAdapter, action: Attempt, on_event: EventHandler | None
 ) -> ExecutionReceipt:
+    watch = action.watch
     if on_event is None or watch is None:
-        return adapter.execute(request)
+        return adapter.execute(action.request)
 
     def sink(event: StreamEvent) -> None:
         if watch.passes(event):
@@ -110,12 +102,4 @@ def _attempt(
                 watch.stopped = error
                 raise
 
-    return adapter.execute_streaming(request, sink)
-
-
-def _show_final(on_event: EventHandler, decision: GiveUp, state: RunState) -> None:
-    assert decision.event is not None
-    try:
-        on_event(decision.event)
-    except Exception as stop:
-        raise state.stopped(stop, decision.error.partial.text) from stop
+    return adapter.execute_streaming(action.request, sink)
