@@ -71,6 +71,10 @@ PUBLIC = {
         "ScenarioError",
     },
     "runport.mock": {
+        "AsyncEmitter",
+        "AsyncFunctionRuntime",
+        "AsyncHandler",
+        "AsyncScriptedRuntime",
         "Emitter",
         "FunctionRuntime",
         "Handler",

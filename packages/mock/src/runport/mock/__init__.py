@@ -4,15 +4,26 @@
 ``templiqx.mock/v1alpha1`` manifest — through the ``RuntimeAdapter`` port: one turn per call,
 streamed events and receipts byte-identical on every run, a virtual clock instead of sleeps.
 ``FunctionRuntime`` does the same for a model written as a function of the request. Both keep
-the whole streaming law, so tests, examples and the CLI exercise it with no network.
-``create_adapter`` is the ``runport.adapters`` entry point behind ``--adapter mock``.
+the whole streaming law, so tests, examples and the CLI exercise it with no network; their
+``Async…`` twins do the same on the event loop. ``create_adapter`` is the
+``runport.adapters`` entry point behind ``--adapter mock``.
 """
 
+from runport.mock._async import (
+    AsyncEmitter,
+    AsyncFunctionRuntime,
+    AsyncHandler,
+    AsyncScriptedRuntime,
+)
 from runport.mock._function import Emitter, FunctionRuntime, Handler, RuntimeStats
 from runport.mock._scripted import ScriptedRuntime, create_adapter
 from runport.mock._turn import TurnUsageError
 
 __all__ = [
+    "AsyncEmitter",
+    "AsyncFunctionRuntime",
+    "AsyncHandler",
+    "AsyncScriptedRuntime",
     "Emitter",
     "FunctionRuntime",
     "Handler",

@@ -57,6 +57,19 @@ class Counters:
         with self.lock:
             return RuntimeStats(self.attempts, self.elapsed_ms)
 
+    def start(
+        self, request: ExecutionRequest, descriptor: AdapterDescriptor, limit: int | None
+    ) -> Turn:
+        """Count a call and open its turn."""
+        with self.lock:
+            self.attempts += 1
+            self.requests.append(request)
+        return Turn(request, descriptor, limit)
+
+    def recorded(self) -> tuple[ExecutionRequest, ...]:
+        with self.lock:
+            return tuple(self.requests)
+
     def add_time(self, turn: Turn) -> None:
         if turn.elapsed_ms:
             with self.lock:
@@ -198,8 +211,7 @@ class FunctionRuntime(RuntimeAdapter):
     @property
     def requests(self) -> tuple[ExecutionRequest, ...]:
         """Every request the runtime was called with, in call order."""
-        with self._counters.lock:
-            return tuple(self._counters.requests)
+        return self._counters.recorded()
 
     def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
         return self._call(request, discard)
@@ -207,22 +219,15 @@ class FunctionRuntime(RuntimeAdapter):
     def execute_streaming(self, request: ExecutionRequest, sink: Sink) -> ExecutionReceipt:
         return self._call(request, sink)
 
-    def start(self, request: ExecutionRequest) -> Turn:
-        """Count the call and open its turn (shared with the async twin)."""
-        with self._counters.lock:
-            self._counters.attempts += 1
-            self._counters.requests.append(request)
-        return Turn(request, self._descriptor, self._max_response_bytes)
-
     def _call(self, request: ExecutionRequest, sink: Sink) -> ExecutionReceipt:
-        turn = self.start(request)
+        turn = self._counters.start(request, self._descriptor, self._max_response_bytes)
         emit = Emitter(turn, sink)
         if turn.refused is not None:
             emit.send(turn.refused)
         try:
             try:
                 self._handler(request, emit)
-            except BaseException as error:
+            except Exception as error:
                 emit.send(emit.raised(error))
             ending = emit.returned()
             if ending is not None:

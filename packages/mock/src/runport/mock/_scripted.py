@@ -33,9 +33,9 @@ from runport.mock._function import CAPABILITIES, Counters, RuntimeStats
 from runport.mock._turn import VERSION, Turn, discard
 from runport.ports import PortError, RuntimeAdapter, Sink, check_byte_count
 
-__all__ = ["ScriptedRuntime", "create_adapter", "play_scenario_turn"]
+__all__ = ["DESCRIPTOR", "ScenarioPlayer", "ScriptedRuntime", "create_adapter"]
 
-_DESCRIPTOR = AdapterDescriptor(id="runport-mock", version=VERSION, capabilities=list(CAPABILITIES))
+DESCRIPTOR = AdapterDescriptor(id="runport-mock", version=VERSION, capabilities=list(CAPABILITIES))
 
 
 def play_scenario_turn(spec: ScenarioTurn, turn: Turn) -> Iterator[StreamEvent]:
@@ -86,7 +86,7 @@ class ScenarioPlayer:
 
     def start(self, request: ExecutionRequest) -> tuple[Turn, Iterator[StreamEvent]]:
         """Count the call, take the next turn, and give its events to deliver in order."""
-        turn = Turn(request, _DESCRIPTOR, self.max_response_bytes)
+        turn = Turn(request, DESCRIPTOR, self.max_response_bytes)
         turns = self.scenario.turns
         with self.counters.lock:
             self.counters.attempts += 1
@@ -139,7 +139,7 @@ class ScriptedRuntime(RuntimeAdapter):
         return self._player.scenario
 
     def descriptor(self) -> AdapterDescriptor:
-        return _DESCRIPTOR
+        return DESCRIPTOR
 
     def stats(self) -> RuntimeStats:
         return self._player.counters.stats()
