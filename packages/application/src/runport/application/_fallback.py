@@ -14,7 +14,7 @@ from runport.contracts import (
     Failed,
     StreamEvent,
 )
-from runport.ports import PortError, RuntimeAdapter, Sink
+from runport.ports import AsyncRuntimeAdapter, AsyncSink, PortError, RuntimeAdapter, Sink, deliver
 
 A = TypeVar("A")
 
@@ -99,5 +99,50 @@ class Fallback(RuntimeAdapter):
                 if moves_on(position, len(self.adapters), error, watch):
                     continue
                 sink(final_failure(error, watch))
+                raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+
+class AsyncFallback(AsyncRuntimeAdapter):
+    """``Fallback`` on the event loop, with the same rules and descriptor. Cancelling the
+    call cancels the member in progress; no other member is tried."""
+
+    def __init__(self, adapters: Sequence[AsyncRuntimeAdapter]) -> None:
+        self.adapters = checked_members(adapters, AsyncRuntimeAdapter)
+
+    def descriptor(self) -> AdapterDescriptor:
+        return composite_descriptor([adapter.descriptor() for adapter in self.adapters])
+
+    async def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
+        for position, adapter in enumerate(self.adapters):
+            try:
+                return await adapter.execute(request)
+            except PortError as error:
+                if not moves_on(position, len(self.adapters), error, None):
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def execute_streaming(
+        self, request: ExecutionRequest, sink: AsyncSink
+    ) -> ExecutionReceipt:
+        for position, adapter in enumerate(self.adapters):
+            watch = TurnWatch()
+
+            async def member(event: StreamEvent, watch: TurnWatch = watch) -> None:
+                if watch.passes(event):
+                    try:
+                        await deliver(sink, event)
+                    except BaseException as error:
+                        watch.stopped = error
+                        raise
+
+            try:
+                return await adapter.execute_streaming(request, member)
+            except PortError as error:
+                if error is watch.stopped:
+                    raise
+                if moves_on(position, len(self.adapters), error, watch):
+                    continue
+                await deliver(sink, final_failure(error, watch))
                 raise
         raise AssertionError("unreachable")  # pragma: no cover
