@@ -15,7 +15,7 @@ from pydantic import JsonValue
 
 from runport.application._envelope import Call, ContractSource, prepare
 from runport.application._options import RunOptions, settings
-from runport.application._state import Attempt, RunResult, Wait, run_plan, start_run
+from runport.application._state import Attempt, RunResult, Steps, Wait, start_run
 from runport.contracts import ExecutionReceipt, OperationEnvelope, StreamEvent
 from runport.ports import AsyncRuntimeAdapter, AsyncSink, deliver
 
@@ -100,19 +100,11 @@ async def _adrive(
     chosen = settings(options)
     state = start_run(contract_or_path, adapter.descriptor(), inputs, context, chosen)
     sleep = chosen.sleep or asyncio.sleep
-    plan = run_plan(state, streamed=on_event is not None)
-    reply: ExecutionReceipt | None = None
-    failure: Exception | None = None
-    while True:
-        try:
-            action = plan.send(reply) if failure is None else plan.throw(failure)
-        except StopIteration as finished:
-            result: RunResult = finished.value
-            return result
-        reply, failure = None, None
+    steps = Steps(state, streamed=on_event is not None)
+    while (action := steps.next()) is not None:
         try:
             if isinstance(action, Attempt):
-                reply = await _attempt(adapter, action, on_event)
+                steps.reply = await _attempt(adapter, action, on_event)
             elif isinstance(action, Wait):
                 waited = sleep(action.seconds)
                 if inspect.isawaitable(waited):
@@ -120,7 +112,9 @@ async def _adrive(
             elif on_event is not None:
                 await deliver(on_event, action.event)
         except Exception as error:
-            failure = error
+            steps.failure = error
+    assert steps.result is not None
+    return steps.result
 
 
 async def _attempt(

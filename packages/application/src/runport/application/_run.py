@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from runport.application._envelope import ContractSource
 from runport.application._options import RunOptions, settings
-from runport.application._state import Attempt, RunResult, Wait, run_plan, start_run
+from runport.application._state import Attempt, RunResult, Steps, Wait, start_run
 from runport.contracts import ExecutionReceipt, StreamEvent
 from runport.ports import RuntimeAdapter
 
@@ -66,25 +66,19 @@ def _drive(
     chosen = settings(options)
     state = start_run(contract_or_path, adapter.descriptor(), inputs, context, chosen)
     sleep = chosen.sleep or time.sleep
-    plan = run_plan(state, streamed=on_event is not None)
-    reply: ExecutionReceipt | None = None
-    failure: Exception | None = None
-    while True:
-        try:
-            action = plan.send(reply) if failure is None else plan.throw(failure)
-        except StopIteration as finished:
-            result: RunResult = finished.value
-            return result
-        reply, failure = None, None
+    steps = Steps(state, streamed=on_event is not None)
+    while (action := steps.next()) is not None:
         try:
             if isinstance(action, Attempt):
-                reply = _attempt(adapter, action, on_event)
+                steps.reply = _attempt(adapter, action, on_event)
             elif isinstance(action, Wait):
                 sleep(action.seconds)
             elif on_event is not None:
                 on_event(action.event)
         except Exception as error:
-            failure = error
+            steps.failure = error
+    assert steps.result is not None
+    return steps.result
 
 
 def _attempt(

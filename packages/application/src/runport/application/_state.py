@@ -412,3 +412,23 @@ def run_plan(
         result = state.after_turn(receipt)
         if result is not None:
             return result
+
+
+class Steps:
+    """Walks ``run_plan`` for a driver: ``next()`` gives the action to perform (``None`` once
+    the run is over, with ``result`` set); the driver sets ``reply`` or ``failure`` from it."""
+
+    def __init__(self, state: RunState, streamed: bool) -> None:
+        self._plan = run_plan(state, streamed)
+        self.reply: ExecutionReceipt | None = None
+        self.failure: Exception | None = None
+        self.result: RunResult | None = None
+
+    def next(self) -> Action | None:
+        reply, failure = self.reply, self.failure
+        self.reply, self.failure = None, None
+        try:
+            return self._plan.send(reply) if failure is None else self._plan.throw(failure)
+        except StopIteration as finished:
+            self.result = finished.value
+            return None

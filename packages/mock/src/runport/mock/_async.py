@@ -9,49 +9,26 @@ nothing more, and the runtime stays usable.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 
 from pydantic import JsonValue
 
 from runport.contracts import (
-    AdapterDescriptor,
     ExecutionReceipt,
     ExecutionRequest,
     StreamEvent,
 )
-from runport.core import Scenario, load_scenario
-from runport.mock._function import CAPABILITIES, Counters, EmitterCore, RuntimeStats
-from runport.mock._scripted import DESCRIPTOR, ScenarioPlayer
-from runport.mock._turn import UNSET, VERSION, Turn, discard
-from runport.ports import AsyncRuntimeAdapter, AsyncSink, check_byte_count, deliver
+from runport.mock._function import EmitterCore, FunctionDouble
+from runport.mock._scripted import ScenarioDouble
+from runport.mock._turn import UNSET, Turn, discard
+from runport.ports import AsyncRuntimeAdapter, AsyncSink, deliver
 
 __all__ = ["AsyncEmitter", "AsyncFunctionRuntime", "AsyncHandler", "AsyncScriptedRuntime"]
 
 
-class AsyncScriptedRuntime(AsyncRuntimeAdapter):
+class AsyncScriptedRuntime(ScenarioDouble, AsyncRuntimeAdapter):
     """``ScriptedRuntime`` on the event loop: same scenarios, same virtual clock, same
     receipts."""
-
-    def __init__(self, scenario: Scenario, *, max_response_bytes: int | None = None) -> None:
-        self._player = ScenarioPlayer(scenario, max_response_bytes)
-
-    @classmethod
-    def from_scenario(
-        cls, path: str | os.PathLike[str], *, max_response_bytes: int | None = None
-    ) -> AsyncScriptedRuntime:
-        """Load a scenario file (``runport.mock/v1`` or ``templiqx.mock/v1alpha1``) and play it."""
-        return cls(load_scenario(path), max_response_bytes=max_response_bytes)
-
-    @property
-    def scenario(self) -> Scenario:
-        return self._player.scenario
-
-    def descriptor(self) -> AdapterDescriptor:
-        return DESCRIPTOR
-
-    def stats(self) -> RuntimeStats:
-        return self._player.counters.stats()
 
     async def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
         return await self.execute_streaming(request, discard)
@@ -122,35 +99,8 @@ class AsyncEmitter(EmitterCore):
 AsyncHandler = Callable[[ExecutionRequest, AsyncEmitter], Awaitable[None]]
 
 
-class AsyncFunctionRuntime(AsyncRuntimeAdapter):
+class AsyncFunctionRuntime(FunctionDouble[AsyncHandler], AsyncRuntimeAdapter):
     """``FunctionRuntime`` on the event loop: ``async def handler(request, emit)``."""
-
-    def __init__(
-        self,
-        handler: AsyncHandler,
-        *,
-        capabilities: Sequence[str] = CAPABILITIES,
-        adapter_id: str = "runport-function",
-        max_response_bytes: int | None = None,
-    ) -> None:
-        if not callable(handler):
-            raise TypeError(f"an AsyncFunctionRuntime needs a callable handler, not {handler!r}")
-        self._handler = handler
-        self._descriptor = AdapterDescriptor(
-            id=adapter_id, version=VERSION, capabilities=sorted(capabilities)
-        )
-        self._max_response_bytes = check_byte_count(max_response_bytes)
-        self._counters = Counters()
-
-    def descriptor(self) -> AdapterDescriptor:
-        return self._descriptor
-
-    def stats(self) -> RuntimeStats:
-        return self._counters.stats()
-
-    @property
-    def requests(self) -> tuple[ExecutionRequest, ...]:
-        return self._counters.recorded()
 
     async def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
         return await self.execute_streaming(request, discard)
@@ -158,7 +108,7 @@ class AsyncFunctionRuntime(AsyncRuntimeAdapter):
     async def execute_streaming(
         self, request: ExecutionRequest, sink: AsyncSink
     ) -> ExecutionReceipt:
-        turn = self._counters.start(request, self._descriptor, self._max_response_bytes)
+        turn = self.open_turn(request)
         emit = AsyncEmitter(turn, sink)
         if turn.refused is not None:
             await emit.send(turn.refused)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 from pydantic import JsonValue
 
@@ -26,7 +27,14 @@ from runport.contracts import (
 from runport.mock._turn import UNSET, VERSION, Turn, TurnUsageError, discard
 from runport.ports import PortError, RuntimeAdapter, Sink, check_byte_count
 
-__all__ = ["CAPABILITIES", "Emitter", "FunctionRuntime", "Handler", "RuntimeStats"]
+__all__ = [
+    "CAPABILITIES",
+    "Emitter",
+    "FunctionDouble",
+    "FunctionRuntime",
+    "Handler",
+    "RuntimeStats",
+]
 
 CAPABILITIES = ("streaming", "structured_output", "text", "tool_calls")
 
@@ -171,30 +179,23 @@ class Emitter(EmitterCore):
 
 
 Handler = Callable[[ExecutionRequest, Emitter], None]
+H = TypeVar("H", bound=Callable[..., Any])
 
 
-class FunctionRuntime(RuntimeAdapter):
-    """A runtime adapter whose model is ``handler(request, emit)``.
-
-    ``FunctionRuntime(lambda request, emit: emit.text("hello"))`` answers every call with
-    ``hello``. ``execute`` and ``execute_streaming`` run the same handler, so their receipts
-    are equal (law 2); the byte bound (``max_response_bytes``, the request's
-    ``runtime_policy``) and the grammar are enforced whatever the handler emits. A handler
-    mistake (an emit after the terminal, a broken grammar) raises ``TurnUsageError``; any other
-    exception the handler raises that is not a ``PortError`` propagates unchanged, since it is
-    the test's bug. Safe to share between threads if the handler is.
-    """
+class FunctionDouble(Generic[H]):
+    """What ``FunctionRuntime`` and ``AsyncFunctionRuntime`` share: the handler, the
+    descriptor, the byte bound and the counters."""
 
     def __init__(
         self,
-        handler: Handler,
+        handler: H,
         *,
         capabilities: Sequence[str] = CAPABILITIES,
         adapter_id: str = "runport-function",
         max_response_bytes: int | None = None,
     ) -> None:
         if not callable(handler):
-            raise TypeError(f"a FunctionRuntime needs a callable handler, not {handler!r}")
+            raise TypeError(f"{type(self).__name__} needs a callable handler, not {handler!r}")
         self._handler = handler
         self._descriptor = AdapterDescriptor(
             id=adapter_id, version=VERSION, capabilities=sorted(capabilities)
@@ -213,6 +214,22 @@ class FunctionRuntime(RuntimeAdapter):
         """Every request the runtime was called with, in call order."""
         return self._counters.recorded()
 
+    def open_turn(self, request: ExecutionRequest) -> Turn:
+        return self._counters.start(request, self._descriptor, self._max_response_bytes)
+
+
+class FunctionRuntime(FunctionDouble[Handler], RuntimeAdapter):
+    """A runtime adapter whose model is ``handler(request, emit)``.
+
+    ``FunctionRuntime(lambda request, emit: emit.text("hello"))`` answers every call with
+    ``hello``. ``execute`` and ``execute_streaming`` run the same handler, so their receipts
+    are equal (law 2); the byte bound (``max_response_bytes``, the request's
+    ``runtime_policy``) and the grammar are enforced whatever the handler emits. A handler
+    mistake (an emit after the terminal, a broken grammar) raises ``TurnUsageError``; any other
+    exception the handler raises that is not a ``PortError`` propagates unchanged, since it is
+    the test's bug. Safe to share between threads if the handler is.
+    """
+
     def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
         return self._call(request, discard)
 
@@ -220,7 +237,7 @@ class FunctionRuntime(RuntimeAdapter):
         return self._call(request, sink)
 
     def _call(self, request: ExecutionRequest, sink: Sink) -> ExecutionReceipt:
-        turn = self._counters.start(request, self._descriptor, self._max_response_bytes)
+        turn = self.open_turn(request)
         emit = Emitter(turn, sink)
         if turn.refused is not None:
             emit.send(turn.refused)

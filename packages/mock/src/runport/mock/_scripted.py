@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Self
 
 from runport.contracts import (
     AdapterDescriptor,
@@ -33,7 +33,13 @@ from runport.mock._function import CAPABILITIES, Counters, RuntimeStats
 from runport.mock._turn import VERSION, Turn, discard
 from runport.ports import PortError, RuntimeAdapter, Sink, check_byte_count
 
-__all__ = ["DESCRIPTOR", "ScenarioPlayer", "ScriptedRuntime", "create_adapter"]
+__all__ = [
+    "DESCRIPTOR",
+    "ScenarioDouble",
+    "ScenarioPlayer",
+    "ScriptedRuntime",
+    "create_adapter",
+]
 
 DESCRIPTOR = AdapterDescriptor(id="runport-mock", version=VERSION, capabilities=list(CAPABILITIES))
 
@@ -114,15 +120,9 @@ class ScenarioPlayer:
         return turn.receipt()
 
 
-class ScriptedRuntime(RuntimeAdapter):
-    """Plays a ``Scenario``: each ``execute`` / ``execute_streaming`` call takes the next turn.
-
-    Both methods walk the turn through one code path (``execute`` with a sink that drops
-    the events), so their receipts are identical by construction (law 2). The scenario is only
-    read, never changed, so one scenario can feed many runtimes. Safe to share between threads:
-    taking a turn and updating the stats happen under a lock; the turn itself is played on the
-    caller's thread with no lock held, so a sink may call ``stats()``.
-    """
+class ScenarioDouble:
+    """What ``ScriptedRuntime`` and ``AsyncScriptedRuntime`` share: construction, the
+    scenario, the descriptor and the stats."""
 
     def __init__(self, scenario: Scenario, *, max_response_bytes: int | None = None) -> None:
         self._player = ScenarioPlayer(scenario, max_response_bytes)
@@ -130,7 +130,7 @@ class ScriptedRuntime(RuntimeAdapter):
     @classmethod
     def from_scenario(
         cls, path: str | os.PathLike[str], *, max_response_bytes: int | None = None
-    ) -> ScriptedRuntime:
+    ) -> Self:
         """Load a scenario file (``runport.mock/v1`` or ``templiqx.mock/v1alpha1``) and play it."""
         return cls(load_scenario(path), max_response_bytes=max_response_bytes)
 
@@ -143,6 +143,17 @@ class ScriptedRuntime(RuntimeAdapter):
 
     def stats(self) -> RuntimeStats:
         return self._player.counters.stats()
+
+
+class ScriptedRuntime(ScenarioDouble, RuntimeAdapter):
+    """Plays a ``Scenario``: each ``execute`` / ``execute_streaming`` call takes the next turn.
+
+    Both methods walk the turn through one code path (``execute`` with a sink that drops
+    the events), so their receipts are identical by construction (law 2). The scenario is only
+    read, never changed, so one scenario can feed many runtimes. Safe to share between threads:
+    taking a turn and updating the stats happen under a lock; the turn itself is played on the
+    caller's thread with no lock held, so a sink may call ``stats()``.
+    """
 
     def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
         return self._play(request, discard)
