@@ -15,8 +15,9 @@ from pydantic import JsonValue
 
 from runport.application._envelope import Call, ContractSource, prepare
 from runport.application._options import RunOptions, settings
+from runport.application._relay import arelay
 from runport.application._state import Attempt, RunResult, Steps, Wait, start_run
-from runport.contracts import ExecutionReceipt, OperationEnvelope, StreamEvent
+from runport.contracts import ExecutionReceipt, OperationEnvelope
 from runport.ports import AsyncRuntimeAdapter, AsyncSink, deliver
 
 if TYPE_CHECKING:
@@ -45,16 +46,7 @@ async def aexecute_contract(
         if on_event is None:
             receipt = await adapter.execute(prepared)
         else:
-
-            async def sink(event: StreamEvent) -> None:
-                call.seen(event)
-                try:
-                    await deliver(on_event, event)
-                except BaseException as error:
-                    call.raised = error
-                    raise
-
-            receipt = await adapter.execute_streaming(prepared, sink)
+            receipt = await adapter.execute_streaming(prepared, arelay(call, on_event))
     except Exception as error:
         envelope, owed = call.failed(error)
         if owed is not None and on_event is not None:
@@ -120,16 +112,6 @@ async def _adrive(
 async def _attempt(
     adapter: AsyncRuntimeAdapter, action: Attempt, on_event: AsyncSink | None
 ) -> ExecutionReceipt:
-    watch = action.watch
-    if on_event is None or watch is None:
+    if on_event is None or action.watch is None:
         return await adapter.execute(action.request)
-
-    async def sink(event: StreamEvent) -> None:
-        if watch.passes(event):
-            try:
-                await deliver(on_event, event)
-            except Exception as error:
-                watch.stopped = error
-                raise
-
-    return await adapter.execute_streaming(action.request, sink)
+    return await adapter.execute_streaming(action.request, arelay(action.watch, on_event))

@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
+from runport.application._relay import relay
 from runport.contracts import (
     AdapterDescriptor,
     Complete,
@@ -149,16 +150,18 @@ class Call:
     def __init__(self, request: ExecutionRequest, streamed: bool) -> None:
         self.request = request
         self.events: list[StreamEvent] | None = [] if streamed else None
-        self.raised: BaseException | None = None
+        self.stopped: BaseException | None = None
 
     @property
     def ended(self) -> bool:
         events = self.events
         return events is not None and bool(events) and isinstance(events[-1], Complete | Failed)
 
-    def seen(self, event: StreamEvent) -> None:
+    def passes(self, event: StreamEvent) -> bool:
+        """Keep every event the caller is handed (all of them pass)."""
         assert self.events is not None
         self.events.append(event)
+        return True
 
     def succeeded(self, receipt: ExecutionReceipt) -> OperationEnvelope:
         diagnostics = receipt_diagnostics(receipt, self.request.interaction.output_schema)
@@ -168,7 +171,7 @@ class Call:
         """The envelope of a call that raised, and the ``Failed`` the caller is still owed
         (an adapter that raised without a terminal event). Re-raises the caller's own
         exception."""
-        if self.raised is not None and error is self.raised:
+        if self.stopped is not None and error is self.stopped:
             raise error  # the caller's own exception, even a PortError, is not a runtime failure
         if isinstance(error, PortError):
             diagnostic = failure_diagnostic(error)
@@ -179,7 +182,7 @@ class Call:
         owed = None
         if self.events is not None and not self.ended:
             owed = Failed(code=diagnostic.code, message=diagnostic.message)
-            self.seen(owed)
+            self.passes(owed)
         return _envelope([diagnostic], events=self.events), owed
 
 
@@ -209,16 +212,7 @@ def execute_contract(
         if on_event is None:
             receipt = adapter.execute(prepared)
         else:
-
-            def sink(event: StreamEvent) -> None:
-                call.seen(event)
-                try:
-                    on_event(event)
-                except BaseException as error:
-                    call.raised = error
-                    raise
-
-            receipt = adapter.execute_streaming(prepared, sink)
+            receipt = adapter.execute_streaming(prepared, relay(call, on_event))
     except Exception as error:
         envelope, owed = call.failed(error)
         if owed is not None and on_event is not None:

@@ -5,14 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TypeVar
 
-from runport.application._state import TurnWatch
+from runport.application._relay import TurnWatch, arelay, relay
 from runport.application._version import VERSION
 from runport.contracts import (
     AdapterDescriptor,
     ExecutionReceipt,
     ExecutionRequest,
     Failed,
-    StreamEvent,
 )
 from runport.ports import AsyncRuntimeAdapter, AsyncSink, PortError, RuntimeAdapter, Sink, deliver
 
@@ -82,17 +81,8 @@ class Fallback(RuntimeAdapter):
     def execute_streaming(self, request: ExecutionRequest, sink: Sink) -> ExecutionReceipt:
         for position, adapter in enumerate(self.adapters):
             watch = TurnWatch()
-
-            def member(event: StreamEvent, watch: TurnWatch = watch) -> None:
-                if watch.passes(event):
-                    try:
-                        sink(event)
-                    except BaseException as error:
-                        watch.stopped = error
-                        raise
-
             try:
-                return adapter.execute_streaming(request, member)
+                return adapter.execute_streaming(request, relay(watch, sink))
             except PortError as error:
                 if error is watch.stopped:
                     raise  # the caller's sink raised it: not the member's failure
@@ -127,17 +117,8 @@ class AsyncFallback(AsyncRuntimeAdapter):
     ) -> ExecutionReceipt:
         for position, adapter in enumerate(self.adapters):
             watch = TurnWatch()
-
-            async def member(event: StreamEvent, watch: TurnWatch = watch) -> None:
-                if watch.passes(event):
-                    try:
-                        await deliver(sink, event)
-                    except BaseException as error:
-                        watch.stopped = error
-                        raise
-
             try:
-                return await adapter.execute_streaming(request, member)
+                return await adapter.execute_streaming(request, arelay(watch, sink))
             except PortError as error:
                 if error is watch.stopped:
                     raise

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from runport.application._envelope import ContractSource
 from runport.application._options import RunOptions, settings
+from runport.application._relay import relay
 from runport.application._state import Attempt, RunResult, Steps, Wait, start_run
 from runport.contracts import ExecutionReceipt, StreamEvent
 from runport.ports import RuntimeAdapter
@@ -84,16 +85,6 @@ def _drive(
 def _attempt(
     adapter: RuntimeAdapter, action: Attempt, on_event: EventHandler | None
 ) -> ExecutionReceipt:
-    watch = action.watch
-    if on_event is None or watch is None:
+    if on_event is None or action.watch is None:
         return adapter.execute(action.request)
-
-    def sink(event: StreamEvent) -> None:
-        if watch.passes(event):
-            try:
-                on_event(event)
-            except Exception as error:
-                watch.stopped = error
-                raise
-
-    return adapter.execute_streaming(action.request, sink)
+    return adapter.execute_streaming(action.request, relay(action.watch, on_event))

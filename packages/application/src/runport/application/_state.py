@@ -23,18 +23,16 @@ from runport.application._envelope import (
 from runport.application._errors import RunError, RunPartial, Stage
 from runport.application._history import repair_history
 from runport.application._options import Settings
+from runport.application._relay import TurnWatch
 from runport.application._tools import Tool, as_tool, tool_result_text
 from runport.contracts import (
     AdapterDescriptor,
     CompiledInteraction,
-    Complete,
-    Delta,
     ErrorCode,
     ExecutionReceipt,
     ExecutionRequest,
     Failed,
     Message,
-    StreamEvent,
     ToolCall,
     ToolSpec,
     Usage,
@@ -61,34 +59,6 @@ class RunResult:
     messages: tuple[Message, ...]
     usage: Usage
     warnings: tuple[str, ...] = ()
-
-
-class TurnWatch:
-    """What the caller saw of one streamed attempt.
-
-    A ``Failed`` is held back, not shown: whether the caller sees it depends on whether the
-    run retries the turn (then it never does) or gives up (then it is shown, once).
-    """
-
-    def __init__(self) -> None:
-        self.text: list[str] = []
-        self.completed: list[ExecutionReceipt] = []
-        self.held: Failed | None = None
-        self.shown = False
-        self.stopped: BaseException | None = None
-
-    def passes(self, event: StreamEvent) -> bool:
-        """Note ``event``; ``True`` when it goes on to the caller now."""
-        if isinstance(event, Failed):
-            self.held = self.held or event
-            return False
-        if isinstance(event, Delta):
-            self.text.append(event.text)
-        if isinstance(event, Complete):
-            self.completed.append(event.receipt)
-        else:
-            self.shown = True
-        return True
 
 
 @dataclass(frozen=True)
