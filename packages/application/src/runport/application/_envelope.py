@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -22,6 +23,8 @@ from runport.core import Contract, ContractError, compile_contract, load_contrac
 from runport.ports import AsyncRuntimeAdapter, PortError, RuntimeAdapter, Sink
 
 OPERATION = "execute_contract"
+
+_log = logging.getLogger("runport.application")
 
 ContractSource = Contract | str | os.PathLike[str]
 
@@ -176,6 +179,11 @@ class Call:
         if isinstance(error, PortError):
             diagnostic = failure_diagnostic(error)
         else:
+            # The text may carry what an upstream wrote: the operator's log gets it, the
+            # caller gets the code and the exception's type.
+            _log.error(
+                "the adapter raised %s instead of a PortError", type(error).__name__, exc_info=error
+            )
             diagnostic = _unexpected(
                 ErrorCode.RUNTIME_INVALID_RESPONSE, "the adapter (not a PortError)", error
             )
