@@ -15,8 +15,9 @@ from pydantic import JsonValue
 
 from runport.application._envelope import Call, ContractSource, prepare
 from runport.application._options import RunOptions, settings
+from runport.application._plan import Attempt, Steps, Wait
 from runport.application._relay import arelay
-from runport.application._state import Attempt, RunResult, Steps, Wait, start_run
+from runport.application._state import RunResult, start_run
 from runport.contracts import ExecutionReceipt, OperationEnvelope
 from runport.ports import AsyncRuntimeAdapter, AsyncSink, deliver
 

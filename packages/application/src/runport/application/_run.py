@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 from runport.application._envelope import ContractSource
 from runport.application._options import RunOptions, settings
+from runport.application._plan import Attempt, Steps, Wait
 from runport.application._relay import relay
-from runport.application._state import Attempt, RunResult, Steps, Wait, start_run
+from runport.application._state import RunResult, start_run
 from runport.contracts import ExecutionReceipt, StreamEvent
 from runport.ports import RuntimeAdapter
 
