@@ -8,14 +8,18 @@ import threading
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from runport.conformance import RuntimeAdapterConformance, Upstream
 from runport.contracts import (
+    CompiledInteraction,
     Complete,
     Delta,
     ExecutionReceipt,
     ExecutionRequest,
     Failed,
+    Message,
     StreamEvent,
     ToolCall,
     ToolCallDelta,
@@ -27,6 +31,7 @@ from runport.core import (
     FailEvent,
     FinishEvent,
     Scenario,
+    StreamAssembler,
     ToolCallDeltaEvent,
     UsageEvent,
 )
@@ -259,3 +264,68 @@ def test_capabilities_and_id_are_the_tests_to_choose(text_request: ExecutionRequ
         FunctionRuntime("hello")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="non-negative integer"):
         FunctionRuntime(lambda r, e: None, max_response_bytes=-1)
+
+
+Step = tuple[str, Any]
+
+
+@st.composite
+def programs(draw: st.DrawFn) -> list[Step]:
+    """What a handler does: text pieces, fragments of up to three calls, usage, in any order."""
+    steps: list[Step] = []
+    for _ in range(draw(st.integers(0, 12))):
+        kind = draw(st.sampled_from(["text", "fragment", "usage"]))
+        if kind == "text":
+            steps.append(("text", draw(st.text(min_size=1, max_size=6))))
+        elif kind == "fragment":
+            steps.append(
+                ("fragment", (draw(st.integers(0, 2)), draw(st.text(min_size=1, max_size=5))))
+            )
+        else:
+            steps.append(("usage", (draw(st.integers(0, 9)), draw(st.integers(0, 9)))))
+    return steps
+
+
+def perform(steps: list[Step]) -> Any:
+    def model(request: ExecutionRequest, emit: Emitter) -> None:
+        for kind, value in steps:
+            if kind == "text":
+                emit.text(value)
+            elif kind == "fragment":
+                index, piece = value
+                emit.tool_call_fragment(index, piece, name=f"tool{index}")
+            else:
+                emit.usage(*value)
+
+    return model
+
+
+@settings(deadline=None, max_examples=80)
+@given(steps=programs(), bound=st.none() | st.integers(0, 40))
+def test_any_program_keeps_the_law(steps: list[Step], bound: int | None) -> None:
+    request = ExecutionRequest(
+        interaction=CompiledInteraction(
+            compiler="test/0",
+            contract_id="mock-test",
+            contract_version="1.0.0",
+            messages=[Message(role="user", content="go")],
+            output_schema={"type": "string"},
+        )
+    )
+    runtime = FunctionRuntime(perform(steps), max_response_bytes=bound)
+    events, ending = stream(runtime, request)
+    assembler = StreamAssembler()
+    for event in events:
+        assembler.feed(event)
+    played = sum(len(str(v if k == "text" else v[1]).encode()) for k, v in steps if k != "usage")
+    if bound is not None and played > bound:
+        assert isinstance(ending, PortError)
+        assert ending.code == "TQX_RUNTIME_RESPONSE_TOO_LARGE"
+        assert isinstance(assembler.terminal, Failed)
+        return
+    assert isinstance(ending, ExecutionReceipt)
+    assert assembler.terminal == Complete(receipt=ending)
+    assert assembler.assembly_problems(ending) == []
+    assert runtime.execute(request) == ending
+    calls = {value[0] for kind, value in steps if kind == "fragment"}
+    assert ending.finish_reason == ("tool_calls" if calls else "stop")
