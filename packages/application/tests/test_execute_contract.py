@@ -240,3 +240,67 @@ def test_a_recursive_yaml_alias_is_a_parse_error(tmp_path: Path) -> None:
     envelope = execute_contract(contract, FakeAdapter(ANSWER), inputs=INPUTS)
     assert [d.code for d in envelope.diagnostics] == ["TQX_PARSE_YAML"]
     assert "recursive alias" in envelope.diagnostics[0].message
+
+
+class BrokenAdapter(RuntimeAdapter):
+    """An adapter that breaks the port's rules: it raises what is not a ``PortError``, after
+    streaming ``parts`` and without a terminal event."""
+
+    def __init__(
+        self, error: Exception, parts: tuple[str, ...] = (), descriptor_fails: bool = False
+    ):
+        self.error = error
+        self.parts = parts
+        self.descriptor_fails = descriptor_fails
+
+    def descriptor(self) -> AdapterDescriptor:
+        if self.descriptor_fails:
+            raise self.error
+        return AdapterDescriptor(id="broken", version="1", capabilities=["structured_output"])
+
+    def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
+        raise self.error
+
+    def execute_streaming(self, request: ExecutionRequest, sink: Sink) -> ExecutionReceipt:
+        for part in self.parts:
+            sink(Delta(text=part))
+        raise self.error
+
+
+@pytest.mark.parametrize(
+    "error", [RecursionError("deep"), OverflowError("big"), ValueError("digits"), KeyError("k")]
+)
+def test_an_adapter_that_raises_something_else_is_a_coded_envelope(
+    error: Exception, collect: Collected
+) -> None:
+    plain = execute_contract(CONTRACT, BrokenAdapter(error), inputs={"text": "Delft"})
+    assert plain.ok is False
+    assert [d.code for d in plain.diagnostics] == ["TQX_RUNTIME_INVALID_RESPONSE"]
+    assert type(error).__name__ in plain.diagnostics[0].message
+    assert str(error) not in plain.diagnostics[0].message
+
+    seen, sink = collect
+    streamed = execute_contract(
+        CONTRACT, BrokenAdapter(error, ("{",)), inputs={"text": "Delft"}, on_event=sink
+    )
+    assert streamed.ok is False
+    assert [e.kind for e in seen] == ["Delta", "Failed"]
+    assert streamed.stream_events == seen
+    assert seen[-1] == Failed(
+        code="TQX_RUNTIME_INVALID_RESPONSE", message=streamed.diagnostics[0].message
+    )
+
+
+def test_a_descriptor_that_raises_is_a_coded_envelope() -> None:
+    adapter = BrokenAdapter(RuntimeError("no descriptor"), descriptor_fails=True)
+    envelope = execute_contract(CONTRACT, adapter, inputs={"text": "Delft"})
+    assert envelope.ok is False
+    assert [d.code for d in envelope.diagnostics] == ["TQX_RUNTIME_INVALID_RESPONSE"]
+
+
+def test_a_missing_contract_file_and_no_inputs_are_envelopes(tmp_path: Path) -> None:
+    missing = execute_contract(tmp_path / "absent.yaml", FakeAdapter(['{"city": "x"}']))
+    assert missing.ok is False
+    assert missing.diagnostics[0].code.startswith("TQX_")
+    no_inputs = execute_contract(CONTRACT, FakeAdapter(['{"city": "x"}']))
+    assert [d.code for d in no_inputs.diagnostics] == ["TQX_VALUE_REQUIRED"]

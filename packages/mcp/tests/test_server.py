@@ -344,17 +344,21 @@ class Broken(Chunks):
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_an_adapter_that_breaks_the_port_is_an_internal_error_and_the_session_survives(
+def test_an_adapter_that_breaks_the_port_is_a_coded_envelope_and_the_session_survives(
     mode: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     async def body(client: Client) -> Any:
-        with pytest.raises(MCPError) as caught:
-            await client.call_tool("execute_contract", ECHO)
-        return caught.value, await client.call_tool("list_contracts", {})
+        return (
+            await client.call_tool("execute_contract", ECHO),
+            await client.call_tool("list_contracts", {}),
+        )
 
-    error, listing = served(lambda: Broken(CHUNKS), body, mode=mode)
-    assert "the adapter failed unexpectedly (KeyError)" in error.message
-    assert "secret-looking" not in error.message
+    result, listing = served(lambda: Broken(CHUNKS), body, mode=mode)
+    envelope = OperationEnvelope.model_validate(result.structured_content)
+    assert not envelope.ok
+    assert [d.code for d in envelope.diagnostics] == ["TQX_RUNTIME_INVALID_RESPONSE"]
+    assert "KeyError" in envelope.diagnostics[0].message
+    assert "secret-looking" not in result.content[0].text
     assert not listing.is_error
     assert "secret-looking" in caplog.text  # the operator still sees what happened
 

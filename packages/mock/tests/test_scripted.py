@@ -602,7 +602,7 @@ def test_an_unusable_request_limit_fails_without_taking_a_turn(
 
     events, error = stream(runtime, make_request(runtime_policy={"max_response_bytes": policy}))
 
-    message = f"runtime_policy.max_response_bytes must be a non-negative integer, not {policy!r}"
+    message = "runtime_policy.max_response_bytes must be a non-negative integer"
     assert isinstance(error, PortError)
     assert (error.code, error.message) == ("TQX_DATA_INVALID", message)
     assert events == [Failed(code="TQX_DATA_INVALID", message=message)]

@@ -1,5 +1,7 @@
-"""Application services over the runtime port (docs/runs.md): ``execute_contract`` for one turn,
-``run``/``run_stream`` for tool turns and correction rounds, ``Fallback``, and adapter discovery.
+"""Application services over the runtime port (docs/runs.md, docs/async.md):
+``execute_contract`` for one turn, ``run``/``run_stream`` for tool turns and correction rounds,
+``Fallback``, adapter discovery — and their event-loop twins (``aexecute_contract``, ``arun``,
+``arun_stream``, ``astream``, ``AsyncFallback``) with the bridges ``to_async``/``to_sync``.
 """
 
 from runport.application._adapters import (
@@ -8,23 +10,37 @@ from runport.application._adapters import (
     adapter_entry_points,
     create_adapter,
 )
+from runport.application._astream import EventStream, astream
+from runport.application._async import aexecute_contract, arun, arun_stream
+from runport.application._bridges import BridgeUsageError, CallerGone, to_async, to_sync
 from runport.application._define import define_contract, output_as
 from runport.application._envelope import execute_contract
 from runport.application._errors import RunError, RunPartial
-from runport.application._fallback import Fallback
+from runport.application._fallback import AsyncFallback, Fallback
 from runport.application._history import repair_history
-from runport.application._run import RunResult, run, run_stream
+from runport.application._options import RunOptions
+from runport.application._run import run, run_stream
+from runport.application._state import RunResult
 from runport.application._tools import Tool
 
 __all__ = [
     "ADAPTER_GROUP",
     "AdapterNotFoundError",
+    "AsyncFallback",
+    "BridgeUsageError",
+    "CallerGone",
+    "EventStream",
     "Fallback",
     "RunError",
+    "RunOptions",
     "RunPartial",
     "RunResult",
     "Tool",
     "adapter_entry_points",
+    "aexecute_contract",
+    "arun",
+    "arun_stream",
+    "astream",
     "create_adapter",
     "define_contract",
     "execute_contract",
@@ -32,4 +48,6 @@ __all__ = [
     "repair_history",
     "run",
     "run_stream",
+    "to_async",
+    "to_sync",
 ]

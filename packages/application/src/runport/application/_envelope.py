@@ -1,23 +1,30 @@
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import JsonValue
 
+from runport.application._relay import relay
 from runport.contracts import (
+    AdapterDescriptor,
+    Complete,
     Diagnostic,
     ErrorCode,
     ExecutionReceipt,
     ExecutionRequest,
+    Failed,
     OperationEnvelope,
     StreamEvent,
 )
 from runport.core import Contract, ContractError, compile_contract, load_contract, validate_output
-from runport.ports import PortError, RuntimeAdapter, Sink
+from runport.ports import AsyncRuntimeAdapter, PortError, RuntimeAdapter, Sink
 
 OPERATION = "execute_contract"
+
+_log = logging.getLogger("runport.application")
 
 ContractSource = Contract | str | os.PathLike[str]
 
@@ -28,16 +35,16 @@ def resolve_contract(contract_or_path: ContractSource) -> Contract:
     return load_contract(contract_or_path)
 
 
-def missing_capabilities(required: list[str], adapter: RuntimeAdapter) -> list[str]:
-    offered = set(adapter.descriptor().capabilities)
+def missing_capabilities(required: list[str], descriptor: AdapterDescriptor) -> list[str]:
+    offered = set(descriptor.capabilities)
     return [c for c in required if c not in offered]
 
 
-def capability_diagnostic(missing: list[str], adapter: RuntimeAdapter) -> Diagnostic:
+def capability_diagnostic(missing: list[str], descriptor: AdapterDescriptor) -> Diagnostic:
     return Diagnostic(
         code=ErrorCode.RUNTIME_CAPABILITY_UNSUPPORTED,
         message=(
-            f"adapter {adapter.descriptor().id!r} lacks the capabilities the contract requires: "
+            f"adapter {descriptor.id!r} lacks the capabilities the contract requires: "
             + ", ".join(missing)
         ),
         json_pointer="/capabilities",
@@ -98,51 +105,125 @@ def _envelope(
     )
 
 
+def prepare(
+    contract_or_path: ContractSource,
+    adapter: RuntimeAdapter | AsyncRuntimeAdapter,
+    inputs: Mapping[str, Any] | None,
+    context: Mapping[str, Any] | None,
+    fixture_output: JsonValue,
+) -> ExecutionRequest | OperationEnvelope:
+    """The request to send, or the envelope of a call that must not be made.
+
+    Contract, input and capability problems are found here, before the adapter is called;
+    anything else a contract file or an adapter's descriptor throws is reported, not raised.
+    """
+    try:
+        contract = resolve_contract(contract_or_path)
+        interaction = compile_contract(contract, inputs=inputs or {}, context=context)
+    except ContractError as error:
+        return _envelope(list(error.diagnostics))
+    except Exception as error:
+        return _envelope(
+            [_unexpected(ErrorCode.CONTRACT_INVALID, "loading the contract", error, say=True)]
+        )
+    try:
+        descriptor = adapter.descriptor()
+    except Exception as error:
+        return _envelope(
+            [_unexpected(ErrorCode.RUNTIME_INVALID_RESPONSE, "the adapter's descriptor()", error)]
+        )
+    missing = missing_capabilities(interaction.required_capabilities, descriptor)
+    if missing:
+        return _envelope([capability_diagnostic(missing, descriptor)])
+    return ExecutionRequest(interaction=interaction, fixture_output=fixture_output)
+
+
+def _unexpected(code: str, where: str, error: BaseException, *, say: bool = False) -> Diagnostic:
+    """A coded diagnostic for an exception nothing else named. Only a local file's problem is
+    quoted (``say``); an adapter's exception text may hold what an upstream wrote."""
+    said = f": {str(error)[:300]}" if say else ""
+    return Diagnostic(code=code, message=f"{where} raised {type(error).__name__}{said}")
+
+
+class Call:
+    """One ``execute_contract`` call after ``prepare``: the events the caller saw, the
+    caller's own exception, and how the call's ending becomes an envelope. The sync and async
+    functions share it; they differ only in how they call the adapter and the sink."""
+
+    def __init__(self, request: ExecutionRequest, streamed: bool) -> None:
+        self.request = request
+        self.events: list[StreamEvent] | None = [] if streamed else None
+        self.stopped: BaseException | None = None
+
+    @property
+    def ended(self) -> bool:
+        events = self.events
+        return events is not None and bool(events) and isinstance(events[-1], Complete | Failed)
+
+    def passes(self, event: StreamEvent) -> bool:
+        """Keep every event the caller is handed (all of them pass)."""
+        assert self.events is not None
+        self.events.append(event)
+        return True
+
+    def succeeded(self, receipt: ExecutionReceipt) -> OperationEnvelope:
+        diagnostics = receipt_diagnostics(receipt, self.request.interaction.output_schema)
+        return _envelope(diagnostics, receipt, self.events)
+
+    def failed(self, error: Exception) -> tuple[OperationEnvelope, Failed | None]:
+        """The envelope of a call that raised, and the ``Failed`` the caller is still owed
+        (an adapter that raised without a terminal event). Re-raises the caller's own
+        exception."""
+        if self.stopped is not None and error is self.stopped:
+            raise error  # the caller's own exception, even a PortError, is not a runtime failure
+        if isinstance(error, PortError):
+            diagnostic = failure_diagnostic(error)
+        else:
+            # The text may carry what an upstream wrote: the operator's log gets it, the
+            # caller gets the code and the exception's type.
+            _log.error(
+                "the adapter raised %s instead of a PortError", type(error).__name__, exc_info=error
+            )
+            diagnostic = _unexpected(
+                ErrorCode.RUNTIME_INVALID_RESPONSE, "the adapter (not a PortError)", error
+            )
+        owed = None
+        if self.events is not None and not self.ended:
+            owed = Failed(code=diagnostic.code, message=diagnostic.message)
+            self.passes(owed)
+        return _envelope([diagnostic], events=self.events), owed
+
+
 def execute_contract(
     contract_or_path: ContractSource,
     adapter: RuntimeAdapter,
     *,
-    inputs: Mapping[str, Any],
+    inputs: Mapping[str, Any] | None = None,
     context: Mapping[str, Any] | None = None,
     on_event: Sink | None = None,
     fixture_output: JsonValue = None,
 ) -> OperationEnvelope:
     """Compile a contract, run one turn on ``adapter`` and report it as an envelope (docs/runs.md).
 
-    Every failure it can name — contract, input, capability, runtime, output schema — comes
-    back as a not-ok envelope, never raised; inputs and capabilities are checked before the
-    adapter is called. With ``on_event`` the turn is streamed and every event the caller saw
-    is kept in ``stream_events``; an exception raised by ``on_event`` propagates unchanged.
+    Every failure it can name — contract, input, capability, runtime, output schema, an
+    adapter that breaks the port's rules — comes back as a not-ok envelope with a coded
+    diagnostic, never raised; inputs and capabilities are checked before the adapter is
+    called. With ``on_event`` the turn is streamed, every event the caller saw is kept in
+    ``stream_events``, and the stream always ends in exactly one terminal event; an exception
+    raised by ``on_event`` itself propagates unchanged.
     """
-    try:
-        contract = resolve_contract(contract_or_path)
-        interaction = compile_contract(contract, inputs=inputs, context=context)
-    except ContractError as error:
-        return _envelope(list(error.diagnostics))
-    missing = missing_capabilities(interaction.required_capabilities, adapter)
-    if missing:
-        return _envelope([capability_diagnostic(missing, adapter)])
-    request = ExecutionRequest(interaction=interaction, fixture_output=fixture_output)
-    events: list[StreamEvent] | None = None
-    raised: list[BaseException] = []
+    prepared = prepare(contract_or_path, adapter, inputs, context, fixture_output)
+    if isinstance(prepared, OperationEnvelope):
+        return prepared
+    call = Call(prepared, streamed=on_event is not None)
     try:
         if on_event is None:
-            receipt = adapter.execute(request)
+            receipt = adapter.execute(prepared)
         else:
-            seen: list[StreamEvent] = []
-            events = seen
-
-            def sink(event: StreamEvent) -> None:
-                seen.append(event)
-                try:
-                    on_event(event)
-                except BaseException as error:
-                    raised.append(error)
-                    raise
-
-            receipt = adapter.execute_streaming(request, sink)
-    except PortError as error:
-        if raised and error is raised[0]:
-            raise  # the caller's own exception, even a PortError, is not a runtime failure
-        return _envelope([failure_diagnostic(error)], events=events)
-    return _envelope(receipt_diagnostics(receipt, interaction.output_schema), receipt, events)
+            receipt = adapter.execute_streaming(prepared, relay(call, on_event))
+    except Exception as error:
+        envelope, owed = call.failed(error)
+        if owed is not None and on_event is not None:
+            on_event(owed)
+        return envelope
+    return call.succeeded(receipt)

@@ -1,16 +1,56 @@
+"""``Fallback``: a composite adapter that moves to the next member only when that is honest."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeVar
 
+from runport.application._relay import TurnWatch, arelay, relay
 from runport.application._version import VERSION
 from runport.contracts import (
     AdapterDescriptor,
     ExecutionReceipt,
     ExecutionRequest,
     Failed,
-    StreamEvent,
 )
-from runport.ports import PortError, RuntimeAdapter, Sink
+from runport.ports import AsyncRuntimeAdapter, AsyncSink, PortError, RuntimeAdapter, Sink, deliver
+
+A = TypeVar("A")
+
+COMPOSITE = "composite"
+"""The capability a composite adapter declares, so the conformance suite checks its rules."""
+
+
+def composite_descriptor(members: Sequence[AdapterDescriptor]) -> AdapterDescriptor:
+    """``fallback`` with the capabilities every member shares, plus ``composite``."""
+    shared = set.intersection(*(set(member.capabilities) for member in members))
+    return AdapterDescriptor(
+        id="fallback", version=VERSION, capabilities=sorted(shared | {COMPOSITE})
+    )
+
+
+def moves_on(position: int, members: int, error: PortError, watch: TurnWatch | None) -> bool:
+    """Whether a member's failure hands the call to the next member.
+
+    Only a retryable failure, only while a next member exists, and, when streaming, only
+    while nothing of the failed member reached the caller (the caller cannot un-see it)."""
+    if position == members - 1 or not error.retryable:
+        return False
+    return watch is None or (not watch.shown and watch.stopped is None)
+
+
+def final_failure(error: PortError, watch: TurnWatch) -> Failed:
+    """The one ``Failed`` the caller sees when the fallback gives up."""
+    return watch.held or Failed(code=error.code, message=error.message)
+
+
+def checked_members(adapters: Sequence[A], kind: type) -> tuple[A, ...]:
+    if not adapters:
+        raise ValueError("Fallback needs at least one adapter")
+    for adapter in adapters:
+        if not isinstance(adapter, kind):
+            raise TypeError(f"a Fallback member must be a {kind.__name__}, not {adapter!r}")
+    return tuple(adapters)
 
 
 class Fallback(RuntimeAdapter):
@@ -18,63 +58,72 @@ class Fallback(RuntimeAdapter):
 
     A member that fails with a retryable code is replaced by the next one. When streaming, that
     is allowed only while nothing of the failed member has reached the caller: once a progress
-    event was shown, the failure stands (the caller cannot un-see fragments). The failed
-    member's own ``Failed`` is then swallowed, so the caller sees exactly one terminal event.
+    event was shown, the failure stands. A failed member's own ``Failed`` is never shown unless
+    it is the call's end, so the caller sees exactly one terminal event. The descriptor
+    declares ``composite``, so the conformance suite holds it to these rules.
     """
 
     def __init__(self, adapters: Sequence[RuntimeAdapter]) -> None:
-        if not adapters:
-            raise ValueError("Fallback needs at least one adapter")
-        self.adapters = tuple(adapters)
+        self.adapters = checked_members(adapters, RuntimeAdapter)
 
     def descriptor(self) -> AdapterDescriptor:
-        shared = set.intersection(*(set(a.descriptor().capabilities) for a in self.adapters))
-        return AdapterDescriptor(id="fallback", version=VERSION, capabilities=sorted(shared))
+        return composite_descriptor([adapter.descriptor() for adapter in self.adapters])
 
     def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
-        last = len(self.adapters) - 1
         for position, adapter in enumerate(self.adapters):
             try:
                 return adapter.execute(request)
             except PortError as error:
-                if position == last or not error.retryable:
+                if not moves_on(position, len(self.adapters), error, None):
                     raise
         raise AssertionError("unreachable")  # pragma: no cover
 
     def execute_streaming(self, request: ExecutionRequest, sink: Sink) -> ExecutionReceipt:
-        last = len(self.adapters) - 1
         for position, adapter in enumerate(self.adapters):
-            member = _MemberSink(sink)
+            watch = TurnWatch()
             try:
-                return adapter.execute_streaming(request, member)
+                return adapter.execute_streaming(request, relay(watch, sink))
             except PortError as error:
-                if error is member.raised:
+                if error is watch.stopped:
                     raise  # the caller's sink raised it: not the member's failure
-                if position < last and error.retryable and not member.shown:
+                if moves_on(position, len(self.adapters), error, watch):
                     continue
-                sink(member.failed or Failed(code=error.code, message=error.message))
+                sink(final_failure(error, watch))
                 raise
         raise AssertionError("unreachable")  # pragma: no cover
 
 
-class _MemberSink:
-    """Forwards one member's events, holding back its ``Failed`` until the fallback decides
-    whether the caller should see it."""
+class AsyncFallback(AsyncRuntimeAdapter):
+    """``Fallback`` on the event loop, with the same rules and descriptor. Cancelling the
+    call cancels the member in progress; no other member is tried."""
 
-    def __init__(self, sink: Sink) -> None:
-        self.sink = sink
-        self.shown = False
-        self.failed: Failed | None = None
-        self.raised: BaseException | None = None
+    def __init__(self, adapters: Sequence[AsyncRuntimeAdapter]) -> None:
+        self.adapters = checked_members(adapters, AsyncRuntimeAdapter)
 
-    def __call__(self, event: StreamEvent) -> None:
-        if isinstance(event, Failed):
-            self.failed = self.failed or event
-            return
-        if event.kind != "Complete":
-            self.shown = True
-        try:
-            self.sink(event)
-        except BaseException as error:
-            self.raised = error
-            raise
+    def descriptor(self) -> AdapterDescriptor:
+        return composite_descriptor([adapter.descriptor() for adapter in self.adapters])
+
+    async def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
+        for position, adapter in enumerate(self.adapters):
+            try:
+                return await adapter.execute(request)
+            except PortError as error:
+                if not moves_on(position, len(self.adapters), error, None):
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def execute_streaming(
+        self, request: ExecutionRequest, sink: AsyncSink
+    ) -> ExecutionReceipt:
+        for position, adapter in enumerate(self.adapters):
+            watch = TurnWatch()
+            try:
+                return await adapter.execute_streaming(request, arelay(watch, sink))
+            except PortError as error:
+                if error is watch.stopped:
+                    raise
+                if moves_on(position, len(self.adapters), error, watch):
+                    continue
+                await deliver(sink, final_failure(error, watch))
+                raise
+        raise AssertionError("unreachable")  # pragma: no cover

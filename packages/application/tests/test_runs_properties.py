@@ -17,7 +17,7 @@ from runport.contracts import StreamEvent
 from runport.core import StreamAssembler, parse_scenario
 from runport.mock import ScriptedRuntime
 
-CONTRACT = Path(__file__).parent / "data" / "runs" / "weather.yaml"
+CONTRACT = Path(__file__).parent / "data" / "weather.yaml"
 
 
 def get_weather(city: str) -> dict[str, Any]:

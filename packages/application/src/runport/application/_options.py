@@ -1,0 +1,68 @@
+"""The keywords every run function takes, declared once (docs/runs.md)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypedDict
+
+from runport.application._tools import Tool
+from runport.contracts import Message
+
+ToolLike = Tool | Callable[..., Any]
+Sleep = Callable[[float], Awaitable[None] | None]
+
+
+class RunOptions(TypedDict, total=False):
+    """What ``run``, ``run_stream``, ``arun`` and ``arun_stream`` accept besides the contract,
+    the adapter, inputs and context — one keyword set, so the four cannot drift apart.
+
+    ``tools``: implementations by name (and extra tools to offer). ``history``: an earlier
+    conversation, repaired first. ``max_turns`` (8), ``max_corrections`` (2): the budgets.
+    ``max_attempts`` (3): calls per model turn when a retryable failure comes before anything
+    reached the caller. ``max_retry_wait`` (60 s): the longest ``Retry-After`` honoured; a
+    longer one returns the failure at once. ``sleep``: how a retry waits, in seconds
+    (``time.sleep``; ``asyncio.sleep`` for the async functions; may return an awaitable).
+    ``random``: the jitter source, a float in [0, 1) (``random.random``).
+    """
+
+    tools: Sequence[ToolLike]
+    history: Sequence[Message] | None
+    max_turns: int
+    max_corrections: int
+    max_attempts: int
+    max_retry_wait: float
+    sleep: Sleep
+    random: Callable[[], float]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """``RunOptions`` with its defaults applied and its values checked."""
+
+    tools: Sequence[ToolLike] = ()
+    history: Sequence[Message] | None = None
+    max_turns: int = 8
+    max_corrections: int = 2
+    max_attempts: int = 3
+    max_retry_wait: float = 60.0
+    sleep: Sleep | None = None
+    random: Callable[[], float] = random.random
+
+    def __post_init__(self) -> None:
+        for name, least in (("max_turns", 1), ("max_corrections", 0), ("max_attempts", 1)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ValueError(f"{name} must be an integer of at least {least}, not {value!r}")
+        wait = self.max_retry_wait
+        if isinstance(wait, bool) or not isinstance(wait, int | float) or not wait >= 0:
+            raise ValueError(f"max_retry_wait must be a number of seconds >= 0, not {wait!r}")
+
+
+def settings(options: RunOptions) -> Settings:
+    """Apply the defaults; an unknown keyword is a ``TypeError`` naming it."""
+    unknown = sorted(set(options) - set(RunOptions.__annotations__))
+    if unknown:
+        raise TypeError(f"unexpected run option(s): {', '.join(unknown)}")
+    return Settings(**options)

@@ -1,0 +1,79 @@
+"""Passing a callee's events on to the caller while noting what the caller saw.
+
+Every place that sits between an adapter and a sink — ``execute_contract``, a run's turn,
+``Fallback`` — does the same: note the event, maybe hold it back, pass it on, and remember
+when the caller's own sink raised (that exception is the caller's, never a runtime failure).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from runport.contracts import Complete, Delta, ExecutionReceipt, Failed, StreamEvent
+from runport.ports import AsyncSink, Sink, deliver
+
+__all__ = ["Relayed", "TurnWatch", "arelay", "relay"]
+
+
+class Relayed(Protocol):
+    """What a relay reports to: ``passes`` decides, ``stopped`` records the caller's raise."""
+
+    stopped: BaseException | None
+
+    def passes(self, event: StreamEvent) -> bool: ...
+
+
+def relay(watch: Relayed, target: Sink) -> Sink:
+    """A sink that passes what ``watch`` lets through on to ``target``."""
+
+    def sink(event: StreamEvent) -> None:
+        if watch.passes(event):
+            try:
+                target(event)
+            except BaseException as error:
+                watch.stopped = error
+                raise
+
+    return sink
+
+
+def arelay(watch: Relayed, target: AsyncSink) -> AsyncSink:
+    """``relay`` for an async sink (awaited when it returns an awaitable)."""
+
+    async def sink(event: StreamEvent) -> None:
+        if watch.passes(event):
+            try:
+                await deliver(target, event)
+            except BaseException as error:
+                watch.stopped = error
+                raise
+
+    return sink
+
+
+class TurnWatch:
+    """What the caller saw of one streamed attempt.
+
+    A ``Failed`` is held back, not shown: whether the caller sees it depends on whether the
+    run retries the turn (then it never does) or gives up (then it is shown, once).
+    """
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.completed: list[ExecutionReceipt] = []
+        self.held: Failed | None = None
+        self.shown = False
+        self.stopped: BaseException | None = None
+
+    def passes(self, event: StreamEvent) -> bool:
+        """Note ``event``; ``True`` when it goes on to the caller now."""
+        if isinstance(event, Failed):
+            self.held = self.held or event
+            return False
+        if isinstance(event, Delta):
+            self.text.append(event.text)
+        if isinstance(event, Complete):
+            self.completed.append(event.receipt)
+        else:
+            self.shown = True
+        return True

@@ -1,0 +1,331 @@
+"""The run loop's decisions, with no I/O (docs/runs.md).
+
+``RunState`` knows the conversation, the budgets and what happens after each model turn: run
+the tools, ask for a correction, answer, retry, or fail with the evidence. It never calls an
+adapter or a sink; ``run_plan`` (in ``_plan``) walks it for the sync and async drivers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from pydantic import JsonValue
+
+from runport.application._define import output_as
+from runport.application._envelope import (
+    ContractSource,
+    capability_diagnostic,
+    missing_capabilities,
+    resolve_contract,
+)
+from runport.application._errors import RunError, RunPartial, Stage
+from runport.application._history import repair_history
+from runport.application._options import Settings
+from runport.application._relay import TurnWatch
+from runport.application._tools import Tool, as_tool, tool_result_text
+from runport.contracts import (
+    AdapterDescriptor,
+    CompiledInteraction,
+    ErrorCode,
+    ExecutionReceipt,
+    ExecutionRequest,
+    Failed,
+    Message,
+    ToolCall,
+    ToolSpec,
+    Usage,
+    canonical_json,
+)
+from runport.core import ContractError, compile_contract, schema_errors, validate_output
+from runport.ports import PortError
+
+T = TypeVar("T")
+
+_INPUT_CODES = frozenset(
+    {ErrorCode.VALUE_REQUIRED, ErrorCode.VALUE_SCHEMA, ErrorCode.VALUE_UNKNOWN}
+)
+
+_BACKOFF_BASE_S = 0.5
+_BACKOFF_CAP_S = 8.0
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """The canonical outcome of a run; equal for ``run`` and ``run_stream`` on the same upstream."""
+
+    output: JsonValue
+    output_schema_valid: bool
+    receipts: tuple[ExecutionReceipt, ...]
+    messages: tuple[Message, ...]
+    usage: Usage
+    warnings: tuple[str, ...] = ()
+
+    def output_as(self, kind: type[T]) -> T:
+        """The answer as an instance of ``kind`` (the contract's output type: a pydantic model,
+        ``str``, …), so a caller gets a typed value without re-parsing JSON."""
+        return output_as(self.output, kind)
+
+
+@dataclass(frozen=True)
+class Retry:
+    """Try the turn again after ``seconds``."""
+
+    seconds: float
+
+
+@dataclass(frozen=True)
+class GiveUp:
+    """The turn failed for good: show ``event`` (if any), then raise ``error``."""
+
+    error: RunError
+    event: Failed | None
+
+
+def _assistant_content(receipt: ExecutionReceipt) -> str:
+    if receipt.text is not None:
+        return receipt.text
+    if receipt.output is None or receipt.tool_calls:
+        return ""
+    if isinstance(receipt.output, str):
+        return receipt.output
+    return canonical_json(receipt.output).decode("utf-8")
+
+
+class RunState:
+    """One run's state: the conversation, the receipts, the budgets. Used once."""
+
+    def __init__(
+        self,
+        interaction: CompiledInteraction,
+        tools: Mapping[str, Tool],
+        offered: Mapping[str, ToolSpec],
+        history: Sequence[Message],
+        warnings: list[str],
+        options: Settings,
+    ) -> None:
+        self.interaction = interaction
+        self.tools = tools
+        self.offered = offered
+        self.messages = _place_history(list(interaction.messages), history)
+        self.warnings = warnings
+        self.receipts: list[ExecutionReceipt] = []
+        self.options = options
+        self.corrections = 0
+
+    def partial(self, text: str | None = None) -> RunPartial:
+        return RunPartial(tuple(self.receipts), tuple(self.messages), text)
+
+    def fail(self, stage: Stage, code: str, message: str, text: str | None = None) -> RunError:
+        return RunError(stage, code, self.partial(text), message)
+
+    def stopped(self, error: BaseException, text: str | None) -> RunError:
+        """The run's end when the caller's event handler raised ``error``."""
+        return self.fail(
+            "model",
+            ErrorCode.CALLER_STOPPED,
+            f"the event handler raised {type(error).__name__}",
+            text,
+        )
+
+    def next_request(self) -> ExecutionRequest:
+        """The request of the next model turn (``RunError`` when ``max_turns`` is spent)."""
+        if len(self.receipts) >= self.options.max_turns:
+            raise self.fail(
+                "model",
+                ErrorCode.RUN_TURNS_EXHAUSTED,
+                f"no final answer within max_turns={self.options.max_turns}",
+            )
+        interaction = self.interaction.model_copy(
+            update={"messages": list(self.messages), "tools": list(self.offered.values()) or None}
+        )
+        return ExecutionRequest(interaction=interaction)
+
+    def after_turn(self, receipt: ExecutionReceipt) -> RunResult | None:
+        """Take a finished turn: the result when it is the answer, else ``None`` (go on)."""
+        self.receipts.append(receipt)
+        self.messages.append(
+            Message(
+                role="assistant",
+                content=_assistant_content(receipt),
+                tool_calls=receipt.tool_calls,
+            )
+        )
+        if receipt.tool_calls:
+            self.run_tools(receipt.tool_calls)
+            return None
+        if receipt.output_schema_valid:
+            return self.result(receipt)
+        self.correct(receipt)
+        return None
+
+    def turn_failed(
+        self, error: Exception, attempt: int, watch: TurnWatch | None
+    ) -> Retry | GiveUp:
+        """What to do after attempt ``attempt`` of a turn raised ``error``.
+
+        A retryable failure is retried while attempts are left, unless the caller already saw
+        part of the turn (nothing shown is ever replayed) or the upstream asked for a longer
+        wait than ``max_retry_wait``. Waits without a hint back off with full jitter.
+        """
+        text = None if watch is None else "".join(watch.text)
+        if watch is not None and watch.stopped is not None and error is watch.stopped:
+            # The caller was handed this turn's receipt before it stopped: keep it.
+            self.receipts.extend(watch.completed)
+            return GiveUp(self.stopped(error, text), None)
+        if not isinstance(error, PortError):
+            error = PortError(
+                ErrorCode.RUNTIME_INVALID_RESPONSE,
+                f"the adapter raised {type(error).__name__} instead of a PortError",
+            )
+        held = None
+        if watch is not None:
+            held = watch.held or Failed(code=error.code, message=error.message)
+        wait = self._wait(error, attempt, shown=watch is not None and watch.shown)
+        if isinstance(wait, tuple):
+            return GiveUp(self.fail("model", *wait, text), held)
+        return Retry(wait)
+
+    def _wait(self, error: PortError, attempt: int, *, shown: bool) -> float | tuple[str, str]:
+        """Seconds to wait before the next attempt, or the code and message to fail with."""
+        options = self.options
+        if not error.retryable or shown:
+            return error.code, error.message
+        if attempt >= options.max_attempts:
+            return (
+                ErrorCode.HOST_RETRY_EXHAUSTED,
+                f"{attempt} attempt(s) failed; the last with {error.code}: {error.message}",
+            )
+        hint = error.retry_after_ms
+        if hint is not None:
+            if hint > options.max_retry_wait * 1000:
+                return error.code, (
+                    f"{error.message} (the upstream asked to wait {hint} ms, more than "
+                    f"max_retry_wait={options.max_retry_wait:g} s)"
+                )
+            return hint / 1000
+        ceiling = min(_BACKOFF_BASE_S * 2.0 ** min(attempt - 1, 32), _BACKOFF_CAP_S)
+        return min(options.random() * ceiling, options.max_retry_wait)
+
+    def spend_correction(self, stage: Stage, why: str) -> None:
+        if self.corrections >= self.options.max_corrections:
+            raise self.fail(
+                stage,
+                ErrorCode.RUN_CORRECTIONS_EXHAUSTED,
+                f"{why}, and max_corrections={self.options.max_corrections} is spent",
+            )
+        self.corrections += 1
+
+    def run_tools(self, calls: Sequence[ToolCall]) -> None:
+        problems = [(call, self.problem(call)) for call in calls]
+        rejected = [f"{call.name}: {problem}" for call, problem in problems if problem]
+        if rejected:
+            self.spend_correction(
+                "tool", "the model's tool calls were rejected: " + "; ".join(rejected)
+            )
+        for call, problem in problems:
+            if problem:
+                content = f"rejected: tool {call.name!r} was not run: {problem}"
+            else:
+                content = self.call_tool(call)
+            self.messages.append(Message(role="tool", content=content, tool_call_id=call.call_id))
+
+    def problem(self, call: ToolCall) -> str | None:
+        """Why ``call`` cannot be run (``None`` when it can)."""
+        if call.name not in self.offered:
+            return "no such tool was offered"
+        if call.name not in self.tools:
+            return "no implementation is available for this tool"
+        if not isinstance(call.arguments, dict):
+            return "the arguments must be a JSON object"
+        errors = schema_errors(self.offered[call.name].parameters, call.arguments)
+        if isinstance(errors, str):
+            return f"the tool's parameters schema is invalid: {errors}"
+        if errors:
+            return "invalid arguments: " + "; ".join(
+                f"{pointer or '(root)'}: {message}" for pointer, message in errors
+            )
+        refused = self.tools[call.name].check(call.arguments)
+        return None if refused is None else f"invalid arguments: {refused}"
+
+    def call_tool(self, call: ToolCall) -> str:
+        assert isinstance(call.arguments, dict)
+        try:
+            return tool_result_text(self.tools[call.name].call(call.arguments))
+        except Exception as error:
+            raise self.fail(
+                "tool", ErrorCode.TOOL_FAILED, f"tool {call.name!r} raised {type(error).__name__}"
+            ) from error
+
+    def correct(self, receipt: ExecutionReceipt) -> None:
+        problems = validate_output(self.interaction.output_schema, receipt.output)
+        lines = [f"- {d.json_pointer or '(root)'}: {d.message}" for d in problems] or [
+            "- the answer is not a JSON document"
+        ]
+        self.spend_correction("output", "the answer failed the output schema")
+        self.messages.append(
+            Message(
+                role="user",
+                content="Your answer does not satisfy the required output schema:\n"
+                + "\n".join(lines)
+                + "\nAnswer again with output that satisfies the schema.",
+            )
+        )
+
+    def result(self, final: ExecutionReceipt) -> RunResult:
+        usage = Usage()
+        for receipt in self.receipts:
+            if receipt.usage is not None:
+                usage = usage + receipt.usage
+        return RunResult(
+            output=final.output,
+            output_schema_valid=True,
+            receipts=tuple(self.receipts),
+            messages=tuple(self.messages),
+            usage=usage,
+            warnings=tuple(self.warnings),
+        )
+
+
+def _place_history(messages: list[Message], history: Sequence[Message]) -> list[Message]:
+    """History goes after the contract's leading system/developer messages."""
+    lead = 0
+    while lead < len(messages) and messages[lead].role in ("system", "developer"):
+        lead += 1
+    return [*messages[:lead], *history, *messages[lead:]]
+
+
+def start_run(
+    contract_or_path: ContractSource,
+    descriptor: AdapterDescriptor,
+    inputs: Mapping[str, Any] | None,
+    context: Mapping[str, Any] | None,
+    options: Settings,
+) -> RunState:
+    """Compile the contract and check the adapter before any call (``RunError`` otherwise)."""
+    try:
+        contract = resolve_contract(contract_or_path)
+        interaction = compile_contract(contract, inputs=inputs or {}, context=context)
+    except ContractError as error:
+        first = error.diagnostics[0]
+        stage: Stage = "input" if first.code in _INPUT_CODES else "compile"
+        raise RunError(
+            stage,
+            first.code,
+            RunPartial(),
+            str(error),
+            diagnostics=tuple(error.diagnostics),
+        ) from error
+    missing = missing_capabilities(interaction.required_capabilities, descriptor)
+    if missing:
+        diagnostic = capability_diagnostic(missing, descriptor)
+        raise RunError(
+            "compile", diagnostic.code, RunPartial(), diagnostic.message, diagnostics=(diagnostic,)
+        )
+    implementations = {tool.name: tool for tool in map(as_tool, options.tools)}
+    offered = {spec.name: spec for spec in interaction.tools or []}
+    for tool in implementations.values():
+        offered.setdefault(tool.name, tool.spec())
+    repaired, warnings = repair_history(options.history or ())
+    return RunState(interaction, implementations, offered, repaired, warnings, options)

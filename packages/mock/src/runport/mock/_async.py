@@ -1,0 +1,125 @@
+"""The async test doubles: ``AsyncScriptedRuntime`` and ``AsyncFunctionRuntime``.
+
+They play turns through the same ``Turn`` and ``ScenarioPlayer`` as their sync twins, so the
+same scenario or handler gives the same events and byte-identical receipts; only delivery
+differs (each event is handed to the sink and awaited when the sink returns an awaitable).
+Cancellation needs no upstream to close: the call stops at the await it was in, sends
+nothing more, and the runtime stays usable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from pydantic import JsonValue
+
+from runport.contracts import (
+    ExecutionReceipt,
+    ExecutionRequest,
+    StreamEvent,
+)
+from runport.mock._function import EmitterCore, FunctionDouble
+from runport.mock._scripted import ScenarioDouble
+from runport.mock._turn import UNSET, Turn, discard
+from runport.ports import AsyncRuntimeAdapter, AsyncSink, deliver
+
+__all__ = ["AsyncEmitter", "AsyncFunctionRuntime", "AsyncHandler", "AsyncScriptedRuntime"]
+
+
+class AsyncScriptedRuntime(ScenarioDouble, AsyncRuntimeAdapter):
+    """``ScriptedRuntime`` on the event loop: same scenarios, same virtual clock, same
+    receipts."""
+
+    async def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
+        return await self.execute_streaming(request, discard)
+
+    async def execute_streaming(
+        self, request: ExecutionRequest, sink: AsyncSink
+    ) -> ExecutionReceipt:
+        turn, events = self._player.start(request)
+        try:
+            for event in events:
+                await deliver(sink, event)
+        finally:
+            self._player.counters.add_time(turn)
+        return self._player.outcome(turn)
+
+
+class AsyncEmitter(EmitterCore):
+    """``Emitter`` for an async handler: the methods that send an event are awaited."""
+
+    def __init__(self, turn: Turn, sink: AsyncSink) -> None:
+        super().__init__(turn)
+        self._sink = sink
+
+    async def text(self, text: str) -> None:
+        """A piece of the answer's text (one ``Delta``)."""
+        await self.send(self.turn.text(text))
+
+    async def tool_call_fragment(
+        self,
+        index: int,
+        arguments_fragment: str,
+        *,
+        call_id: str | None = None,
+        name: str | None = None,
+    ) -> None:
+        """A piece of tool call ``index``'s arguments (see ``Emitter.tool_call_fragment``)."""
+        await self.send(self.turn.fragment(index, arguments_fragment, call_id=call_id, name=name))
+
+    async def tool_call(
+        self, name: str, arguments: JsonValue, *, call_id: str | None = None
+    ) -> None:
+        """A whole tool call at the next index, its arguments sent as one fragment."""
+        await self.send(self.turn.tool_call(name, arguments, call_id=call_id))
+
+    def usage(self, input_tokens: int = 0, output_tokens: int = 0) -> None:
+        """Token counts, summed over the turn (nothing is sent, so nothing to await)."""
+        self.turn.usage(input_tokens, output_tokens)
+
+    def delay(self, ms: int) -> None:
+        """Advance the virtual clock; never sleeps."""
+        self.turn.delay(ms)
+
+    async def finish(self, finish_reason: str | None = None, *, output: JsonValue = UNSET) -> None:
+        """End the turn; ``output`` overrides what the text would give."""
+        await self.send(self.turn.finish(finish_reason, output=output))
+
+    async def send(self, event: StreamEvent) -> None:
+        if self.stopped is not None:
+            raise self.stopped
+        try:
+            await deliver(self._sink, event)
+        except BaseException as error:
+            self.stopped = error
+            raise
+        self.after(event)
+
+
+AsyncHandler = Callable[[ExecutionRequest, AsyncEmitter], Awaitable[None]]
+
+
+class AsyncFunctionRuntime(FunctionDouble[AsyncHandler], AsyncRuntimeAdapter):
+    """``FunctionRuntime`` on the event loop: ``async def handler(request, emit)``."""
+
+    async def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
+        return await self.execute_streaming(request, discard)
+
+    async def execute_streaming(
+        self, request: ExecutionRequest, sink: AsyncSink
+    ) -> ExecutionReceipt:
+        turn = self.open_turn(request)
+        emit = AsyncEmitter(turn, sink)
+        if turn.refused is not None:
+            await emit.send(turn.refused)
+        try:
+            try:
+                await self._handler(request, emit)
+            except Exception as error:
+                await emit.send(emit.raised(error))
+            ending = emit.returned()
+            if ending is not None:
+                await emit.send(ending)
+        finally:
+            self._counters.add_time(turn)
+        return turn.receipt()

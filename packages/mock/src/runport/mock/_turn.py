@@ -1,0 +1,200 @@
+"""One turn of a test double, with no I/O: what each step becomes on the stream.
+
+``ScriptedRuntime``, ``FunctionRuntime`` and their async twins all play turns through a
+``Turn``: it checks the grammar, keeps the byte bound, sums usage and builds the receipt with
+core's ``StreamAssembler`` and ``build_receipt``. Each method returns the event to deliver; the
+drivers (a sync sink call, or an awaited async one) only deliver it and stop on a terminal, so
+the law is kept in one place whichever way the events travel.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final, TypeVar
+
+from pydantic import JsonValue
+
+from runport.contracts import (
+    AdapterDescriptor,
+    Complete,
+    Delta,
+    ErrorCode,
+    ExecutionReceipt,
+    ExecutionRequest,
+    Failed,
+    StreamEvent,
+    ToolCallDelta,
+    Usage,
+)
+from runport.core import StreamAssembler, StreamGrammarError, build_receipt
+from runport.ports import PortError, distribution_version, max_response_bytes_for
+
+__all__ = ["UNSET", "VERSION", "Turn", "TurnUsageError", "discard"]
+
+VERSION: Final = distribution_version("runport-mock")
+
+_T = TypeVar("_T", Failed, Complete)
+
+UNSET: Any = object()
+"""``finish``'s ``output`` when none was given: derive it from the text."""
+
+
+def discard(event: StreamEvent) -> None:
+    """The sink of ``execute``: the same walk as streaming, with nobody listening."""
+
+
+class TurnUsageError(ValueError):
+    """A test double was told to do something no runtime may do (a stream that breaks the
+    grammar, an emit after the terminal): the test's mistake, reported to its author."""
+
+
+class Turn:
+    """The state of one call: the assembled stream, the bytes played, usage, virtual time.
+
+    Built per call, used on one thread. ``error`` is set when the turn ended in ``Failed``:
+    the driver delivers that event, then raises ``error`` (law 5: same code on both).
+    """
+
+    def __init__(
+        self, request: ExecutionRequest, descriptor: AdapterDescriptor, own_limit: int | None
+    ) -> None:
+        self.request = request
+        self.descriptor = descriptor
+        self.error: PortError | None = None
+        self.elapsed_ms = 0
+        self._assembler = StreamAssembler()
+        self._usage: Usage | None = None
+        self._played = 0
+        self._ids: dict[int, tuple[str, str]] = {}
+        try:
+            self._limit = max_response_bytes_for(request, own_limit)
+        except PortError as error:
+            self._limit = 0
+            self.error = error
+
+    @property
+    def refused(self) -> Failed | None:
+        """The ``Failed`` of a request the double cannot serve at all (an unusable bound)."""
+        if self.error is None:
+            return None
+        return self._terminal(Failed(code=self.error.code, message=self.error.message))
+
+    @property
+    def done(self) -> bool:
+        return self._assembler.done
+
+    def text(self, text: str) -> StreamEvent:
+        if not isinstance(text, str) or not text:
+            raise TurnUsageError(f"a Delta must carry non-empty text, not {text!r}")
+        return self._progress(Delta(text=text), text)
+
+    def fragment(
+        self,
+        index: int,
+        arguments_fragment: str,
+        *,
+        call_id: str | None = None,
+        name: str | None = None,
+    ) -> StreamEvent:
+        """One piece of tool call ``index``; its first piece names it, later ones inherit."""
+        known = self._ids.get(index)
+        if known is None:
+            if name is None:
+                raise TurnUsageError(f"tool call {index}'s first fragment must give its name")
+            known = (call_id or f"call_{index}", name)
+        elif (call_id or known[0], name or known[1]) != known:
+            raise TurnUsageError(
+                f"tool call {index} changed identity: {known[0]}/{known[1]} became "
+                f"{call_id or known[0]}/{name or known[1]}"
+            )
+        event = ToolCallDelta(
+            index=index, call_id=known[0], name=known[1], arguments_fragment=arguments_fragment
+        )
+        result = self._progress(event, arguments_fragment)
+        self._ids.setdefault(index, known)
+        return result
+
+    def tool_call(
+        self, name: str, arguments: JsonValue, *, call_id: str | None = None
+    ) -> StreamEvent:
+        """A whole call announced with its arguments as one fragment, at the next index."""
+        index = max(self._ids, default=-1) + 1
+        fragment = json.dumps(arguments, ensure_ascii=False, sort_keys=True)
+        return self.fragment(index, fragment, call_id=call_id, name=name)
+
+    def usage(self, input_tokens: int, output_tokens: int) -> None:
+        self._check_open("usage")
+        played = Usage(input_tokens=input_tokens, output_tokens=output_tokens)
+        self._usage = played if self._usage is None else self._usage + played
+
+    def delay(self, ms: int) -> None:
+        """Virtual time: a double never sleeps."""
+        self._check_open("delay")
+        if isinstance(ms, bool) or not isinstance(ms, int) or ms <= 0:
+            raise TurnUsageError(f"a delay is a positive whole number of ms, not {ms!r}")
+        self.elapsed_ms += ms
+
+    def finish(self, finish_reason: str | None = None, *, output: JsonValue = UNSET) -> Complete:
+        """The successful terminal. Without ``output`` it comes from the text; a turn with no
+        text and no tool calls answers with the request's ``fixture_output``."""
+        self._check_open("finish")
+        assembled = self._assembler
+        explicit: dict[str, Any] = {}
+        if output is not UNSET:
+            explicit["output"] = output
+        elif assembled.text is None and not assembled.tool_calls:
+            explicit["output"] = self.request.fixture_output
+        receipt = build_receipt(
+            self.request,
+            adapter=self.descriptor,
+            text=assembled.text,
+            tool_calls=assembled.tool_calls,
+            finish_reason=finish_reason,
+            usage=self._usage,
+            **explicit,
+        )
+        complete = Complete(receipt=receipt)
+        self._terminal(complete)
+        return complete
+
+    def fail(self, error: PortError) -> Failed:
+        """The failing terminal for ``error`` (law 5: the same code as the raise)."""
+        self._check_open("a failure")
+        self.error = error
+        return self._terminal(Failed(code=error.code, message=error.message))
+
+    def implied_finish(self) -> Complete:
+        """The terminal of a turn its author simply ended: ``tool_calls`` after calls, else
+        ``stop``."""
+        return self.finish("tool_calls" if self._ids else "stop")
+
+    def receipt(self) -> ExecutionReceipt:
+        terminal = self._assembler.terminal
+        assert isinstance(terminal, Complete)
+        return terminal.receipt
+
+    def _progress(self, event: Delta | ToolCallDelta, piece: str) -> StreamEvent:
+        self._check_open(event.kind)
+        size = len(piece.encode("utf-8", "surrogatepass"))
+        if self._played + size > self._limit:
+            return self.fail(
+                PortError(
+                    ErrorCode.RUNTIME_RESPONSE_TOO_LARGE,
+                    f"the response passed max_response_bytes ({self._limit} bytes)",
+                )
+            )
+        try:
+            self._assembler.feed(event)
+        except StreamGrammarError as error:
+            raise TurnUsageError(str(error)) from None
+        self._played += size
+        return event
+
+    def _terminal(self, event: _T) -> _T:
+        if not self._assembler.done:
+            self._assembler.feed(event)
+        return event
+
+    def _check_open(self, what: str) -> None:
+        if self._assembler.done:
+            raise TurnUsageError(f"{what} after the turn's terminal event: nothing may follow it")

@@ -1,0 +1,331 @@
+"""``FunctionRuntime``: a model written as a function keeps the whole streaming law."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import threading
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from runport.conformance import RuntimeAdapterConformance, Upstream
+from runport.contracts import (
+    CompiledInteraction,
+    Complete,
+    Delta,
+    ExecutionReceipt,
+    ExecutionRequest,
+    Failed,
+    Message,
+    StreamEvent,
+    ToolCall,
+    ToolCallDelta,
+    Usage,
+)
+from runport.core import (
+    DelayEvent,
+    DeltaEvent,
+    FailEvent,
+    FinishEvent,
+    Scenario,
+    StreamAssembler,
+    ToolCallDeltaEvent,
+    UsageEvent,
+)
+from runport.mock import Emitter, FunctionRuntime, RuntimeStats, TurnUsageError
+from runport.ports import PortError, RuntimeAdapter
+
+OBJECT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"answer": {"type": "integer"}},
+    "required": ["answer"],
+}
+MakeRequest = Any
+
+
+def scenario_handler(scenario: Scenario) -> Any:
+    """A handler that says, call by call, what the scenario's turns say."""
+    calls = itertools.count()
+    lock = threading.Lock()
+
+    def handler(request: ExecutionRequest, emit: Emitter) -> None:
+        with lock:
+            number = next(calls)
+        for event in scenario.turns[number].events:
+            if isinstance(event, DeltaEvent):
+                emit.text(event.text)
+            elif isinstance(event, ToolCallDeltaEvent):
+                emit.tool_call_fragment(
+                    event.index, event.arguments_fragment, call_id=event.call_id, name=event.name
+                )
+            elif isinstance(event, UsageEvent):
+                emit.usage(event.input_tokens, event.output_tokens)
+            elif isinstance(event, DelayEvent):
+                emit.delay(event.ms)
+            elif isinstance(event, FinishEvent):
+                emit.finish(event.finish_reason)
+            else:
+                assert isinstance(event, FailEvent)
+                raise PortError(event.code, event.message, retry_after_ms=event.retry_after_ms)
+
+    return handler
+
+
+class TestFunctionRuntime(RuntimeAdapterConformance):
+    protocol = "scenario"
+
+    def make_adapter(self, upstream: Upstream) -> RuntimeAdapter:
+        return FunctionRuntime(scenario_handler(upstream.scenario))
+
+
+def stream(
+    runtime: RuntimeAdapter, request: ExecutionRequest
+) -> tuple[list[StreamEvent], ExecutionReceipt | BaseException]:
+    events: list[StreamEvent] = []
+    try:
+        return events, runtime.execute_streaming(request, events.append)
+    except Exception as error:
+        return events, error
+
+
+def test_three_lines_say_what_the_model_does(text_request: ExecutionRequest) -> None:
+    def model(request: ExecutionRequest, emit: Emitter) -> None:
+        emit.text("Hel")
+        emit.text("lo")
+        emit.usage(5, 2)
+
+    events, receipt = stream(FunctionRuntime(model), text_request)
+
+    assert isinstance(receipt, ExecutionReceipt)
+    assert events == [Delta(text="Hel"), Delta(text="lo"), Complete(receipt=receipt)]
+    assert (receipt.text, receipt.output, receipt.finish_reason) == ("Hello", "Hello", "stop")
+    assert receipt.usage == Usage(input_tokens=5, output_tokens=2)
+    assert receipt.adapter.id == "runport-function"
+
+
+def test_execute_and_streaming_give_the_same_receipt(make_request: MakeRequest) -> None:
+    runtime = FunctionRuntime(lambda request, emit: emit.text('{"answer": 4}'))
+    request = make_request(OBJECT_SCHEMA)
+
+    plain = runtime.execute(request)
+    _, streamed = stream(runtime, request)
+
+    assert plain == streamed
+    assert plain.output == {"answer": 4}
+    assert plain.output_schema_valid is True
+    assert runtime.stats() == RuntimeStats(attempts=2, elapsed_ms=0)
+    assert runtime.requests == (request, request)
+
+
+def test_a_whole_tool_call_is_one_fragment_and_finishes_as_tool_calls(
+    text_request: ExecutionRequest,
+) -> None:
+    def model(request: ExecutionRequest, emit: Emitter) -> None:
+        emit.tool_call("add", {"b": 2, "a": 1})
+        emit.tool_call("add", {"a": 3, "b": 4}, call_id="second")
+
+    events, receipt = stream(FunctionRuntime(model), text_request)
+
+    assert events[:2] == [
+        ToolCallDelta(index=0, call_id="call_0", name="add", arguments_fragment='{"a": 1, "b": 2}'),
+        ToolCallDelta(index=1, call_id="second", name="add", arguments_fragment='{"a": 3, "b": 4}'),
+    ]
+    assert isinstance(receipt, ExecutionReceipt)
+    assert receipt.tool_calls == [
+        ToolCall(call_id="call_0", name="add", arguments={"a": 1, "b": 2}),
+        ToolCall(call_id="second", name="add", arguments={"a": 3, "b": 4}),
+    ]
+    assert receipt.finish_reason == "tool_calls"
+    assert receipt.output is None
+
+
+def test_fragments_inherit_the_calls_identity(text_request: ExecutionRequest) -> None:
+    def model(request: ExecutionRequest, emit: Emitter) -> None:
+        emit.tool_call_fragment(0, '{"a":', name="add", call_id="c1")
+        emit.tool_call_fragment(0, " 1}")
+
+    events, receipt = stream(FunctionRuntime(model), text_request)
+
+    assert events[1] == ToolCallDelta(index=0, call_id="c1", name="add", arguments_fragment=" 1}")
+    assert isinstance(receipt, ExecutionReceipt)
+    assert receipt.tool_calls == [ToolCall(call_id="c1", name="add", arguments={"a": 1})]
+
+
+def test_a_raised_port_error_is_one_failed_after_the_progress(
+    text_request: ExecutionRequest,
+) -> None:
+    def model(request: ExecutionRequest, emit: Emitter) -> None:
+        emit.text("par")
+        raise PortError("TQX_RUNTIME_UNAVAILABLE", "reset", retry_after_ms=5)
+
+    events, error = stream(FunctionRuntime(model), text_request)
+
+    assert isinstance(error, PortError)
+    assert error.retry_after_ms == 5
+    assert events == [Delta(text="par"), Failed(code="TQX_RUNTIME_UNAVAILABLE", message="reset")]
+
+
+def test_the_byte_bound_fails_the_turn_even_if_the_handler_swallows_it(
+    make_request: MakeRequest,
+) -> None:
+    def model(request: ExecutionRequest, emit: Emitter) -> None:
+        emit.text("abc")
+        with contextlib.suppress(PortError):
+            emit.text("def")
+
+    request = make_request(runtime_policy={"max_response_bytes": 4})
+    events, error = stream(FunctionRuntime(model), request)
+
+    assert isinstance(error, PortError)
+    assert error.code == "TQX_RUNTIME_RESPONSE_TOO_LARGE"
+    assert [e.kind for e in events] == ["Delta", "Failed"]
+    _, smaller = stream(FunctionRuntime(model, max_response_bytes=2), make_request())
+    assert isinstance(smaller, PortError)
+    assert "(2 bytes)" in smaller.message
+
+
+def test_an_unusable_request_bound_is_refused_before_the_handler_runs(
+    make_request: MakeRequest,
+) -> None:
+    called: list[ExecutionRequest] = []
+    runtime = FunctionRuntime(lambda request, emit: called.append(request))
+
+    events, error = stream(runtime, make_request(runtime_policy={"max_response_bytes": "big"}))
+
+    assert isinstance(error, PortError)
+    assert error.code == "TQX_DATA_INVALID"
+    assert [e.kind for e in events] == ["Failed"]
+    assert called == []
+
+
+def test_a_caller_stop_ends_the_call_even_if_the_handler_catches_it(
+    text_request: ExecutionRequest,
+) -> None:
+    after: list[str] = []
+
+    def model(request: ExecutionRequest, emit: Emitter) -> None:
+        try:
+            emit.text("one")
+        except RuntimeError:
+            after.append("caught")
+        emit.text("two")
+
+    seen: list[StreamEvent] = []
+
+    def sink(event: StreamEvent) -> None:
+        seen.append(event)
+        raise RuntimeError("stop")
+
+    with pytest.raises(RuntimeError, match="stop"):
+        FunctionRuntime(model).execute_streaming(text_request, sink)
+    assert seen == [Delta(text="one")]
+    assert after == ["caught"]
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (lambda emit: (emit.finish(), emit.text("late")), "Delta after the turn's terminal"),
+        (lambda emit: emit.text(""), "non-empty"),
+        (lambda emit: emit.tool_call_fragment(0, "{}"), "must give its name"),
+        (lambda emit: emit.delay(0), "positive whole number"),
+    ],
+)
+def test_a_handler_that_breaks_the_grammar_is_told_so(
+    body: Any, message: str, text_request: ExecutionRequest
+) -> None:
+    runtime = FunctionRuntime(lambda request, emit: body(emit))
+    with pytest.raises(TurnUsageError, match=message):
+        runtime.execute(text_request)
+
+
+def test_finish_may_state_the_output_and_reason(make_request: MakeRequest) -> None:
+    runtime = FunctionRuntime(lambda request, emit: emit.finish("length", output={"answer": 1}))
+    receipt = runtime.execute(make_request(OBJECT_SCHEMA))
+    assert (receipt.output, receipt.finish_reason, receipt.text) == ({"answer": 1}, "length", None)
+
+
+def test_a_silent_turn_answers_with_the_fixture_output(make_request: MakeRequest) -> None:
+    runtime = FunctionRuntime(lambda request, emit: emit.delay(25))
+    receipt = runtime.execute(make_request(OBJECT_SCHEMA, fixture_output={"answer": 2}))
+    assert receipt.output == {"answer": 2}
+    assert receipt.output_schema_valid is True
+    assert runtime.stats().elapsed_ms == 25
+
+
+def test_capabilities_and_id_are_the_tests_to_choose(text_request: ExecutionRequest) -> None:
+    runtime = FunctionRuntime(lambda r, e: None, capabilities=["text"], adapter_id="plain")
+    assert runtime.descriptor().capabilities == ["text"]
+    assert runtime.execute(text_request).adapter.id == "plain"
+    with pytest.raises(TypeError, match="callable handler"):
+        FunctionRuntime("hello")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="non-negative integer"):
+        FunctionRuntime(lambda r, e: None, max_response_bytes=-1)
+
+
+Step = tuple[str, Any]
+
+
+@st.composite
+def programs(draw: st.DrawFn) -> list[Step]:
+    """What a handler does: text pieces, fragments of up to three calls, usage, in any order."""
+    steps: list[Step] = []
+    for _ in range(draw(st.integers(0, 12))):
+        kind = draw(st.sampled_from(["text", "fragment", "usage"]))
+        if kind == "text":
+            steps.append(("text", draw(st.text(min_size=1, max_size=6))))
+        elif kind == "fragment":
+            steps.append(
+                ("fragment", (draw(st.integers(0, 2)), draw(st.text(min_size=1, max_size=5))))
+            )
+        else:
+            steps.append(("usage", (draw(st.integers(0, 9)), draw(st.integers(0, 9)))))
+    return steps
+
+
+def perform(steps: list[Step]) -> Any:
+    def model(request: ExecutionRequest, emit: Emitter) -> None:
+        for kind, value in steps:
+            if kind == "text":
+                emit.text(value)
+            elif kind == "fragment":
+                index, piece = value
+                emit.tool_call_fragment(index, piece, name=f"tool{index}")
+            else:
+                emit.usage(*value)
+
+    return model
+
+
+@settings(deadline=None, max_examples=80)
+@given(steps=programs(), bound=st.none() | st.integers(0, 40))
+def test_any_program_keeps_the_law(steps: list[Step], bound: int | None) -> None:
+    request = ExecutionRequest(
+        interaction=CompiledInteraction(
+            compiler="test/0",
+            contract_id="mock-test",
+            contract_version="1.0.0",
+            messages=[Message(role="user", content="go")],
+            output_schema={"type": "string"},
+        )
+    )
+    runtime = FunctionRuntime(perform(steps), max_response_bytes=bound)
+    events, ending = stream(runtime, request)
+    assembler = StreamAssembler()
+    for event in events:
+        assembler.feed(event)
+    played = sum(len(str(v if k == "text" else v[1]).encode()) for k, v in steps if k != "usage")
+    if bound is not None and played > bound:
+        assert isinstance(ending, PortError)
+        assert ending.code == "TQX_RUNTIME_RESPONSE_TOO_LARGE"
+        assert isinstance(assembler.terminal, Failed)
+        return
+    assert isinstance(ending, ExecutionReceipt)
+    assert assembler.terminal == Complete(receipt=ending)
+    assert assembler.assembly_problems(ending) == []
+    assert runtime.execute(request) == ending
+    calls = {value[0] for kind, value in steps if kind == "fragment"}
+    assert ending.finish_reason == ("tool_calls" if calls else "stop")
