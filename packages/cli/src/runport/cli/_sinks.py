@@ -13,7 +13,14 @@ from contextlib import contextmanager
 from typing import Protocol, TextIO
 
 from runport.cli._output import JsonLines, PlainStream
+from runport.cli._safe import raw
 from runport.contracts import OperationEnvelope, StreamEvent
+
+
+class EventSink(Protocol):
+    """What a run hands every event to."""
+
+    def __call__(self, event: StreamEvent) -> None: ...
 
 
 class StreamSink(Protocol):
@@ -41,9 +48,32 @@ def stream_sink(*, json_lines: bool, out: TextIO | None = None) -> Iterator[Stre
 
     from runport.cli._terminal import RichStream
 
-    rich_sink = RichStream(Console(file=stream, highlight=False))
+    rich_sink = RichStream(Console(file=raw(stream), highlight=False))
     rich_sink.start()
     try:
         yield rich_sink
     finally:
         rich_sink.stop()
+
+
+@contextmanager
+def run_sink(*, json_lines: bool, out: TextIO | None = None) -> Iterator[EventSink]:
+    """The ``on_event`` of ``runport run --tools --stream`` / ``--json``, chosen the same way."""
+    stream = sys.stdout if out is None else out
+    if json_lines:
+        yield JsonLines(stream)
+        return
+    if not stream.isatty():
+        from runport.cli._run_tools import TurnStream
+
+        yield TurnStream(stream)
+        return
+    from rich.console import Console
+
+    from runport.cli._terminal import RichTurns
+
+    turns = RichTurns(Console(file=raw(stream), highlight=False))
+    try:
+        yield turns
+    finally:
+        turns.stop()

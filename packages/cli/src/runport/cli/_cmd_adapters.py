@@ -7,6 +7,7 @@ broken or half-configured plugin never hides the others or ends in a traceback.
 
 from __future__ import annotations
 
+import argparse
 import inspect
 import json
 import sys
@@ -17,6 +18,17 @@ from typing import Any
 
 from runport.application import adapter_entry_points
 from runport.ports import RuntimeAdapter
+
+HELP = "list the installed adapters"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--scenario", type=Path, help="start the mock with this scenario")
+    parser.add_argument("--json", action="store_true", help="write the list as JSON")
+
+
+def main(args: argparse.Namespace) -> int:
+    return list_adapters(scenario=args.scenario, as_json=args.json)
 
 
 @dataclass
