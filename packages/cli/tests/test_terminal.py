@@ -299,3 +299,52 @@ def test_the_live_display_is_stopped_when_the_run_raises() -> None:
     with pytest.raises(KeyboardInterrupt):
         interrupted_run()
     assert out.getvalue().endswith("\x1b[?25h")  # the cursor is shown again
+
+
+def test_a_run_with_tools_streamed_to_a_tty_uses_the_rich_view_per_turn() -> None:
+    runs = QUICK.parent / "runs"
+    parent, child = pty.openpty()
+    fcntl_winsize(child, rows=40, columns=100)
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8", "TERM": "xterm-256color"}
+    env.pop("NO_COLOR", None)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "runport.cli",
+            "run",
+            "contract.yaml",
+            "--input",
+            "input.json",
+            "--scenario",
+            "scenario.yaml",
+            "--tools",
+            "trip_tools:TOOLS",
+            "--stream",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=child,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=runs,
+    )
+    os.close(child)
+    screen = Screen(parent)
+    try:
+        screen.read_to_end()
+    finally:
+        os.close(parent)
+        status = process.wait()
+    assert process.stderr is not None
+    with process.stderr:
+        stderr = process.stderr.read().decode()
+    assert status == 0, stderr
+    assert "\x1b[" in screen.raw  # rendered by rich, not the plain writer
+    final = screen.plain
+    calls = final.rindex("tool call 1: get_weather (call_ede)")
+    first_receipt = final.index("receipt", calls)
+    answer = final.index("warmest of the two", first_receipt)
+    second_receipt = final.index("receipt", answer)  # one summary per turn, in order
+    assert "tool_calls" in final[first_receipt:answer]
+    assert "stop" in final[second_receipt:]
+    assert final.index('"turns": 2', second_receipt)  # then the run result
