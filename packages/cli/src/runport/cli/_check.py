@@ -80,8 +80,9 @@ class _Found:
 
 
 def _files(root: Path) -> Iterator[Path]:
+    """The files under ``root`` (resolved), leaving out any symlink that leads outside it."""
     for path in sorted(root.rglob("*")):
-        if path.is_file() and path.suffix in SUFFIXES:
+        if path.is_file() and path.suffix in SUFFIXES and path.resolve().is_relative_to(root):
             yield path
 
 
