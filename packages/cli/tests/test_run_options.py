@@ -53,16 +53,53 @@ turns:
 """
 
 
-def runport(*args: str | Path) -> subprocess.CompletedProcess[str]:
+PLUGIN = """\
+from runport.mock import ScriptedRuntime
+
+
+class Raising(ScriptedRuntime):
+    def execute(self, request):
+        raise RuntimeError("not a PortError \\x1b[31m")
+
+
+def raising(*, scenario=None):
+    return Raising(ScriptedRuntime.from_scenario(scenario).scenario)
+
+
+def unconfigured(**options):
+    raise LookupError("no endpoint configured")
+"""
+
+
+def runport(*args: str | Path, path: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    if path is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(path), env.get("PYTHONPATH")]))
     return subprocess.run(
         [sys.executable, "-m", "runport.cli", *map(str, args)],
         capture_output=True,
         text=True,
         encoding="utf-8",
         timeout=120,
-        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+        env=env,
         check=False,
     )
+
+
+def plugins(root: Path) -> Path:
+    """A folder that, on ``PYTHONPATH``, installs two misbehaving adapters."""
+    (root / "misbehaving.py").write_text(PLUGIN, encoding="utf-8")
+    info = root / "misbehaving-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: misbehaving\nVersion: 0.1\n", encoding="utf-8"
+    )
+    (info / "entry_points.txt").write_text(
+        "[runport.adapters]\nraising = misbehaving:raising\n"
+        "unconfigured = misbehaving:unconfigured\n",
+        encoding="utf-8",
+    )
+    return root
 
 
 def envelope_of(result: subprocess.CompletedProcess[str]) -> dict[str, object]:
@@ -163,3 +200,36 @@ def test_a_failure_is_printed_once_and_cannot_drive_the_terminal(
         events = [json.loads(line) for line in result.stdout.splitlines()]
         assert events[0]["text"] == "calm \x1b]0;owned\x07text \x9b31m"
         assert events[-1]["message"] == "bad key \x1b[31mred\r"
+
+
+@pytest.mark.parametrize(
+    ("adapter", "line"),
+    [
+        (
+            "raising",
+            "runport: error: internal: unexpected RuntimeError: not a PortError \\u001b[31m "
+            "(a defect in runport or in a plugin: please report it with the command)\n",
+        ),
+        (
+            "unconfigured",
+            "runport: error: TQX_DATA_INVALID: cannot start adapter 'unconfigured': "
+            "LookupError: no endpoint configured\n",
+        ),
+    ],
+)
+def test_even_an_unexpected_exception_is_one_line_never_a_traceback(
+    tmp_path: Path, adapter: str, line: str
+) -> None:
+    scenario = ("--scenario", QUICK / "scenario.yaml")
+    result = runport(
+        "run",
+        QUICK / "contract.yaml",
+        "-i",
+        "topic=x",
+        "--adapter",
+        adapter,
+        *scenario,
+        path=plugins(tmp_path),
+    )
+    assert result.returncode == 1
+    assert result.stderr == line

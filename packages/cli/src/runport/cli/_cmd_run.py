@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import sys
+from importlib.metadata import EntryPoint
 from pathlib import Path
-from typing import Any
 
 from runport.application import (
     AdapterNotFoundError,
@@ -15,6 +14,7 @@ from runport.application import (
     create_adapter,
     execute_contract,
 )
+from runport.cli._cmd_adapters import takes
 from runport.cli._errors import CliError
 from runport.cli._files import request
 from runport.cli._output import report
@@ -57,7 +57,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def adapter(name: str, scenario: Path | None) -> RuntimeAdapter:
     """Start adapter ``name``; ``--scenario`` only for an adapter whose factory takes one."""
     entry = adapter_entry_points().get(name)
-    if scenario is not None and entry is not None and not _takes_scenario(entry.load()):
+    if scenario is not None and entry is not None and not _takes_scenario(entry):
         raise CliError(
             "usage",
             f"--scenario is for the mock adapter; adapter {name!r} takes none "
@@ -70,16 +70,19 @@ def adapter(name: str, scenario: Path | None) -> RuntimeAdapter:
         raise CliError(ErrorCode.DATA_INVALID, str(error)) from None
     except ScenarioError as error:
         raise CliError(error.code, str(error)) from None
-    except (TypeError, ValueError, OSError) as error:
-        raise CliError(ErrorCode.DATA_INVALID, f"cannot start adapter {name!r}: {error}") from None
+    except Exception as error:  # a plugin's factory is third-party code: name, do not crash
+        raise CliError(
+            ErrorCode.DATA_INVALID,
+            f"cannot start adapter {name!r}: {type(error).__name__}: {error}",
+        ) from None
 
 
-def _takes_scenario(factory: Any) -> bool:
+def _takes_scenario(entry: EntryPoint) -> bool:
     try:
-        parameters = inspect.signature(factory).parameters.values()
-    except (TypeError, ValueError):
-        return True  # cannot tell: let the factory itself answer
-    return any(p.name == "scenario" or p.kind is p.VAR_KEYWORD for p in parameters)
+        factory = entry.load()
+    except Exception:  # starting it reports why it does not load
+        return True
+    return takes(factory, "scenario")
 
 
 def main(args: argparse.Namespace) -> int:

@@ -92,7 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 130
         except Exception as error:  # the last resort of "never a traceback"
             sys.stderr.write(
-                f"runport: error: internal: {type(error).__name__}: {error} "
-                "(a defect in runport: please report it with the command that caused it)\n"
+                f"runport: error: internal: unexpected {type(error).__name__}: {error} "
+                "(a defect in runport or in a plugin: please report it with the command)\n"
             )
             return USAGE
