@@ -4,15 +4,15 @@ together, a failure read once, and text from outside that cannot drive the termi
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
+from collections.abc import Callable
 from importlib.metadata import version
 from pathlib import Path
 
 import pytest
 
 QUICK = Path(__file__).with_name("data") / "quick"
+Cli = Callable[..., subprocess.CompletedProcess[str]]
 
 NO_INPUTS = """\
 api_version: runport/v1alpha1
@@ -71,37 +71,6 @@ def unconfigured(**options):
 """
 
 
-def runport(*args: str | Path, path: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
-    if path is not None:
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(path), env.get("PYTHONPATH")]))
-    return subprocess.run(
-        [sys.executable, "-m", "runport.cli", *map(str, args)],
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        timeout=120,
-        env=env,
-        check=False,
-    )
-
-
-def plugins(root: Path) -> Path:
-    """A folder that, on ``PYTHONPATH``, installs two misbehaving adapters."""
-    (root / "misbehaving.py").write_text(PLUGIN, encoding="utf-8")
-    info = root / "misbehaving-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: misbehaving\nVersion: 0.1\n", encoding="utf-8"
-    )
-    (info / "entry_points.txt").write_text(
-        "[runport.adapters]\nraising = misbehaving:raising\n"
-        "unconfigured = misbehaving:unconfigured\n",
-        encoding="utf-8",
-    )
-    return root
-
-
 def envelope_of(result: subprocess.CompletedProcess[str]) -> dict[str, object]:
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
@@ -109,7 +78,7 @@ def envelope_of(result: subprocess.CompletedProcess[str]) -> dict[str, object]:
     return document
 
 
-def test_version_lists_every_installed_runport_distribution() -> None:
+def test_version_lists_every_installed_runport_distribution(runport: Cli) -> None:
     result = runport("--version")
     assert result.returncode == 0, result.stderr
     lines = dict(line.split(" ") for line in result.stdout.splitlines())
@@ -119,14 +88,16 @@ def test_version_lists_every_installed_runport_distribution() -> None:
     assert list(lines) == sorted(lines)
 
 
-def test_a_contract_without_inputs_needs_no_input_file(tmp_path: Path) -> None:
+def test_a_contract_without_inputs_needs_no_input_file(tmp_path: Path, runport: Cli) -> None:
     contract = tmp_path / "fixed.yaml"
     contract.write_text(NO_INPUTS, encoding="utf-8")
     envelope = envelope_of(runport("run", contract, "--scenario", QUICK / "scenario.yaml"))
     assert envelope["ok"] is True
 
 
-def test_inline_inputs_are_json_when_they_parse_and_win_over_the_file(tmp_path: Path) -> None:
+def test_inline_inputs_are_json_when_they_parse_and_win_over_the_file(
+    tmp_path: Path, runport: Cli
+) -> None:
     contract = tmp_path / "counted.yaml"
     contract.write_text(COUNTED, encoding="utf-8")
     inputs = tmp_path / "in.json"
@@ -163,7 +134,7 @@ def test_inline_inputs_are_json_when_they_parse_and_win_over_the_file(tmp_path: 
     ],
 )
 def test_options_that_do_not_fit_together_are_a_usage_error_with_a_hint(
-    tmp_path: Path, args: list[str | Path], hint: str
+    tmp_path: Path, args: list[str | Path], hint: str, runport: Cli
 ) -> None:
     if args[-1] == "--input":
         request = tmp_path / "request.json"
@@ -182,7 +153,7 @@ def test_options_that_do_not_fit_together_are_a_usage_error_with_a_hint(
 
 @pytest.mark.parametrize("mode", [[], ["--stream"], ["--json"]])
 def test_a_failure_is_printed_once_and_cannot_drive_the_terminal(
-    tmp_path: Path, mode: list[str]
+    tmp_path: Path, mode: list[str], runport: Cli
 ) -> None:
     scenario = tmp_path / "hostile.yaml"
     scenario.write_text(HOSTILE, encoding="utf-8")
@@ -218,18 +189,12 @@ def test_a_failure_is_printed_once_and_cannot_drive_the_terminal(
     ],
 )
 def test_even_an_unexpected_exception_is_one_line_never_a_traceback(
-    tmp_path: Path, adapter: str, line: str
+    with_plugins: Callable[..., Cli], adapter: str, line: str
 ) -> None:
-    scenario = ("--scenario", QUICK / "scenario.yaml")
-    result = runport(
-        "run",
-        QUICK / "contract.yaml",
-        "-i",
-        "topic=x",
-        "--adapter",
-        adapter,
-        *scenario,
-        path=plugins(tmp_path),
+    runport = with_plugins(
+        PLUGIN, {"raising": "test_plugins:raising", "unconfigured": "test_plugins:unconfigured"}
     )
+    quick = ("--scenario", QUICK / "scenario.yaml", "-i", "topic=x")
+    result = runport("run", QUICK / "contract.yaml", "--adapter", adapter, *quick)
     assert result.returncode == 1
     assert result.stderr == line

@@ -3,11 +3,9 @@ the scenario itself."""
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
+from typing import Any
 
 from runport.application import run
 from runport.cli._scenario_tools import ScenarioTools
@@ -32,17 +30,6 @@ turns:
 """
 
 
-def check(folder: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "runport.cli", "scenarios", "check", str(folder)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
-        check=False,
-    )
-
-
 def folder(tmp_path: Path, scenario_text: str) -> Path:
     shutil.copy(RUNS / "contract.yaml", tmp_path / "contract.yaml")
     shutil.copy(RUNS / "input.json", tmp_path / "input.json")
@@ -55,31 +42,31 @@ def with_header(header: str) -> str:
     return text.replace("id: trip-weather\n", f"id: trip-weather\n{header}")
 
 
-def test_a_tool_turn_then_an_answer_is_played_as_a_run(tmp_path: Path) -> None:
+def test_a_tool_turn_then_an_answer_is_played_as_a_run(tmp_path: Path, runport: Any) -> None:
     header = "input: input.json\nexpect: {status: success, output_schema_valid: true}\n"
-    result = check(folder(tmp_path, with_header(header)))
+    result = runport("scenarios", "check", folder(tmp_path, with_header(header)))
     assert result.returncode == 0, result.stdout + result.stderr
     assert "ok   scenario trip-weather" in result.stdout
 
 
-def test_a_correction_round_is_played_as_a_run(tmp_path: Path) -> None:
-    result = check(folder(tmp_path, CORRECTED))
+def test_a_correction_round_is_played_as_a_run(tmp_path: Path, runport: Any) -> None:
+    result = runport("scenarios", "check", folder(tmp_path, CORRECTED))
     assert result.returncode == 0, result.stdout + result.stderr
     assert "1 passed, 0 failed" in result.stdout
 
 
-def test_a_run_that_fails_its_expectation_is_reported(tmp_path: Path) -> None:
+def test_a_run_that_fails_its_expectation_is_reported(tmp_path: Path, runport: Any) -> None:
     header = "input: input.json\nexpect: {status: failure}\n"
-    result = check(folder(tmp_path, with_header(header)))
+    result = runport("scenarios", "check", folder(tmp_path, with_header(header)))
     assert result.returncode == 2
     assert "status: expected failure, got success" in result.stdout
 
 
-def test_a_run_failure_is_observed_with_its_code(tmp_path: Path) -> None:
+def test_a_run_failure_is_observed_with_its_code(tmp_path: Path, runport: Any) -> None:
     header = "input: input.json\nexpect: {status: failure, diagnostics: [TQX_VALUE_REQUIRED]}\n"
     (tmp_path / "empty.json").write_text("{}", encoding="utf-8")
     text = with_header(header).replace("input: input.json", "input: empty.json")
-    result = check(folder(tmp_path, text))
+    result = runport("scenarios", "check", folder(tmp_path, text))
     assert result.returncode == 0, result.stdout
 
 
