@@ -66,9 +66,13 @@ def raising(*, scenario=None):
     return Raising(ScriptedRuntime.from_scenario(scenario).scenario)
 
 
-def unconfigured(**options):
+def unconfigured(*, base_url=None):
     raise LookupError("no endpoint configured")
 """
+PLUGIN_ENTRY_POINTS = {
+    "raising": "test_plugins:raising",
+    "unconfigured": "test_plugins:unconfigured",
+}
 
 
 def envelope_of(result: subprocess.CompletedProcess[str]) -> dict[str, object]:
@@ -126,7 +130,7 @@ def test_inline_inputs_are_json_when_they_parse_and_win_over_the_file(
 @pytest.mark.parametrize(
     ("args", "hint"),
     [
-        (["--adapter", "openai", "--scenario", QUICK / "scenario.yaml"], "--adapter mock"),
+        (["--adapter", "unconfigured", "--scenario", QUICK / "scenario.yaml"], "--adapter mock"),
         (
             ["--scenario", QUICK / "scenario.yaml", "--tools", "json:loads", "--input"],
             "run without --tools",
@@ -134,8 +138,10 @@ def test_inline_inputs_are_json_when_they_parse_and_win_over_the_file(
     ],
 )
 def test_options_that_do_not_fit_together_are_a_usage_error_with_a_hint(
-    tmp_path: Path, args: list[str | Path], hint: str, runport: Cli
+    tmp_path: Path, args: list[str | Path], hint: str, with_plugins: Callable[..., Cli]
 ) -> None:
+    # an adapter whose factory takes no scenario (the shape of runport-openai's)
+    runport = with_plugins(PLUGIN, PLUGIN_ENTRY_POINTS)
     if args[-1] == "--input":
         request = tmp_path / "request.json"
         request.write_text(
@@ -191,10 +197,10 @@ def test_a_failure_is_printed_once_and_cannot_drive_the_terminal(
 def test_even_an_unexpected_exception_is_one_line_never_a_traceback(
     with_plugins: Callable[..., Cli], adapter: str, line: str
 ) -> None:
-    runport = with_plugins(
-        PLUGIN, {"raising": "test_plugins:raising", "unconfigured": "test_plugins:unconfigured"}
+    runport = with_plugins(PLUGIN, PLUGIN_ENTRY_POINTS)
+    scenario = ("--scenario", QUICK / "scenario.yaml") if adapter == "raising" else ()
+    result = runport(
+        "run", QUICK / "contract.yaml", "-i", "topic=x", "--adapter", adapter, *scenario
     )
-    quick = ("--scenario", QUICK / "scenario.yaml", "-i", "topic=x")
-    result = runport("run", QUICK / "contract.yaml", "--adapter", adapter, *quick)
     assert result.returncode == 1
     assert result.stderr == line
