@@ -1,6 +1,8 @@
 """A tool-using contract streamed to the terminal: every fragment of every turn as it arrives.
 
-Run it from the repository root:  python3 -m uv run --all-packages python examples/streaming_run.py
+Run it from the repository root, after the README's main command made .venv:
+    .venv/bin/uv run --all-packages python examples/streaming_run.py
+or check its scenario without code:  runport scenarios check examples/streaming_run
 """
 
 from __future__ import annotations

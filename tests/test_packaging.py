@@ -28,6 +28,10 @@ QUICK = ROOT / "packages" / "cli" / "tests" / "data" / "quick"
 FOLDERS = {path.parent.name: path.parent for path in (ROOT / "packages").glob("*/pyproject.toml")}
 if (ROOT / "conformance" / "pyproject.toml").is_file():
     FOLDERS["conformance"] = ROOT / "conformance"
+# packages/runport is the distribution people install: metadata and dependencies, no code.
+META = FOLDERS.pop("runport")
+DISTRIBUTIONS = sorted(["runport", *(f"runport-{package}" for package in FOLDERS)])
+URLS = ("Homepage", "Documentation", "Source", "Issues")
 UV = shutil.which("uv", path=str(Path(sys.executable).parent)) or shutil.which("uv")
 
 pytestmark = pytest.mark.skipif(UV is None, reason="uv is not on PATH (pip install uv)")
@@ -56,6 +60,7 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
         out.glob("runport_conformance-*.whl")
     ):  # not (yet) a workspace member: build it on its own
         uv("build", conformance, "--out-dir", out, "--quiet")
+    uv("build", META, "--out-dir", out, "--quiet")  # not a workspace member: it has no code
     return out
 
 
@@ -112,6 +117,27 @@ def test_each_package_builds_a_typed_documented_wheel_and_sdist(dist: Path, pack
     with tarfile.open(sdist) as archive:
         members = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
     assert {"README.md", "pyproject.toml", f"src/runport/{package}/py.typed"} <= members
+
+
+@pytest.mark.parametrize("distribution", DISTRIBUTIONS)
+def test_every_wheel_carries_the_metadata_an_index_shows(dist: Path, distribution: str) -> None:
+    meta = metadata(wheel(dist, distribution))
+    assert meta["Name"] == distribution
+    assert len(meta["Summary"] or "") >= 20
+    assert meta["Description-Content-Type"] == "text/markdown"
+    assert str(meta.get_payload()).startswith(f"# {distribution}\n")
+    assert meta["License-Expression"] == "MIT"
+    assert meta["Requires-Python"] == ">=3.11"
+    urls = dict(line.split(", ", 1) for line in meta.get_all("Project-URL") or [])
+    assert set(urls) == set(URLS)
+    assert all(url.startswith("https://github.com/runport/runport") for url in urls.values())
+    classifiers = set(meta.get_all("Classifier") or [])
+    assert {
+        "Development Status :: 3 - Alpha",
+        "Intended Audience :: Developers",
+        "Programming Language :: Python :: 3.11",
+        "Typing :: Typed",
+    } <= classifiers
 
 
 def fresh_venv(root: Path, dist: Path, distribution: str) -> tuple[Path, set[str]]:
@@ -272,3 +298,47 @@ ECHO_SUITE = textwrap.dedent(
             return [ExecutionRequest(interaction=interaction)]
     """
 )
+
+
+def test_the_runport_wheel_holds_no_code_and_gives_a_working_command(
+    dist: Path, tmp_path: Path
+) -> None:
+    built = wheel(dist, "runport")
+    with zipfile.ZipFile(built) as archive:
+        assert all(name.startswith("runport-0.1.0.dist-info/") for name in archive.namelist())
+    python, siblings = fresh_venv(tmp_path, dist, "runport")
+    expected = {
+        "runport",
+        *(f"runport-{p}" for p in ("cli", "application", "mock", "openai", "core", "ports")),
+        "runport-contracts",
+    }
+    assert siblings == expected
+    assert installed_runport(python) == expected  # extras ([mcp], [conformance]) stay out
+    command = python.parent / ("runport.exe" if sys.platform == "win32" else "runport")
+
+    def runport(*args: str | Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [command, *map(str, args)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            cwd=tmp_path,  # not the repository, so nothing is imported from the source tree
+        )
+
+    versions = runport("--version")
+    assert versions.returncode == 0, versions.stderr
+    assert versions.stdout.splitlines() == [f"{name} 0.1.0" for name in sorted(expected)]
+    ran = runport(
+        "run", QUICK / "contract.yaml", "-i", "topic=rivers", "--scenario", QUICK / "scenario.yaml"
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert '"output": "Rivers run downhill."' in ran.stdout
+    adapters = runport("adapters")
+    assert [line.split()[0] for line in adapters.stdout.splitlines()] == ["mock", "openai"]
+    mcp = runport("mcp", "--contracts", tmp_path)
+    assert mcp.returncode == 1
+    assert mcp.stderr == (
+        "runport: error: usage: runport mcp needs the runport-mcp package: "
+        "pip install 'runport[mcp]'\n"
+    )

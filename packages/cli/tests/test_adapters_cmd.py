@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,26 +38,12 @@ def not_an_adapter():
     return object()
 """
 
-ENTRY_POINTS = """[runport.adapters]
-fine = test_plugins:fine
-misconfigured = test_plugins:misconfigured
-not-an-adapter = test_plugins:not_an_adapter
-missing = no_such_module:create
-"""
-
-
-def adapters(*args: str | Path, plugins: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
-    if plugins is not None:
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(plugins), env.get("PYTHONPATH")]))
-    return subprocess.run(
-        [sys.executable, "-m", "runport.cli", "adapters", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-        check=False,
-    )
+ENTRY_POINTS = {
+    "fine": "test_plugins:fine",
+    "misconfigured": "test_plugins:misconfigured",
+    "not-an-adapter": "test_plugins:not_an_adapter",
+    "missing": "no_such_module:create",
+}
 
 
 def in_process(*args: str | Path, capsys: pytest.CaptureFixture[str]) -> str:
@@ -93,16 +78,10 @@ def test_json_lists_descriptors_and_notes(capsys: pytest.CaptureFixture[str]) ->
     assert mock["note"] is None
 
 
-def test_a_broken_plugin_is_listed_with_its_reason_not_a_traceback(tmp_path: Path) -> None:
-    (tmp_path / "test_plugins.py").write_text(PLUGINS, encoding="utf-8")
-    info = tmp_path / "test_plugins-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: test-plugins\nVersion: 0.1\n", encoding="utf-8"
-    )
-    (info / "entry_points.txt").write_text(ENTRY_POINTS, encoding="utf-8")
-
-    result = adapters(plugins=tmp_path)
+def test_a_broken_plugin_is_listed_with_its_reason_not_a_traceback(
+    with_plugins: Callable[..., Any],
+) -> None:
+    result = with_plugins(PLUGINS, ENTRY_POINTS)("adapters")
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
     rows = _rows(result.stdout)

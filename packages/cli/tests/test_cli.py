@@ -175,7 +175,7 @@ def test_run_with_a_broken_contract_exits_2(tmp_path: Path, content: str, code: 
             "no adapter named 'nope'",
         ),
         (["run", QUICK / "contract.yaml", "--input", QUICK / "input.json"], "--scenario"),
-        (["run", QUICK / "contract.yaml"], "--input"),
+        (["run", QUICK / "contract.yaml", "-i", "topic"], "-i takes KEY=VALUE"),
         (["frobnicate"], "usage"),
         (["scenarios", "check", QUICK / "nowhere"], "not a folder"),
     ],
@@ -276,7 +276,7 @@ def test_scenarios_check_checks_the_inventory(tmp_path: Path) -> None:
     assert "rate-limited: diagnostic_code expected TQX_RUNTIME_TIMEOUT" in result.stdout
 
 
-def test_scenarios_check_refuses_a_multi_turn_scenario_with_a_reason(tmp_path: Path) -> None:
+def test_scenarios_check_says_when_a_run_leaves_scripted_turns_unplayed(tmp_path: Path) -> None:
     root = _copy_corpus(tmp_path)
     scenario = root / "scenarios" / "mock-v1" / "scenario.yaml"
     text = scenario.read_text(encoding="utf-8")
@@ -284,7 +284,8 @@ def test_scenarios_check_refuses_a_multi_turn_scenario_with_a_reason(tmp_path: P
     scenario.write_text(text + turns, encoding="utf-8")
     result = runport("scenarios", "check", root)
     assert result.returncode == 2
-    assert "the scenario has 2 turns" in result.stdout
+    assert "the run ended after 1 of the scenario's 2 turns" in result.stdout
+    _no_traceback(result)
 
 
 def test_scenarios_check_accepts_an_input_file_holding_the_inputs_directly(

@@ -88,5 +88,5 @@ def test_without_the_suite_installed_it_says_how_to_get_it(
     err = capsys.readouterr().err
     assert err == (
         "runport: error: usage: the conformance suite is not installed: "
-        "pip install 'runport-cli[conformance]'\n"
+        "pip install 'runport[conformance]'\n"
     )

@@ -334,5 +334,5 @@ def test_without_runport_mcp_the_command_says_what_to_install(
     err = capsys.readouterr().err
     assert err == (
         "runport: error: usage: runport mcp needs the runport-mcp package: "
-        "pip install 'runport-cli[mcp]'\n"
+        "pip install 'runport[mcp]'\n"
     )

@@ -17,7 +17,9 @@ import struct
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -30,6 +32,7 @@ from runport.core import load_contract
 from runport.mock import ScriptedRuntime
 
 QUICK = Path(__file__).with_name("data") / "quick"
+RUNS = QUICK.parent / "runs"
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\r")
 SAFETY_NET_SECONDS = 60
 """Only so a broken build fails instead of hanging; no assertion depends on time."""
@@ -60,21 +63,6 @@ GATED_ADAPTER = textwrap.dedent(
         return Gated(ScriptedRuntime.from_scenario(scenario).scenario)
     '''
 )
-
-
-def plugin_path(root: Path) -> Path:
-    """A folder that, on ``PYTHONPATH``, installs the ``gated`` adapter entry point."""
-    root.mkdir()
-    (root / "gated_adapter.py").write_text(GATED_ADAPTER, encoding="utf-8")
-    info = root / "gated_adapter-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: gated-adapter\nVersion: 0.1\n", encoding="utf-8"
-    )
-    (info / "entry_points.txt").write_text(
-        "[runport.adapters]\ngated = gated_adapter:create_adapter\n", encoding="utf-8"
-    )
-    return root
 
 
 def expected_receipt() -> ExecutionReceipt:
@@ -120,60 +108,66 @@ class Screen:
         self.raw += chunk.decode("utf-8", errors="replace")
 
 
+class OnATty:
+    """``runport`` with stdout on a pseudo-terminal (40×100, colour on), stderr piped."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], *, cwd: Path | None = None) -> None:
+        parent, child = pty.openpty()
+        fcntl_winsize(child, rows=40, columns=100)
+        env = {**env, "TERM": "xterm-256color"}
+        env.pop("NO_COLOR", None)
+        self.process = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=child, stderr=subprocess.PIPE, env=env, cwd=cwd
+        )
+        os.close(child)
+        self.screen = Screen(parent)
+
+    def finish(self) -> tuple[int, str]:
+        """Read the screen to the end; the exit status and stderr."""
+        assert self.process.stdin is not None
+        if not self.process.stdin.closed:
+            self.process.stdin.close()
+        try:
+            self.screen.read_to_end()
+        finally:
+            os.close(self.screen.fd)
+            status = self.process.wait()
+        assert self.process.stderr is not None
+        with self.process.stderr:
+            return status, self.process.stderr.read().decode()
+
+
 def test_a_tty_sees_the_spinner_then_fragments_while_running_then_the_summary(
-    tmp_path: Path,
+    with_plugins: Callable[..., Any],
 ) -> None:
-    plugins = plugin_path(tmp_path / "plugins")
-    parent, child = pty.openpty()
-    fcntl_winsize(child, rows=40, columns=100)
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(plugins), os.environ.get("PYTHONPATH")])),
-        "PYTHONIOENCODING": "utf-8",
-        "TERM": "xterm-256color",
-    }
-    env.pop("NO_COLOR", None)
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "runport.cli",
+    runport = with_plugins(GATED_ADAPTER, {"gated": "test_plugins:create_adapter"})
+    tty = OnATty(
+        runport.argv(
             "run",
-            str(QUICK / "contract.yaml"),
+            QUICK / "contract.yaml",
             "--input",
-            str(QUICK / "input.json"),
+            QUICK / "input.json",
             "--adapter",
             "gated",
             "--scenario",
-            str(QUICK / "scenario.yaml"),
+            QUICK / "scenario.yaml",
             "--stream",
-        ],
-        stdin=subprocess.PIPE,
-        stdout=child,
-        stderr=subprocess.PIPE,
-        env=env,
+        ),
+        runport.env(),
     )
-    os.close(child)
-    screen = Screen(parent)
-    try:
-        screen.read_until("Rivers ")
-        # The adapter is holding after its first fragment: the process cannot have ended.
-        assert process.poll() is None
-        held = screen.plain
-        assert held.index(WAITING) < held.index("Rivers ")
-        assert "downhill." not in held
-        assert "receipt" not in held
+    screen = tty.screen
+    tty.screen.read_until("Rivers ")
+    # The adapter is holding after its first fragment: the process cannot have ended.
+    assert tty.process.poll() is None
+    held = screen.plain
+    assert held.index(WAITING) < held.index("Rivers ")
+    assert "downhill." not in held
+    assert "receipt" not in held
 
-        assert process.stdin is not None
-        process.stdin.write(b"go\n")
-        process.stdin.close()
-        screen.read_to_end()
-    finally:
-        os.close(parent)
-        status = process.wait()
-    assert process.stderr is not None
-    with process.stderr:
-        stderr = process.stderr.read().decode()
+    assert tty.process.stdin is not None
+    tty.process.stdin.write(b"go\n")
+    tty.process.stdin.close()
+    status, stderr = tty.finish()
     assert status == 0, stderr
 
     assert "\x1b[" in screen.raw  # rendered by rich, not the plain writer
@@ -282,7 +276,8 @@ def test_tool_call_fragments_are_shown_under_their_call() -> None:
 def test_a_failure_is_shown_in_place_and_no_summary_follows() -> None:
     text, envelope = rendered("failing.yaml")
     assert "Riv" in text
-    assert "✗ TQX_RUNTIME_UNAVAILABLE upstream reset" in text
+    assert "✗ failed" in text
+    assert "upstream reset" not in text  # the one error line on stderr says it
     assert "receipt" not in text
     assert not envelope.ok
 
@@ -298,3 +293,21 @@ def test_the_live_display_is_stopped_when_the_run_raises() -> None:
     with pytest.raises(KeyboardInterrupt):
         interrupted_run()
     assert out.getvalue().endswith("\x1b[?25h")  # the cursor is shown again
+
+
+def test_a_run_with_tools_streamed_to_a_tty_uses_the_rich_view_per_turn(runport: Any) -> None:
+    tools = ("--tools", "trip_tools:TOOLS", "--stream")
+    inline = ("-i", 'cities=["Delft", "Ede"]', "--scenario", "scenario.yaml")
+    tty = OnATty(runport.argv("run", "contract.yaml", *inline, *tools), runport.env(), cwd=RUNS)
+    status, stderr = tty.finish()
+    assert status == 0, stderr
+    screen = tty.screen
+    assert "\x1b[" in screen.raw  # rendered by rich, not the plain writer
+    final = screen.plain
+    calls = final.rindex("tool call 1: get_weather (call_ede)")
+    first_receipt = final.index("receipt", calls)
+    answer = final.index("warmest of the two", first_receipt)
+    second_receipt = final.index("receipt", answer)  # one summary per turn, in order
+    assert "tool_calls" in final[first_receipt:answer]
+    assert "stop" in final[second_receipt:]
+    assert final.index('"turns": 2', second_receipt)  # then the run result

@@ -74,6 +74,22 @@ def test_two_files_with_one_id_stop_the_start_naming_both(tmp_path: Path) -> Non
     assert str(nested / "b.yaml") in caught.value.message
 
 
+def test_only_files_inside_the_folder_are_served_symlinks_resolved(tmp_path: Path) -> None:
+    served = tmp_path / "served"
+    served.mkdir()
+    shutil.copy(CONTRACTS / "echo.yaml", served / "echo.yaml")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    shutil.copy(CONTRACTS / "extract.yaml", outside / "secret.yaml")
+    (served / "linked.yaml").symlink_to(outside / "secret.yaml")
+    (served / "linked-folder").symlink_to(outside, target_is_directory=True)
+    warnings: list[str] = []
+    catalog = load_catalog(served, warn=warnings.append)
+    assert sorted(catalog) == ["mcp.echo"]
+    linked = f"skipped {served / 'linked.yaml'}: it resolves outside the contracts folder"
+    assert [w for w in warnings if w.startswith(linked)] == [warnings[0]]
+
+
 def test_a_missing_folder_is_refused(tmp_path: Path) -> None:
     with pytest.raises(CatalogError, match="contracts folder not found"):
         load_catalog(tmp_path / "nope", warn=print)

@@ -1,5 +1,11 @@
 """``runport scenarios check DIR``: run every scenario under DIR against its contract and
-compare the outcome with the expectations the scenario states."""
+compare the outcome with the expectations the scenario states.
+
+A one-turn scenario is one model turn (``execute_contract``); a scenario of several turns is a
+run (``run`` and ``run_stream``: tool turns and corrections), its tools answered from the
+scenario (``runport.cli._scenario_tools``). Either way the outcome is compared as an
+:class:`Observed`, streamed and not.
+"""
 
 from __future__ import annotations
 
@@ -10,10 +16,11 @@ from typing import Any
 
 import yaml
 
-from runport.application import execute_contract
+from runport.application import RunError, RunResult, execute_contract, run, run_stream
 from runport.cli._errors import CliError
 from runport.cli._files import read_data, read_request
-from runport.contracts import ErrorCode, OperationEnvelope
+from runport.cli._scenario_tools import ScenarioTools
+from runport.contracts import ErrorCode, ExecutionReceipt, OperationEnvelope
 from runport.core import (
     Contract,
     ContractError,
@@ -30,11 +37,38 @@ SCENARIO_VERSIONS = frozenset({"runport.mock/v1", "templiqx.mock/v1alpha1"})
 SUFFIXES = frozenset({".json", ".yaml", ".yml"})
 
 
+@dataclass(frozen=True)
+class Observed:
+    """What a played scenario ended in, whether one turn or a run."""
+
+    ok: bool
+    codes: tuple[str, ...]
+    errors: tuple[str, ...]
+    receipt: ExecutionReceipt | None
+
+    @classmethod
+    def of_envelope(cls, envelope: OperationEnvelope) -> Observed:
+        return cls(
+            ok=envelope.ok,
+            codes=tuple(sorted({d.code for d in envelope.diagnostics})),
+            errors=tuple(sorted({d.code for d in envelope.diagnostics if d.severity == "error"})),
+            receipt=envelope.result,
+        )
+
+    @classmethod
+    def of_run(cls, outcome: RunResult | RunError) -> Observed:
+        if isinstance(outcome, RunResult):
+            return cls(ok=True, codes=(), errors=(), receipt=outcome.receipts[-1])
+        codes = tuple(sorted({outcome.code, *(d.code for d in outcome.diagnostics)}))
+        receipts = outcome.partial.receipts
+        return cls(ok=False, codes=codes, errors=codes, receipt=receipts[-1] if receipts else None)
+
+
 @dataclass
 class Outcome:
     name: str
     problems: list[str] = field(default_factory=list)
-    envelope: OperationEnvelope | None = None
+    observed: Observed | None = None
 
 
 @dataclass
@@ -46,8 +80,9 @@ class _Found:
 
 
 def _files(root: Path) -> Iterator[Path]:
+    """The files under ``root`` (resolved), leaving out any symlink that leads outside it."""
     for path in sorted(root.rglob("*")):
-        if path.is_file() and path.suffix in SUFFIXES:
+        if path.is_file() and path.suffix in SUFFIXES and path.resolve().is_relative_to(root):
             yield path
 
 
@@ -101,13 +136,6 @@ def _check_scenario(root: Path, path: Path, contracts: dict[str, Contract]) -> O
     try:
         scenario = load_scenario(path)
         outcome.name = f"scenario {scenario.id} ({rel})"
-        if len(scenario.turns) != 1:
-            raise CliError(
-                ErrorCode.DATA_INVALID,
-                f"the scenario has {len(scenario.turns)} turns; scenarios check plays one model "
-                "turn against its contract (multi-turn scenarios are runs: use `runport run "
-                "--tools`)",
-            )
         contract = _contract_for(scenario, contracts)
         inputs: dict[str, Any] = {}
         context: dict[str, Any] | None = None
@@ -121,6 +149,34 @@ def _check_scenario(root: Path, path: Path, contracts: dict[str, Contract]) -> O
     except (ScenarioError, CliError) as error:
         outcome.problems.append(str(error))
         return outcome
+    if len(scenario.turns) > 1:
+        if fixture is not None:
+            outcome.problems.append(
+                "fixture_output and expected_output are for one-turn scenarios; "
+                "a scenario of several turns is played as a run"
+            )
+            return outcome
+        plain, streamed, played = _play_run(contract, scenario, inputs, context)
+        if plain.ok and played < len(scenario.turns):
+            outcome.problems.append(
+                f"the run ended after {played} of the scenario's {len(scenario.turns)} turns"
+            )
+    else:
+        plain, streamed = _play_turn(contract, scenario, inputs, context, fixture)
+    outcome.observed = plain
+    if streamed != plain:
+        outcome.problems.append("the streamed and the non-streamed play disagree")
+    outcome.problems.extend(expectation_problems(scenario, plain))
+    return outcome
+
+
+def _play_turn(
+    contract: Contract,
+    scenario: Scenario,
+    inputs: dict[str, Any],
+    context: dict[str, Any] | None,
+    fixture: Any,
+) -> tuple[Observed, Observed]:
     plain = execute_contract(
         contract, ScriptedRuntime(scenario), inputs=inputs, context=context, fixture_output=fixture
     )
@@ -132,11 +188,37 @@ def _check_scenario(root: Path, path: Path, contracts: dict[str, Contract]) -> O
         fixture_output=fixture,
         on_event=lambda event: None,
     )
-    outcome.envelope = plain
-    if streamed.result != plain.result or streamed.diagnostics != plain.diagnostics:
-        outcome.problems.append("execute and execute_streaming disagree")
-    outcome.problems.extend(expectation_problems(scenario, plain))
-    return outcome
+    return Observed.of_envelope(plain), Observed.of_envelope(streamed)
+
+
+def _play_run(
+    contract: Contract, scenario: Scenario, inputs: dict[str, Any], context: dict[str, Any] | None
+) -> tuple[Observed, Observed, int]:
+    """Play the scenario as a run, plain then streamed; also how many turns the plain run took."""
+    outcomes: list[RunResult | RunError] = []
+    played: list[int] = []
+    for streamed in (False, True):
+        tools = ScenarioTools(scenario).tools(contract.tools)
+        runtime = ScriptedRuntime(scenario)
+        try:
+            if streamed:
+                result = run_stream(
+                    contract,
+                    runtime,
+                    inputs=inputs,
+                    context=context,
+                    tools=tools,
+                    on_event=lambda event: None,
+                )
+            else:
+                result = run(contract, runtime, inputs=inputs, context=context, tools=tools)
+        except RunError as error:
+            outcomes.append(error)
+        else:
+            outcomes.append(result)
+        played.append(runtime.stats().attempts)
+    plain, streamed_outcome = outcomes
+    return Observed.of_run(plain), Observed.of_run(streamed_outcome), played[0]
 
 
 def _contract_for(scenario: Scenario, contracts: dict[str, Contract]) -> Contract:
@@ -153,21 +235,20 @@ def _contract_for(scenario: Scenario, contracts: dict[str, Contract]) -> Contrac
         ) from None
 
 
-def _status(envelope: OperationEnvelope) -> str:
-    return "success" if envelope.ok else "failure"
+def _status(observed: Observed) -> str:
+    return "success" if observed.ok else "failure"
 
 
-def expectation_problems(scenario: Scenario, envelope: OperationEnvelope) -> list[str]:
-    """Every expectation the scenario states that the envelope does not meet."""
+def expectation_problems(scenario: Scenario, observed: Observed) -> list[str]:
+    """Every expectation the scenario states that the observed outcome does not meet."""
     problems: list[str] = []
-    receipt = envelope.result
-    codes = sorted({d.code for d in envelope.diagnostics})
-    errors = {d.code for d in envelope.diagnostics if d.severity == "error"}
+    receipt = observed.receipt
+    codes = list(observed.codes)
     expect = scenario.expectations
-    if expect.status is not None and expect.status != _status(envelope):
-        problems.append(f"status: expected {expect.status}, got {_status(envelope)} {codes}")
-    if expect.failure is not None and expect.failure not in errors:
-        problems.append(f"failure: expected {expect.failure}, got {sorted(errors)}")
+    if expect.status is not None and expect.status != _status(observed):
+        problems.append(f"status: expected {expect.status}, got {_status(observed)} {codes}")
+    if expect.failure is not None and expect.failure not in observed.errors:
+        problems.append(f"failure: expected {expect.failure}, got {list(observed.errors)}")
     if expect.diagnostics is not None and sorted(set(expect.diagnostics)) != codes:
         problems.append(f"diagnostics: expected {sorted(set(expect.diagnostics))}, got {codes}")
     actual_fp = receipt.output_fingerprint if receipt is not None else None
@@ -183,23 +264,21 @@ def expectation_problems(scenario: Scenario, envelope: OperationEnvelope) -> lis
     return problems
 
 
-def _check_inventory(
-    root: Path, path: Path, data: Any, results: dict[str, OperationEnvelope]
-) -> Outcome:
+def _check_inventory(root: Path, path: Path, data: Any, results: dict[str, Observed]) -> Outcome:
     outcome = Outcome(f"inventory {path.relative_to(root)}")
     for entry in data["scenarios"]:
         if not isinstance(entry, dict) or "id" not in entry:
             outcome.problems.append("an inventory entry without an id")
             continue
-        envelope = results.get(entry["id"])
-        if envelope is None:
+        observed = results.get(entry["id"])
+        if observed is None:
             outcome.problems.append(f"{entry['id']}: no such scenario was run")
             continue
         expected = entry.get("expectation") or {}
-        receipt = envelope.result
-        errors = sorted(d.code for d in envelope.diagnostics if d.severity == "error")
+        receipt = observed.receipt
+        errors = observed.errors
         actual = {
-            "status": _status(envelope),
+            "status": _status(observed),
             "diagnostic_code": errors[0] if errors else None,
             "output_schema_valid": receipt.output_schema_valid if receipt else None,
         }
@@ -220,12 +299,12 @@ def check_folder(root: Path) -> list[Outcome]:
     root = root.resolve()
     found = _discover(root)
     outcomes = list(found.broken)
-    results: dict[str, OperationEnvelope] = {}
+    results: dict[str, Observed] = {}
     for path, scenario_id in found.scenarios:
         outcome = _check_scenario(root, path, found.contracts)
         outcomes.append(outcome)
-        if outcome.envelope is not None and scenario_id is not None:
-            results[scenario_id] = outcome.envelope
+        if outcome.observed is not None and scenario_id is not None:
+            results[scenario_id] = outcome.observed
     outcomes.extend(_check_inventory(root, p, d, results) for p, d in found.inventories)
     if not found.scenarios:
         raise CliError(ErrorCode.DATA_INVALID, f"no scenarios found under {root}")

@@ -74,3 +74,26 @@ def read_request(path: Path) -> tuple[dict[str, Any], dict[str, Any] | None, Any
             )
         return inputs, context, data.get("fixture_output")
     return data, None, None
+
+
+def inline_value(item: str) -> tuple[str, Any]:
+    """``-i KEY=VALUE``: the value is JSON when it parses as JSON, else the string itself."""
+    key, equals, text = item.partition("=")
+    if not equals or not key:
+        raise CliError("usage", f"-i takes KEY=VALUE, not {item!r}")
+    try:
+        return key, json.loads(text, object_pairs_hook=_refuse_duplicate_keys)
+    except ValueError:
+        return key, text
+
+
+def request(
+    path: Path | None, inline: list[str]
+) -> tuple[dict[str, Any], dict[str, Any] | None, Any]:
+    """The inputs of ``runport run``: the ``--input`` file (none: no inputs), then each ``-i``
+    over it, so an inline value wins."""
+    inputs, context, fixture = ({}, None, None) if path is None else read_request(path)
+    for item in inline:
+        key, value = inline_value(item)
+        inputs[key] = value
+    return inputs, context, fixture

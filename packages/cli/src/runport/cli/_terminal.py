@@ -17,6 +17,7 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
+from runport.cli._safe import printable
 from runport.contracts import (
     Complete,
     Delta,
@@ -79,10 +80,12 @@ class RichStream:
     def __call__(self, event: StreamEvent) -> None:
         first = self._waiting
         if isinstance(event, Delta):
-            self._chunks.append(event.text)
+            self._chunks.append(printable(event.text))
         elif isinstance(event, ToolCallDelta):
-            call = self._calls.setdefault(event.index, _CallView(event.name, event.call_id))
-            call.arguments.append(event.arguments_fragment)
+            call = self._calls.setdefault(
+                event.index, _CallView(printable(event.name), printable(event.call_id))
+            )
+            call.arguments.append(printable(event.arguments_fragment))
         elif isinstance(event, Failed):
             self._failure = event
         elif not isinstance(event, Complete):
@@ -114,13 +117,9 @@ class RichStream:
             )
             parts.append(Text("    " + "".join(call.arguments)))
         if self._failure is not None:
-            parts.append(
-                Text.assemble(
-                    ("✗ ", "bold red"),
-                    (self._failure.code, "bold red"),
-                    f" {self._failure.message}",
-                )
-            )
+            # The code and message are the command's one error line on stderr; printed here
+            # too, a failure would be read twice.
+            parts.append(Text("✗ failed", style="bold red"))
         return Group(*parts)
 
 
@@ -148,9 +147,9 @@ def receipt_summary(receipt: ExecutionReceipt) -> RenderableType:
     adapter = receipt.adapter
     grid.add_row(
         Text("adapter", label),
-        f"{adapter.id} {adapter.version}",
+        printable(f"{adapter.id} {adapter.version}"),
         Text("finish", label),
-        receipt.finish_reason or "—",
+        printable(receipt.finish_reason or "—"),
     )
     grid.add_row(
         Text("request", label),
@@ -160,3 +159,29 @@ def receipt_summary(receipt: ExecutionReceipt) -> RenderableType:
     )
     grid.add_row(Text("schema", label), schema, Text("usage", label), usage)
     return Group(Rule("receipt", style="dim", align="left"), grid)
+
+
+class RichTurns:
+    """``runport run --tools --stream`` on a terminal: one live view per model turn, each
+    closed by its receipt summary, so tool turns and the final answer read in order."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self._turn: RichStream | None = None
+
+    def __call__(self, event: StreamEvent) -> None:
+        if self._turn is None:
+            self._turn = RichStream(self.console)
+            self._turn.start()
+        self._turn(event)
+        if isinstance(event, Complete):
+            self._turn.stop()
+            self.console.print(receipt_summary(event.receipt))
+            self._turn = None
+        elif isinstance(event, Failed):
+            self.stop()
+
+    def stop(self) -> None:
+        if self._turn is not None:
+            self._turn.stop()
+            self._turn = None

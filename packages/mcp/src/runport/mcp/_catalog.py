@@ -110,8 +110,13 @@ def load_catalog(root: Path, *, warn: Callable[[str], None]) -> Catalog:
     """
     if not root.is_dir():
         raise CatalogError(ErrorCode.DATA_INVALID, f"contracts folder not found: {root}")
+    inside = root.resolve()
     entries: dict[str, Entry] = {}
     for path in _candidates(root):
+        if not path.resolve().is_relative_to(inside):
+            # a symlink out of the folder would serve a file the operator never offered
+            warn(f"skipped {path}: it resolves outside the contracts folder ({inside})")
+            continue
         if not _looks_like_contract(path):
             continue
         try:

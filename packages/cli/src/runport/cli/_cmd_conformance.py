@@ -7,11 +7,29 @@ one line. The suite's own pytest output — with its per-law summary — is the 
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 
 from runport.cli._errors import USAGE, CliError
 
 PROTOCOLS = ("scenario", "openai-chat", "none")
+HELP = "run the conformance suite on an adapter factory"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "target", metavar="MODULE:FACTORY", help="a callable taking the suite's upstream"
+    )
+    parser.add_argument(
+        "--protocol",
+        choices=PROTOCOLS,
+        default="scenario",
+        help="what the factory's adapter speaks (default: scenario)",
+    )
+
+
+def main(args: argparse.Namespace) -> int:
+    return run_conformance_command(args.target, protocol=args.protocol)
 
 
 def run_conformance_command(target: str, *, protocol: str) -> int:
@@ -19,7 +37,7 @@ def run_conformance_command(target: str, *, protocol: str) -> int:
     if importlib.util.find_spec("runport.conformance") is None:
         raise CliError(
             "usage",
-            "the conformance suite is not installed: pip install 'runport-cli[conformance]'",
+            "the conformance suite is not installed: pip install 'runport[conformance]'",
         )
     from runport.conformance import ConformanceUsageError, run_conformance
 

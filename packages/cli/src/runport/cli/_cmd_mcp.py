@@ -1,17 +1,29 @@
 """``runport mcp``: serve a folder of contracts to an MCP client over stdio.
 
 ``runport.mcp`` (and the MCP SDK under it) is imported only here, so the command line works
-without the optional ``runport-cli[mcp]`` extra and says what to install when it is missing.
+without the optional ``runport[mcp]`` extra and says what to install when it is missing.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
 from runport.cli._errors import CliError
 
-INSTALL_HINT = "runport mcp needs the runport-mcp package: pip install 'runport-cli[mcp]'"
+INSTALL_HINT = "runport mcp needs the runport-mcp package: pip install 'runport[mcp]'"
+HELP = "serve a folder of contracts to an MCP client (stdio)"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--contracts", type=Path, required=True, help="folder of contract files")
+    parser.add_argument("--adapter", default="mock", help="adapter name (default: mock)")
+    parser.add_argument("--scenario", type=Path, help="scenario file for the mock adapter")
+
+
+def main(args: argparse.Namespace) -> int:
+    return serve(args.contracts, adapter=args.adapter, scenario=args.scenario)
 
 
 def _missing(error: ModuleNotFoundError) -> bool:

@@ -7,6 +7,7 @@ broken or half-configured plugin never hides the others or ends in a traceback.
 
 from __future__ import annotations
 
+import argparse
 import inspect
 import json
 import sys
@@ -17,6 +18,17 @@ from typing import Any
 
 from runport.application import adapter_entry_points
 from runport.ports import RuntimeAdapter
+
+HELP = "list the installed adapters"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--scenario", type=Path, help="start the mock with this scenario")
+    parser.add_argument("--json", action="store_true", help="write the list as JSON")
+
+
+def main(args: argparse.Namespace) -> int:
+    return list_adapters(scenario=args.scenario, as_json=args.json)
 
 
 @dataclass
@@ -47,12 +59,13 @@ def _distribution(entry: EntryPoint) -> str:
     return "unknown" if dist is None else f"{dist.name} {dist.version}"
 
 
-def _takes(factory: Any, option: str) -> bool:
+def takes(factory: Any, option: str) -> bool:
+    """Whether an adapter factory accepts the keyword ``option`` (named, or through ``**``)."""
     try:
         parameters = inspect.signature(factory).parameters.values()
     except (TypeError, ValueError):
         return False
-    return any(p.name == option for p in parameters)
+    return any(p.name == option or p.kind is p.VAR_KEYWORD for p in parameters)
 
 
 def describe(name: str, entry: EntryPoint, scenario: Path | None) -> AdapterRow:
@@ -62,7 +75,7 @@ def describe(name: str, entry: EntryPoint, scenario: Path | None) -> AdapterRow:
     except Exception as error:  # a plugin that does not import is reported, not raised
         row.note = f"cannot be loaded: {type(error).__name__}: {error}"
         return row
-    needs_scenario = _takes(factory, "scenario")
+    needs_scenario = takes(factory, "scenario")
     options = {"scenario": str(scenario)} if scenario is not None and needs_scenario else {}
     try:
         adapter = factory(**options)

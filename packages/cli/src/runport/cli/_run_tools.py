@@ -11,7 +11,8 @@ from typing import Any, TextIO
 
 from runport.application import RunError, RunResult, Tool, run, run_stream
 from runport.cli._errors import NOT_OK, CliError
-from runport.cli._output import JsonLines, diagnostic_line, write_tool_calls
+from runport.cli._output import diagnostic_line, write_tool_calls
+from runport.cli._sinks import run_sink
 from runport.contracts import Complete, Delta, ErrorCode, Failed, StreamEvent
 from runport.ports import RuntimeAdapter
 
@@ -89,10 +90,10 @@ def run_command(
     out = sys.stdout
     try:
         if stream or json_lines:
-            sink = JsonLines(out) if json_lines else TurnStream(out)
-            result = run_stream(
-                contract, adapter, inputs=inputs, context=context, tools=tools, on_event=sink
-            )
+            with run_sink(json_lines=json_lines, out=out) as sink:
+                result = run_stream(
+                    contract, adapter, inputs=inputs, context=context, tools=tools, on_event=sink
+                )
         else:
             result = run(contract, adapter, inputs=inputs, context=context, tools=tools)
     except RunError as error:

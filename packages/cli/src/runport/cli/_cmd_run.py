@@ -1,0 +1,133 @@
+"""``runport run CONTRACT``: one turn (``execute_contract``), or a whole run with ``--tools``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from importlib.metadata import EntryPoint
+from pathlib import Path
+
+from runport.application import (
+    AdapterNotFoundError,
+    adapter_entry_points,
+    create_adapter,
+    execute_contract,
+)
+from runport.cli._cmd_adapters import takes
+from runport.cli._errors import CliError
+from runport.cli._files import request
+from runport.cli._output import report
+from runport.cli._sinks import stream_sink
+from runport.contracts import ErrorCode, OperationEnvelope
+from runport.core import ScenarioError
+from runport.ports import RuntimeAdapter
+
+HELP = "execute a contract once (or a whole run with --tools)"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("contract", type=Path, help="contract file (YAML)")
+    parser.add_argument(
+        "--input",
+        type=Path,
+        help="inputs file (JSON or YAML); optional when the contract needs no inputs",
+    )
+    parser.add_argument(
+        "-i",
+        "--input-value",
+        dest="inline",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="one input inline (VALUE parsed as JSON when it parses, else a string); "
+        "repeatable; wins over --input",
+    )
+    parser.add_argument("--adapter", default="mock", help="adapter name (default: mock)")
+    parser.add_argument("--scenario", type=Path, help="scenario file for the mock adapter")
+    parser.add_argument("--stream", action="store_true", help="write text as it arrives")
+    parser.add_argument("--json", action="store_true", help="stream events as JSON lines")
+    parser.add_argument(
+        "--tools",
+        metavar="MODULE:ATTR",
+        help="run tool turns and corrections with these tools (a list of Tool or functions)",
+    )
+
+
+def adapter(name: str, scenario: Path | None) -> RuntimeAdapter:
+    """Start adapter ``name``; ``--scenario`` only for an adapter whose factory takes one."""
+    entry = adapter_entry_points().get(name)
+    if scenario is not None and entry is not None and not _takes_scenario(entry):
+        raise CliError(
+            "usage",
+            f"--scenario is for the mock adapter; adapter {name!r} takes none "
+            f"(drop --scenario, or use --adapter mock)",
+        )
+    options = {} if scenario is None else {"scenario": str(scenario)}
+    try:
+        return create_adapter(name, **options)
+    except AdapterNotFoundError as error:
+        raise CliError(ErrorCode.DATA_INVALID, str(error)) from None
+    except ScenarioError as error:
+        raise CliError(error.code, str(error)) from None
+    except Exception as error:  # a plugin's factory is third-party code: name, do not crash
+        raise CliError(
+            ErrorCode.DATA_INVALID,
+            f"cannot start adapter {name!r}: {type(error).__name__}: {error}",
+        ) from None
+
+
+def _takes_scenario(entry: EntryPoint) -> bool:
+    try:
+        factory = entry.load()
+    except Exception:  # starting it reports why it does not load
+        return True
+    return takes(factory, "scenario")
+
+
+def main(args: argparse.Namespace) -> int:
+    if not args.contract.is_file():
+        raise CliError(ErrorCode.DATA_INVALID, f"contract file not found: {args.contract}")
+    inputs, context, fixture = request(args.input, args.inline)
+    runtime = adapter(args.adapter, args.scenario)
+    if args.tools is not None:
+        from runport.cli._run_tools import load_tools, run_command
+
+        if fixture is not None:
+            raise CliError(
+                "usage",
+                "fixture_output (in the --input file) is for one turn; a run with --tools "
+                "takes none (drop it, or run without --tools)",
+            )
+        return run_command(
+            args.contract,
+            runtime,
+            inputs=inputs,
+            context=context,
+            tools=load_tools(args.tools),
+            stream=args.stream,
+            json_lines=args.json,
+        )
+    if args.json or args.stream:
+        with stream_sink(json_lines=args.json) as sink:
+            envelope = execute_contract(
+                args.contract,
+                runtime,
+                inputs=inputs,
+                context=context,
+                fixture_output=fixture,
+                on_event=sink,
+            )
+            sink.finish(envelope)
+    else:
+        envelope = execute_contract(
+            args.contract, runtime, inputs=inputs, context=context, fixture_output=fixture
+        )
+        _print_envelope(envelope)
+    return report(envelope, sys.stderr)
+
+
+def _print_envelope(envelope: OperationEnvelope) -> None:
+    sys.stdout.write(json.dumps(envelope.model_dump(mode="json"), indent=2, ensure_ascii=False))
+    sys.stdout.write("\n")
+    sys.stdout.flush()

@@ -1,0 +1,46 @@
+"""``runport validate CONTRACT``: every problem of a contract, and each of its evals compiled."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from runport.cli._errors import NOT_OK, CliError
+from runport.cli._output import diagnostic_line
+from runport.contracts import ErrorCode
+from runport.core import ContractError, compile_contract, load_contract
+
+HELP = "check a contract and compile its evals"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("contract", type=Path, help="contract file (YAML)")
+
+
+def main(args: argparse.Namespace) -> int:
+    if not args.contract.is_file():
+        raise CliError(ErrorCode.DATA_INVALID, f"contract file not found: {args.contract}")
+    try:
+        contract = load_contract(args.contract)
+    except ContractError as error:
+        for diagnostic in error.diagnostics:
+            sys.stderr.write(f"runport: error: {diagnostic_line(diagnostic)}\n")
+        return NOT_OK
+    failures = 0
+    for index, case in enumerate(contract.evals):
+        try:
+            compile_contract(contract, inputs=case.inputs, context=case.context)
+        except ContractError as error:
+            for diagnostic in error.diagnostics:
+                failures += 1
+                sys.stderr.write(
+                    f"runport: error: eval {case.id!r} (/evals/{index}): "
+                    f"{diagnostic_line(diagnostic)}\n"
+                )
+    if failures:
+        return NOT_OK
+    sys.stdout.write(
+        f"{contract.id} {contract.version}: valid ({len(contract.evals)} eval(s) compiled)\n"
+    )
+    return 0

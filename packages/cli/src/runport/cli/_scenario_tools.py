@@ -1,0 +1,88 @@
+"""The tools a multi-turn scenario's run is offered: each answers from the scenario.
+
+A scripted model does not read what a tool returns — its next turn is already written — so a
+scenario needs no code to be played as a run: every tool the contract offers is answered by
+the scenario itself. A call is matched to the scripted call with the same name and arguments.
+Its answer is the result the scenario states for that call (by call id, else by tool name) in
+the turn's optional ``tool_results`` mapping, and JSON ``null`` where it states none.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import JsonValue
+
+from runport.application import Tool
+from runport.contracts import ToolSpec
+from runport.core import Scenario, ScenarioTurn, ToolCallDeltaEvent
+
+
+@dataclass
+class _ScriptedCall:
+    call_id: str
+    name: str
+    arguments: Any
+    answer: JsonValue
+    answered: bool = False
+
+
+def stated_results(turn: ScenarioTurn) -> Mapping[str, JsonValue]:
+    """The tool results a turn states, keyed by call id or tool name (none: an empty mapping).
+
+    The single place that reads the format's per-turn ``tool_results``; a turn model without
+    the field states none.
+    """
+    results = getattr(turn, "tool_results", None)
+    return results if isinstance(results, Mapping) else {}
+
+
+def _scripted_calls(turn: ScenarioTurn) -> list[_ScriptedCall]:
+    fragments: dict[int, list[str]] = {}
+    first: dict[int, ToolCallDeltaEvent] = {}
+    for event in turn.events:
+        if isinstance(event, ToolCallDeltaEvent):
+            first.setdefault(event.index, event)
+            fragments.setdefault(event.index, []).append(event.arguments_fragment)
+    stated = stated_results(turn)
+    calls = []
+    for index in sorted(first):
+        event = first[index]
+        try:
+            arguments = json.loads("".join(fragments[index]))
+        except ValueError:
+            arguments = None
+        answer = stated.get(event.call_id, stated.get(event.name))
+        calls.append(_ScriptedCall(event.call_id, event.name, arguments, answer))
+    return calls
+
+
+class ScenarioTools:
+    """Every tool of a contract, answered from one scenario (a fresh instance per run)."""
+
+    def __init__(self, scenario: Scenario) -> None:
+        self._calls = [call for turn in scenario.turns for call in _scripted_calls(turn)]
+
+    def tools(self, specs: Sequence[ToolSpec]) -> list[Tool]:
+        return [
+            Tool(
+                name=spec.name,
+                description=spec.description,
+                parameters=spec.parameters,
+                function=self._answerer(spec.name),
+            )
+            for spec in specs
+        ]
+
+    def _answerer(self, name: str) -> Any:
+        def answer(**arguments: Any) -> JsonValue:
+            for call in self._calls:
+                if not call.answered and call.name == name and call.arguments == arguments:
+                    call.answered = True
+                    return call.answer
+            return None
+
+        return answer
