@@ -8,8 +8,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from runport.application import execute_contract
 from runport.cli._errors import CliError
 from runport.cli._files import read_data, read_request
@@ -17,16 +15,17 @@ from runport.contracts import ErrorCode, OperationEnvelope
 from runport.core import (
     Contract,
     ContractError,
+    DocumentError,
     Scenario,
     ScenarioError,
+    is_contract_document,
+    is_scenario_document,
     load_contract,
+    load_document,
     load_scenario,
-    load_yaml,
 )
 from runport.mock import ScriptedRuntime
 
-CONTRACT_VERSIONS = frozenset({"runport/v1alpha1", "templiqx/v1alpha1"})
-SCENARIO_VERSIONS = frozenset({"runport.mock/v1", "templiqx.mock/v1alpha1"})
 SUFFIXES = frozenset({".json", ".yaml", ".yml"})
 
 
@@ -67,16 +66,13 @@ def _discover(root: Path) -> _Found:
     for path in _files(root):
         rel = path.relative_to(root)
         try:
-            data = load_yaml(path.read_text(encoding="utf-8"))
-        except (yaml.YAMLError, UnicodeDecodeError, OSError) as error:
-            found.broken.append(Outcome(f"file {rel}", [f"cannot be parsed: {error}"]))
+            data = load_document(path)
+        except DocumentError as error:
+            found.broken.append(Outcome(f"file {rel}", [f"cannot be parsed: {error.message}"]))
             continue
         if not isinstance(data, dict):
             continue
-        version = data.get("api_version")
-        if version in CONTRACT_VERSIONS and "package" not in data:
-            # templiqx package manifests (`templiqx.yaml`) share the api_version but list
-            # contracts instead of being one
+        if is_contract_document(data):
             try:
                 contract = load_contract(path)
             except ContractError as error:
@@ -86,9 +82,9 @@ def _discover(root: Path) -> _Found:
                 found.broken.append(Outcome(f"contract {rel}", [f"duplicate id {contract.id!r}"]))
                 continue
             found.contracts[contract.id] = contract
-        elif version in SCENARIO_VERSIONS and isinstance(data.get("scenarios"), list):
+        elif is_scenario_document(data) and isinstance(data.get("scenarios"), list):
             found.inventories.append((path, data))
-        elif version in SCENARIO_VERSIONS:
+        elif is_scenario_document(data):
             found.scenarios.append(
                 (path, data.get("id") if isinstance(data.get("id"), str) else None)
             )
@@ -135,7 +131,7 @@ def _check_scenario(root: Path, path: Path, contracts: dict[str, Contract]) -> O
     outcome.envelope = plain
     if streamed.result != plain.result or streamed.diagnostics != plain.diagnostics:
         outcome.problems.append("execute and execute_streaming disagree")
-    outcome.problems.extend(expectation_problems(scenario, plain))
+    outcome.problems.extend(scenario.expectations.problems(plain))
     return outcome
 
 
@@ -155,32 +151,6 @@ def _contract_for(scenario: Scenario, contracts: dict[str, Contract]) -> Contrac
 
 def _status(envelope: OperationEnvelope) -> str:
     return "success" if envelope.ok else "failure"
-
-
-def expectation_problems(scenario: Scenario, envelope: OperationEnvelope) -> list[str]:
-    """Every expectation the scenario states that the envelope does not meet."""
-    problems: list[str] = []
-    receipt = envelope.result
-    codes = sorted({d.code for d in envelope.diagnostics})
-    errors = {d.code for d in envelope.diagnostics if d.severity == "error"}
-    expect = scenario.expectations
-    if expect.status is not None and expect.status != _status(envelope):
-        problems.append(f"status: expected {expect.status}, got {_status(envelope)} {codes}")
-    if expect.failure is not None and expect.failure not in errors:
-        problems.append(f"failure: expected {expect.failure}, got {sorted(errors)}")
-    if expect.diagnostics is not None and sorted(set(expect.diagnostics)) != codes:
-        problems.append(f"diagnostics: expected {sorted(set(expect.diagnostics))}, got {codes}")
-    actual_fp = receipt.output_fingerprint if receipt is not None else None
-    if expect.output_fingerprint is not None and expect.output_fingerprint != actual_fp:
-        problems.append(
-            f"output fingerprint: expected {expect.output_fingerprint}, got {actual_fp}"
-        )
-    actual_valid = receipt.output_schema_valid if receipt is not None else None
-    if expect.output_schema_valid is not None and expect.output_schema_valid != actual_valid:
-        problems.append(
-            f"output_schema_valid: expected {expect.output_schema_valid}, got {actual_valid}"
-        )
-    return problems
 
 
 def _check_inventory(

@@ -1,13 +1,17 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 from pydantic import JsonValue
 
 from runport.contracts import (
+    MAX_INT_DIGITS,
+    MAX_JSON_DEPTH,
     AdapterDescriptor,
+    ErrorCode,
     ExecutionReceipt,
     ExecutionRequest,
     ToolCall,
@@ -19,19 +23,90 @@ from runport.core._schema import is_valid
 _UNSET: Any = object()
 
 
+class JsonLimitError(Exception):
+    """JSON from an upstream that is well-formed but past runport's bounds (docs/limits.md):
+    nested deeper than ``MAX_JSON_DEPTH`` or holding a number no JSON value here can carry.
+
+    ``code`` is ``TQX_RUNTIME_INVALID_RESPONSE``: an adapter that meets it while building a
+    receipt fails the call with that code instead of answering with data every later walk
+    (validation, fingerprints, rendering) would choke on.
+    """
+
+    code: Final = ErrorCode.RUNTIME_INVALID_RESPONSE.value
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class _NotJson(Exception):
+    pass
+
+
 def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
+    raise _NotJson(name)
+
+
+def _bounded_int(digits: str) -> int:
+    if len(digits.lstrip("-")) > MAX_INT_DIGITS:
+        raise JsonLimitError(f"the JSON holds an integer with more than {MAX_INT_DIGITS} digits")
+    return int(digits)
+
+
+def _finite_float(digits: str) -> float:
+    number = float(digits)
+    if not math.isfinite(number):
+        raise JsonLimitError(f"the JSON holds the number {digits[:40]!r}, too large for a float")
+    return number
 
 
 def parse_json_text(text: str) -> tuple[bool, JsonValue]:
     """``(True, value)`` when ``text`` is one strict JSON document, else ``(False, text)``.
 
-    Strict: ``NaN`` and the infinities, which Python's ``json`` would accept, are not JSON.
+    Strict: ``NaN`` and the infinities, which Python's ``json`` would accept, are not JSON, and
+    neither is a lone surrogate escape (``"\\ud800"``: not Unicode text). JSON past the bounds
+    raises :class:`JsonLimitError` rather than ``RecursionError`` or ``ValueError``.
     """
     try:
-        return True, json.loads(text, parse_constant=_refuse_constant)
-    except ValueError:
+        value = json.loads(
+            text,
+            parse_constant=_refuse_constant,
+            parse_int=_bounded_int,
+            parse_float=_finite_float,
+        )
+    except RecursionError:
+        raise JsonLimitError(_too_deep()) from None
+    except (ValueError, _NotJson):
         return False, text
+    if _deeper_than_bound(value):
+        raise JsonLimitError(_too_deep())
+    if "\\u" in text and not _unicode(value):
+        return False, text
+    return True, value
+
+
+def _too_deep() -> str:
+    return f"the JSON is nested more than {MAX_JSON_DEPTH} levels deep"
+
+
+def _deeper_than_bound(value: object) -> bool:
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth >= MAX_JSON_DEPTH:
+                return True
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+def _unicode(value: object) -> bool:
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def is_text_schema(schema: Mapping[str, Any]) -> bool:
@@ -52,7 +127,8 @@ def build_receipt(
 
     ``output`` is derived from ``text`` by the text/structured rule unless given explicitly
     (deterministic runtimes only). A turn with tool calls has ``output_schema_valid = None``;
-    one with only tool calls has ``output = None``.
+    one with only tool calls has ``output = None``. Text or tool arguments that are JSON past
+    the bounds raise :class:`JsonLimitError`, for the adapter to fail the call with its code.
     """
     schema = request.interaction.output_schema
     text = text or None

@@ -31,6 +31,7 @@ from runport.core import (
     DeltaEvent,
     FailEvent,
     FinishEvent,
+    JsonLimitError,
     Scenario,
     ScenarioTurn,
     StreamAssembler,
@@ -214,7 +215,10 @@ class ScriptedRuntime(RuntimeAdapter):
                     )
                     usage = played_usage if usage is None else usage + played_usage
                 elif isinstance(event, FinishEvent):
-                    receipt = self._receipt(turn, event, request, assembled, usage)
+                    try:
+                        receipt = self._receipt(turn, event, request, assembled, usage)
+                    except JsonLimitError as error:
+                        _fail(emit, error.code, error.message)
                     emit(Complete(receipt=receipt))
                     return receipt
                 else:
