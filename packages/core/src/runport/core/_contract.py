@@ -19,8 +19,13 @@ from pydantic import (
 )
 
 from runport.contracts import Diagnostic, ErrorCode, ToolSpec
-from runport.core._document import DocumentError, json_value_problem, load_document
-from runport.core._schema import json_pointer, schema_problems, validate_output
+from runport.core._document import (
+    DocumentError,
+    json_pointer,
+    json_value_problem,
+    load_document,
+)
+from runport.core._schema import schema_problems, validate_output
 
 # semver.org's own regular expression, so "1.0" and "01.2.3" are refused as they are there.
 _SEMVER = re.compile(

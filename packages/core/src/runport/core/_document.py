@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from typing import Any, Final
 
 import yaml
@@ -379,12 +379,17 @@ def _mark(mark: yaml.Mark) -> str:
 _Trail = tuple[Any, str | int] | None
 
 
+def json_pointer(path: Iterable[object]) -> str:
+    """RFC 6901 pointer for a sequence of keys and indexes."""
+    return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in path)
+
+
 def _pointer(trail: _Trail) -> str:
-    parts: list[str] = []
+    parts: list[str | int] = []
     while trail is not None:
         trail, part = trail
-        parts.append("/" + str(part).replace("~", "~0").replace("/", "~1"))
-    return "".join(reversed(parts))
+        parts.append(part)
+    return json_pointer(reversed(parts))
 
 
 def _text_problem(text: str, max_scalar: float) -> str | None:
