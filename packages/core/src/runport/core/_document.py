@@ -18,7 +18,22 @@ from typing import Any, Final
 
 import yaml
 from pydantic import JsonValue
-from yaml.constructor import ConstructorError
+from yaml.composer import Composer
+from yaml.constructor import ConstructorError, SafeConstructor
+from yaml.resolver import Resolver
+
+try:
+    from yaml._yaml import CParser as _Parser
+except ImportError:  # PyYAML built without libyaml
+    from yaml.loader import Reader, Scanner
+    from yaml.parser import Parser
+
+    class _Parser(Reader, Scanner, Parser):  # type: ignore[no-redef]
+        def __init__(self, stream: str) -> None:
+            Reader.__init__(self, stream)
+            Scanner.__init__(self)
+            Parser.__init__(self)
+
 
 from runport.contracts import MAX_INT_DIGITS, MAX_JSON_DEPTH, ErrorCode
 
@@ -225,16 +240,21 @@ def _decode_json(text: str) -> Any:
 # ---- YAML ------------------------------------------------------------------------------------
 
 
-class _Loader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` bounded while it composes, keeping JSON's data model.
+class _Loader(Composer, _Parser, SafeConstructor, Resolver):  # type: ignore[misc,valid-type]
+    """A safe YAML loader bounded while it composes, keeping JSON's data model.
 
-    Composition stops past the depth and node bounds, so neither recursion nor memory can run
-    away before the graph is checked. Unquoted dates stay strings, and a key repeated in one
-    mapping is an error instead of the last one silently winning.
+    libyaml scans and parses when it is installed (its parser keeps an explicit stack, never
+    recursing), PyYAML's own code otherwise; composing is always PyYAML's, so it can stop past
+    the depth and node bounds before recursion or memory run away, and before the graph is
+    checked. Unquoted dates stay strings, and a key repeated in one mapping is an error instead
+    of the last one silently winning.
     """
 
     def __init__(self, stream: str) -> None:
-        super().__init__(stream)
+        _Parser.__init__(self, stream)
+        Composer.__init__(self)  # type: ignore[no-untyped-call]
+        SafeConstructor.__init__(self)  # type: ignore[no-untyped-call]
+        Resolver.__init__(self)  # type: ignore[no-untyped-call]
         self._level = 0
         self._composed = 0
 
@@ -279,7 +299,7 @@ class _Loader(yaml.SafeLoader):
 
 _Loader.yaml_implicit_resolvers = {
     first: [(tag, regex) for tag, regex in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    for first, resolvers in Resolver.yaml_implicit_resolvers.items()
 }
 
 
@@ -295,7 +315,7 @@ def _decode_yaml(text: str) -> Any:
         except (ValueError, TypeError, AttributeError, ArithmeticError) as error:
             raise _Refused(f"a value cannot be read ({error})") from None
     finally:
-        loader.dispose()  # type: ignore[no-untyped-call]
+        loader.dispose()
 
 
 def _check_graph(root: yaml.Node) -> None:
@@ -338,7 +358,8 @@ def _check_graph(root: yaml.Node) -> None:
         if node.tag not in _YAML_TAGS:
             raise _Refused(f"the tag {node.tag!r} is not JSON data (at {_mark(node.start_mark)})")
         if isinstance(node, yaml.ScalarNode):
-            if node.tag == "tag:yaml.org,2002:int" and len(node.value) > MAX_INT_DIGITS + 1:
+            digits = node.value.lstrip("+-").replace("_", "")
+            if node.tag == "tag:yaml.org,2002:int" and len(digits) > MAX_INT_DIGITS:
                 raise _Refused(
                     f"an integer with more than {MAX_INT_DIGITS} digits "
                     f"(at {_mark(node.start_mark)})"
