@@ -6,7 +6,7 @@ import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -39,7 +39,7 @@ def problems(data: dict[str, Any]) -> list[tuple[str, str | None, str]]:
 
 
 class _Counting(BaseHTTPRequestHandler):
-    hits: list[str] = []
+    hits: ClassVar[list[str]] = []
 
     def do_GET(self) -> None:
         type(self).hits.append(self.path)
@@ -57,7 +57,7 @@ class _Counting(BaseHTTPRequestHandler):
 @pytest.fixture
 def schema_server() -> Iterator[tuple[str, list[str]]]:
     """A loopback server that would answer any schema request; the test proves none comes."""
-    hits: list[str] = []
+    hits: ClassVar[list[str]] = []
     handler = type("Handler", (_Counting,), {"hits": hits})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
