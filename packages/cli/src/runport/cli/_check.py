@@ -85,9 +85,8 @@ def _discover(root: Path) -> _Found:
         elif is_scenario_document(data) and isinstance(data.get("scenarios"), list):
             found.inventories.append((path, data))
         elif is_scenario_document(data):
-            found.scenarios.append(
-                (path, data.get("id") if isinstance(data.get("id"), str) else None)
-            )
+            scenario_id = data.get("id")
+            found.scenarios.append((path, scenario_id if isinstance(scenario_id, str) else None))
     return found
 
 

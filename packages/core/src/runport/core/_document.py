@@ -25,8 +25,9 @@ from yaml.resolver import Resolver
 try:
     from yaml._yaml import CParser as _Parser
 except ImportError:  # PyYAML built without libyaml
-    from yaml.loader import Reader, Scanner
     from yaml.parser import Parser
+    from yaml.reader import Reader
+    from yaml.scanner import Scanner
 
     class _Parser(Reader, Scanner, Parser):  # type: ignore[no-redef]
         def __init__(self, stream: str) -> None:
@@ -123,6 +124,7 @@ def parse_document(
         raise fail(f"a lone surrogate at character {error.start} is not Unicode text") from None
     if size > MAX_DOCUMENT_BYTES:
         raise fail(_too_large())
+    value: JsonValue
     try:
         value = _decode_json(text)
     except _Refused as refused:
@@ -240,7 +242,7 @@ def _decode_json(text: str) -> Any:
 # ---- YAML ------------------------------------------------------------------------------------
 
 
-class _Loader(Composer, _Parser, SafeConstructor, Resolver):  # type: ignore[misc,valid-type]
+class _Loader(Composer, _Parser, SafeConstructor, Resolver):
     """A safe YAML loader bounded while it composes, keeping JSON's data model.
 
     libyaml scans and parses when it is installed (its parser keeps an explicit stack, never
@@ -252,31 +254,29 @@ class _Loader(Composer, _Parser, SafeConstructor, Resolver):  # type: ignore[mis
 
     def __init__(self, stream: str) -> None:
         _Parser.__init__(self, stream)
-        Composer.__init__(self)  # type: ignore[no-untyped-call]
-        SafeConstructor.__init__(self)  # type: ignore[no-untyped-call]
-        Resolver.__init__(self)  # type: ignore[no-untyped-call]
+        Composer.__init__(self)
+        SafeConstructor.__init__(self)
+        Resolver.__init__(self)
         self._level = 0
         self._composed = 0
 
-    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node:
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
         self._level += 1
         self._composed += 1
         try:
             # One level more than the bound: a scalar may sit inside MAX_JSON_DEPTH collections.
             if self._level > MAX_JSON_DEPTH + 1:
-                raise _Refused(
-                    f"nested more than {MAX_JSON_DEPTH} levels deep "
-                    f"(at {_mark(self.peek_event().start_mark)})"
-                )
+                raise _Refused(f"nested more than {MAX_JSON_DEPTH} levels deep{self._here()}")
             if self._composed > MAX_DOCUMENT_NODES:
-                raise _Refused(
-                    f"more than {MAX_DOCUMENT_NODES:,} values "
-                    f"(at {_mark(self.peek_event().start_mark)})"
-                )
-            node: yaml.Node = super().compose_node(parent, index)  # type: ignore[misc]
-            return node
+                raise _Refused(f"more than {MAX_DOCUMENT_NODES:,} values{self._here()}")
+            return super().compose_node(parent, index)
         finally:
             self._level -= 1
+
+    def _here(self) -> str:
+        event = self.peek_event()
+        mark = event.start_mark if event is not None else None
+        return f" (at {_mark(mark)})" if mark is not None else ""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Hashable] = set()
@@ -391,7 +391,7 @@ def _yaml_message(error: yaml.YAMLError) -> str:
     return f"invalid YAML{where}: {message}"
 
 
-def _mark(mark: yaml.Mark) -> str:
+def _mark(mark: Any) -> str:
     return f"line {mark.line + 1}, column {mark.column + 1}"
 
 

@@ -13,9 +13,8 @@ import functools
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-import re2
+import re2  # type: ignore[import-untyped]  # google-re2 ships no type information
 from jsonschema import Draft202012Validator, ValidationError, validators
-from jsonschema.protocols import Validator
 
 from runport.core._document import json_pointer
 from runport.core._schema_refs import subschemas
@@ -92,14 +91,14 @@ def _refused(pattern: str, reason: str, at: str) -> str:
 
 
 def _pattern(
-    validator: Validator, pattern: str, instance: object, schema: Mapping[str, Any]
+    validator: Any, pattern: str, instance: object, schema: Mapping[str, Any]
 ) -> Iterator[ValidationError]:
     if isinstance(instance, str) and not _compiled(pattern).search(instance):
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
 def _pattern_properties(
-    validator: Validator, patterns: Mapping[str, Any], instance: object, schema: Mapping[str, Any]
+    validator: Any, patterns: Mapping[str, Any], instance: object, schema: Mapping[str, Any]
 ) -> Iterator[ValidationError]:
     if not isinstance(instance, dict):
         return
@@ -111,7 +110,7 @@ def _pattern_properties(
 
 
 def _additional_properties(
-    validator: Validator, additional: Any, instance: object, schema: Mapping[str, Any]
+    validator: Any, additional: Any, instance: object, schema: Mapping[str, Any]
 ) -> Iterator[ValidationError]:
     if not isinstance(instance, dict):
         return
@@ -138,7 +137,7 @@ def _additional_properties(
             )
 
 
-PatternValidator = validators.extend(
+PatternValidator = validators.extend(  # type: ignore[no-untyped-call]
     Draft202012Validator,
     validators={
         "pattern": _pattern,

@@ -21,7 +21,7 @@ from runport.core._document import json_pointer
 
 
 def _refuse(uri: str) -> Resource[Any]:
-    raise NoSuchResource(ref=uri)
+    raise NoSuchResource(ref=uri)  # type: ignore[call-arg]
 
 
 LOCAL_ONLY: Final[Registry[Any]] = Registry(retrieve=_refuse)  # type: ignore[call-arg]
