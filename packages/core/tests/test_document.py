@@ -74,7 +74,7 @@ def test_merge_keys_are_read() -> None:
         ('{"x": NaN}', "invalid JSON: NaN is not JSON"),
         ('{"x": -Infinity}', "invalid JSON: -Infinity is not JSON"),
         ("x: .nan\n", "not a finite number (JSON has no NaN or infinity) (at /x)"),
-        ('{"x": 1e999}', "invalid JSON: the number '1e999' is too large for a float"),
+        ('{"x": 1e999}', "the JSON holds the number '1e999', too large for a float"),
         ('["\\ud800"]', "text with a lone surrogate at character 0 (not Unicode) (at /0)"),
         (
             '{"\\udfff": 1}',

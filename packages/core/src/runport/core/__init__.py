@@ -11,10 +11,11 @@ from runport.core._document import (
     MAX_DOCUMENT_NODES,
     MAX_SCALAR_BYTES,
     DocumentError,
+    JsonLimitError,
     load_document,
     parse_document,
 )
-from runport.core._receipt import JsonLimitError, build_receipt, is_text_schema, parse_json_text
+from runport.core._receipt import build_receipt, is_text_schema, parse_json_text
 from runport.core._scenario import (
     DelayEvent,
     DeltaEvent,

@@ -126,9 +126,11 @@ def parse_document(
         raise fail(_too_large())
     value: JsonValue
     try:
-        value = _decode_json(text)
+        value = bounded_json(text, strict_keys=True)
     except _Refused as refused:
         raise fail(f"invalid JSON: {refused}") from None
+    except JsonLimitError as error:
+        raise fail(error.message) from None
     except json.JSONDecodeError as error:
         json_problem = f"invalid JSON at line {error.lineno}, column {error.colno}: {error.msg}"
         try:
@@ -200,6 +202,26 @@ class _Refused(Exception):
     """Syntax the format allows but runport does not read: never retried as the other format."""
 
 
+class NotJsonError(_Refused):
+    """A constant Python's ``json`` accepts and JSON does not (``NaN``, ``Infinity``)."""
+
+
+class JsonLimitError(Exception):
+    """JSON that is well-formed but past runport's bounds (docs/limits.md): nested deeper than
+    ``MAX_JSON_DEPTH`` or holding a number no JSON value here can carry.
+
+    ``code`` is ``TQX_RUNTIME_INVALID_RESPONSE``: met in an upstream's answer or tool arguments
+    while a receipt is built, it fails the call with that code; in a document it becomes the
+    loader's own ``DocumentError``.
+    """
+
+    code: Final = ErrorCode.RUNTIME_INVALID_RESPONSE.value
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
 def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for key, value in pairs:
@@ -210,33 +232,39 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _constant(name: str) -> Any:
-    raise _Refused(f"{name} is not JSON")
+    raise NotJsonError(f"{name} is not JSON")
 
 
 def _integer(digits: str) -> int:
     if len(digits.lstrip("-")) > MAX_INT_DIGITS:
-        raise _Refused(f"an integer with more than {MAX_INT_DIGITS} digits")
+        raise JsonLimitError(f"the JSON holds an integer with more than {MAX_INT_DIGITS} digits")
     return int(digits)
 
 
 def _real(digits: str) -> float:
     number = float(digits)
     if not math.isfinite(number):
-        raise _Refused(f"the number {digits[:40]!r} is too large for a float")
+        raise JsonLimitError(f"the JSON holds the number {digits[:40]!r}, too large for a float")
     return number
 
 
-def _decode_json(text: str) -> Any:
+def bounded_json(text: str, *, strict_keys: bool = False) -> Any:
+    """``json.loads`` within the number and depth bounds.
+
+    Raises ``JsonLimitError`` past them, ``NotJsonError`` for ``NaN``/``Infinity`` and
+    ``json.JSONDecodeError`` for what is not JSON; ``strict_keys`` refuses a key twice in one
+    object (a document), where an upstream's answer keeps JSON's last-one-wins.
+    """
     try:
         return json.loads(
             text,
-            object_pairs_hook=_pairs,
+            object_pairs_hook=_pairs if strict_keys else None,
             parse_constant=_constant,
             parse_int=_integer,
             parse_float=_real,
         )
     except RecursionError:
-        raise _Refused(f"nested more than {MAX_JSON_DEPTH} levels deep") from None
+        raise JsonLimitError(f"the JSON is nested more than {MAX_JSON_DEPTH} levels deep") from None
 
 
 # ---- YAML ------------------------------------------------------------------------------------

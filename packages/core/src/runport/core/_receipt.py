@@ -1,63 +1,24 @@
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import Any
 
 from pydantic import JsonValue
 
 from runport.contracts import (
-    MAX_INT_DIGITS,
     MAX_JSON_DEPTH,
     AdapterDescriptor,
-    ErrorCode,
     ExecutionReceipt,
     ExecutionRequest,
     ToolCall,
     Usage,
     fingerprint,
 )
+from runport.core._document import JsonLimitError, NotJsonError, bounded_json
 from runport.core._schema import is_valid
 
 _UNSET: Any = object()
-
-
-class JsonLimitError(Exception):
-    """JSON from an upstream that is well-formed but past runport's bounds (docs/limits.md):
-    nested deeper than ``MAX_JSON_DEPTH`` or holding a number no JSON value here can carry.
-
-    ``code`` is ``TQX_RUNTIME_INVALID_RESPONSE``: an adapter that meets it while building a
-    receipt fails the call with that code instead of answering with data every later walk
-    (validation, fingerprints, rendering) would choke on.
-    """
-
-    code: Final = ErrorCode.RUNTIME_INVALID_RESPONSE.value
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
-
-class _NotJson(Exception):
-    pass
-
-
-def _refuse_constant(name: str) -> Any:
-    raise _NotJson(name)
-
-
-def _bounded_int(digits: str) -> int:
-    if len(digits.lstrip("-")) > MAX_INT_DIGITS:
-        raise JsonLimitError(f"the JSON holds an integer with more than {MAX_INT_DIGITS} digits")
-    return int(digits)
-
-
-def _finite_float(digits: str) -> float:
-    number = float(digits)
-    if not math.isfinite(number):
-        raise JsonLimitError(f"the JSON holds the number {digits[:40]!r}, too large for a float")
-    return number
 
 
 def parse_json_text(text: str) -> tuple[bool, JsonValue]:
@@ -68,25 +29,14 @@ def parse_json_text(text: str) -> tuple[bool, JsonValue]:
     raises :class:`JsonLimitError` rather than ``RecursionError`` or ``ValueError``.
     """
     try:
-        value = json.loads(
-            text,
-            parse_constant=_refuse_constant,
-            parse_int=_bounded_int,
-            parse_float=_finite_float,
-        )
-    except RecursionError:
-        raise JsonLimitError(_too_deep()) from None
-    except (ValueError, _NotJson):
+        value = bounded_json(text)
+    except (ValueError, NotJsonError):
         return False, text
     if _deeper_than_bound(value):
-        raise JsonLimitError(_too_deep())
+        raise JsonLimitError(f"the JSON is nested more than {MAX_JSON_DEPTH} levels deep")
     if "\\u" in text and not _unicode(value):
         return False, text
     return True, value
-
-
-def _too_deep() -> str:
-    return f"the JSON is nested more than {MAX_JSON_DEPTH} levels deep"
 
 
 def _deeper_than_bound(value: object) -> bool:

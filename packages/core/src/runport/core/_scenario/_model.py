@@ -8,7 +8,8 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
 from runport.contracts import canonical_json
-from runport.core._receipt import JsonLimitError, parse_json_text
+from runport.core._document import JsonLimitError
+from runport.core._receipt import parse_json_text
 from runport.core._scenario._expectations import ScenarioExpectations, require_json
 
 API_VERSION = "runport.mock/v1"
