@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Final, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, field_validator
 
 from runport.contracts import ErrorCode
+from runport.core._scenario._expectations import require_json
 
 
 class ScenarioError(Exception):
@@ -55,6 +56,29 @@ class File(BaseModel):
 
 
 NonEmpty = Annotated[str, Field(min_length=1)]
+Count = Annotated[int, Field(ge=0)]
+
+
+class TextFields(File):
+    """A piece of text: a ``delta`` in either format (templiqx ``reasoning`` too)."""
+
+    text: NonEmpty
+
+
+class UsageFields(File):
+    """Token counts, as both formats spell them."""
+
+    input_tokens: Count
+    output_tokens: Count
+
+
+class OutputFields(File):
+    """An explicit answer, held to JSON's rules."""
+
+    output: JsonValue = None
+
+    _json_output = field_validator("output")(require_json)
+
 
 _M = TypeVar("_M", bound=BaseModel)
 

@@ -42,7 +42,18 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, JsonValue, field_validator
 
-from runport.core._scenario._decoding import File, NonEmpty, Where, check, kind_of, valid_code
+from runport.core._scenario._decoding import (
+    Count,
+    File,
+    NonEmpty,
+    OutputFields,
+    TextFields,
+    UsageFields,
+    Where,
+    check,
+    kind_of,
+    valid_code,
+)
 from runport.core._scenario._expectations import (
     FINGERPRINT_PATTERN,
     ScenarioExpectations,
@@ -88,14 +99,13 @@ class _TurnFile(File):
     _json_results = field_validator("tool_results")(require_json)
 
 
-class _DeltaFile(File):
+class _DeltaFile(TextFields):
     kind: Literal["delta"]
-    text: NonEmpty
 
 
 class _ToolCallDeltaFile(File):
     kind: Literal["tool_call_delta"]
-    index: Annotated[int, Field(ge=0)]
+    index: Count
     call_id: NonEmpty | None = None
     name: NonEmpty | None = None
     arguments_fragment: str = ""
@@ -106,25 +116,20 @@ class _DelayFile(File):
     ms: Annotated[int, Field(gt=0)]
 
 
-class _UsageFile(File):
+class _UsageFile(UsageFields):
     kind: Literal["usage"]
-    input_tokens: Annotated[int, Field(ge=0)]
-    output_tokens: Annotated[int, Field(ge=0)]
 
 
-class _FinishFile(File):
+class _FinishFile(OutputFields):
     kind: Literal["finish"]
     finish_reason: NonEmpty | None = None
-    output: JsonValue = None
-
-    _json_output = field_validator("output")(require_json)
 
 
 class _FailFile(File):
     kind: Literal["fail"]
     code: str
     message: str
-    retry_after_ms: Annotated[int, Field(ge=0)] | None = None
+    retry_after_ms: Count | None = None
 
     _known_code = field_validator("code")(valid_code)
 

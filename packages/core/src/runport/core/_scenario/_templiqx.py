@@ -14,16 +14,25 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, JsonValue, field_validator
+from pydantic import Field, field_validator
 
-from runport.core._scenario._decoding import File, NonEmpty, Where, check, kind_of, valid_code
+from runport.core._scenario._decoding import (
+    Count,
+    File,
+    OutputFields,
+    TextFields,
+    UsageFields,
+    Where,
+    check,
+    kind_of,
+    valid_code,
+)
 from runport.core._scenario._expectations import (
     FINGERPRINT_PATTERN,
     DocumentExpectation,
     EvidenceExpectation,
     ReceiptPayloadPolicy,
     ScenarioExpectations,
-    require_json,
 )
 from runport.core._scenario._model import (
     TEMPLIQX_API_VERSION,
@@ -74,17 +83,14 @@ class _DelayStep(_StepFile):
     delay_ms: Annotated[int, Field(gt=0)]
 
 
-class _SuccessStep(_StepFile):
+class _SuccessStep(_StepFile, OutputFields):
     kind: Literal["runtime_success"]
-    output: JsonValue = None
     output_schema_valid: bool | None = None
-
-    _json_output = field_validator("output")(require_json)
 
 
 class _Failure(File):
     code: str
-    retry_after_ms: Annotated[int, Field(ge=0)] | None = None
+    retry_after_ms: Count | None = None
     detail: str
 
     _known_code = field_validator("code")(valid_code)
@@ -107,32 +113,25 @@ class _StartItem(_StepFile):
     kind: Literal["start"]
 
 
-class _DeltaItem(_StepFile):
+class _DeltaItem(_StepFile, TextFields):
     kind: Literal["delta"]
-    text: NonEmpty
 
 
-class _ReasoningItem(_StepFile):
+class _ReasoningItem(_StepFile, TextFields):
     kind: Literal["reasoning"]
-    text: NonEmpty
 
 
-class _UsageItem(_StepFile):
+class _UsageItem(_StepFile, UsageFields):
     kind: Literal["usage"]
-    input_tokens: Annotated[int, Field(ge=0)]
-    output_tokens: Annotated[int, Field(ge=0)]
 
 
 class _EndItem(_StepFile):
     kind: Literal["end"]
 
 
-class _FinishItem(_StepFile):
+class _FinishItem(_StepFile, OutputFields):
     kind: Literal["finish"]
-    output: JsonValue = None
     output_schema_valid: bool | None = None
-
-    _json_output = field_validator("output")(require_json)
 
 
 _ITEMS: Mapping[str, type[_StepFile]] = {
