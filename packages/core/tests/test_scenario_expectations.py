@@ -66,6 +66,7 @@ def test_a_turn_states_what_its_tool_calls_get_back() -> None:
 
     assert scenario.turns[0].tool_results == {"c1": {"sum": 3}}
     assert scenario.turns[1].tool_results == {}
+    assert hash(scenario) == hash(scenario.model_copy())
 
 
 def test_a_tool_result_for_a_call_the_turn_did_not_make_is_refused() -> None:

@@ -178,6 +178,11 @@ class ScenarioTurn(Value):
                 raise ValueError("the explicit output disagrees with the turn's deltas")
         return self
 
+    def __hash__(self) -> int:
+        # tool_results is a mapping: hashed by its canonical JSON, as FinishEvent's output is.
+        results = canonical_json(dict(self.tool_results))
+        return hash((self.events, self.fixture_output_first, results))
+
     @property
     def terminal(self) -> FinishEvent | FailEvent:
         last = self.events[-1]
