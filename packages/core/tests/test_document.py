@@ -3,6 +3,7 @@ the text, every refusal a ``DocumentError`` with a stable code."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from runport.core import (
     load_document,
     parse_document,
 )
+from runport.core._document import PythonYamlLoader, _decode_yaml, _Refused
 
 
 def refused(text: str) -> DocumentError:
@@ -248,3 +250,36 @@ def test_a_file_that_cannot_be_read_is_data_invalid(
 
     assert caught.value.code == "TQX_DATA_INVALID"
     assert caught.value.message.startswith(message)
+
+
+# ---- without libyaml ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: [1, {b: x}]\nc: &x [1]\nd: *x\n",
+        "- &a {k: v}\n- <<: *a\n  j: 2\n",
+        "when: 2024-01-01\n",
+        alias_ladder(4),
+    ],
+)
+def test_pyyamls_own_scanner_reads_what_libyaml_reads(text: str) -> None:
+    """Where PyYAML was built without libyaml, its Python scanner and parser take over under
+    the same bounded composer."""
+    assert _decode_yaml(text, PythonYamlLoader) == _decode_yaml(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (alias_ladder(9), "more than 100,000 values once its aliases are expanded"),
+        ("x: " + nested(200), f"nested more than {MAX_JSON_DEPTH} levels deep"),
+        ("x: &a [*a]\n", "a recursive alias makes the document contain itself"),
+        ("x: " + "1" * (MAX_INT_DIGITS + 1), f"an integer with more than {MAX_INT_DIGITS} digits"),
+        ("x: !!set {a}\n", "the tag 'tag:yaml.org,2002:set' is not JSON data"),
+    ],
+)
+def test_pyyamls_own_scanner_is_bounded_the_same_way(text: str, message: str) -> None:
+    with pytest.raises(_Refused, match=re.escape(message)):
+        _decode_yaml(text, PythonYamlLoader)

@@ -13,28 +13,17 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from typing import Any, Final
 
 import yaml
 from pydantic import JsonValue
 from yaml.composer import Composer
 from yaml.constructor import ConstructorError, SafeConstructor
+from yaml.parser import Parser
+from yaml.reader import Reader
 from yaml.resolver import Resolver
-
-try:
-    from yaml._yaml import CParser as _Parser
-except ImportError:  # PyYAML built without libyaml
-    from yaml.parser import Parser
-    from yaml.reader import Reader
-    from yaml.scanner import Scanner
-
-    class _Parser(Reader, Scanner, Parser):  # type: ignore[no-redef]
-        def __init__(self, stream: str) -> None:
-            Reader.__init__(self, stream)
-            Scanner.__init__(self)
-            Parser.__init__(self)
-
+from yaml.scanner import Scanner
 
 from runport.contracts import MAX_INT_DIGITS, MAX_JSON_DEPTH, ErrorCode
 
@@ -270,18 +259,18 @@ def bounded_json(text: str, *, strict_keys: bool = False) -> Any:
 # ---- YAML ------------------------------------------------------------------------------------
 
 
-class _Loader(Composer, _Parser, SafeConstructor, Resolver):
+class _Bounded(Composer, SafeConstructor, Resolver):
     """A safe YAML loader bounded while it composes, keeping JSON's data model.
 
-    libyaml scans and parses when it is installed (its parser keeps an explicit stack, never
-    recursing), PyYAML's own code otherwise; composing is always PyYAML's, so it can stop past
-    the depth and node bounds before recursion or memory run away, and before the graph is
-    checked. Unquoted dates stay strings, and a key repeated in one mapping is an error instead
-    of the last one silently winning.
+    Composing is always PyYAML's, so it can stop past the depth and node bounds before
+    recursion or memory run away, and before the graph is checked; scanning and parsing come
+    from a subclass. Unquoted dates stay strings, and a key repeated in one mapping is an error
+    instead of the last one silently winning.
     """
 
-    def __init__(self, stream: str) -> None:
-        _Parser.__init__(self, stream)
+    peek_event: Callable[[], yaml.Event | None]  # from the parser a subclass brings
+
+    def _start(self) -> None:
         Composer.__init__(self)
         SafeConstructor.__init__(self)
         Resolver.__init__(self)
@@ -325,14 +314,39 @@ class _Loader(Composer, _Parser, SafeConstructor, Resolver):
         return super().construct_mapping(node, deep=deep)
 
 
-_Loader.yaml_implicit_resolvers = {
+_Bounded.yaml_implicit_resolvers = {
     first: [(tag, regex) for tag, regex in resolvers if tag != "tag:yaml.org,2002:timestamp"]
     for first, resolvers in Resolver.yaml_implicit_resolvers.items()
 }
 
 
-def _decode_yaml(text: str) -> Any:
-    loader = _Loader(text)
+class PythonYamlLoader(_Bounded, Reader, Scanner, Parser):
+    """PyYAML's own scanner and parser: the reader when libyaml is not installed."""
+
+    def __init__(self, stream: str) -> None:
+        Reader.__init__(self, stream)
+        Scanner.__init__(self)
+        Parser.__init__(self)
+        self._start()
+
+
+YamlLoader: type[PythonYamlLoader] = PythonYamlLoader
+if yaml.__with_libyaml__:
+    from yaml._yaml import CParser
+
+    class _LibyamlLoader(_Bounded, CParser):
+        """libyaml scans and parses: an explicit stack, never recursing, and several times
+        faster than PyYAML's Python scanner."""
+
+        def __init__(self, stream: str) -> None:
+            CParser.__init__(self, stream)
+            self._start()
+
+    YamlLoader = _LibyamlLoader  # type: ignore[assignment]
+
+
+def _decode_yaml(text: str, loader_class: type[PythonYamlLoader] = YamlLoader) -> Any:
+    loader = loader_class(text)
     try:
         node = loader.get_single_node()
         if node is None:
