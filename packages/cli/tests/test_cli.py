@@ -314,3 +314,33 @@ def test_a_duplicate_key_in_a_json_input_file_is_refused(tmp_path: Path) -> None
     )
     assert result.returncode == 1
     assert "'topic' appears twice" in result.stderr
+
+
+def _alias_ladder(levels: int) -> str:
+    lines = ["l0: &l0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"l{n}: &l{n} [" + ", ".join([f"*l{n - 1}"] * 10) + "]" for n in range(1, levels)]
+    return "inputs:\n  topic: hi\n" + "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        (_alias_ladder(12), "more than 100,000 values once its aliases are expanded"),
+        ('{"inputs": {"topic": ' + "[" * 5_000 + "]" * 5_000 + "}}", "levels deep"),
+        ('{"inputs": {"topic": ' + "7" * 5_000 + "}}", "more than 4300 digits"),
+        ('{"inputs": {"topic": "\\ud800"}}', "lone surrogate"),
+    ],
+)
+def test_a_hostile_input_file_is_one_coded_line(tmp_path: Path, content: str, needle: str) -> None:
+    """Regression (issue 10, items 3 and 4): an alias ladder hung the CLI; deep nesting, huge
+    integers and lone surrogates printed tracebacks."""
+    hostile = tmp_path / "in.yaml"
+    hostile.write_text(content, encoding="utf-8")
+    result = runport(
+        "run", QUICK / "contract.yaml", "--input", hostile, "--scenario", QUICK / "scenario.yaml"
+    )
+    assert result.returncode == 1
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("runport: error: TQX_DATA_INVALID: input file ")
+    assert needle in line
+    _no_traceback(result)

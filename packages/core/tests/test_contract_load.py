@@ -139,7 +139,7 @@ def test_duplicate_yaml_key_is_a_parse_error(tmp_path: Path) -> None:
     (diagnostic,) = caught.value.diagnostics
     assert diagnostic.code == ErrorCode.PARSE_YAML
     assert diagnostic.message == (
-        "invalid YAML at line 3, column 1: found duplicate key 'id' "
+        "invalid YAML at line 3, column 1: key 'id' appears twice in one mapping "
         "(while constructing a mapping started at line 1, column 1)"
     )
 

@@ -79,15 +79,14 @@ def test_v1_check_metadata_is_kept() -> None:
 
     assert scenario.contract == "greet"
     assert scenario.input == "inputs/greet.json"
-    assert scenario.expected_status == "success"
-    assert scenario.expected_diagnostics == ()
-    assert scenario.expected_output_fingerprint == (
+    assert scenario.expectations.status == "success"
+    assert scenario.expectations.diagnostics == ()
+    assert scenario.expectations.output_fingerprint == (
         "c25bf945aaff8fe16826d3c1ef117044d6cc1af8e0e9f0b4162308460a8207a7"
     )
-    assert scenario.expected_output_schema_valid is True
-    assert scenario.expected_failure is None
+    assert scenario.expectations.output_schema_valid is True
+    assert scenario.expectations.failure is None
     assert scenario.kind is None
-    assert scenario.turns[0].output_schema_valid is None
 
 
 def test_expectations_gather_the_expected_fields() -> None:
@@ -104,6 +103,7 @@ def test_expectations_gather_the_expected_fields() -> None:
         status="failure",
         failure="TQX_RUNTIME_RATE_LIMITED",
         diagnostics=("TQX_RUNTIME_RATE_LIMITED",),
+        receipt_payload_policy="no_successful_receipt",
     )
 
 
@@ -112,10 +112,10 @@ def test_unstated_expectations_are_none() -> None:
 
     assert scenario.contract is None
     assert scenario.input is None
-    assert scenario.expected_status is None
-    assert scenario.expected_diagnostics is None
-    assert scenario.expected_output_fingerprint is None
-    assert scenario.expected_output_schema_valid is None
+    assert scenario.expectations.status is None
+    assert scenario.expectations.diagnostics is None
+    assert scenario.expectations.output_fingerprint is None
+    assert scenario.expectations.output_schema_valid is None
     assert scenario.source is None
     assert scenario.expectations == ScenarioExpectations()
 
@@ -404,8 +404,8 @@ _FINISH = {"kind": "finish"}
         ),
         (
             _v1([{"kind": "finish", "output": float("nan")}]),
-            "<scenario>: turn 0, event 0 (finish): field 'output': Out of range float values "
-            "are not JSON compliant",
+            "<scenario>: not a finite number (JSON has no NaN or infinity) "
+            "(at /turns/0/events/0/output)",
         ),
         (
             _v1([{"kind": "finish", "finish_reason": 1}]),
@@ -520,13 +520,13 @@ def test_parse_scenario_names_the_given_source() -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ('{"api_version": "runport.mock/v1", "id": ', "malformed JSON: Expecting value"),
-        ("[1, 2", "malformed JSON: Expecting"),
-        ("api_version: runport.mock/v1\nid: [unclosed\n", "malformed YAML: "),
-        ("a: 1\n  b: 2\n", "malformed YAML: "),
-        ('{"id": "a", "id": "b"}', "malformed JSON: duplicate key 'id'"),
-        ("id: a\nid: b\n", "malformed YAML: "),
-        ('{"x": NaN}', "malformed JSON: NaN is not JSON"),
+        ('{"api_version": "runport.mock/v1", "id": ', "invalid JSON at line 1, column 42: Exp"),
+        ("[1, 2", "invalid JSON at line 1, column 6: Expecting"),
+        ("api_version: runport.mock/v1\nid: [unclosed\n", "invalid YAML at line 3, column 1: "),
+        ("a: 1\n  b: 2\n", "invalid YAML at line 2, column 4: "),
+        ('{"id": "a", "id": "b"}', "invalid JSON: key 'id' appears twice in one mapping"),
+        ("id: a\nid: b\n", "invalid YAML at line 2, column 1: key 'id' appears twice"),
+        ('{"x": NaN}', "invalid JSON: NaN is not JSON"),
     ],
 )
 def test_malformed_files_are_refused(tmp_path: Path, text: str, message: str) -> None:
@@ -544,7 +544,7 @@ def test_yaml_duplicate_key_is_named(tmp_path: Path) -> None:
     path = tmp_path / "dup.yaml"
     path.write_text("api_version: runport.mock/v1\nid: a\nid: b\nturns: []\n", encoding="utf-8")
 
-    with pytest.raises(ScenarioError, match="duplicate key 'id'"):
+    with pytest.raises(ScenarioError, match="key 'id' appears twice"):
         load_scenario(path)
 
 
@@ -554,7 +554,7 @@ def test_missing_file_is_a_scenario_error(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError) as caught:
         load_scenario(path)
 
-    assert str(caught.value).startswith(f"{path}: cannot read the scenario: ")
+    assert str(caught.value).startswith(f"{path}: cannot read the file: ")
     assert caught.value.source == str(path)
 
 
@@ -602,7 +602,6 @@ def test_templiqx_steps_success_loads_as_one_turn() -> None:
         ScenarioTurn(
             events=(DelayEvent(ms=40), DelayEvent(ms=2), FinishEvent()),
             fixture_output_first=True,
-            output_schema_valid=True,
         ),
     )
     assert scenario.id == "steps-success"
@@ -610,25 +609,25 @@ def test_templiqx_steps_success_loads_as_one_turn() -> None:
     assert scenario.kind == "happy_path"
     assert scenario.input == "inputs/request.json"
     assert scenario.expected_output == "outputs/expected.json"
-    assert scenario.expected_output_fingerprint == (
+    assert scenario.expectations.output_fingerprint == (
         "9007a927c0949bca07e3e42744fcf9768095a304161f600d070dac1d8defe035"
     )
-    assert scenario.expected_diagnostics == ()
-    assert scenario.expected_status == "success"
-    assert scenario.expected_failure is None
-    assert scenario.expected_output_schema_valid is True
-    assert scenario.receipt_payload_policy == "fingerprints_only"
-    assert scenario.evidence == (
+    assert scenario.expectations.diagnostics == ()
+    assert scenario.expectations.status == "success"
+    assert scenario.expectations.failure is None
+    assert scenario.expectations.output_schema_valid is True
+    assert scenario.expectations.receipt_payload_policy == "fingerprints_only"
+    assert scenario.expectations.evidence == (
         EvidenceExpectation(
             document_id="DOC-1",
             fragment_id="para-3",
             quote_sha256="0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0",
         ),
     )
-    assert scenario.document_expectation == DocumentExpectation(
+    assert scenario.expectations.document == DocumentExpectation(
         status="not_applicable", unresolved_references=0
     )
-    assert scenario.golden_receipt_fingerprint == "1" * 64
+    assert scenario.expectations.golden_receipt_fingerprint == "1" * 64
 
 
 def test_templiqx_failure_step_becomes_a_fail_event() -> None:
@@ -637,13 +636,13 @@ def test_templiqx_failure_step_becomes_a_fail_event() -> None:
     assert scenario.turns[0].events == (
         FailEvent(code="TQX_RUNTIME_RATE_LIMITED", message="slow down", retry_after_ms=1500),
     )
-    assert scenario.turns[0].output_schema_valid is None
-    assert scenario.expected_status == "failure"
-    assert scenario.expected_failure == "TQX_RUNTIME_RATE_LIMITED"
-    assert scenario.expected_diagnostics == ("TQX_RUNTIME_RATE_LIMITED",)
-    assert scenario.receipt_payload_policy == "no_successful_receipt"
-    assert scenario.evidence is None
-    assert scenario.document_expectation is None
+    assert scenario.expectations.output_schema_valid is None
+    assert scenario.expectations.status == "failure"
+    assert scenario.expectations.failure == "TQX_RUNTIME_RATE_LIMITED"
+    assert scenario.expectations.diagnostics == ("TQX_RUNTIME_RATE_LIMITED",)
+    assert scenario.expectations.receipt_payload_policy == "no_successful_receipt"
+    assert scenario.expectations.evidence is None
+    assert scenario.expectations.document is None
 
 
 def test_templiqx_explicit_output_and_stated_invalidity_are_kept() -> None:
@@ -653,8 +652,7 @@ def test_templiqx_explicit_output_and_stated_invalidity_are_kept() -> None:
     assert isinstance(finish, FinishEvent)
     assert finish.has_output
     assert finish.output == {"effective_date": "31/02/2024"}
-    assert scenario.turns[0].output_schema_valid is False
-    assert scenario.expected_output_schema_valid is False
+    assert scenario.expectations.output_schema_valid is False
     assert scenario.kind == "invalid"
 
 
@@ -671,7 +669,6 @@ def test_templiqx_events_drop_reasoning_and_keep_deltas_and_usage() -> None:
                 FinishEvent(),
             ),
             fixture_output_first=True,
-            output_schema_valid=True,
         ),
     )
 
@@ -955,15 +952,7 @@ def test_scenario_model_fields_are_the_documented_ones() -> None:
         "contract",
         "input",
         "expected_output",
-        "expected_status",
-        "expected_failure",
-        "expected_diagnostics",
-        "expected_output_fingerprint",
-        "expected_output_schema_valid",
         "kind",
-        "receipt_payload_policy",
-        "evidence",
-        "document_expectation",
-        "golden_receipt_fingerprint",
+        "expectations",
         "source",
     ]

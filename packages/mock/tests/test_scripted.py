@@ -755,7 +755,7 @@ def test_validity_is_computed_never_taken_from_the_scenario(make_request: MakeRe
 
     receipt = ScriptedRuntime(scenario).execute(make_request(OBJECT_SCHEMA))
 
-    assert scenario.turns[0].output_schema_valid is True
+    assert scenario.expectations.output_schema_valid is True
     assert receipt.output_schema_valid is False
 
 

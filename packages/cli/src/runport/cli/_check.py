@@ -14,8 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from runport.application import RunError, RunResult, execute_contract, run, run_stream
 from runport.cli._errors import CliError
 from runport.cli._files import read_data, read_request
@@ -24,16 +22,17 @@ from runport.contracts import ErrorCode, ExecutionReceipt, OperationEnvelope
 from runport.core import (
     Contract,
     ContractError,
+    DocumentError,
     Scenario,
     ScenarioError,
+    is_contract_document,
+    is_scenario_document,
     load_contract,
+    load_document,
     load_scenario,
-    load_yaml,
 )
 from runport.mock import ScriptedRuntime
 
-CONTRACT_VERSIONS = frozenset({"runport/v1alpha1", "templiqx/v1alpha1"})
-SCENARIO_VERSIONS = frozenset({"runport.mock/v1", "templiqx.mock/v1alpha1"})
 SUFFIXES = frozenset({".json", ".yaml", ".yml"})
 
 
@@ -102,16 +101,13 @@ def _discover(root: Path) -> _Found:
     for path in _files(root):
         rel = path.relative_to(root)
         try:
-            data = load_yaml(path.read_text(encoding="utf-8"))
-        except (yaml.YAMLError, UnicodeDecodeError, OSError) as error:
-            found.broken.append(Outcome(f"file {rel}", [f"cannot be parsed: {error}"]))
+            data = load_document(path)
+        except DocumentError as error:
+            found.broken.append(Outcome(f"file {rel}", [f"cannot be parsed: {error.message}"]))
             continue
         if not isinstance(data, dict):
             continue
-        version = data.get("api_version")
-        if version in CONTRACT_VERSIONS and "package" not in data:
-            # templiqx package manifests (`templiqx.yaml`) share the api_version but list
-            # contracts instead of being one
+        if is_contract_document(data):
             try:
                 contract = load_contract(path)
             except ContractError as error:
@@ -121,12 +117,11 @@ def _discover(root: Path) -> _Found:
                 found.broken.append(Outcome(f"contract {rel}", [f"duplicate id {contract.id!r}"]))
                 continue
             found.contracts[contract.id] = contract
-        elif version in SCENARIO_VERSIONS and isinstance(data.get("scenarios"), list):
+        elif is_scenario_document(data) and isinstance(data.get("scenarios"), list):
             found.inventories.append((path, data))
-        elif version in SCENARIO_VERSIONS:
-            found.scenarios.append(
-                (path, data.get("id") if isinstance(data.get("id"), str) else None)
-            )
+        elif is_scenario_document(data):
+            scenario_id = data.get("id")
+            found.scenarios.append((path, scenario_id if isinstance(scenario_id, str) else None))
     return found
 
 
@@ -241,27 +236,9 @@ def _status(observed: Observed) -> str:
 
 def expectation_problems(scenario: Scenario, observed: Observed) -> list[str]:
     """Every expectation the scenario states that the observed outcome does not meet."""
-    problems: list[str] = []
-    receipt = observed.receipt
-    codes = list(observed.codes)
-    expect = scenario.expectations
-    if expect.status is not None and expect.status != _status(observed):
-        problems.append(f"status: expected {expect.status}, got {_status(observed)} {codes}")
-    if expect.failure is not None and expect.failure not in observed.errors:
-        problems.append(f"failure: expected {expect.failure}, got {list(observed.errors)}")
-    if expect.diagnostics is not None and sorted(set(expect.diagnostics)) != codes:
-        problems.append(f"diagnostics: expected {sorted(set(expect.diagnostics))}, got {codes}")
-    actual_fp = receipt.output_fingerprint if receipt is not None else None
-    if expect.output_fingerprint is not None and expect.output_fingerprint != actual_fp:
-        problems.append(
-            f"output fingerprint: expected {expect.output_fingerprint}, got {actual_fp}"
-        )
-    actual_valid = receipt.output_schema_valid if receipt is not None else None
-    if expect.output_schema_valid is not None and expect.output_schema_valid != actual_valid:
-        problems.append(
-            f"output_schema_valid: expected {expect.output_schema_valid}, got {actual_valid}"
-        )
-    return problems
+    return scenario.expectations.compare(
+        ok=observed.ok, codes=observed.codes, errors=observed.errors, receipt=observed.receipt
+    )
 
 
 def _check_inventory(root: Path, path: Path, data: Any, results: dict[str, Observed]) -> Outcome:

@@ -4,54 +4,19 @@ import json
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from runport.cli._errors import CliError
 from runport.contracts import ErrorCode
-from runport.core import load_yaml
+from runport.core import DocumentError, load_document, parse_document
 
 
 def read_data(path: Path, *, what: str) -> Any:
-    """Read a JSON or YAML file, or fail with one clear line naming the file."""
+    """Read a JSON or YAML file through core's bounded reader, or fail with one clear line."""
+    if not path.exists():
+        raise CliError(ErrorCode.DATA_INVALID, f"{what} file not found: {path}")
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise CliError(ErrorCode.DATA_INVALID, f"{what} file not found: {path}") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise CliError(ErrorCode.DATA_INVALID, f"cannot read {what} file {path}: {error}") from None
-    try:
-        if path.suffix in {".yaml", ".yml"}:
-            return load_yaml(text)
-        return json.loads(text, object_pairs_hook=_refuse_duplicate_keys)
-    except _DuplicateKeyError as error:
-        raise CliError(ErrorCode.DATA_INVALID, f"{what} file {path}: {error}") from None
-    except json.JSONDecodeError as error:
-        raise CliError(
-            ErrorCode.DATA_INVALID,
-            f"{what} file {path} is not valid JSON (line {error.lineno}, column {error.colno}): "
-            f"{error.msg}",
-        ) from None
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
-        raise CliError(
-            ErrorCode.PARSE_YAML, f"{what} file {path} is not valid YAML{where}"
-        ) from None
-
-
-class _DuplicateKeyError(ValueError):
-    pass
-
-
-def _refuse_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """JSON allows a repeated key and keeps the last; a request file that says two things about
-    one input is refused instead, as the YAML loader refuses it."""
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise _DuplicateKeyError(f"key {key!r} appears twice in one object")
-        result[key] = value
-    return result
+        return load_document(path)
+    except DocumentError as error:
+        raise CliError(error.code, f"{what} file {path}: {error.message}") from None
 
 
 REQUEST_KEYS = frozenset({"inputs", "context", "fixture_output"})
@@ -82,9 +47,14 @@ def inline_value(item: str) -> tuple[str, Any]:
     if not equals or not key:
         raise CliError("usage", f"-i takes KEY=VALUE, not {item!r}")
     try:
-        return key, json.loads(text, object_pairs_hook=_refuse_duplicate_keys)
+        json.loads(text)
     except ValueError:
         return key, text
+    try:
+        # JSON it is: decoded again by the strict, bounded reader every other input goes through.
+        return key, parse_document(text, source=f"-i {key}")
+    except DocumentError as error:
+        raise CliError(error.code, error.message) from None
 
 
 def request(

@@ -31,13 +31,8 @@ class _ScriptedCall:
 
 
 def stated_results(turn: ScenarioTurn) -> Mapping[str, JsonValue]:
-    """The tool results a turn states, keyed by call id or tool name (none: an empty mapping).
-
-    The single place that reads the format's per-turn ``tool_results``; a turn model without
-    the field states none.
-    """
-    results = getattr(turn, "tool_results", None)
-    return results if isinstance(results, Mapping) else {}
+    """The tool results a turn states, keyed by call id (none: an empty mapping)."""
+    return turn.tool_results
 
 
 def _scripted_calls(turn: ScenarioTurn) -> list[_ScriptedCall]:

@@ -2,6 +2,7 @@
 
 from runport.contracts._canonical import canonical_json, fingerprint
 from runport.contracts._codes import ErrorCode
+from runport.contracts._limits import MAX_INT_DIGITS, MAX_JSON_DEPTH
 from runport.contracts._models import (
     AdapterDescriptor,
     CompiledInteraction,
@@ -21,6 +22,8 @@ from runport.contracts._models import (
 )
 
 __all__ = [
+    "MAX_INT_DIGITS",
+    "MAX_JSON_DEPTH",
     "AdapterDescriptor",
     "CompiledInteraction",
     "Complete",

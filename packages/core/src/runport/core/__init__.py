@@ -1,9 +1,20 @@
-"""Contract loading and compilation, output validation, receipts, stream assembly and the
-scenario format (docs/contracts.md, docs/scenarios.md)."""
+"""Contract loading and compilation, output validation, receipts, stream assembly, the
+scenario format and the bounded document reader (docs/contracts.md, docs/scenarios.md,
+docs/limits.md)."""
 
 from runport.core._assembler import StreamAssembler, StreamGrammarError
 from runport.core._compile import compile_contract
 from runport.core._contract import Contract, ContractError, load_contract, parse_contract
+from runport.core._discovery import is_contract_document, is_scenario_document
+from runport.core._document import (
+    MAX_DOCUMENT_BYTES,
+    MAX_DOCUMENT_NODES,
+    MAX_SCALAR_BYTES,
+    DocumentError,
+    JsonLimitError,
+    load_document,
+    parse_document,
+)
 from runport.core._receipt import build_receipt, is_text_schema, parse_json_text
 from runport.core._scenario import (
     DelayEvent,
@@ -13,6 +24,7 @@ from runport.core._scenario import (
     Scenario,
     ScenarioError,
     ScenarioEvent,
+    ScenarioExpectations,
     ScenarioTurn,
     ToolCallDeltaEvent,
     UsageEvent,
@@ -20,18 +32,23 @@ from runport.core._scenario import (
     parse_scenario,
 )
 from runport.core._schema import schema_errors, validate_output
-from runport.core._yaml import load_yaml
 
 __all__ = [
+    "MAX_DOCUMENT_BYTES",
+    "MAX_DOCUMENT_NODES",
+    "MAX_SCALAR_BYTES",
     "Contract",
     "ContractError",
     "DelayEvent",
     "DeltaEvent",
+    "DocumentError",
     "FailEvent",
     "FinishEvent",
+    "JsonLimitError",
     "Scenario",
     "ScenarioError",
     "ScenarioEvent",
+    "ScenarioExpectations",
     "ScenarioTurn",
     "StreamAssembler",
     "StreamGrammarError",
@@ -39,11 +56,14 @@ __all__ = [
     "UsageEvent",
     "build_receipt",
     "compile_contract",
+    "is_contract_document",
+    "is_scenario_document",
     "is_text_schema",
     "load_contract",
+    "load_document",
     "load_scenario",
-    "load_yaml",
     "parse_contract",
+    "parse_document",
     "parse_json_text",
     "parse_scenario",
     "schema_errors",

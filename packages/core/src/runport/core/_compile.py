@@ -7,12 +7,11 @@ import importlib.metadata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
 from runport.contracts import CompiledInteraction, Diagnostic, ErrorCode, Message
 from runport.core._contract import Contract, ContractError, ValueSpec, is_json
+from runport.core._document import json_pointer
 from runport.core._render import Scope, render_nodes
-from runport.core._schema import FORMAT_CHECKER, json_pointer, schema_problems
+from runport.core._schema import schema_errors, schema_problems
 
 
 def _compiler_version() -> str:
@@ -128,15 +127,13 @@ def _schema_problems(spec: ValueSpec, value: object, pointer: str, what: str) ->
                 message=f"the schema declared for {what} is invalid: {reasons[0]}",
             )
         ]
-    validator = Draft202012Validator(spec.json_schema, format_checker=FORMAT_CHECKER)
-    errors = sorted(
-        validator.iter_errors(value), key=lambda e: (json_pointer(e.absolute_path), e.message)
-    )
+    errors = schema_errors(spec.json_schema, value)
+    assert not isinstance(errors, str)  # the schema was just checked
     return [
         Diagnostic(
             code=ErrorCode.VALUE_SCHEMA,
-            json_pointer=pointer + json_pointer(error.absolute_path),
-            message=f"{what}: {error.message}",
+            json_pointer=pointer + at,
+            message=f"{what}: {message}",
         )
-        for error in errors
+        for at, message in errors
     ]

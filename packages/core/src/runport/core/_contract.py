@@ -3,13 +3,11 @@
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Annotated, Any, Literal, TypeGuard
 
-import yaml
 from pydantic import (
     AliasChoices,
     BaseModel,
@@ -21,9 +19,14 @@ from pydantic import (
 )
 
 from runport.contracts import Diagnostic, ErrorCode, ToolSpec
-from runport.core._schema import json_pointer, schema_problems, validate_output
+from runport.core._document import (
+    DocumentError,
+    json_pointer,
+    json_value_problem,
+    load_document,
+)
+from runport.core._schema import schema_problems, validate_output
 from runport.core._template import expand_templates
-from runport.core._yaml import load_yaml
 
 # semver.org's own regular expression, so "1.0" and "01.2.3" are refused as they are there.
 _SEMVER = re.compile(
@@ -229,38 +232,14 @@ def _problem(code: ErrorCode, pointer: str | None, message: str) -> Diagnostic:
 
 
 def load_contract(path: str | os.PathLike[str]) -> Contract:
-    """Read a contract file (YAML, or JSON, which YAML reads too)."""
+    """Read a contract file (YAML, or JSON) through the bounded document reader."""
     source = os.fspath(path)
     try:
-        with open(source, encoding="utf-8") as handle:
-            text = handle.read()
-    except (OSError, UnicodeDecodeError) as error:
-        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
-        raise ContractError(
-            [_problem(ErrorCode.DATA_INVALID, None, f"cannot read contract file: {reason}")],
-            source=source,
-        ) from error
-    try:
-        data = load_yaml(text)
-    except yaml.YAMLError as error:
-        raise ContractError([_yaml_problem(error)], source=source) from error
+        data = load_document(source, code=ErrorCode.PARSE_YAML)
+    except DocumentError as error:
+        diagnostic = _problem(ErrorCode(error.code), error.pointer, error.message)
+        raise ContractError([diagnostic], source=source) from error
     return parse_contract(data, source=source)
-
-
-def _yaml_problem(error: yaml.YAMLError) -> Diagnostic:
-    if not isinstance(error, yaml.MarkedYAMLError):
-        return _problem(ErrorCode.PARSE_YAML, None, f"invalid YAML: {error}")
-    message = error.problem or error.context or "invalid YAML"
-    if error.problem and error.context:
-        started = f" started at {_at(error.context_mark)}" if error.context_mark else ""
-        message = f"{message} ({error.context}{started})"
-    mark = error.problem_mark or error.context_mark
-    where = f" at {_at(mark)}" if mark is not None else ""
-    return _problem(ErrorCode.PARSE_YAML, None, f"invalid YAML{where}: {message}")
-
-
-def _at(mark: yaml.Mark) -> str:
-    return f"line {mark.line + 1}, column {mark.column + 1}"
 
 
 def parse_contract(data: object, *, source: str | None = None) -> Contract:
@@ -276,6 +255,11 @@ def parse_contract(data: object, *, source: str | None = None) -> Contract:
             [_problem(ErrorCode.CONTRACT_INVALID, "", f"a contract must be a mapping, not {kind}")],
             source=source,
         )
+    refused = json_value_problem(data, document=False)
+    if refused is not None:
+        # Nothing else is checked: every later check walks the data and relies on its bounds.
+        pointer, message = refused
+        raise ContractError([_problem(ErrorCode.CONTRACT_INVALID, pointer, message)], source=source)
     # Template strings become the nodes they stand for before anything else looks at them.
     data, template_problems, relocate = expand_templates(data)
     diagnostics: list[Diagnostic] = []
@@ -342,31 +326,8 @@ def _locate(loc: tuple[int | str, ...], detail: Any, data: object) -> tuple[str,
 
 
 def is_json(value: object) -> bool:
-    """Whether ``value`` is plain JSON data: what templates, schemas and fingerprints expect."""
-    if isinstance(value, str):
-        return _encodable(value)
-    if value is None or isinstance(value, bool | int):
-        return True
-    if isinstance(value, float):
-        return math.isfinite(value)
-    if isinstance(value, list):
-        return all(is_json(item) for item in value)
-    if isinstance(value, dict):
-        return all(
-            isinstance(key, str) and _encodable(key) and is_json(item)
-            for key, item in value.items()
-        )
-    return False
-
-
-def _encodable(text: str) -> bool:
-    """A lone surrogate is a Python string but not Unicode text: it cannot be UTF-8 encoded,
-    so it could never be fingerprinted or sent."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    """Whether ``value`` is bounded JSON data: what templates, schemas and fingerprints expect."""
+    return json_value_problem(value, document=False) is None
 
 
 def _schema_checkable(value: object) -> TypeGuard[dict[str, Any]]:
@@ -374,12 +335,7 @@ def _schema_checkable(value: object) -> TypeGuard[dict[str, Any]]:
 
 
 def _cross_field_problems(data: Mapping[Any, Any]) -> list[Diagnostic]:
-    problems = [
-        _problem(
-            ErrorCode.CONTRACT_INVALID, pointer, "not a finite number (JSON has no NaN or infinity)"
-        )
-        for pointer in _non_finite(data, "")
-    ]
+    problems: list[Diagnostic] = []
     output_schema = data.get("output_schema")
     output_schema_ok = False
     if _schema_checkable(output_schema):
@@ -408,19 +364,6 @@ def _cross_field_problems(data: Mapping[Any, Any]) -> list[Diagnostic]:
     problems.extend(_ref_problems(data.get("messages"), declared))
     problems.extend(_eval_problems(data.get("evals"), output_schema if output_schema_ok else None))
     return problems
-
-
-def _non_finite(value: object, pointer: str) -> Iterator[str]:
-    """Where YAML's ``.nan``/``.inf`` hide: pydantic's ``JsonValue`` lets them through, but
-    canonical JSON and fingerprints cannot carry them."""
-    if isinstance(value, float) and not math.isfinite(value):
-        yield pointer
-    elif isinstance(value, Mapping):
-        for key, item in value.items():
-            yield from _non_finite(item, f"{pointer}{json_pointer([key])}")
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _non_finite(item, f"{pointer}/{index}")
 
 
 def _tool_problems(tools: object) -> Iterator[Diagnostic]:

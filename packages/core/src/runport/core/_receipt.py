@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import JsonValue
 
 from runport.contracts import (
+    MAX_JSON_DEPTH,
     AdapterDescriptor,
     ExecutionReceipt,
     ExecutionRequest,
@@ -14,24 +15,48 @@ from runport.contracts import (
     Usage,
     fingerprint,
 )
+from runport.core._document import JsonLimitError, NotJsonError, bounded_json
 from runport.core._schema import is_valid
 
 _UNSET: Any = object()
 
 
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
 def parse_json_text(text: str) -> tuple[bool, JsonValue]:
     """``(True, value)`` when ``text`` is one strict JSON document, else ``(False, text)``.
 
-    Strict: ``NaN`` and the infinities, which Python's ``json`` would accept, are not JSON.
+    Strict: ``NaN`` and the infinities, which Python's ``json`` would accept, are not JSON, and
+    neither is a lone surrogate escape (``"\\ud800"``: not Unicode text). JSON past the bounds
+    raises :class:`JsonLimitError` rather than ``RecursionError`` or ``ValueError``.
     """
     try:
-        return True, json.loads(text, parse_constant=_refuse_constant)
-    except ValueError:
+        value = bounded_json(text)
+    except (ValueError, NotJsonError):
         return False, text
+    if _deeper_than_bound(value):
+        raise JsonLimitError(f"the JSON is nested more than {MAX_JSON_DEPTH} levels deep")
+    if "\\u" in text and not _unicode(value):
+        return False, text
+    return True, value
+
+
+def _deeper_than_bound(value: object) -> bool:
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth >= MAX_JSON_DEPTH:
+                return True
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+def _unicode(value: object) -> bool:
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def is_text_schema(schema: Mapping[str, Any]) -> bool:
@@ -52,7 +77,8 @@ def build_receipt(
 
     ``output`` is derived from ``text`` by the text/structured rule unless given explicitly
     (deterministic runtimes only). A turn with tool calls has ``output_schema_valid = None``;
-    one with only tool calls has ``output = None``.
+    one with only tool calls has ``output = None``. Text or tool arguments that are JSON past
+    the bounds raise :class:`JsonLimitError`, for the adapter to fail the call with its code.
     """
     schema = request.interaction.output_schema
     text = text or None

@@ -8,7 +8,10 @@ from typing import Any
 from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import SchemaError
 
-from runport.contracts import Diagnostic, ErrorCode, canonical_json
+from runport.contracts import MAX_JSON_DEPTH, Diagnostic, ErrorCode, canonical_json
+from runport.core._document import json_pointer
+from runport.core._schema_patterns import PatternValidator, is_regex, pattern_problems
+from runport.core._schema_refs import LOCAL_ONLY, reference_problems
 
 # RFC 3339 §5.6. jsonschema checks `date-time` only when rfc3339-validator is installed; we
 # assert both formats ourselves so validity never depends on an optional package.
@@ -51,24 +54,33 @@ def _format_checker() -> FormatChecker:
     checker = FormatChecker()
     checker.checks("date")(_is_date)
     checker.checks("date-time")(_is_date_time)
+    checker.checks("regex")(is_regex)
     return checker
 
 
 FORMAT_CHECKER = _format_checker()
 
 
-def json_pointer(path: Any) -> str:
-    """RFC 6901 pointer for a sequence of keys and indexes."""
-    return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in path)
+def bounded_validator(schema: Mapping[str, Any]) -> Draft202012Validator:
+    """A validator for a schema that passed :func:`schema_problems`: patterns on RE2, and a
+    registry that resolves only within the schema and fetches nothing."""
+    validator: Draft202012Validator = PatternValidator(
+        schema, format_checker=FORMAT_CHECKER, registry=LOCAL_ONLY
+    )
+    return validator
 
 
 def schema_problems(schema: Mapping[str, Any]) -> list[str]:
-    """Why ``schema`` is not a valid Draft 2020-12 schema (empty when it is)."""
+    """Why ``schema`` cannot be used (empty when it can): not a valid Draft 2020-12 schema, a
+    ``$ref`` that leaves the schema or points at nothing or only back at itself, or a pattern
+    the linear-time engine cannot run (docs/limits.md)."""
     try:
         Draft202012Validator.check_schema(schema)
     except SchemaError as error:
         return [f"{error.message} (at schema{json_pointer(error.absolute_path) or ' root'})"]
-    return []
+    except RecursionError:
+        return ["the schema is nested too deeply to be checked"]
+    return reference_problems(schema) + pattern_problems(schema)
 
 
 _VALIDATORS: dict[bytes, Draft202012Validator | str] = {}
@@ -85,9 +97,7 @@ def _validator(schema: Mapping[str, Any]) -> Draft202012Validator | str:
     found = _VALIDATORS.get(key)
     if found is None:
         problems = schema_problems(schema)
-        found = (
-            problems[0] if problems else Draft202012Validator(schema, format_checker=FORMAT_CHECKER)
-        )
+        found = problems[0] if problems else bounded_validator(schema)
         if len(_VALIDATORS) >= _CACHE_LIMIT:
             _VALIDATORS.pop(next(iter(_VALIDATORS)))
         _VALIDATORS[key] = found
@@ -100,9 +110,15 @@ def schema_errors(schema: Mapping[str, Any], value: Any) -> list[tuple[str, str]
     validator = _validator(schema)
     if isinstance(validator, str):
         return validator
-    return sorted(
-        (json_pointer(error.absolute_path), error.message) for error in validator.iter_errors(value)
-    )
+    try:
+        return sorted(
+            (json_pointer(error.absolute_path), error.message)
+            for error in validator.iter_errors(value)
+        )
+    except RecursionError:
+        # Bounded values under a checked schema stay far from the limit; a value built in code
+        # past MAX_JSON_DEPTH is reported, never raised.
+        return [("", f"the value is nested more than {MAX_JSON_DEPTH} levels deep")]
 
 
 def validate_output(schema: Mapping[str, Any], value: Any) -> list[Diagnostic]:

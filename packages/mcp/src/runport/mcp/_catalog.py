@@ -9,13 +9,19 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
 from runport.contracts import ErrorCode
-from runport.core import Contract, ContractError, load_contract, load_yaml
+from runport.core import (
+    Contract,
+    ContractError,
+    DocumentError,
+    is_contract_document,
+    load_contract,
+    load_document,
+)
 
 SUFFIXES = frozenset({".yaml", ".yml", ".json"})
-CONTRACT_API_VERSIONS = frozenset(get_args(Contract.model_fields["api_version"].annotation))
 
 
 class CatalogError(Exception):
@@ -93,12 +99,10 @@ def _looks_like_contract(path: Path) -> bool:
     contracts; they are passed over quietly, while a file that cannot even be parsed, or that
     claims a contract ``api_version`` (or has ``messages``), is loaded and any problem shown."""
     try:
-        data = load_yaml(path.read_text(encoding="utf-8"))
-    except Exception:  # any unreadable file is left to load_contract, which names the problem
+        data = load_document(path)
+    except DocumentError:  # an unreadable file is left to load_contract, which names the problem
         return True
-    if not isinstance(data, dict):
-        return False
-    return data.get("api_version") in CONTRACT_API_VERSIONS or "messages" in data
+    return is_contract_document(data)
 
 
 def load_catalog(root: Path, *, warn: Callable[[str], None]) -> Catalog:

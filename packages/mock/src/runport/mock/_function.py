@@ -108,8 +108,8 @@ class EmitterCore:
             ) from error
         return self.turn.fail(error)
 
-    def returned(self) -> Complete | None:
-        """The handler returned: the ``Complete`` still to deliver, if it never finished."""
+    def returned(self) -> Complete | Failed | None:
+        """The handler returned: the terminal still to deliver, if it never finished."""
         if self.stopped is not None:
             raise self.stopped
         if self.turn.error is not None:

@@ -26,7 +26,7 @@ from runport.contracts import (
     ToolCallDelta,
     Usage,
 )
-from runport.core import StreamAssembler, StreamGrammarError, build_receipt
+from runport.core import JsonLimitError, StreamAssembler, StreamGrammarError, build_receipt
 from runport.ports import PortError, distribution_version, max_response_bytes_for
 
 __all__ = ["UNSET", "VERSION", "Turn", "TurnUsageError", "discard"]
@@ -134,9 +134,12 @@ class Turn:
             raise TurnUsageError(f"a delay is a positive whole number of ms, not {ms!r}")
         self.elapsed_ms += ms
 
-    def finish(self, finish_reason: str | None = None, *, output: JsonValue = UNSET) -> Complete:
+    def finish(
+        self, finish_reason: str | None = None, *, output: JsonValue = UNSET
+    ) -> Complete | Failed:
         """The successful terminal. Without ``output`` it comes from the text; a turn with no
-        text and no tool calls answers with the request's ``fixture_output``."""
+        text and no tool calls answers with the request's ``fixture_output``. Text or
+        arguments past the JSON bounds fail the turn, as they would an adapter's."""
         self._check_open("finish")
         assembled = self._assembler
         explicit: dict[str, Any] = {}
@@ -144,15 +147,18 @@ class Turn:
             explicit["output"] = output
         elif assembled.text is None and not assembled.tool_calls:
             explicit["output"] = self.request.fixture_output
-        receipt = build_receipt(
-            self.request,
-            adapter=self.descriptor,
-            text=assembled.text,
-            tool_calls=assembled.tool_calls,
-            finish_reason=finish_reason,
-            usage=self._usage,
-            **explicit,
-        )
+        try:
+            receipt = build_receipt(
+                self.request,
+                adapter=self.descriptor,
+                text=assembled.text,
+                tool_calls=assembled.tool_calls,
+                finish_reason=finish_reason,
+                usage=self._usage,
+                **explicit,
+            )
+        except JsonLimitError as error:
+            return self.fail(PortError(error.code, error.message))
         complete = Complete(receipt=receipt)
         self._terminal(complete)
         return complete
@@ -163,7 +169,7 @@ class Turn:
         self.error = error
         return self._terminal(Failed(code=error.code, message=error.message))
 
-    def implied_finish(self) -> Complete:
+    def implied_finish(self) -> Complete | Failed:
         """The terminal of a turn its author simply ended: ``tool_calls`` after calls, else
         ``stop``."""
         return self.finish("tool_calls" if self._ids else "stop")

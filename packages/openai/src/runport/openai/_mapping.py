@@ -27,7 +27,7 @@ from runport.contracts import (
     ToolSpec,
     Usage,
 )
-from runport.core import build_receipt, is_text_schema, parse_json_text
+from runport.core import JsonLimitError, build_receipt, is_text_schema, parse_json_text
 from runport.openai._errors import UpstreamFailure, error_frame, invalid
 
 ResponseFormatMode = Literal["json_schema", "json_object", "none"]
@@ -357,16 +357,12 @@ class TurnAssembler:
         held once, not twice, while the receipt is built."""
         text = self._text.take()
         calls: list[ToolCall] = []
-        for index, call in sorted(self._calls.items()):
-            if call.name is None:
-                raise invalid(f"tool call {index} never got a name")
-            arguments = call.fragments.take()
-            calls.append(
-                ToolCall(
-                    call_id=call.call_id, name=call.name, arguments=parse_json_text(arguments)[1]
-                )
-            )
         try:
+            for index, call in sorted(self._calls.items()):
+                if call.name is None:
+                    raise invalid(f"tool call {index} never got a name")
+                arguments = parse_json_text(call.fragments.take())[1]
+                calls.append(ToolCall(call_id=call.call_id, name=call.name, arguments=arguments))
             return build_receipt(
                 request,
                 adapter=adapter,
@@ -375,6 +371,8 @@ class TurnAssembler:
                 finish_reason=self.finish_reason,
                 usage=self.usage,
             )
+        except JsonLimitError as error:
+            raise invalid(error.message) from None
         except UnicodeEncodeError:
             # Lone surrogates (a "\ud83d" escape without its pair) are not UTF-8, so the
             # output cannot be fingerprinted.

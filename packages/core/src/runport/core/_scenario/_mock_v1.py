@@ -1,0 +1,282 @@
+"""The ``runport.mock/v1`` file format: turns of events, read into a ``Scenario``.
+
+::
+
+    api_version: runport.mock/v1
+    id: greet
+    contract: greet            # optional: the contract id `runport scenarios check` runs
+    input: inputs/greet.json   # optional: the inputs file, relative to this file
+    expect:                    # optional: what `runport scenarios check` verifies
+      status: success          #   success | failure
+      diagnostics: []          #   the diagnostic codes expected, e.g. [TQX_OUTPUT_SCHEMA]
+      output_fingerprint: 66d6...   # 64 lower-case hex digits
+      output_schema_valid: true
+    turns:                     # one per model call, in order
+      - events:
+          - {kind: tool_call_delta, index: 0, call_id: c1, name: add, arguments_fragment: "{}"}
+          - {kind: finish, finish_reason: tool_calls}
+        tool_results: {c1: 3}  # optional: what each of this turn's tool calls gives back
+      - events:
+          - {kind: delta, text: "Hel"}
+          - {kind: delay, ms: 25}
+          - {kind: usage, input_tokens: 5, output_tokens: 2}
+          - {kind: finish, finish_reason: stop}          # may carry an explicit `output`
+
+Event kinds: ``delta{text}`` (non-empty), ``tool_call_delta{index, call_id?, name?,
+arguments_fragment?}``, ``delay{ms > 0}`` (a virtual clock; nothing sleeps), ``usage{input_tokens,
+output_tokens}`` (summed over the turn), ``finish{finish_reason?, output?}`` and ``fail{code,
+message, retry_after_ms?}``. Every turn ends in exactly one terminal (``finish`` or ``fail``).
+In ``tool_call_delta`` a call's first fragment must name the tool; ``call_id`` defaults to
+``call_<index>`` (as docs/wire-types.md has adapters do for upstreams that send none); later
+fragments of the same call may leave ``name``/``call_id`` out (they are filled in from the
+first, and must agree when given) and must carry a non-empty fragment — the wire grammar of
+``ToolCallDelta``. An explicit ``output`` must agree with the turn's deltas (equal their
+joined text, or the JSON it parses to), so a scenario cannot claim an answer its stream never
+said. A ``tool_results`` key must be the call id of one of the turn's own tool calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, JsonValue, field_validator
+
+from runport.core._scenario._decoding import (
+    Count,
+    File,
+    NonEmpty,
+    OutputFields,
+    TextFields,
+    UsageFields,
+    Where,
+    check,
+    kind_of,
+    valid_code,
+)
+from runport.core._scenario._expectations import (
+    FINGERPRINT_PATTERN,
+    ScenarioExpectations,
+    require_json,
+)
+from runport.core._scenario._model import (
+    API_VERSION,
+    CODE_PATTERN,
+    TERMINALS,
+    DelayEvent,
+    DeltaEvent,
+    FailEvent,
+    FinishEvent,
+    Scenario,
+    ScenarioTurn,
+    ToolCallDeltaEvent,
+    UsageEvent,
+    agrees,
+    unmade_calls,
+)
+
+
+class _Expect(File):
+    status: Literal["success", "failure"] | None = None
+    diagnostics: list[Annotated[str, Field(pattern=CODE_PATTERN)]] | None = None
+    output_fingerprint: Annotated[str, Field(pattern=FINGERPRINT_PATTERN)] | None = None
+    output_schema_valid: bool | None = None
+
+
+class _MockFile(File):
+    api_version: Literal["runport.mock/v1"]
+    id: NonEmpty
+    contract: NonEmpty | None = None
+    input: NonEmpty | None = None
+    expect: _Expect | None = None
+    turns: list[Any]
+
+
+class _TurnFile(File):
+    events: list[Any]
+    tool_results: dict[str, JsonValue] | None = None
+
+    _json_results = field_validator("tool_results")(require_json)
+
+
+class _DeltaFile(TextFields):
+    kind: Literal["delta"]
+
+
+class _ToolCallDeltaFile(File):
+    kind: Literal["tool_call_delta"]
+    index: Count
+    call_id: NonEmpty | None = None
+    name: NonEmpty | None = None
+    arguments_fragment: str = ""
+
+
+class _DelayFile(File):
+    kind: Literal["delay"]
+    ms: Annotated[int, Field(gt=0)]
+
+
+class _UsageFile(UsageFields):
+    kind: Literal["usage"]
+
+
+class _FinishFile(OutputFields):
+    kind: Literal["finish"]
+    finish_reason: NonEmpty | None = None
+
+
+class _FailFile(File):
+    kind: Literal["fail"]
+    code: str
+    message: str
+    retry_after_ms: Count | None = None
+
+    _known_code = field_validator("code")(valid_code)
+
+
+_MOCK_EVENTS: Mapping[str, type[File]] = {
+    "delta": _DeltaFile,
+    "tool_call_delta": _ToolCallDeltaFile,
+    "delay": _DelayFile,
+    "usage": _UsageFile,
+    "finish": _FinishFile,
+    "fail": _FailFile,
+}
+
+
+def parse_mock_v1(data: Mapping[str, Any], where: Where) -> Scenario:
+    top = check(_MockFile, data, where)
+    if not top.turns:
+        raise where.error("field 'turns': a scenario needs at least one turn")
+    turns = tuple(
+        _mock_turn(turn, where.at(f"turn {number}")) for number, turn in enumerate(top.turns)
+    )
+    expect = top.expect or _Expect()
+    return Scenario(
+        api_version=API_VERSION,
+        id=top.id,
+        turns=turns,
+        contract=top.contract,
+        input=top.input,
+        expectations=ScenarioExpectations(
+            status=expect.status,
+            diagnostics=None if expect.diagnostics is None else tuple(expect.diagnostics),
+            output_fingerprint=expect.output_fingerprint,
+            output_schema_valid=expect.output_schema_valid,
+        ),
+        source=where.source,
+    )
+
+
+class _CallState:
+    def __init__(self, call_id: str, name: str) -> None:
+        self.call_id = call_id
+        self.name = name
+
+
+def _mock_turn(data: object, where: Where) -> ScenarioTurn:
+    turn = check(_TurnFile, data, where)
+    if not turn.events:
+        raise where.error("field 'events': a turn needs at least one event")
+    events: list[
+        DeltaEvent | ToolCallDeltaEvent | DelayEvent | UsageEvent | FinishEvent | FailEvent
+    ]
+    events = []
+    calls: dict[int, _CallState] = {}
+    texts: list[str] = []
+    last = len(turn.events) - 1
+    for number, item in enumerate(turn.events):
+        kind = kind_of(item, _MOCK_EVENTS, where.at(f"event {number}"), "an event")
+        at = where.at(f"event {number} ({kind})")
+        parsed = check(_MOCK_EVENTS[kind], item, at)
+        if isinstance(parsed, _FinishFile | _FailFile) and number != last:
+            raise at.error("a terminal event (finish or fail) must be the last event of its turn")
+        if isinstance(parsed, _DeltaFile):
+            texts.append(parsed.text)
+            events.append(DeltaEvent(text=parsed.text))
+        elif isinstance(parsed, _ToolCallDeltaFile):
+            events.append(_tool_call(parsed, calls, at))
+        elif isinstance(parsed, _DelayFile):
+            events.append(DelayEvent(ms=parsed.ms))
+        elif isinstance(parsed, _UsageFile):
+            events.append(
+                UsageEvent(input_tokens=parsed.input_tokens, output_tokens=parsed.output_tokens)
+            )
+        elif isinstance(parsed, _FinishFile):
+            if "output" in parsed.model_fields_set:
+                _check_agreement(parsed.output, texts, at)
+                events.append(FinishEvent(finish_reason=parsed.finish_reason, output=parsed.output))
+            else:
+                events.append(FinishEvent(finish_reason=parsed.finish_reason))
+        else:
+            assert isinstance(parsed, _FailFile)
+            events.append(
+                FailEvent(
+                    code=parsed.code, message=parsed.message, retry_after_ms=parsed.retry_after_ms
+                )
+            )
+    if not isinstance(events[-1], TERMINALS):
+        raise where.at(f"event {last} ({events[-1].kind})").error(
+            "a turn must end in a terminal event (finish or fail); this one has none"
+        )
+    results = turn.tool_results or {}
+    unknown = unmade_calls(results, {call.call_id for call in calls.values()})
+    if unknown:
+        made = ", ".join(repr(call.call_id) for call in calls.values()) or "none"
+        raise where.error(
+            f"field 'tool_results': key {unknown[0]!r} is not the call id of one of this "
+            f"turn's tool calls (its calls: {made})"
+        )
+    return ScenarioTurn(events=tuple(events), tool_results=results)
+
+
+def _tool_call(
+    parsed: _ToolCallDeltaFile, calls: dict[int, _CallState], at: Where
+) -> ToolCallDeltaEvent:
+    call = calls.get(parsed.index)
+    if call is None:
+        if parsed.name is None:
+            raise at.error(
+                f"missing field 'name': the first fragment of tool call {parsed.index} must "
+                "name the tool"
+            )
+        call_id = parsed.call_id or f"call_{parsed.index}"
+        for other_index, other in calls.items():
+            if other.call_id == call_id:
+                raise at.error(
+                    f"field 'call_id': {call_id!r} is already the id of tool call {other_index}"
+                )
+        call = calls[parsed.index] = _CallState(call_id, parsed.name)
+    else:
+        if parsed.name is not None and parsed.name != call.name:
+            raise at.error(
+                f"field 'name': {parsed.name!r} differs from tool call {parsed.index}'s "
+                f"first fragment ({call.name!r})"
+            )
+        if parsed.call_id is not None and parsed.call_id != call.call_id:
+            raise at.error(
+                f"field 'call_id': {parsed.call_id!r} differs from tool call {parsed.index}'s "
+                f"first fragment ({call.call_id!r})"
+            )
+        if not parsed.arguments_fragment:
+            raise at.error(
+                f"field 'arguments_fragment': only the first fragment of tool call "
+                f"{parsed.index} may be empty"
+            )
+    return ToolCallDeltaEvent(
+        index=parsed.index,
+        call_id=call.call_id,
+        name=call.name,
+        arguments_fragment=parsed.arguments_fragment,
+    )
+
+
+def _check_agreement(output: JsonValue, texts: Sequence[str], at: Where) -> None:
+    if agrees(output, texts):
+        return
+    text = "".join(texts)
+    shown = text if len(text) <= 80 else text[:77] + "..."
+    raise at.error(
+        f"field 'output' disagrees with the turn's deltas (joined text {shown!r}): it must equal "
+        "that text or the JSON it parses to"
+    )

@@ -1,0 +1,216 @@
+"""The in-memory scenario, independent of the file format it came from (docs/scenarios.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
+
+from runport.contracts import canonical_json
+from runport.core._document import JsonLimitError
+from runport.core._receipt import parse_json_text
+from runport.core._scenario._expectations import ScenarioExpectations, require_json
+
+API_VERSION = "runport.mock/v1"
+TEMPLIQX_API_VERSION = "templiqx.mock/v1alpha1"
+
+TempliqxKind = Literal[
+    "happy_path", "ambiguous", "missing", "invalid", "drafting", "failure", "document_warning"
+]
+CODE_PATTERN = r"^[A-Z][A-Z0-9_]*$"
+
+
+class Value(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DeltaEvent(Value):
+    """A piece of the turn's text, played as one ``Delta``."""
+
+    kind: Literal["delta"] = "delta"
+    text: Annotated[str, Field(min_length=1)]
+
+
+class ToolCallDeltaEvent(Value):
+    """A piece of one tool call's arguments, played as one ``ToolCallDelta``.
+
+    ``call_id`` and ``name`` are always filled in here (the file may omit them after a call's
+    first fragment), because the wire repeats them on every fragment.
+    """
+
+    kind: Literal["tool_call_delta"] = "tool_call_delta"
+    index: Annotated[int, Field(ge=0)]
+    call_id: Annotated[str, Field(min_length=1)]
+    name: Annotated[str, Field(min_length=1)]
+    arguments_fragment: str = ""
+
+
+class DelayEvent(Value):
+    """Advances the runtime's virtual clock; a scripted runtime never sleeps."""
+
+    kind: Literal["delay"] = "delay"
+    ms: Annotated[int, Field(gt=0)]
+
+
+class UsageEvent(Value):
+    """Token counts, summed over the turn into the receipt's ``usage``."""
+
+    kind: Literal["usage"] = "usage"
+    input_tokens: Annotated[int, Field(ge=0)]
+    output_tokens: Annotated[int, Field(ge=0)]
+
+
+class FinishEvent(Value):
+    """The successful terminal of a turn.
+
+    ``output`` is explicit only when it was given (``has_output``): an explicit ``null`` is an
+    answer, an absent output means "derive it". The difference lives in ``model_fields_set``,
+    and equality takes it into account so two scenarios that play differently never compare
+    equal.
+    """
+
+    kind: Literal["finish"] = "finish"
+    finish_reason: Annotated[str, Field(min_length=1)] | None = None
+    output: JsonValue = None
+
+    _json_output = field_validator("output")(require_json)
+
+    @property
+    def has_output(self) -> bool:
+        return "output" in self.model_fields_set
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, FinishEvent):
+            return NotImplemented
+        return (
+            self.finish_reason == other.finish_reason
+            and self.has_output == other.has_output
+            and canonical_json(self.output) == canonical_json(other.output)
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.finish_reason, self.has_output, canonical_json(self.output)))
+
+
+class FailEvent(Value):
+    """The failing terminal of a turn: played as ``Failed`` and raised as ``PortError``."""
+
+    kind: Literal["fail"] = "fail"
+    code: Annotated[str, Field(pattern=CODE_PATTERN)]
+    message: str
+    retry_after_ms: Annotated[int, Field(ge=0)] | None = None
+
+
+ScenarioEvent = Annotated[
+    DeltaEvent | ToolCallDeltaEvent | DelayEvent | UsageEvent | FinishEvent | FailEvent,
+    Field(discriminator="kind"),
+]
+"""One step of a turn, in play order."""
+
+TERMINALS = (FinishEvent, FailEvent)
+
+
+def agrees(output: JsonValue, texts: Sequence[str]) -> bool:
+    """An explicit output must be what the deltas said: their text, or the JSON it parses to.
+
+    Compared as canonical JSON, so ``1`` and ``1.0`` or ``true`` and ``1`` stay different.
+    """
+    if not texts:
+        return True
+    text = "".join(texts)
+    wanted = canonical_json(output)
+    if wanted == canonical_json(text):
+        return True
+    try:
+        parsed_ok, parsed = parse_json_text(text)
+    except JsonLimitError:
+        return False  # an output within the bounds cannot equal JSON beyond them
+    return parsed_ok and wanted == canonical_json(parsed)
+
+
+class ScenarioTurn(Value):
+    """What one model call plays: progress events, then exactly one terminal, last.
+
+    ``fixture_output_first`` records the output priority of the format the turn came from.
+    ``runport.mock/v1``: explicit ``output``, else the deltas (text/structured rule), else the
+    request's ``fixture_output`` (only for a turn with no deltas and no tool calls), else null.
+    ``templiqx.mock/v1alpha1``: explicit ``output``, else a non-null ``fixture_output``, else
+    the deltas. ``tool_results`` are what the tools this turn calls give back, by call id, so a
+    multi-turn scenario can be played end to end: a string is handed to the model as it is,
+    any other JSON value as compact JSON.
+    """
+
+    events: tuple[ScenarioEvent, ...]
+    fixture_output_first: bool = False
+    tool_results: Mapping[str, JsonValue] = Field(default_factory=dict)
+
+    _json_results = field_validator("tool_results")(require_json)
+
+    @model_validator(mode="after")
+    def _playable(self) -> ScenarioTurn:
+        """The same rules the file formats enforce, for turns built in code."""
+        if not self.events:
+            raise ValueError("a turn needs at least one event")
+        terminals = [i for i, event in enumerate(self.events) if isinstance(event, TERMINALS)]
+        if terminals != [len(self.events) - 1]:
+            raise ValueError("a turn ends in exactly one terminal event (finish or fail), last")
+        calls: dict[int, ToolCallDeltaEvent] = {}
+        for event in self.events:
+            if not isinstance(event, ToolCallDeltaEvent):
+                continue
+            first = calls.get(event.index)
+            if first is None:
+                if any(other.call_id == event.call_id for other in calls.values()):
+                    raise ValueError(f"two tool calls share the call_id {event.call_id!r}")
+                calls[event.index] = event
+            elif (first.call_id, first.name) != (event.call_id, event.name):
+                raise ValueError(f"tool call {event.index} changes its call_id or name")
+            elif not event.arguments_fragment:
+                raise ValueError(f"only the first fragment of tool call {event.index} may be empty")
+        unknown = unmade_calls(self.tool_results, {call.call_id for call in calls.values()})
+        if unknown:
+            raise ValueError(f"tool_results {unknown[0]!r}: this turn makes no call with that id")
+        finish = self.events[-1]
+        if isinstance(finish, FinishEvent) and finish.has_output and not self.fixture_output_first:
+            texts = [event.text for event in self.events if isinstance(event, DeltaEvent)]
+            if not agrees(finish.output, texts):
+                raise ValueError("the explicit output disagrees with the turn's deltas")
+        return self
+
+    def __hash__(self) -> int:
+        # tool_results is a mapping: hashed by its canonical JSON, as FinishEvent's output is.
+        results = canonical_json(dict(self.tool_results))
+        return hash((self.events, self.fixture_output_first, results))
+
+    @property
+    def terminal(self) -> FinishEvent | FailEvent:
+        last = self.events[-1]
+        assert isinstance(last, TERMINALS)
+        return last
+
+
+def unmade_calls(results: Mapping[str, object], call_ids: set[str]) -> list[str]:
+    """The ``tool_results`` keys that name no call the turn makes, in the order given."""
+    return [key for key in results if key not in call_ids]
+
+
+class Scenario(Value):
+    """A loaded scenario: what a scripted runtime plays, and what ``scenarios check`` expects.
+
+    Never mutated once built, so one scenario can feed many runtimes. ``api_version`` names the
+    file format it came from. ``input`` and ``expected_output`` are paths relative to the file
+    (``source``) that ``scenarios check`` reads into the request (the inputs, and the request's
+    ``fixture_output``); the runtime never opens them. ``expectations`` is what the file states
+    the outcome will be. ``kind`` exists only in templiqx manifests.
+    """
+
+    api_version: Literal["runport.mock/v1", "templiqx.mock/v1alpha1"]
+    id: Annotated[str, Field(min_length=1)]
+    turns: Annotated[tuple[ScenarioTurn, ...], Field(min_length=1)]
+    contract: str | None = None
+    input: str | None = None
+    expected_output: str | None = None
+    kind: TempliqxKind | None = None
+    expectations: ScenarioExpectations = ScenarioExpectations()
+    source: str | None = None
