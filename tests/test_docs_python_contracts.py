@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from runport.core import load_yaml, parse_contract
+from runport.core import parse_contract, parse_document
 
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "python-contracts.md"
 BLOCKS = re.findall(r"```(\w+)\n(.*?)```", PAGE.read_text(encoding="utf-8"), re.DOTALL)
@@ -45,7 +45,7 @@ def test_the_printed_errors_are_the_ones_the_page_shows(tmp_path: Path) -> None:
 
 
 def test_the_yaml_on_the_page_is_a_contract_and_a_content_list() -> None:
-    yaml_blocks = [load_yaml(code) for lang, code in BLOCKS if lang == "yaml"]
+    yaml_blocks = [parse_document(code) for lang, code in BLOCKS if lang == "yaml"]
     contracts = [
         block for block in yaml_blocks if isinstance(block, dict) and "api_version" in block
     ]

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from runport.contracts import fingerprint
-from runport.core import compile_contract, load_contract, load_yaml, parse_contract
+from runport.core import compile_contract, load_contract, parse_contract, parse_document
 
 QUICKSTART = Path(__file__).resolve().parent.parent / "examples" / "quickstart"
 
@@ -27,7 +27,7 @@ STRING_MESSAGES = """
 
 
 def _string_form() -> dict[str, Any]:
-    data = load_yaml((QUICKSTART / "contract.yaml").read_text(encoding="utf-8"))
+    data = parse_document((QUICKSTART / "contract.yaml").read_text(encoding="utf-8"))
     assert isinstance(data, dict)
     structured_messages = data["messages"]
     data["messages"] = yaml.safe_load(STRING_MESSAGES)

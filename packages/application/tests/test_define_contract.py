@@ -13,7 +13,7 @@ from typing_extensions import TypedDict  # typing.TypedDict carries no field met
 
 from runport.application import RunResult, Tool, define_contract, output_as
 from runport.contracts import ErrorCode, Usage, fingerprint
-from runport.core import ContractError, compile_contract, load_yaml, parse_contract
+from runport.core import ContractError, compile_contract, parse_contract, parse_document
 
 
 class Plan(BaseModel):
@@ -91,7 +91,7 @@ def test_a_python_contract_is_its_yaml_twin_and_compiles_to_the_same_fingerprint
         output=Plan,
         tools=[get_weather],
     )
-    twin = parse_contract(load_yaml(TWIN))
+    twin = parse_contract(parse_document(TWIN))
     assert contract == twin
     values = {"city": " Ghent ", "days": 2}
     ours, theirs = compile_contract(contract, inputs=values), compile_contract(twin, inputs=values)
