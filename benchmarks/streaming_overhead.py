@@ -45,7 +45,7 @@ import openai
 
 from runport.contracts import CompiledInteraction, ExecutionRequest, Message, StreamEvent
 from runport.openai import OpenAIChatAdapter
-from runport.openai._sse import SSEDecoder
+from runport.http import SSEDecoder
 
 try:
     import httpx_sse

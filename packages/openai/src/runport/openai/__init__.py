@@ -6,7 +6,7 @@ from runport.openai._adapter import (
     OpenAIChatAdapter,
     create_adapter,
 )
-from runport.openai._mapping import ResponseFormatMode
+from runport.openai._request import ResponseFormatMode
 
 __all__ = [
     "DEFAULT_MAX_RESPONSE_BYTES",

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runport.openai._sse import ServerSentEvent, SSEDecoder
+from runport.http import ServerSentEvent, SSEDecoder
 
 
 def decode(*reads: bytes) -> list[ServerSentEvent]:
