@@ -45,7 +45,6 @@ _SERVER = re.compile(
     r"server|overload|unavailable|internal|capacity|busy|timeout|timed[_\s-]?out",
     re.IGNORECASE,
 )
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]+")
 _KEY_SHAPED = re.compile(
     r"\bBearer\s+\S+"
     r"|\b(?:sk|pk|rk|ghp|gho|xox[abp])-[-_A-Za-z0-9]{4,}"
@@ -61,8 +60,9 @@ def provider_text(value: Any, secrets: Iterable[str] = ()) -> str | None:
     """A provider's structured error message, made fit for ``PortError.message``.
 
     Only a string is taken; anything else is ``None``. ``secrets`` (the adapter's own key)
-    are removed first, then anything shaped like a key; control and bidirectional-override
-    characters become a space, so nothing reaches a terminal that can move its cursor.
+    are removed first, then anything shaped like a key; every character that is not printable
+    (controls, escapes, bidirectional overrides) becomes a space, so nothing reaches a terminal
+    that can move its cursor or reorder what it shows.
     """
     if type(value) is not str:
         return None
@@ -70,7 +70,7 @@ def provider_text(value: Any, secrets: Iterable[str] = ()) -> str | None:
     for secret in secrets:
         if secret:
             text = text.replace(secret, _REDACTED)
-    text = _CONTROL.sub(" ", text)
+    text = "".join(ch if ch.isprintable() else " " for ch in text)
     text = _KEY_SHAPED.sub(_REDACTED, text)
     text = " ".join(text.split())
     if len(text) > PROVIDER_TEXT_LIMIT:
