@@ -26,7 +26,7 @@ from runport.contracts import (
     StreamEvent,
 )
 from runport.http._codec import Codec
-from runport.http._exchange import Exchange
+from runport.http._exchange import Exchange, codec_raised, too_deep
 from runport.http._settings import AdapterSettings
 from runport.http._urls import redact_url
 from runport.ports import AsyncRuntimeAdapter, AsyncSink, PortError, deliver
@@ -152,10 +152,7 @@ class AsyncHTTPAdapter(AsyncRuntimeAdapter):
         except TimeoutError:
             if not limit.expired():
                 raise  # the sink's own
-            try:
-                return exchange.interrupted(None)
-            except PortError as error:
-                return error
+            return exchange.interrupted(None)
 
 
 async def _exchange(
@@ -174,44 +171,36 @@ async def _exchange(
         except PortError as error:
             return error
         reads = response.aiter_raw()
+        ended = False
         while True:
             try:
                 raw = await anext(reads)
             except StopAsyncIteration:
+                events = exchange.end()
+                ended = True
+            except httpx.HTTPError as error:
+                return exchange.interrupted(error)
+            else:
                 try:
-                    events = exchange.end()
+                    events = exchange.feed(raw)
                 except PortError as error:
                     return error
-                for event in events:
-                    await deliver(sink, event)
-                return _receipt(exchange)
-            except httpx.HTTPError as error:
-                try:
-                    return exchange.interrupted(error)
-                except PortError as failure:
-                    return failure
             try:
-                events = exchange.feed(raw)
-            except PortError as error:
-                return error
-            for event in events:
-                await deliver(sink, event)
-            if events and exchange.failure is not None:
-                return exchange.failure
-            if exchange.stopped:
-                return _receipt(exchange)
+                for event in events:  # the hot loop: one turn per event
+                    delivered = sink(event)
+                    if delivered is not None:
+                        await delivered  # backpressure: nothing more is read until it is done
+            except (PortError, RecursionError) as error:
+                if not codec_raised(events):
+                    raise  # the sink's own: it propagates as it is
+                return error if isinstance(error, PortError) else too_deep()
+            if ended or exchange.stopped:
+                return exchange.receipt()
             if exchange.finished:
                 await _drain(reads, exchange)
-                return _receipt(exchange)
+                return exchange.receipt()
     finally:
         await response.aclose()
-
-
-def _receipt(exchange: Exchange) -> ExecutionReceipt | PortError:
-    try:
-        return exchange.receipt()
-    except PortError as error:
-        return error
 
 
 async def _drain(reads: AsyncIterator[bytes], exchange: Exchange) -> None:

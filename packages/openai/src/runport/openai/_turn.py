@@ -179,12 +179,18 @@ class TurnAssembler:
     def _feed_message(self, delta: dict[str, Any]) -> None:
         content = delta.get("content")
         if content:
-            if type(content) is list:
-                content = _text_parts(content)
-            elif type(content) is not str:
-                raise invalid("a content field is neither a string nor a list of parts")
-            if content:
-                self._text_piece(content)
+            if type(content) is str and self.finish_reason is None:  # the hot path, inline
+                self.emit(Delta(text=content))
+                self._text.add(content)
+                if len(delta) == 1:
+                    return  # a text-only delta, as nearly every frame of a stream is
+            else:
+                if type(content) is list:
+                    content = _text_parts(content)
+                elif type(content) is not str:
+                    raise invalid("a content field is neither a string nor a list of parts")
+                if content:
+                    self._text_piece(content)
         refusal = delta.get("refusal")
         if refusal:
             if type(refusal) is not str:
