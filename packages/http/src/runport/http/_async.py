@@ -170,7 +170,8 @@ async def _exchange(
                 return exchange.error(response, await _error_body(response, exchange))
         except PortError as error:
             return error
-        reads = response.aiter_raw()
+        preread = exchange.preread(response)
+        reads = response.aiter_raw() if preread is None else _once(preread)
         ended = False
         while True:
             try:
@@ -216,7 +217,8 @@ async def _error_body(response: httpx.Response, exchange: Exchange) -> bytes | N
     pieces: list[bytes] = []
     held = 0
     try:
-        async for raw in response.aiter_raw():
+        preread = exchange.preread(response)
+        async for raw in response.aiter_raw() if preread is None else _once(preread):
             piece = exchange.error_piece(raw, held)
             if piece is None:
                 return None
@@ -225,3 +227,7 @@ async def _error_body(response: httpx.Response, exchange: Exchange) -> bytes | N
     except (httpx.HTTPError, PortError):
         return None
     return b"".join(pieces)
+
+
+async def _once(body: bytes) -> AsyncIterator[bytes]:
+    yield body

@@ -229,6 +229,15 @@ class Exchange:
             text = provider_text(self.codec.error_text(_loads(body)), self.codec.secrets)
         return status_error(response.status_code, response.headers, text)
 
+    def preread(self, response: httpx.Response) -> bytes | None:
+        """The body of a response that arrived already read (an ``httpx.MockTransport``
+        answer built from bytes), or ``None`` for a stream still to be read. httpx decoded it
+        already, so it is not inflated again."""
+        if not response.is_stream_consumed:
+            return None
+        self._inflater = None
+        return response.content
+
     def error_room(self) -> int:
         return min(self.limit, ERROR_BODY_LIMIT)
 

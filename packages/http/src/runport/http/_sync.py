@@ -124,7 +124,8 @@ class HTTPAdapter(RuntimeAdapter):
                     return exchange.error(response, _error_body(response, exchange))
             except PortError as error:
                 return error
-            reads = response.iter_raw()
+            preread = exchange.preread(response)
+            reads = response.iter_raw() if preread is None else iter((preread,))
             ended = False
             while True:
                 try:
@@ -172,7 +173,8 @@ def _error_body(response: httpx.Response, exchange: Exchange) -> bytes | None:
     pieces: list[bytes] = []
     held = 0
     try:
-        for raw in response.iter_raw():
+        preread = exchange.preread(response)
+        for raw in response.iter_raw() if preread is None else (preread,):
             piece = exchange.error_piece(raw, held)
             if piece is None:
                 return None
