@@ -18,7 +18,6 @@ from typing import Final, Self
 import httpx
 
 from runport.contracts import (
-    AdapterDescriptor,
     Complete,
     ExecutionReceipt,
     ExecutionRequest,
@@ -27,8 +26,7 @@ from runport.contracts import (
 )
 from runport.http._codec import Codec
 from runport.http._exchange import Exchange, codec_raised, too_deep
-from runport.http._settings import AdapterSettings
-from runport.http._urls import redact_url
+from runport.http._settings import CodecCarrier
 from runport.ports import AsyncRuntimeAdapter, AsyncSink, PortError, deliver
 
 __all__ = ["DEFAULT_ASYNC_LIMITS", "AsyncHTTPAdapter"]
@@ -42,7 +40,7 @@ async def _discard(event: StreamEvent) -> None:
     """The sink of ``execute``: the same reading, with nobody listening."""
 
 
-class AsyncHTTPAdapter(AsyncRuntimeAdapter):
+class AsyncHTTPAdapter(CodecCarrier, AsyncRuntimeAdapter):
     """A codec made an async runtime adapter, over an ``httpx.AsyncClient``.
 
     Same settings and behaviour as ``HTTPAdapter``, so the two give equal receipts and
@@ -62,9 +60,12 @@ class AsyncHTTPAdapter(AsyncRuntimeAdapter):
         max_response_bytes: int | None = None,
         deadline: float | None = None,
     ) -> None:
-        self._codec = codec
-        self._settings = AdapterSettings.build(
-            base_url, timeout=timeout, max_response_bytes=max_response_bytes, deadline=deadline
+        self._carry(
+            codec,
+            base_url,
+            timeout=timeout,
+            max_response_bytes=max_response_bytes,
+            deadline=deadline,
         )
         self._client = http_client
         # A client made here belongs to the loop that first used it (its pooled connections
@@ -84,9 +85,6 @@ class AsyncHTTPAdapter(AsyncRuntimeAdapter):
             )
         return client
 
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(base_url={redact_url(self._settings.base_url)!r})"
-
     async def aclose(self) -> None:
         """Release the HTTP client the adapter made for the running loop (a client passed in
         is yours). The adapter stays usable: a later call makes a fresh client."""
@@ -105,9 +103,6 @@ class AsyncHTTPAdapter(AsyncRuntimeAdapter):
         traceback: TracebackType | None,
     ) -> None:
         await self.aclose()
-
-    def descriptor(self) -> AdapterDescriptor:
-        return self._codec.descriptor()
 
     async def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
         outcome = await self._call(request, _discard, stream=False)

@@ -9,7 +9,6 @@ from typing import Self
 import httpx
 
 from runport.contracts import (
-    AdapterDescriptor,
     Complete,
     ExecutionReceipt,
     ExecutionRequest,
@@ -17,14 +16,13 @@ from runport.contracts import (
 )
 from runport.http._codec import Codec
 from runport.http._exchange import Exchange, codec_raised, too_deep
-from runport.http._settings import AdapterSettings
-from runport.http._urls import redact_url
+from runport.http._settings import CodecCarrier
 from runport.ports import PortError, RuntimeAdapter, Sink
 
 __all__ = ["HTTPAdapter"]
 
 
-class HTTPAdapter(RuntimeAdapter):
+class HTTPAdapter(CodecCarrier, RuntimeAdapter):
     """A codec made a runtime adapter, on the caller's thread, over an ``httpx.Client``.
 
     ``execute`` asks the codec for an unstreamed request, ``execute_streaming`` for a
@@ -46,17 +44,17 @@ class HTTPAdapter(RuntimeAdapter):
         max_response_bytes: int | None = None,
         deadline: float | None = None,
     ) -> None:
-        self._codec = codec
-        self._settings = AdapterSettings.build(
-            base_url, timeout=timeout, max_response_bytes=max_response_bytes, deadline=deadline
+        self._carry(
+            codec,
+            base_url,
+            timeout=timeout,
+            max_response_bytes=max_response_bytes,
+            deadline=deadline,
         )
         self._owns_client = http_client is None
         if http_client is None:
             http_client = httpx.Client(timeout=self._settings.client_timeout())
         self._client = http_client
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(base_url={redact_url(self._settings.base_url)!r})"
 
     def close(self) -> None:
         """Release the HTTP client, if the adapter created it (a client passed in is yours)."""
@@ -73,9 +71,6 @@ class HTTPAdapter(RuntimeAdapter):
         traceback: TracebackType | None,
     ) -> None:
         self.close()
-
-    def descriptor(self) -> AdapterDescriptor:
-        return self._codec.descriptor()
 
     def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
         outcome = self._call(request, None, stream=False)
