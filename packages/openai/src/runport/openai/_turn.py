@@ -220,6 +220,23 @@ class TurnAssembler:
         function = fragment.get("function") or {}
         if type(function) is not dict:
             raise invalid(f"tool call {index}: function is not an object")
+        if len(fragment) == 2 and len(function) == 1:
+            # The hot path: `{"index": i, "function": {"arguments": "…"}}` continuing a call
+            # already announced, as nearly every fragment of a long call is.
+            call = self._calls.get(index)
+            arguments = function.get("arguments")
+            if call is not None and call.name is not None and type(arguments) is str:
+                if arguments:
+                    self.emit(
+                        ToolCallDelta(
+                            index=index,
+                            call_id=call.call_id,
+                            name=call.name,
+                            arguments_fragment=arguments,
+                        )
+                    )
+                    call.fragments.add(arguments)
+                return
         name = _optional_text(function.get("name"), index, "name")
         upstream_id = _optional_text(fragment.get("id"), index, "id")
         arguments = _optional_text(function.get("arguments"), index, "arguments")
