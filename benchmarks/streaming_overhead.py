@@ -44,8 +44,8 @@ import httpx
 import openai
 
 from runport.contracts import CompiledInteraction, ExecutionRequest, Message, StreamEvent
+from runport.http import SSEDecoder
 from runport.openai import OpenAIChatAdapter
-from runport.openai._sse import SSEDecoder
 
 try:
     import httpx_sse

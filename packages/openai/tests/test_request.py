@@ -19,6 +19,7 @@ from openai_upstream import (
 import runport.openai
 from runport.contracts import Message, ToolCall
 from runport.openai import DEFAULT_TIMEOUT, OpenAIChatAdapter, create_adapter
+from runport.openai._codec import ChatCompletionsCodec
 
 
 def sent_body(
@@ -180,6 +181,7 @@ def test_a_client_passed_in_is_not_closed_by_the_adapter() -> None:
 
 def test_public_surface() -> None:
     assert set(runport.openai.__all__) == {
+        "AsyncOpenAIChatAdapter",
         "DEFAULT_MAX_RESPONSE_BYTES",
         "DEFAULT_TIMEOUT",
         "OpenAIChatAdapter",
@@ -197,10 +199,14 @@ def test_factory_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
     monkeypatch.setenv("RUNPORT_OPENAI_RESPONSE_FORMAT", "json_object")
     with create_adapter() as adapter:
-        assert adapter._url == "http://127.0.0.1:9/v1/chat/completions"
-        assert adapter._model == "tiny"
-        assert adapter._json_headers["Authorization"] == "Bearer sk-env"
-        assert adapter._response_format_mode == "json_object"
+        assert "url='http://127.0.0.1:9/v1/chat/completions'" in repr(adapter)
+        assert "model='tiny'" in repr(adapter)
+        codec = adapter._codec
+        assert isinstance(codec, ChatCompletionsCodec)
+        assert (
+            codec.encode(make_request(), stream=False).headers["Authorization"] == "Bearer sk-env"
+        )
+        assert codec.response_format_mode == "json_object"
         assert "sk-env" not in repr(adapter)
 
 

@@ -3,7 +3,8 @@
 Written here rather than taken from ``httpx-sse`` because the streaming hot path is this
 loop: decoding each read to ``str`` and splitting it line by line in Python cost more per
 event than the JSON decoding that follows (measured in ``benchmarks/streaming_overhead.py``;
-the choice is recorded in ADR 0006). Working on bytes is also what makes UTF-8 split across
+the choice is recorded in ADR 0006; it moved here from ``runport.openai`` so every codec
+shares it, ADR 0012). Working on bytes is also what makes UTF-8 split across
 reads a non-issue: lines are cut at ``\\n``, which never occurs inside a multi-byte sequence,
 and each payload is handed to the JSON decoder whole.
 
@@ -32,16 +33,21 @@ class SSEDecoder:
 
     Returning a list per read (not a generator per event) keeps the per-event cost to a list
     append; every returned event was complete when its read arrived, so nothing waits.
+
+    Linear in the body's size whatever its line endings: each read is normalised to LF once
+    (a CR that ends a read ends its line at once, and an LF opening the next read is then the
+    rest of that CRLF), and a line that spans reads is held as a list of pieces joined once,
+    when its end arrives.
     """
 
-    __slots__ = ("_cr", "_data", "_event", "_held", "_started")
+    __slots__ = ("_after_cr", "_data", "_event", "_held", "_started")
 
     def __init__(self) -> None:
         self._held: list[bytes] = []  # the start of a line whose end has not arrived
         self._data: list[bytes] = []
         self._event: str | None = None
         self._started = False
-        self._cr = False
+        self._after_cr = False
 
     def feed(self, chunk: bytes) -> list[ServerSentEvent]:
         if not self._started:
@@ -55,9 +61,13 @@ class SSEDecoder:
             self._started = True
             if chunk.startswith(_BOM):
                 chunk = chunk[len(_BOM) :]
-        if self._cr or b"\r" in chunk:
-            self._cr = True
-            return self._feed_with_cr(chunk)
+        if self._after_cr and chunk:
+            self._after_cr = False
+            if chunk.startswith(b"\n"):
+                chunk = chunk[1:]
+        if b"\r" in chunk:
+            self._after_cr = chunk.endswith(b"\r")
+            chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         if b"\n" not in chunk:
             if chunk:
                 self._held.append(chunk)
@@ -72,31 +82,11 @@ class SSEDecoder:
             self._held.append(tail)
         return self._lines(lines)
 
-    def _feed_with_cr(self, chunk: bytes) -> list[ServerSentEvent]:
-        """The path for bodies that end lines in CR or CRLF, taken once a CR has been seen."""
-        if self._held:
-            self._held.append(chunk)
-            chunk = b"".join(self._held)
-            self._held.clear()
-        if chunk.endswith(b"\r"):
-            # Its LF may be in the next read: decide then whether this is CRLF or CR alone.
-            self._held.append(b"\r")
-            chunk = chunk[:-1]
-        lines = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
-        tail = lines.pop()
-        if tail:
-            self._held.insert(0, tail)
-        return self._lines(lines)
-
     def end(self) -> list[ServerSentEvent]:
-        """The body ended. A CR held back to see whether an LF followed did end its line
-        after all; an unterminated line, and an event whose blank line never came, are
-        dropped."""
-        held = b"".join(self._held)
+        """The body ended: an unterminated line, and an event whose blank line never came,
+        are dropped."""
         self._held.clear()
-        if not held.endswith(b"\r"):
-            return []
-        return self._lines(held[:-1].replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n"))
+        return []
 
     def _lines(self, lines: list[bytes]) -> list[ServerSentEvent]:
         events: list[ServerSentEvent] = []

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runport.openai._sse import ServerSentEvent, SSEDecoder
+from runport.http import ServerSentEvent, SSEDecoder
 
 
 def decode(*reads: bytes) -> list[ServerSentEvent]:
@@ -98,3 +98,46 @@ def test_any_split_of_the_bytes_gives_the_same_events(
     reads = [body[a:b] for a, b in itertools.pairwise([0, *cuts, len(body)])]
     assert decode(*reads) == decode(body)
     assert decode(*(body[i : i + 1] for i in range(len(body)))) == decode(body)
+
+
+# --- linear in the body's size, whatever the line endings ------------------------------------
+
+
+def test_a_4_mib_crlf_frame_read_in_1_kib_pieces_decodes_whole() -> None:
+    """Issue 13's regression: once a CR had been seen, every read re-joined and re-split the
+    whole held line (about 12 s for this body); now each read is touched once."""
+    payload = b"x" * (4 * 1024 * 1024)
+    body = b"data: " + payload + b"\r\n\r\n"
+    decoder = SSEDecoder()
+    events: list[ServerSentEvent] = []
+    for start in range(0, len(body), 1024):
+        events += decoder.feed(body[start : start + 1024])
+    assert events == [("message", payload)]
+
+
+@pytest.mark.parametrize("newline", [b"\n", b"\r\n", b"\r"])
+def test_a_line_spanning_reads_is_held_as_pieces_not_rejoined(newline: bytes) -> None:
+    """The work per read is the read's own size: a line that spans n reads is held as n
+    pieces (joined once, when its end arrives) rather than copied on every read."""
+    decoder = SSEDecoder()
+    decoder.feed(b": seen" + newline + b"data: ")  # this line ending has now been seen
+    for _ in range(50):
+        assert decoder.feed(b"y" * 100) == []
+    assert len(decoder._held) == 51
+    assert decoder.feed(newline + newline) == [("message", b"y" * 5000)]
+    assert decoder._held == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    sizes=st.lists(st.integers(0, 20_000), min_size=1, max_size=4),
+    newline=st.sampled_from([b"\n", b"\r\n", b"\r"]),
+    read=st.integers(1, 4096),
+)
+def test_frames_of_any_size_and_line_ending_decode_to_their_payloads(
+    sizes: list[int], newline: bytes, read: int
+) -> None:
+    payloads = [bytes([97 + i % 26]) * size for i, size in enumerate(sizes)]
+    body = b"".join(b"data: " + payload + newline + newline for payload in payloads)
+    reads = [body[start : start + read] for start in range(0, len(body), read)]
+    assert decode(*reads) == [("message", payload) for payload in payloads]

@@ -1,133 +1,29 @@
-"""Between runport's wire types and the chat-completions JSON: the request body one way, the
-turn's text, tool calls, finish reason and usage the other.
+"""The chat-completions answer, streamed or whole, assembled into one turn.
 
-Both directions are plain functions over dicts so the streamed and the non-streamed paths
-share them: a JSON completion is fed through the same ``TurnAssembler`` as the chunks of a
-stream, which is what makes ``execute`` and ``execute_streaming`` agree (docs/streaming-law.md,
-law 2).
+A JSON completion is fed through the same ``TurnAssembler`` as the chunks of a stream, which is
+what makes ``execute`` and ``execute_streaming`` agree (docs/streaming-law.md, law 2).
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any
 
 from runport.contracts import (
     AdapterDescriptor,
-    CompiledInteraction,
     Delta,
     ExecutionReceipt,
     ExecutionRequest,
-    Message,
     StreamEvent,
     ToolCall,
     ToolCallDelta,
-    ToolSpec,
     Usage,
 )
-from runport.core import JsonLimitError, build_receipt, is_text_schema, parse_json_text
-from runport.openai._errors import UpstreamFailure, error_frame, invalid
-
-ResponseFormatMode = Literal["json_schema", "json_object", "none"]
-"""How a structured contract asks for JSON: OpenAI's strict ``json_schema`` (the default),
-``json_object`` with the schema beside it (llama.cpp, and servers that refuse ``json_schema``),
-or nothing (the schema is then only checked on the receipt)."""
-
-RESPONSE_FORMAT_MODES: tuple[ResponseFormatMode, ...] = ("json_schema", "json_object", "none")
-
-
-def as_response_format_mode(value: str) -> ResponseFormatMode:
-    for mode in RESPONSE_FORMAT_MODES:
-        if value == mode:
-            return mode
-    raise ValueError(
-        f"the response format mode must be one of {', '.join(RESPONSE_FORMAT_MODES)}, not {value!r}"
-    )
-
-
-PASS_THROUGH = ("temperature", "top_p", "max_tokens", "seed", "stop", "tool_choice")
-"""``runtime_policy`` keys sent as the API names them; the others are runport's own."""
-
-_SCHEMA_NAME = re.compile(r"[^A-Za-z0-9_-]")
+from runport.core import build_receipt, is_text_schema, parse_json_text
+from runport.http import check_json_text
+from runport.openai._errors import error_frame, invalid
 
 Emit = Callable[[StreamEvent], None]
-
-
-def request_body(
-    interaction: CompiledInteraction,
-    *,
-    model: str,
-    stream: bool,
-    response_format_mode: ResponseFormatMode,
-) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "model": model,
-        "messages": [_message(message) for message in interaction.messages],
-    }
-    if interaction.tools:
-        body["tools"] = [_tool(tool) for tool in interaction.tools]
-    response_format = _response_format(interaction, response_format_mode)
-    if response_format is not None:
-        body["response_format"] = response_format
-    policy = interaction.runtime_policy
-    for key in PASS_THROUGH:
-        if key in policy:
-            body[key] = policy[key]
-    if stream:
-        body["stream"] = True
-        body["stream_options"] = {"include_usage": True}
-    return body
-
-
-def _message(message: Message) -> dict[str, Any]:
-    wire: dict[str, Any] = {"role": message.role, "content": message.content}
-    if message.tool_calls:
-        # Content stays a string ("" when the turn had none): llama.cpp answers HTTP 500 to
-        # `content: null` beside tool calls, and OpenAI accepts "".
-        wire["tool_calls"] = [
-            {
-                "id": call.call_id,
-                "type": "function",
-                "function": {"name": call.name, "arguments": _arguments_text(call.arguments)},
-            }
-            for call in message.tool_calls
-        ]
-    if message.tool_call_id is not None:
-        wire["tool_call_id"] = message.tool_call_id
-    return wire
-
-
-def _arguments_text(arguments: Any) -> str:
-    """Arguments go back as the JSON text the API carries them in.
-
-    A string is the model's own text that did not parse (docs/wire-types.md keeps it as a JSON
-    string), so it is sent back verbatim: the model sees what it wrote.
-    """
-    if isinstance(arguments, str):
-        return arguments
-    return json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
-
-
-def _tool(tool: ToolSpec) -> dict[str, Any]:
-    function: dict[str, Any] = {"name": tool.name}
-    if tool.description:
-        function["description"] = tool.description
-    function["parameters"] = tool.parameters
-    return {"type": "function", "function": function}
-
-
-def _response_format(
-    interaction: CompiledInteraction, mode: ResponseFormatMode
-) -> dict[str, Any] | None:
-    schema = interaction.output_schema
-    if mode == "none" or is_text_schema(schema):
-        return None
-    if mode == "json_object":
-        return {"type": "json_object", "schema": schema}
-    name = _SCHEMA_NAME.sub("_", interaction.contract_id)[:64] or "output"
-    return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}}
 
 
 class _Pieces:
@@ -195,12 +91,21 @@ class TurnAssembler:
     in place of content (kept as the turn's text: nothing the model said is lost). What it
     refuses (``INVALID_RESPONSE``): a call whose name or id changes, an index that is not a
     non-negative integer, fields of the wrong JSON type.
+
+    ``delta.content`` may be a string or a list of typed parts (Mistral's reasoning models):
+    ``text`` parts are the answer, every other part (``thinking``, …) is not, and is dropped.
+
+    After ``finish_reason`` the protocol allows only what is not the answer: the usage chunk,
+    empty deltas, filter results. A second ``finish_reason`` is ignored (the first stands);
+    text, a refusal or tool-call fragments after it are ``INVALID_RESPONSE``, since the
+    answer was already declared whole.
     """
 
-    __slots__ = ("_calls", "_emit", "_text", "finish_reason", "usage")
+    __slots__ = ("_calls", "_secrets", "_text", "emit", "finish_reason", "usage")
 
-    def __init__(self, emit: Emit) -> None:
-        self._emit = emit
+    def __init__(self, emit: Emit, secrets: tuple[str, ...] = ()) -> None:
+        self.emit = emit
+        self._secrets = secrets
         self._text = _Pieces()
         self._calls: dict[int, _Call] = {}
         self.finish_reason: str | None = None
@@ -211,7 +116,7 @@ class TurnAssembler:
         if type(chunk) is not dict:
             raise invalid("a stream frame is not a JSON object")
         if chunk.get("error") is not None:
-            raise UpstreamFailure(error_frame(chunk["error"]))
+            raise error_frame(chunk["error"], self._secrets)
         choices = chunk.get("choices")
         if choices:
             if type(choices) is not list:
@@ -238,7 +143,7 @@ class TurnAssembler:
         if type(completion) is not dict:
             raise invalid("the response is not a JSON object")
         if completion.get("error") is not None:
-            raise UpstreamFailure(error_frame(completion["error"]))
+            raise error_frame(completion["error"], self._secrets)
         choices = completion.get("choices")
         if type(choices) is not list or not choices:
             raise invalid("the response has no choices")
@@ -274,22 +179,37 @@ class TurnAssembler:
     def _feed_message(self, delta: dict[str, Any]) -> None:
         content = delta.get("content")
         if content:
-            if type(content) is not str:
-                raise invalid("a content field is not a string")
-            self._emit(Delta(text=content))
-            self._text.add(content)
+            if type(content) is str and self.finish_reason is None:  # the hot path, inline
+                self.emit(Delta(text=content))
+                self._text.add(content)
+                if len(delta) == 1:
+                    return  # a text-only delta, as nearly every frame of a stream is
+            else:
+                if type(content) is list:
+                    content = _text_parts(content)
+                elif type(content) is not str:
+                    raise invalid("a content field is neither a string nor a list of parts")
+                if content:
+                    self._text_piece(content)
         refusal = delta.get("refusal")
         if refusal:
             if type(refusal) is not str:
                 raise invalid("a refusal field is not a string")
-            self._emit(Delta(text=refusal))
-            self._text.add(refusal)
+            self._text_piece(refusal)
         calls = delta.get("tool_calls")
         if calls:
             if type(calls) is not list:
                 raise invalid("a tool_calls field is not a list")
+            if self.finish_reason is not None:
+                raise invalid("tool-call fragments arrived after finish_reason")
             for fragment in calls:
                 self._feed_call(fragment)
+
+    def _text_piece(self, text: str) -> None:
+        if self.finish_reason is not None:
+            raise invalid("text arrived after finish_reason")
+        self.emit(Delta(text=text))
+        self._text.add(text)
 
     def _feed_call(self, fragment: Any) -> None:
         if type(fragment) is not dict:
@@ -300,6 +220,23 @@ class TurnAssembler:
         function = fragment.get("function") or {}
         if type(function) is not dict:
             raise invalid(f"tool call {index}: function is not an object")
+        if len(fragment) == 2 and len(function) == 1:
+            # The hot path: `{"index": i, "function": {"arguments": "…"}}` continuing a call
+            # already announced, as nearly every fragment of a long call is.
+            call = self._calls.get(index)
+            arguments = function.get("arguments")
+            if call is not None and call.name is not None and type(arguments) is str:
+                if arguments:
+                    self.emit(
+                        ToolCallDelta(
+                            index=index,
+                            call_id=call.call_id,
+                            name=call.name,
+                            arguments_fragment=arguments,
+                        )
+                    )
+                    call.fragments.add(arguments)
+                return
         name = _optional_text(function.get("name"), index, "name")
         upstream_id = _optional_text(fragment.get("id"), index, "id")
         arguments = _optional_text(function.get("arguments"), index, "arguments")
@@ -313,7 +250,7 @@ class TurnAssembler:
                 call.fragments.add(arguments)
             if name:
                 call.name = name
-                self._emit(
+                self.emit(
                     ToolCallDelta(
                         index=index,
                         call_id=call.call_id,
@@ -329,7 +266,7 @@ class TurnAssembler:
         if call.upstream_id is not None and upstream_id and upstream_id != call.upstream_id:
             raise invalid(f"tool call {index} changed its id mid-stream")
         if arguments:
-            self._emit(
+            self.emit(
                 ToolCallDelta(
                     index=index, call_id=call.call_id, name=call.name, arguments_fragment=arguments
                 )
@@ -339,7 +276,8 @@ class TurnAssembler:
     def _finish(self, finish: Any) -> None:
         if type(finish) is not str:
             raise invalid("a finish_reason is not a string")
-        self.finish_reason = finish
+        if self.finish_reason is None:
+            self.finish_reason = finish
 
     def _usage(self, usage: Any) -> None:
         if type(usage) is not dict:
@@ -357,12 +295,19 @@ class TurnAssembler:
         held once, not twice, while the receipt is built."""
         text = self._text.take()
         calls: list[ToolCall] = []
+        for index, call in sorted(self._calls.items()):
+            if call.name is None:
+                raise invalid(f"tool call {index} never got a name")
+            arguments = call.fragments.take()
+            check_json_text(arguments, f"tool call {index}'s arguments")
+            calls.append(
+                ToolCall(
+                    call_id=call.call_id, name=call.name, arguments=parse_json_text(arguments)[1]
+                )
+            )
+        if text and not is_text_schema(request.interaction.output_schema):
+            check_json_text(text, "the answer")
         try:
-            for index, call in sorted(self._calls.items()):
-                if call.name is None:
-                    raise invalid(f"tool call {index} never got a name")
-                arguments = parse_json_text(call.fragments.take())[1]
-                calls.append(ToolCall(call_id=call.call_id, name=call.name, arguments=arguments))
             return build_receipt(
                 request,
                 adapter=adapter,
@@ -371,12 +316,26 @@ class TurnAssembler:
                 finish_reason=self.finish_reason,
                 usage=self.usage,
             )
-        except JsonLimitError as error:
-            raise invalid(error.message) from None
         except UnicodeEncodeError:
             # Lone surrogates (a "\ud83d" escape without its pair) are not UTF-8, so the
             # output cannot be fingerprinted.
             raise invalid("the response's text is not valid Unicode") from None
+
+
+def _text_parts(parts: list[Any]) -> str:
+    """The answer's text in a list of typed content parts; other parts are not the answer."""
+    texts: list[str] = []
+    for part in parts:
+        if type(part) is str:
+            texts.append(part)
+        elif type(part) is dict and part.get("type") == "text":
+            text = part.get("text")
+            if type(text) is not str:
+                raise invalid("a text content part holds no string")
+            texts.append(text)
+        elif type(part) is not dict:
+            raise invalid("a content part is not an object")
+    return "".join(texts)
 
 
 def _optional_text(value: Any, index: int, field: str) -> str | None:

@@ -1,0 +1,41 @@
+"""runport's HTTP layer: a provider written as a sans-IO codec, turned into sync and async
+runtime adapters that keep the streaming law (docs/codecs.md, docs/upstream-safety.md)."""
+
+from runport.http._async import DEFAULT_ASYNC_LIMITS, AsyncHTTPAdapter
+from runport.http._codec import Codec, HTTPRequest, ResponseDecoder
+from runport.http._errors import (
+    MAX_RETRY_AFTER_MS,
+    PROVIDER_TEXT_LIMIT,
+    error_from_words,
+    provider_text,
+    retry_after_ms,
+    status_error,
+    transport_error,
+)
+from runport.http._json import check_json_text, encode_json
+from runport.http._settings import DEFAULT_TIMEOUT
+from runport.http._sse import ServerSentEvent, SSEDecoder
+from runport.http._sync import HTTPAdapter
+from runport.http._urls import redact_url
+
+__all__ = [
+    "DEFAULT_ASYNC_LIMITS",
+    "DEFAULT_TIMEOUT",
+    "MAX_RETRY_AFTER_MS",
+    "PROVIDER_TEXT_LIMIT",
+    "AsyncHTTPAdapter",
+    "Codec",
+    "HTTPAdapter",
+    "HTTPRequest",
+    "ResponseDecoder",
+    "SSEDecoder",
+    "ServerSentEvent",
+    "check_json_text",
+    "encode_json",
+    "error_from_words",
+    "provider_text",
+    "redact_url",
+    "retry_after_ms",
+    "status_error",
+    "transport_error",
+]

@@ -1,0 +1,228 @@
+"""``AsyncHTTPAdapter``: any codec as an ``AsyncRuntimeAdapter``, over ``httpx.AsyncClient``.
+
+The sync driver's twin: the same ``Exchange`` does the bounds, the deadline, the head's checks
+and the codec's feeding; only sending and reading are awaited here. The sink is awaited
+before the next read (backpressure: at most one network read beyond the event being
+delivered). Cancelling the calling task closes the response, sends nothing more, and lets
+``CancelledError`` through; the adapter stays usable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from collections.abc import AsyncIterator
+from types import TracebackType
+from typing import Final, Self
+
+import httpx
+
+from runport.contracts import (
+    Complete,
+    ExecutionReceipt,
+    ExecutionRequest,
+    Failed,
+    StreamEvent,
+)
+from runport.http._codec import Codec
+from runport.http._exchange import Exchange, codec_raised, too_deep
+from runport.http._settings import CodecCarrier
+from runport.ports import AsyncRuntimeAdapter, AsyncSink, PortError, deliver
+
+__all__ = ["DEFAULT_ASYNC_LIMITS", "AsyncHTTPAdapter"]
+
+DEFAULT_ASYNC_LIMITS: Final = httpx.Limits(max_connections=1000, max_keepalive_connections=200)
+"""The pool of a client the adapter makes itself: a thousand streams at once (httpx's own
+default is a hundred, which would queue the hundred-and-first)."""
+
+
+async def _discard(event: StreamEvent) -> None:
+    """The sink of ``execute``: the same reading, with nobody listening."""
+
+
+class AsyncHTTPAdapter(CodecCarrier, AsyncRuntimeAdapter):
+    """A codec made an async runtime adapter, over an ``httpx.AsyncClient``.
+
+    Same settings and behaviour as ``HTTPAdapter``, so the two give equal receipts and
+    equal failures for the same upstream bytes. Nothing binds to an event loop at
+    construction. Pass an ``httpx.AsyncClient`` to share a pool; otherwise the adapter makes
+    one per event loop it is used on (``DEFAULT_ASYNC_LIMITS``), released by ``aclose()`` or
+    ``async with`` on that loop.
+    """
+
+    def __init__(
+        self,
+        codec: Codec,
+        *,
+        base_url: str,
+        http_client: httpx.AsyncClient | None = None,
+        timeout: float | httpx.Timeout | None = None,
+        max_response_bytes: int | None = None,
+        deadline: float | None = None,
+    ) -> None:
+        self._carry(
+            codec,
+            base_url,
+            timeout=timeout,
+            max_response_bytes=max_response_bytes,
+            deadline=deadline,
+        )
+        self._client = http_client
+        # A client made here belongs to the loop that first used it (its pooled connections
+        # do): one per running loop, made on first use, so construction binds to none.
+        self._own: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def _client_here(self) -> httpx.AsyncClient:
+        if self._client is not None:
+            return self._client
+        loop = asyncio.get_running_loop()
+        client = self._own.get(loop)
+        if client is None:
+            client = self._own[loop] = httpx.AsyncClient(
+                timeout=self._settings.client_timeout(), limits=DEFAULT_ASYNC_LIMITS
+            )
+        return client
+
+    async def aclose(self) -> None:
+        """Release the HTTP client the adapter made for the running loop (a client passed in
+        is yours). The adapter stays usable: a later call makes a fresh client."""
+        if self._client is None:
+            client = self._own.pop(asyncio.get_running_loop(), None)
+            if client is not None:
+                await client.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
+        outcome = await self._call(request, _discard, stream=False)
+        if isinstance(outcome, PortError):
+            raise outcome
+        return outcome
+
+    async def execute_streaming(
+        self, request: ExecutionRequest, sink: AsyncSink
+    ) -> ExecutionReceipt:
+        outcome = await self._call(request, sink, stream=True)
+        if isinstance(outcome, PortError):
+            # The response is closed by now, as in the sync driver.
+            await deliver(sink, Failed(code=outcome.code, message=outcome.message))
+            raise outcome
+        await deliver(sink, Complete(receipt=outcome))
+        return outcome
+
+    async def _call(
+        self, request: ExecutionRequest, sink: AsyncSink, *, stream: bool
+    ) -> ExecutionReceipt | PortError:
+        """The receipt, or the upstream's failure (returned, not raised, so nothing a sink
+        raises can be mistaken for it: what the sink raises propagates from here as is)."""
+        settings = self._settings
+        try:
+            exchange = Exchange(
+                self._codec,
+                request,
+                stream=stream,
+                max_response_bytes=settings.max_response_bytes,
+                deadline=settings.deadline,
+            )
+            wire = self._codec.encode(request, stream=stream)
+        except PortError as error:
+            return error
+        client = self._client_here()
+        http_request = settings.http_request(client, wire, exchange)
+        limit = asyncio.timeout(exchange.remaining())
+        try:
+            async with limit:
+                return await _exchange(client, exchange, http_request, sink)
+        except TimeoutError:
+            if not limit.expired():
+                raise  # the sink's own
+            return exchange.interrupted(None)
+
+
+async def _exchange(
+    client: httpx.AsyncClient, exchange: Exchange, http_request: httpx.Request, sink: AsyncSink
+) -> ExecutionReceipt | PortError:
+    try:
+        response = await client.send(http_request, stream=True)
+    except httpx.HTTPError as error:
+        failure = exchange.failed_to_send(error)
+        failure.__cause__ = error
+        return failure
+    try:
+        try:
+            if not exchange.head(response):
+                return exchange.error(response, await _error_body(response, exchange))
+        except PortError as error:
+            return error
+        preread = exchange.preread(response)
+        reads = response.aiter_raw() if preread is None else _once(preread)
+        ended = False
+        while True:
+            try:
+                raw = await anext(reads)
+            except StopAsyncIteration:
+                events = exchange.end()
+                ended = True
+            except httpx.HTTPError as error:
+                return exchange.interrupted(error)
+            else:
+                try:
+                    events = exchange.feed(raw)
+                except PortError as error:
+                    return error
+            try:
+                for event in events:  # the hot loop: one turn per event
+                    delivered = sink(event)
+                    if delivered is not None:
+                        await delivered  # backpressure: nothing more is read until it is done
+            except (PortError, RecursionError) as error:
+                if not codec_raised(events):
+                    raise  # the sink's own: it propagates as it is
+                return error if isinstance(error, PortError) else too_deep()
+            if ended or exchange.stopped:
+                return exchange.receipt()
+            if exchange.finished:
+                await _drain(reads, exchange)
+                return exchange.receipt()
+    finally:
+        await response.aclose()
+
+
+async def _drain(reads: AsyncIterator[bytes], exchange: Exchange) -> None:
+    try:
+        async for raw in reads:
+            if exchange.drained(raw):
+                return
+    except httpx.HTTPError:
+        return
+
+
+async def _error_body(response: httpx.Response, exchange: Exchange) -> bytes | None:
+    pieces: list[bytes] = []
+    held = 0
+    try:
+        preread = exchange.preread(response)
+        async for raw in response.aiter_raw() if preread is None else _once(preread):
+            piece = exchange.error_piece(raw, held)
+            if piece is None:
+                return None
+            pieces.append(piece)
+            held += len(piece)
+    except (httpx.HTTPError, PortError):
+        return None
+    return b"".join(pieces)
+
+
+async def _once(body: bytes) -> AsyncIterator[bytes]:
+    yield body

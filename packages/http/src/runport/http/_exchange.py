@@ -1,0 +1,270 @@
+"""One call's HTTP exchange, minus the I/O: what both drivers share (ADR 0012).
+
+The sync and async drivers differ only in how they send and read. Everything else — the
+bounds, the deadline, the request timeout, the response head's checks, decompression inside
+the bound, feeding the codec, what a transport failure means at each point, the provider's
+error text — lives here once, so the two flavours cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import time
+import zlib
+from collections.abc import Iterator
+from typing import Any, Final
+
+import httpx
+
+from runport.contracts import ErrorCode, ExecutionReceipt, ExecutionRequest, StreamEvent
+from runport.http._codec import Codec, ResponseDecoder
+from runport.http._errors import provider_text, status_error, transport_error
+from runport.ports import PortError, deadline_for, max_response_bytes_for
+
+ERROR_BODY_LIMIT: Final = 64 * 1024
+"""Bytes of a non-2xx body read in search of the provider's structured error message."""
+
+BASE_HEADERS: Final = {"Accept-Encoding": "identity"}
+
+
+def too_large(limit: int) -> PortError:
+    return PortError(
+        ErrorCode.RUNTIME_RESPONSE_TOO_LARGE,
+        f"the response passed max_response_bytes ({limit} bytes)",
+    )
+
+
+class _Inflater:
+    """gzip or deflate undone a slice at a time, never producing more than the room left."""
+
+    __slots__ = ("_z",)
+
+    def __init__(self, encoding: str) -> None:
+        self._z = zlib.decompressobj(31 if encoding in ("gzip", "x-gzip") else 15)
+
+    def feed(self, data: bytes, room: int) -> bytes | None:
+        """The decompressed bytes, or ``None`` when they would pass ``room``."""
+        pieces: list[bytes] = []
+        produced = 0
+        try:
+            while data:
+                piece = self._z.decompress(data, room - produced + 1)
+                produced += len(piece)
+                if produced > room:
+                    return None
+                pieces.append(piece)
+                data = self._z.unconsumed_tail
+        except zlib.error:
+            raise PortError(
+                ErrorCode.RUNTIME_INVALID_RESPONSE, "the upstream's body could not be decoded"
+            ) from None
+        return b"".join(pieces)
+
+
+class Exchange:
+    """The state of one call between the driver's reads."""
+
+    __slots__ = (
+        "_inflater",
+        "codec",
+        "deadline_s",
+        "decoder",
+        "expires",
+        "limit",
+        "received",
+        "request",
+        "stopped",
+        "stream",
+    )
+
+    def __init__(
+        self,
+        codec: Codec,
+        request: ExecutionRequest,
+        *,
+        stream: bool,
+        max_response_bytes: int | None,
+        deadline: float | None,
+    ) -> None:
+        self.codec = codec
+        self.request = request
+        self.stream = stream
+        self.limit = max_response_bytes_for(request, max_response_bytes)
+        self.deadline_s = deadline_for(request, deadline)
+        self.expires = time.monotonic() + self.deadline_s
+        self.received = 0
+        self.stopped = False
+        self.decoder: ResponseDecoder | None = None
+        self._inflater: _Inflater | None = None
+
+    # -- before the response -------------------------------------------------------------------
+
+    def remaining(self) -> float:
+        return self.expires - time.monotonic()
+
+    def timeout(self, base: httpx.Timeout) -> httpx.Timeout:
+        """``base`` with every phase cut to the time left, so no single wait outlasts the
+        deadline by more than the time left when it began."""
+        left = max(self.remaining(), 0.001)
+
+        def cut(value: float | None) -> float:
+            return left if value is None else min(value, left)
+
+        return httpx.Timeout(
+            connect=cut(base.connect),
+            read=cut(base.read),
+            write=cut(base.write),
+            pool=cut(base.pool),
+        )
+
+    def passed(self) -> PortError:
+        return PortError(
+            ErrorCode.RUNTIME_TIMEOUT, f"the call passed its deadline ({self.deadline_s:g} s)"
+        )
+
+    def check_deadline(self) -> None:
+        if time.monotonic() > self.expires:
+            raise self.passed()
+
+    # -- the response --------------------------------------------------------------------------
+
+    def head(self, response: httpx.Response) -> bool:
+        """Check a response's head; ``True`` when it is a success whose body the codec reads,
+        ``False`` when it is an error whose (bounded) body goes to ``error``."""
+        encoding = response.headers.get("content-encoding", "").strip().lower()
+        if encoding in ("gzip", "x-gzip", "deflate"):
+            self._inflater = _Inflater(encoding)
+        elif encoding not in ("", "identity"):
+            raise PortError(
+                ErrorCode.RUNTIME_INVALID_RESPONSE,
+                "the upstream sent a body in an encoding it was not asked for",
+            )
+        if not 200 <= response.status_code <= 299:
+            return False
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and self._inflater is None and int(declared) > self.limit:
+            raise too_large(self.limit)
+        media_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
+        self.decoder = self.codec.decoder(self.request, stream=self.stream, media_type=media_type)
+        return True
+
+    def feed(self, raw: bytes) -> Iterator[StreamEvent]:
+        """One network read of a success body: bounded, past the deadline or not, decoded.
+        The checks raise here; the codec's own failures while the events are drawn."""
+        if time.monotonic() > self.expires:
+            if self.decoder is not None and self.decoder.complete:
+                self.stopped = True  # whole, and out of time for the usage that may follow
+                return iter(())
+            raise self.passed()
+        data = self._bounded(raw)
+        assert self.decoder is not None
+        try:
+            return iter(self.decoder.feed(data))
+        except RecursionError:
+            raise too_deep() from None
+
+    def _bounded(self, raw: bytes) -> bytes:
+        if self._inflater is not None:
+            inflated = self._inflater.feed(raw, self.limit - self.received)
+            if inflated is None:
+                raise too_large(self.limit)
+            raw = inflated
+        self.received += len(raw)
+        if self.received > self.limit:
+            raise too_large(self.limit)
+        return raw
+
+    @property
+    def finished(self) -> bool:
+        decoder = self.decoder
+        return decoder is not None and decoder.finished
+
+    def drained(self, raw: bytes) -> bool:
+        """One read of what follows ``finished``: read on, so the connection goes back to the
+        pool, unless the bound or the deadline says stop (``True``: close instead)."""
+        self.received += len(raw)
+        return self.received > self.limit or time.monotonic() > self.expires
+
+    def end(self) -> Iterator[StreamEvent]:
+        """The body ended cleanly: the events its end completes (drawn lazily, so a codec
+        that fails here fails where the drivers draw events)."""
+        assert self.decoder is not None
+        yield from self.decoder.end()
+
+    def receipt(self) -> ExecutionReceipt | PortError:
+        """The receipt, or the failure that stands in its place (returned, not raised: the
+        drivers tell the upstream's failures from a sink's exceptions by where they come)."""
+        assert self.decoder is not None
+        try:
+            return self.decoder.receipt()
+        except PortError as error:
+            return error
+        except RecursionError:
+            return too_deep()
+
+    def interrupted(self, error: httpx.HTTPError | None) -> ExecutionReceipt | PortError:
+        """A transport failure (``None``: the deadline) while reading the body. After the
+        completion marker the answer is whole, so it completes; before, it fails."""
+        if self.decoder is not None and self.decoder.complete:
+            return self.receipt()
+        if error is None or (
+            isinstance(error, httpx.TimeoutException) and time.monotonic() > self.expires
+        ):
+            return self.passed()
+        return transport_error(error)
+
+    def failed_to_send(self, error: httpx.HTTPError) -> PortError:
+        if isinstance(error, httpx.TimeoutException) and time.monotonic() > self.expires:
+            return self.passed()
+        return transport_error(error)
+
+    # -- an error response ---------------------------------------------------------------------
+
+    def error(self, response: httpx.Response, body: bytes | None) -> PortError:
+        """The ``PortError`` for a non-2xx response; ``body`` is what could be read of it
+        (``None`` when reading it failed)."""
+        text = None
+        if body:
+            text = provider_text(self.codec.error_text(_loads(body)), self.codec.secrets)
+        return status_error(response.status_code, response.headers, text)
+
+    def preread(self, response: httpx.Response) -> bytes | None:
+        """The body of a response that arrived already read (an ``httpx.MockTransport``
+        answer built from bytes), or ``None`` for a stream still to be read. httpx decoded it
+        already, so it is not inflated again."""
+        if not response.is_stream_consumed:
+            return None
+        self._inflater = None
+        return response.content
+
+    def error_room(self) -> int:
+        return min(self.limit, ERROR_BODY_LIMIT)
+
+    def error_piece(self, raw: bytes, held: int) -> bytes | None:
+        """A piece of an error body, decompressed; ``None`` once the error bound is reached."""
+        room = self.error_room() - held
+        if self._inflater is not None:
+            inflated = self._inflater.feed(raw, room)
+            if inflated is None:
+                return None
+            raw = inflated
+        return raw if len(raw) <= room else None
+
+
+def codec_raised(events: Iterator[StreamEvent]) -> bool:
+    """Whether an exception that left a delivery loop came from the codec's events rather
+    than from the sink. A generator that raised is finished (no frame); a sink raising leaves
+    the generator suspended at its ``yield``; a list's iterator never raises."""
+    return inspect.isgenerator(events) and events.gi_frame is None
+
+
+def too_deep() -> PortError:
+    return PortError(ErrorCode.RUNTIME_INVALID_RESPONSE, "the upstream's JSON nests too deeply")
+
+
+def _loads(body: bytes) -> Any:
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError):
+        return None

@@ -1,0 +1,115 @@
+"""runport's wire types as a chat-completions request body."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Literal
+
+from runport.contracts import CompiledInteraction, Message, ToolSpec
+from runport.core import is_text_schema
+from runport.openai._strict import strict_schema
+
+ResponseFormatMode = Literal["json_schema", "json_object", "none"]
+"""How a structured contract asks for JSON: OpenAI's ``json_schema`` (the default; strict when
+the schema fits OpenAI's strict subset, see ``strict_schema``),
+``json_object`` with the schema beside it (llama.cpp, and servers that refuse ``json_schema``),
+or nothing (the schema is then only checked on the receipt)."""
+
+RESPONSE_FORMAT_MODES: tuple[ResponseFormatMode, ...] = ("json_schema", "json_object", "none")
+
+
+def as_response_format_mode(value: str) -> ResponseFormatMode:
+    for mode in RESPONSE_FORMAT_MODES:
+        if value == mode:
+            return mode
+    raise ValueError(
+        f"the response format mode must be one of {', '.join(RESPONSE_FORMAT_MODES)}, not {value!r}"
+    )
+
+
+PASS_THROUGH = ("temperature", "top_p", "max_tokens", "seed", "stop", "tool_choice")
+"""``runtime_policy`` keys sent as the API names them; the others are runport's own."""
+
+_SCHEMA_NAME = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def request_body(
+    interaction: CompiledInteraction,
+    *,
+    model: str,
+    stream: bool,
+    response_format_mode: ResponseFormatMode,
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": [_message(message) for message in interaction.messages],
+    }
+    if interaction.tools:
+        body["tools"] = [_tool(tool) for tool in interaction.tools]
+    response_format = _response_format(interaction, response_format_mode)
+    if response_format is not None:
+        body["response_format"] = response_format
+    policy = interaction.runtime_policy
+    for key in PASS_THROUGH:
+        if key in policy:
+            body[key] = policy[key]
+    if stream:
+        body["stream"] = True
+        body["stream_options"] = {"include_usage": True}
+    return body
+
+
+def _message(message: Message) -> dict[str, Any]:
+    wire: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.tool_calls:
+        # Content stays a string ("" when the turn had none): llama.cpp answers HTTP 500 to
+        # `content: null` beside tool calls, and OpenAI accepts "".
+        wire["tool_calls"] = [
+            {
+                "id": call.call_id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": _arguments_text(call.arguments)},
+            }
+            for call in message.tool_calls
+        ]
+    if message.tool_call_id is not None:
+        wire["tool_call_id"] = message.tool_call_id
+    return wire
+
+
+def _arguments_text(arguments: Any) -> str:
+    """Arguments go back as the JSON text the API carries them in.
+
+    A string is the model's own text that did not parse (docs/wire-types.md keeps it as a JSON
+    string), so it is sent back verbatim: the model sees what it wrote.
+    """
+    if isinstance(arguments, str):
+        return arguments
+    return json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
+
+
+def _tool(tool: ToolSpec) -> dict[str, Any]:
+    function: dict[str, Any] = {"name": tool.name}
+    if tool.description:
+        function["description"] = tool.description
+    function["parameters"] = tool.parameters
+    return {"type": "function", "function": function}
+
+
+def _response_format(
+    interaction: CompiledInteraction, mode: ResponseFormatMode
+) -> dict[str, Any] | None:
+    schema = interaction.output_schema
+    if mode == "none" or is_text_schema(schema):
+        return None
+    if mode == "json_object":
+        return {"type": "json_object", "schema": schema}
+    name = _SCHEMA_NAME.sub("_", interaction.contract_id)[:64] or "output"
+    strict = strict_schema(schema)
+    if strict is None:  # outside the strict subset: sent as it is, and not promised
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": name, "schema": schema, "strict": False},
+        }
+    return {"type": "json_schema", "json_schema": {"name": name, "schema": strict, "strict": True}}
