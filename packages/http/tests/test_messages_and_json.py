@@ -7,9 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runport.contracts import ErrorCode
+from runport.contracts import MAX_JSON_DEPTH, ErrorCode
 from runport.http import (
-    MAX_JSON_DEPTH,
     MAX_RETRY_AFTER_MS,
     PROVIDER_TEXT_LIMIT,
     check_json_text,
