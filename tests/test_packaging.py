@@ -309,7 +309,10 @@ def test_the_runport_wheel_holds_no_code_and_gives_a_working_command(
     python, siblings = fresh_venv(tmp_path, dist, "runport")
     expected = {
         "runport",
-        *(f"runport-{p}" for p in ("cli", "application", "mock", "openai", "core", "ports")),
+        *(
+            f"runport-{p}"
+            for p in ("cli", "application", "mock", "openai", "http", "core", "ports")
+        ),
         "runport-contracts",
     }
     assert siblings == expected

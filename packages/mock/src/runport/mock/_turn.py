@@ -143,16 +143,18 @@ class Turn:
         self._check_open("finish")
         assembled = self._assembler
         explicit: dict[str, Any] = {}
-        if output is not UNSET:
-            explicit["output"] = output
-        elif assembled.text is None and not assembled.tool_calls:
-            explicit["output"] = self.request.fixture_output
         try:
+            # parsing the assembled arguments and answer is where JSON past the bounds shows
+            tool_calls = assembled.tool_calls
+            if output is not UNSET:
+                explicit["output"] = output
+            elif assembled.text is None and not tool_calls:
+                explicit["output"] = self.request.fixture_output
             receipt = build_receipt(
                 self.request,
                 adapter=self.descriptor,
                 text=assembled.text,
-                tool_calls=assembled.tool_calls,
+                tool_calls=tool_calls,
                 finish_reason=finish_reason,
                 usage=self._usage,
                 **explicit,
