@@ -457,6 +457,15 @@ class LawTests(ConformanceBase):
             broken(
                 7, case.name, "composite: the call did not fail with a PortError", outcome=outcome
             )
+        if isinstance(upstream, ScriptedUpstream):
+            after = h.execute(adapter, upstream, sentinel_case().request())
+            if after.receipt is None or after.receipt.text != "sentinel":
+                broken(
+                    7,
+                    case.name,
+                    "composite: the next call did not get the next scripted turn",
+                    outcome=after,
+                )
         plain = h.execute(adapter, upstream, case.request())
         if not isinstance(plain.error, PortError):
             broken(7, case.name, "composite: execute did not fail with a PortError", outcome=plain)
