@@ -581,7 +581,8 @@ class AsyncMiniChatAdapter(_ChatClient, AsyncRuntimeAdapter):
             if response.status_code != 200:
                 body = await response.aread()
                 raise self._refused(response, body)
-            async for piece in response.aiter_bytes():
+            pieces = response.aiter_bytes()
+            async for piece in pieces:
                 for event in frames.feed(piece):
                     if self._buffer:
                         held.append(event)
@@ -599,7 +600,7 @@ class AsyncMiniChatAdapter(_ChatClient, AsyncRuntimeAdapter):
             raise
         except BaseException:
             if self._keep_open and response is not None:
-                self._kept.append(response)
+                self._kept += [response, locals().get("pieces")]
                 response = None
             raise
         finally:

@@ -23,6 +23,7 @@ import struct
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar, Final, Literal
@@ -188,14 +189,24 @@ class Pacer:
         with self._condition:
             return self._seen
 
+    def _moved(self, count: int, before: int) -> bool:
+        return self._seen >= count or self._ended or self._seen != before
+
     def wait_for(self, count: int, timeout: float = PACING_BOUND) -> Wait:
+        """Wait until the sink has seen ``count`` progress events or the call ended; time out
+        only when the sink saw nothing new for ``timeout`` seconds (a client still working
+        through a backlog is not holding anything back)."""
         with self._condition:
-            done = self._condition.wait_for(
-                lambda: self._seen >= count or self._ended, timeout=timeout
-            )
-            if not done:
-                return "timeout"
-            return "seen" if self._seen >= count else "ended"
+            while True:
+                done = self._condition.wait_for(
+                    partial(self._moved, count, self._seen), timeout=timeout
+                )
+                if not done:
+                    return "timeout"
+                if self._seen >= count:
+                    return "seen"
+                if self._ended:
+                    return "ended"
 
 
 # --------------------------------------------------------------------------------------------
@@ -416,8 +427,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.connection.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
         pacer = upstream.pacer if record.stream and upstream.pacing != "off" else None
         paced = upstream.pacing == "every"
-        last_progress = max(
-            (i for i, frame in enumerate(response.frames) if frame.owes), default=-1
+        most = max((frame.owes for frame in response.frames), default=0)
+        last_progress = next(
+            (i for i, frame in enumerate(response.frames) if most and frame.owes == most), -1
         )
         owed = 0
         frames = response.frames
