@@ -80,6 +80,7 @@ PUBLIC = {
     },
     "runport.conformance": {
         "CASES",
+        "AsyncRuntimeAdapterConformance",
         "BlackBoxUpstream",
         "CallerStop",
         "Case",
@@ -89,7 +90,9 @@ PUBLIC = {
         "RuntimeAdapterConformance",
         "ScenarioUpstream",
         "ScriptedUpstream",
+        "StreamViolation",
         "Upstream",
+        "check_stream",
         "run_conformance",
     },
     "runport.application": {

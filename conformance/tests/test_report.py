@@ -51,10 +51,11 @@ def test_the_terminal_summary_counts_per_law_and_shows_each_failure(
 ) -> None:
     out = run[0].split("runport conformance", 1)[1]
     assert "TestReordered (protocol 'scenario')" in out
-    counts = {line.split()[0] + " " + line.split()[1]: line for line in out.splitlines()
-              if line.startswith("  law ")}  # fmt: skip
-    assert counts["law 4"].endswith("1 failed")
-    assert counts["law 10"].endswith("1 passed")
+    rows = [line.split()[0] for line in out.splitlines() if line.startswith("  law_")]
+    assert rows == ["law_3_assembly", "law_4_order_and_promptness", "law_10_no_secrets"]
+    counts = {line.split()[0]: line for line in out.splitlines() if line.startswith("  law_")}
+    assert counts["law_4_order_and_promptness"].endswith("1 failed")
+    assert counts["law_10_no_secrets"].endswith("1 passed")
     assert "FAILED law_4_order_and_promptness[plain_text]: progress events differ" in out
     expected = next(line for line in out.splitlines() if line.strip().startswith("expected:"))
     observed = next(line for line in out.splitlines() if line.strip().startswith("observed:"))

@@ -8,9 +8,9 @@ attribute, without importing the suite). Then:
   ``@pytest.mark.xfail(reason=…)`` is a collection error, so no ``-k`` can step around it;
 - **the facts of each failure** (law, case, expected and observed events, the first
   difference) become the test's JUnit XML properties (``runport_*``);
-- **the report**, in the terminal summary: per adapter class and law, passed / failed /
-  skipped, and under each failure its case and the two event sequences, the first difference
-  marked ``>>``.
+- **the report**, in the terminal summary: per adapter class and check (one per law item,
+  ``law_1_…`` to ``law_10_…``, then the rest), passed / failed / skipped, and under each
+  failure its case and the two event sequences, the first difference marked ``>>``.
 """
 
 from __future__ import annotations
@@ -84,14 +84,6 @@ def pytest_runtest_makereport(
     return report
 
 
-def law_of(check: str) -> str:
-    """``law_4_order_and_promptness`` → ``law 4``; any other check keeps its name."""
-    parts = check.split("_")
-    if len(parts) > 1 and parts[0] == "law" and parts[1].isdigit():
-        return f"law {parts[1]}"
-    return check
-
-
 def _check_and_case(nodeid: str) -> tuple[str, str]:
     name = nodeid.rsplit("::", 1)[-1]
     check, _, case = name.partition("[")
@@ -116,19 +108,19 @@ def pytest_terminal_summary(
     )
     for nodeid, owner in suite_items.items():
         check, case = _check_and_case(nodeid)
-        table[owner][law_of(check)][outcomes.get(nodeid, "not run")].append(nodeid)
+        table[owner][check][outcomes.get(nodeid, "not run")].append(nodeid)
     terminalreporter.section("runport conformance")
-    for owner, laws in table.items():
+    for owner, checks in table.items():
         terminalreporter.write_line(owner)
-        for law, by_status in sorted(laws.items(), key=lambda pair: _law_key(pair[0])):
+        for check, by_status in sorted(checks.items(), key=lambda pair: _law_key(pair[0])):
             counts = ", ".join(
                 f"{len(by_status[status])} {status}"
                 for status in (*_ORDER, "not run")
                 if status in by_status
             )
-            terminalreporter.write_line(f"  {law:<32} {counts}")
+            terminalreporter.write_line(f"  {check:<34} {counts}")
             for nodeid in by_status.get("failed", []) + by_status.get("error", []):
-                check, case = _check_and_case(nodeid)
+                _, case = _check_and_case(nodeid)
                 facts = facts_by_node.get(nodeid, {})
                 title = f"{check}[{case}]" if case else check
                 problem = facts.get("problem", "see the failure above")
@@ -138,7 +130,9 @@ def pytest_terminal_summary(
                         terminalreporter.write_line(f"      {key + ':':<10}{facts[key]}")
 
 
-def _law_key(law: str) -> tuple[int, int, str]:
-    if law.startswith("law ") and law[4:].isdigit():
-        return (0, int(law[4:]), "")
-    return (1, 0, law)
+def _law_key(check: str) -> tuple[int, int, str]:
+    """The law items first, in their order (``law_10`` after ``law_9``), then the rest."""
+    parts = check.split("_")
+    if len(parts) > 1 and parts[0] == "law" and parts[1].isdigit():
+        return (0, int(parts[1]), check)
+    return (1, 0, check)
