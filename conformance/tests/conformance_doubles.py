@@ -427,6 +427,26 @@ class _ChatClient:
             raise PortError(ErrorCode.RUNTIME_STREAM_TRUNCATED, "no finish_reason or [DONE]")
         return frames.turn.receipt(request)
 
+    @contextlib.contextmanager
+    def _reading(self, frames: _Frames, held: list[Any]) -> Iterator[None]:
+        """Map transport failures to ``PortError`` (none once the stream was complete); when
+        the call is stopped, a ``keep_open`` client keeps what ``held`` holds (the response
+        and its body iterator: dropping the iterator would close the connection when it is
+        collected), as a leaky adapter would."""
+        try:
+            yield
+        except httpx.TransportError as error:
+            mapped = self._transport(error, frames)
+            if mapped is not None:
+                raise mapped from None
+        except PortError:
+            raise
+        except BaseException:
+            if self._keep_open:
+                self._kept += held
+                held.clear()
+            raise
+
     def _transport(self, error: Exception, frames: _Frames | None) -> PortError | None:
         """The PortError a transport failure maps to (none once the stream was complete)."""
         if frames is not None and frames.complete:
@@ -484,36 +504,26 @@ class MiniChatAdapter(_ChatClient, RuntimeAdapter):
 
     def _stream(self, request: ExecutionRequest, emit: Sink) -> ExecutionReceipt:
         frames = _Frames(self._bound(request), leak=self._leak)
-        response: httpx.Response | None = None
+        held: list[Any] = []
         try:
-            response = self._client.send(
-                self._client.build_request(
-                    "POST", self._url, json=self._body(request, True), headers=self._headers
-                ),
-                stream=True,
-            )
-            if response.status_code != 200:
-                raise self._refused(response, response.read())
-            pieces = response.iter_bytes()
-            for piece in pieces:
-                for event in frames.feed(piece):
-                    emit(event)
-        except httpx.TransportError as error:
-            mapped = self._transport(error, frames)
-            if mapped is not None:
-                raise mapped from None
-        except PortError:
-            raise
-        except BaseException:
-            if self._keep_open and response is not None:
-                # Abandoning the body iterator would close the connection when it is
-                # collected; holding both keeps it open, as a leaky adapter would.
-                self._kept += [response, locals().get("pieces")]
-                response = None
-            raise
+            with self._reading(frames, held):
+                response = self._client.send(
+                    self._client.build_request(
+                        "POST", self._url, json=self._body(request, True), headers=self._headers
+                    ),
+                    stream=True,
+                )
+                held.append(response)
+                if response.status_code != 200:
+                    raise self._refused(response, response.read())
+                pieces = response.iter_bytes()
+                held.append(pieces)
+                for piece in pieces:
+                    for event in frames.feed(piece):
+                        emit(event)
         finally:
-            if response is not None:
-                response.close()
+            if held:
+                held[0].close()
         return self._finish(frames, request)
 
 
@@ -570,42 +580,33 @@ class AsyncMiniChatAdapter(_ChatClient, AsyncRuntimeAdapter):
         self, request: ExecutionRequest, sink: AsyncSink, held: list[StreamEvent]
     ) -> ExecutionReceipt:
         frames = _Frames(self._bound(request), leak=self._leak)
-        response: httpx.Response | None = None
+        open_: list[Any] = []
         try:
-            response = await self._client.send(
-                self._client.build_request(
-                    "POST", self._url, json=self._body(request, True), headers=self._headers
-                ),
-                stream=True,
-            )
-            if response.status_code != 200:
-                body = await response.aread()
-                raise self._refused(response, body)
-            pieces = response.aiter_bytes()
-            async for piece in pieces:
-                for event in frames.feed(piece):
-                    if self._buffer:
-                        held.append(event)
-                        continue
-                    try:
-                        await deliver(sink, event)
-                    except asyncio.CancelledError:
-                        if not self._ignore_cancel:
-                            raise
-        except httpx.TransportError as error:
-            mapped = self._transport(error, frames)
-            if mapped is not None:
-                raise mapped from None
-        except PortError:
-            raise
-        except BaseException:
-            if self._keep_open and response is not None:
-                self._kept += [response, locals().get("pieces")]
-                response = None
-            raise
+            with self._reading(frames, open_):
+                response = await self._client.send(
+                    self._client.build_request(
+                        "POST", self._url, json=self._body(request, True), headers=self._headers
+                    ),
+                    stream=True,
+                )
+                open_.append(response)
+                if response.status_code != 200:
+                    raise self._refused(response, await response.aread())
+                pieces = response.aiter_bytes()
+                open_.append(pieces)
+                async for piece in pieces:
+                    for event in frames.feed(piece):
+                        if self._buffer:
+                            held.append(event)
+                            continue
+                        try:
+                            await deliver(sink, event)
+                        except asyncio.CancelledError:
+                            if not self._ignore_cancel:
+                                raise
         finally:
-            if response is not None:
-                await response.aclose()
+            if open_:
+                await open_[0].aclose()
         return self._finish(frames, request)
 
 

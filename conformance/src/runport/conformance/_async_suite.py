@@ -14,22 +14,14 @@ from typing import ClassVar
 
 from runport.conformance._base import over, select_all
 from runport.conformance._beyond_law import BeyondLawTests
-from runport.conformance._cases import RESUME_CASE, Case
+from runport.conformance._cases import Case
 from runport.conformance._harness import Harness
+from runport.conformance._laws import MAX_POSITIONS
 from runport.conformance._observe import broken
 from runport.conformance._upstream import ScriptedUpstream, Upstream
 from runport.ports import AsyncRuntimeAdapter
 
 __all__ = ["AsyncRuntimeAdapterConformance"]
-
-MAX_POSITIONS = 12
-
-
-def positions_of(count: int) -> list[int]:
-    """Every event position, or — for long streams — the ends and the middle."""
-    if count <= MAX_POSITIONS:
-        return list(range(count))
-    return sorted({0, 1, 2, count // 2, count - 2, count - 1})
 
 
 class AsyncRuntimeAdapterConformance(BeyondLawTests):
@@ -54,19 +46,8 @@ class AsyncRuntimeAdapterConformance(BeyondLawTests):
         back, nothing more is sent, the HTTP response is closed, and the adapter serves the
         next call."""
         h = conformance_harness
-        probe_upstream = h.upstream([case])
-        probe_adapter = h.adapter(probe_upstream)
-        self._requires(case)
-        probe = h.stream(probe_adapter, probe_upstream, case.request())
+        probe, positions, upstream, adapter = self.stop_plan("cancellation", case, h)
         count = len(probe.events)
-        if count == 0:
-            broken("cancellation", case.name, "the call sent no event at all", outcome=probe)
-        positions = positions_of(count)
-        plan: list[Case] = []
-        for _ in positions:
-            plan += [case, RESUME_CASE]
-        upstream = h.upstream(plan, pacing="every")
-        adapter = h.adapter(upstream)
         for position in positions:
             before = len(upstream.requests) if isinstance(upstream, ScriptedUpstream) else 0
             outcome = h.stream(adapter, upstream, case.request(), cancel_at=position)
@@ -98,23 +79,7 @@ class AsyncRuntimeAdapterConformance(BeyondLawTests):
                     seen=outcome.after_stop,
                     expected=[],
                 )
-            if isinstance(upstream, ScriptedUpstream) and len(upstream.requests) > before:
-                record = upstream.requests[before].settle()
-                if record.ended_early and record.client_closed is False:
-                    broken(
-                        "cancellation",
-                        case.name,
-                        f"{where}; the HTTP response was not closed (the upstream still held "
-                        "an open connection)",
-                    )
-            after = h.stream(adapter, upstream, RESUME_CASE.request())
-            if after.receipt is None or after.receipt.text != "Hello, world.":
-                broken(
-                    "cancellation",
-                    case.name,
-                    f"{where}; the next call on the same adapter did not play the next turn",
-                    outcome=after,
-                )
+            self.after_stop("cancellation", case, h, upstream, adapter, before, where)
 
     @over(lambda case: not case.fails and len(case.progress()) <= MAX_POSITIONS)
     def test_backpressure(self, case: Case, conformance_harness: Harness) -> None:

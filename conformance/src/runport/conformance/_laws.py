@@ -19,7 +19,7 @@ from runport.conformance._base import (
 from runport.conformance._cases import CASES_BY_NAME, RESUME_CASE, Case, sentinel_case
 from runport.conformance._checks import diff, dump, grammar_problem, leaks
 from runport.conformance._harness import Harness, protocol_of
-from runport.conformance._observe import broken
+from runport.conformance._observe import Outcome, broken
 from runport.conformance._upstream import ScriptedUpstream, Upstream
 from runport.contracts import Complete, Failed
 from runport.core import StreamAssembler, StreamGrammarError
@@ -28,6 +28,8 @@ from runport.ports import PortError
 __all__ = ["LawTests"]
 
 TIMEOUT: Final = "TQX_RUNTIME_TIMEOUT"
+MAX_POSITIONS: Final = 12
+"""Streams longer than this are stopped at their ends and middle, not at every event."""
 STALL_CASE: Final = CASES_BY_NAME["stall_after_deltas"]
 
 
@@ -234,23 +236,9 @@ class LawTests(ConformanceBase):
         """The sink raises at each position in turn: that same exception comes back, nothing
         more is sent, the HTTP response is closed, and the adapter serves the next call."""
         h = conformance_harness
-        probe_upstream = h.upstream([case])
-        probe_adapter = h.adapter(probe_upstream)
-        self._requires(case)
-        probe = h.stream(probe_adapter, probe_upstream, case.request())
-        count = len(probe.events)
-        if count == 0:
-            broken(6, case.name, "the call sent no event at all", outcome=probe)
-        positions = list(range(count))
-        if count > 12:
-            positions = sorted({0, 1, 2, count // 2, count - 2, count - 1})
-        plan: list[Case] = []
-        for _ in positions:
-            plan += [case, RESUME_CASE]
-        upstream = h.upstream(plan, pacing="every")
-        adapter = h.adapter(upstream)
-        resume = RESUME_CASE.request()
-        for turn, position in enumerate(positions):
+        probe, positions, upstream, adapter = self.stop_plan(6, case, h)
+        for position in positions:
+            before = len(upstream.requests) if isinstance(upstream, ScriptedUpstream) else 0
             outcome = h.stream(adapter, upstream, case.request(), raise_at=position)
             where = f"the sink raised at event #{position} ({probe.events[position].kind})"
             if outcome.hung:
@@ -287,23 +275,58 @@ class LawTests(ConformanceBase):
                     seen=outcome.after_stop,
                     expected=[],
                 )
-            if isinstance(upstream, ScriptedUpstream):
-                record = upstream.requests[2 * turn].settle()
-                if record.ended_early and record.client_closed is False:
-                    broken(
-                        6,
-                        case.name,
-                        f"{where}; the HTTP response was not closed (the upstream still held "
-                        "an open connection)",
-                    )
-            after = h.stream(adapter, upstream, resume)
-            if after.receipt is None or after.receipt.text != "Hello, world.":
+            self.after_stop(6, case, h, upstream, adapter, before, where)
+
+    def stop_plan(
+        self, law: int | str, case: Case, h: Harness
+    ) -> tuple[Outcome, list[int], Upstream, Any]:
+        """For the caller-stop checks (a raising sink, a cancelled task): a probe call, the
+        event positions to stop at, and an adapter on an upstream that plays the case, then
+        a resume turn, once per position."""
+        probe_upstream = h.upstream([case])
+        probe_adapter = h.adapter(probe_upstream)
+        self._requires(case)
+        probe = h.stream(probe_adapter, probe_upstream, case.request())
+        count = len(probe.events)
+        if count == 0:
+            broken(law, case.name, "the call sent no event at all", outcome=probe)
+        positions = list(range(count))
+        if count > MAX_POSITIONS:
+            positions = sorted({0, 1, 2, count // 2, count - 2, count - 1})
+        plan: list[Case] = []
+        for _ in positions:
+            plan += [case, RESUME_CASE]
+        upstream = h.upstream(plan, pacing="every")
+        return probe, positions, upstream, h.adapter(upstream)
+
+    def after_stop(
+        self,
+        law: int | str,
+        case: Case,
+        h: Harness,
+        upstream: Upstream,
+        adapter: Any,
+        before: int,
+        where: str,
+    ) -> None:
+        """After a stopped call: the HTTP response was closed, and the next call works."""
+        if isinstance(upstream, ScriptedUpstream) and len(upstream.requests) > before:
+            record = upstream.requests[before].settle()
+            if record.ended_early and record.client_closed is False:
                 broken(
-                    6,
+                    law,
                     case.name,
-                    f"{where}; the next call on the same adapter did not play the next turn",
-                    outcome=after,
+                    f"{where}; the HTTP response was not closed (the upstream still held an "
+                    "open connection)",
                 )
+        after = h.stream(adapter, upstream, RESUME_CASE.request())
+        if after.receipt is None or after.receipt.text != "Hello, world.":
+            broken(
+                law,
+                case.name,
+                f"{where}; the next call on the same adapter did not play the next turn",
+                outcome=after,
+            )
 
     @over(select_failing)
     def test_law_7_single_attempt(self, case: Case, conformance_harness: Harness) -> None:
