@@ -66,7 +66,7 @@ class BeyondLawTests(LawTests):
         request = case.request()
         for mode, outcome in (
             ("execute_streaming", h.stream(adapter, upstream, request)),
-            ("execute", h.execute(adapter, upstream, request)),
+            ("execute", h.execute(adapter, request, upstream=upstream)),
         ):
             if outcome.receipt is None:
                 broken("receipt", case.name, f"{mode} returned no receipt", outcome=outcome)
@@ -86,7 +86,7 @@ class BeyondLawTests(LawTests):
         request = case.request()
         for mode, outcome in (
             ("execute_streaming", h.stream(adapter, upstream, request)),
-            ("execute", h.execute(adapter, upstream, request)),
+            ("execute", h.execute(adapter, request, upstream=upstream)),
         ):
             receipt = outcome.receipt
             if receipt is None:
@@ -118,7 +118,7 @@ class BeyondLawTests(LawTests):
         schema = dict(request.interaction.output_schema)
         for mode, outcome in (
             ("execute_streaming", h.stream(adapter, upstream, request)),
-            ("execute", h.execute(adapter, upstream, request)),
+            ("execute", h.execute(adapter, request, upstream=upstream)),
         ):
             receipt = outcome.receipt
             if receipt is None:
@@ -255,7 +255,7 @@ class BeyondLawTests(LawTests):
         if stopped.error is not stopped.stop or stopped.stop is None:
             broken(6, RESUME_CASE.name, "the sink's exception did not propagate", outcome=stopped)
         for mode, outcome in (
-            ("execute", h.execute(adapter, upstream, request)),
+            ("execute", h.execute(adapter, request, upstream=upstream)),
             ("execute_streaming", h.stream(adapter, upstream, request)),
         ):
             if outcome.receipt is None or outcome.receipt.text != "Hello, world.":
@@ -295,7 +295,7 @@ class BeyondLawTests(LawTests):
         upstream = h.upstream([case, case])
         plain_adapter, streaming_adapter = h.adapter(upstream), h.adapter(upstream)
         request = case.request()
-        plain = h.execute(plain_adapter, upstream, request)
+        plain = h.execute(plain_adapter, request, upstream=upstream)
         streamed = h.stream(streaming_adapter, upstream, request)
         problem = grammar_problem(streamed)
         if problem:

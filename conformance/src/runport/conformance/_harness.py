@@ -176,12 +176,13 @@ class Harness:
     def execute(
         self,
         adapter: Any,
-        upstream: Upstream,
         request: ExecutionRequest,
         *,
+        upstream: Upstream | None = None,
         capture_logs: bool = False,
     ) -> Outcome:
-        """One ``execute`` call (no sink)."""
+        """One ``execute`` call (no sink); give the ``upstream`` it talks to, so a composite's
+        turn moves on and the shared verdicts apply."""
         before = 0
         if isinstance(upstream, ScriptedUpstream):
             before = len(upstream.requests)

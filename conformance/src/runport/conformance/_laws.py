@@ -75,7 +75,7 @@ class LawTests(ConformanceBase):
         plain_adapter, streaming_adapter = h.adapter(upstream), h.adapter(upstream)
         self._requires(case)
         request = case.request()
-        plain = h.execute(plain_adapter, upstream, request)
+        plain = h.execute(plain_adapter, request, upstream=upstream)
         streamed = h.stream(streaming_adapter, upstream, request)
         for outcome, mode in ((plain, "execute"), (streamed, "execute_streaming")):
             if outcome.receipt is None or outcome.error is not None:
@@ -346,7 +346,7 @@ class LawTests(ConformanceBase):
         for mode in ("execute_streaming", "execute"):
             before = len(upstream.requests) if isinstance(upstream, ScriptedUpstream) else 0
             if mode == "execute":
-                outcome = h.execute(adapter, upstream, request)
+                outcome = h.execute(adapter, request, upstream=upstream)
             else:
                 outcome = h.stream(adapter, upstream, request)
             if isinstance(upstream, ScriptedUpstream):
@@ -355,7 +355,7 @@ class LawTests(ConformanceBase):
                     broken(7, case.name, f"{mode} made {made} upstream requests", outcome=outcome)
             if not isinstance(outcome.error, PortError):
                 broken(7, case.name, f"{mode} did not fail with a PortError", outcome=outcome)
-            after = h.execute(adapter, upstream, sentinel.request())
+            after = h.execute(adapter, sentinel.request(), upstream=upstream)
             if after.receipt is None or after.receipt.text != "sentinel":
                 broken(
                     7,
@@ -375,7 +375,7 @@ class LawTests(ConformanceBase):
         self._requires(case)
         want = "TQX_RUNTIME_RESPONSE_TOO_LARGE"
         streamed = h.stream(adapter, upstream, case.request())
-        plain = h.execute(adapter, upstream, case.request())
+        plain = h.execute(adapter, case.request(), upstream=upstream)
         for outcome, mode in ((streamed, "execute_streaming"), (plain, "execute")):
             if not isinstance(outcome.error, PortError) or outcome.error.code != want:
                 broken(8, case.name, f"{mode} should fail with {want}", outcome=outcome)
@@ -423,7 +423,7 @@ class LawTests(ConformanceBase):
         request = case.request()
         for mode, outcome in (
             ("execute_streaming", h.stream(adapter, upstream, request, capture_logs=True)),
-            ("execute", h.execute(adapter, upstream, request, capture_logs=True)),
+            ("execute", h.execute(adapter, request, upstream=upstream, capture_logs=True)),
         ):
             found = leaks(outcome, upstream.secrets)
             if found:
@@ -481,7 +481,7 @@ class LawTests(ConformanceBase):
                 7, case.name, "composite: the call did not fail with a PortError", outcome=outcome
             )
         if isinstance(upstream, ScriptedUpstream):
-            after = h.execute(adapter, upstream, sentinel_case().request())
+            after = h.execute(adapter, sentinel_case().request(), upstream=upstream)
             if after.receipt is None or after.receipt.text != "sentinel":
                 broken(
                     7,
@@ -489,6 +489,6 @@ class LawTests(ConformanceBase):
                     "composite: the next call did not get the next scripted turn",
                     outcome=after,
                 )
-        plain = h.execute(adapter, upstream, case.request())
+        plain = h.execute(adapter, case.request(), upstream=upstream)
         if not isinstance(plain.error, PortError):
             broken(7, case.name, "composite: execute did not fail with a PortError", outcome=plain)

@@ -150,9 +150,18 @@ class Pacer:
         self._seen = 0
         self._ended = False
         self._stopped = False
+        self._armed = False
+
+    @property
+    def armed(self) -> bool:
+        """Whether the suite's sink drives this pacer (a test using the upstream on its own,
+        with a sink of its own, never starts a call, so nothing is withheld)."""
+        with self._condition:
+            return self._armed
 
     def start_call(self) -> None:
         with self._condition:
+            self._armed = True
             self._seen = 0
             self._ended = False
             self._stopped = False
@@ -425,7 +434,8 @@ class _Handler(BaseHTTPRequestHandler):
             lines.append(f"Content-Length: {response.declared}")
         lines.append("Connection: close")
         self.connection.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
-        pacer = upstream.pacer if record.stream and upstream.pacing != "off" else None
+        paced_call = record.stream and upstream.pacing != "off" and upstream.pacer.armed
+        pacer = upstream.pacer if paced_call else None
         paced = upstream.pacing == "every"
         most = max((frame.owes for frame in response.frames), default=0)
         last_progress = next(
