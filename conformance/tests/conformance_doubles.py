@@ -360,6 +360,23 @@ class _Frames:
         return events
 
 
+class _Body:
+    """A non-streamed answer: bytes in, within the bound; then its receipt."""
+
+    def __init__(self, bound: int, *, leak: bool) -> None:
+        self.bound = bound
+        self.leak = leak
+        self.data = bytearray()
+
+    def feed(self, piece: bytes) -> None:
+        self.data += piece
+        if len(self.data) > self.bound:
+            raise PortError(ErrorCode.RUNTIME_RESPONSE_TOO_LARGE, "too large")
+
+    def receipt(self, request: ExecutionRequest) -> ExecutionReceipt:
+        return _completion(bytes(self.data), request, leak=self.leak)
+
+
 def _completion(data: bytes, request: ExecutionRequest, *, leak: bool) -> ExecutionReceipt:
     """The receipt of a non-streamed answer."""
     try:
@@ -428,7 +445,7 @@ class _ChatClient:
         return frames.turn.receipt(request)
 
     @contextlib.contextmanager
-    def _reading(self, frames: _Frames, held: list[Any]) -> Iterator[None]:
+    def _reading(self, frames: _Frames | None, held: list[Any]) -> Iterator[None]:
         """Map transport failures to ``PortError`` (none once the stream was complete); when
         the call is stopped, a ``keep_open`` client keeps what ``held`` holds (the response
         and its body iterator: dropping the iterator would close the connection when it is
@@ -471,21 +488,18 @@ class MiniChatAdapter(_ChatClient, RuntimeAdapter):
         self._client.close()
 
     def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
-        bound = self._bound(request)
-        try:
-            with self._client.stream(
+        body = _Body(self._bound(request), leak=self._leak)
+        with (
+            self._reading(None, []),
+            self._client.stream(
                 "POST", self._url, json=self._body(request, False), headers=self._headers
-            ) as response:
-                if response.status_code != 200:
-                    raise self._refused(response, response.read())
-                data = bytearray()
-                for piece in response.iter_bytes():
-                    data += piece
-                    if len(data) > bound:
-                        raise PortError(ErrorCode.RUNTIME_RESPONSE_TOO_LARGE, "too large")
-        except httpx.TransportError as error:
-            raise self._transport(error, None) from None  # type: ignore[misc]
-        return _completion(bytes(data), request, leak=self._leak)
+            ) as response,
+        ):
+            if response.status_code != 200:
+                raise self._refused(response, response.read())
+            for piece in response.iter_bytes():
+                body.feed(piece)
+        return body.receipt(request)
 
     def execute_streaming(self, request: ExecutionRequest, sink: Sink) -> ExecutionReceipt:
         held: list[StreamEvent] = []
@@ -543,22 +557,16 @@ class AsyncMiniChatAdapter(_ChatClient, AsyncRuntimeAdapter):
         await self._client.aclose()
 
     async def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
-        bound = self._bound(request)
-        try:
+        body = _Body(self._bound(request), leak=self._leak)
+        with self._reading(None, []):
             async with self._client.stream(
                 "POST", self._url, json=self._body(request, False), headers=self._headers
             ) as response:
                 if response.status_code != 200:
-                    body = await response.aread()
-                    raise self._refused(response, body)
-                data = bytearray()
+                    raise self._refused(response, await response.aread())
                 async for piece in response.aiter_bytes():
-                    data += piece
-                    if len(data) > bound:
-                        raise PortError(ErrorCode.RUNTIME_RESPONSE_TOO_LARGE, "too large")
-        except httpx.TransportError as error:
-            raise self._transport(error, None) from None  # type: ignore[misc]
-        return _completion(bytes(data), request, leak=self._leak)
+                    body.feed(piece)
+        return body.receipt(request)
 
     async def execute_streaming(
         self, request: ExecutionRequest, sink: AsyncSink

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from conformance_doubles import AsyncMiniChatAdapter, AsyncScripted
 
-from runport.conformance import AsyncRuntimeAdapterConformance, Upstream
-from runport.contracts import CompiledInteraction, ExecutionRequest, Message
+from runport.conformance import CASES, AsyncRuntimeAdapterConformance, Upstream
+from runport.contracts import ExecutionRequest
 from runport.core import parse_scenario
 from runport.ports import AsyncRuntimeAdapter
 
@@ -43,11 +43,4 @@ class TestAsyncBlackBox(AsyncRuntimeAdapterConformance):
         return AsyncScripted(GREETINGS)
 
     def sample_requests(self) -> list[ExecutionRequest]:
-        interaction = CompiledInteraction(
-            compiler="t",
-            contract_id="sample",
-            contract_version="1",
-            messages=[Message(role="user", content="hi")],
-            output_schema={"type": "string"},
-        )
-        return [ExecutionRequest(interaction=interaction)]
+        return [CASES[0].request()]

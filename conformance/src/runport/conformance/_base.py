@@ -15,6 +15,7 @@ import pytest
 
 from runport.conformance._cases import CASES, Case, Progress
 from runport.conformance._harness import Harness, protocol_of
+from runport.conformance._observe import Outcome
 from runport.conformance._upstream import ConformanceUsageError, Upstream
 from runport.contracts import ExecutionRequest
 
@@ -146,6 +147,19 @@ class ConformanceBase:
 
     def _expected(self, case: Case) -> tuple[Progress, ...]:
         return case.progress() if self.supports_streaming else ()
+
+    def _both_ways(
+        self, h: Harness, case: Case, *, capture_logs: bool = False
+    ) -> tuple[Upstream, list[tuple[str, Outcome]]]:
+        """One adapter plays the case streamed, then not: the upstream and each (mode,
+        outcome)."""
+        upstream = h.upstream([case, case])
+        adapter = h.adapter(upstream)
+        self._requires(case)
+        request = case.request()
+        streamed = h.stream(adapter, upstream, request, capture_logs=capture_logs)
+        plain = h.execute(adapter, request, upstream=upstream, capture_logs=capture_logs)
+        return upstream, [("execute_streaming", streamed), ("execute", plain)]
 
     def _skip_without_protocol(self) -> None:
         if protocol_of(type(self)) is None:

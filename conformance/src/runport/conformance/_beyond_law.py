@@ -58,16 +58,9 @@ class BeyondLawTests(LawTests):
     def test_receipt_matches_case(self, case: Case, conformance_harness: Harness) -> None:
         """Every receipt field (text, tool calls, output, validity, finish reason, usage,
         fingerprints) equals what the script implies, streamed and not."""
-        h = conformance_harness
-        upstream = h.upstream([case, case])
-        adapter = h.adapter(upstream)
-        self._requires(case)
+        _, played = self._both_ways(conformance_harness, case)
         expected = case.expected_receipt()
-        request = case.request()
-        for mode, outcome in (
-            ("execute_streaming", h.stream(adapter, upstream, request)),
-            ("execute", h.execute(adapter, request, upstream=upstream)),
-        ):
+        for mode, outcome in played:
             if outcome.receipt is None:
                 broken("receipt", case.name, f"{mode} returned no receipt", outcome=outcome)
             seen = dump(outcome.receipt)
@@ -79,15 +72,9 @@ class BeyondLawTests(LawTests):
     @over(select_succeeding)
     def test_fingerprints_recomputed(self, case: Case, conformance_harness: Harness) -> None:
         """Both fingerprints equal SHA-256 of canonical JSON, recomputed by the suite."""
-        h = conformance_harness
-        upstream = h.upstream([case, case])
-        adapter = h.adapter(upstream)
-        self._requires(case)
+        _, played = self._both_ways(conformance_harness, case)
         request = case.request()
-        for mode, outcome in (
-            ("execute_streaming", h.stream(adapter, upstream, request)),
-            ("execute", h.execute(adapter, request, upstream=upstream)),
-        ):
+        for mode, outcome in played:
             receipt = outcome.receipt
             if receipt is None:
                 broken("fingerprints", case.name, f"{mode} returned no receipt", outcome=outcome)
@@ -110,16 +97,10 @@ class BeyondLawTests(LawTests):
     def test_schema_validity_recomputed(self, case: Case, conformance_harness: Harness) -> None:
         """``output_schema_valid`` equals the suite's own validation of the receipt's output
         (``null`` on a turn with tool calls)."""
-        h = conformance_harness
-        upstream = h.upstream([case, case])
-        adapter = h.adapter(upstream)
-        self._requires(case)
+        _, played = self._both_ways(conformance_harness, case)
         request = case.request()
         schema = dict(request.interaction.output_schema)
-        for mode, outcome in (
-            ("execute_streaming", h.stream(adapter, upstream, request)),
-            ("execute", h.execute(adapter, request, upstream=upstream)),
-        ):
+        for mode, outcome in played:
             receipt = outcome.receipt
             if receipt is None:
                 broken("schema validity", case.name, f"{mode} returned no receipt", outcome=outcome)

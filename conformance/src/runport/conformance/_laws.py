@@ -416,15 +416,8 @@ class LawTests(ConformanceBase):
     def test_law_10_no_secrets(self, case: Case, conformance_harness: Harness) -> None:
         """The planted API key and the provider's response bodies appear in no event,
         receipt, error or log record, streamed or not."""
-        h = conformance_harness
-        upstream = h.upstream([case, case])
-        adapter = h.adapter(upstream)
-        self._requires(case)
-        request = case.request()
-        for mode, outcome in (
-            ("execute_streaming", h.stream(adapter, upstream, request, capture_logs=True)),
-            ("execute", h.execute(adapter, request, upstream=upstream, capture_logs=True)),
-        ):
+        upstream, played = self._both_ways(conformance_harness, case, capture_logs=True)
+        for mode, outcome in played:
             found = leaks(outcome, upstream.secrets)
             if found:
                 broken(10, case.name, f"{mode}: " + "; ".join(found))
