@@ -621,11 +621,15 @@ class AsyncMiniChatAdapter(_ChatClient, AsyncRuntimeAdapter):
 class AsyncScripted(AsyncRuntimeAdapter):
     """``ScriptedRuntime`` on the event loop: the turn is played in-process, then its events
     are delivered one by one, each a suspension point (where a cancellation lands).
-    ``ignore_cancel`` swallows a cancellation and delivers on."""
+    ``ignore_cancel`` swallows a cancellation and delivers on; ``no_await`` calls the sink and
+    drops what it returns (no backpressure)."""
 
-    def __init__(self, scenario: Scenario, *, ignore_cancel: bool = False) -> None:
+    def __init__(
+        self, scenario: Scenario, *, ignore_cancel: bool = False, no_await: bool = False
+    ) -> None:
         self._inner = ScriptedRuntime(scenario)
         self._ignore_cancel = ignore_cancel
+        self._no_await = no_await
 
     def descriptor(self) -> AdapterDescriptor:
         return self._inner.descriptor()
@@ -647,7 +651,10 @@ class AsyncScripted(AsyncRuntimeAdapter):
         for event in events:
             try:
                 await asyncio.sleep(0)
-                await deliver(sink, event)
+                if self._no_await:
+                    sink(event)
+                else:
+                    await deliver(sink, event)
             except asyncio.CancelledError:
                 if not self._ignore_cancel:
                     raise

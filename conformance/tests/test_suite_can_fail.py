@@ -105,6 +105,9 @@ BROKEN: Final = (
     Broken("AsyncIgnoresCancellation", "scenario", "AsyncScripted(upstream.scenario, "
            "ignore_cancel=True)", "test_cancellation_at_every_event",
            "the cancellation did not propagate", "plain_text", flavour="async"),
+    Broken("AsyncIgnoresBackpressure", "scenario", "AsyncScripted(upstream.scenario, "
+           "no_await=True)", "test_backpressure", "went on without awaiting it", "plain_text",
+           flavour="async"),
     Broken("AsyncBuffering", "openai-chat", _mini("AsyncMiniChatAdapter", buffer=True),
            "test_law_4_order_and_promptness", "(it buffers)", "plain_text", flavour="async"),
     Broken("AsyncBufferingWithoutReadTimeout", "openai-chat",
