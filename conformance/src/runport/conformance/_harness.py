@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 import pytest
 
-from runport.conformance._cases import Case
+from runport.conformance._cases import CASES_BY_NAME, Case
 from runport.conformance._observe import Outcome, Recorder, broken, observe
 from runport.conformance._upstream import (
     BlackBoxUpstream,
@@ -225,7 +225,16 @@ class Harness:
             held_back = record.promptness or record.withheld
             if held_back:
                 owner._runport_buffers = record.case
-                broken(4, record.case, "not prompt: " + "; ".join(held_back), outcome=outcome)
+                case = CASES_BY_NAME.get(record.case)
+                owed, seen = record.held_at or (0, 0)
+                broken(  # the sequences as they stood when the upstream held the next frame
+                    4,
+                    record.case,
+                    "not prompt: " + "; ".join(held_back),
+                    seen=outcome.progress[:seen],
+                    expected=None if case is None else case.progress()[:owed],
+                    outcome=outcome,
+                )
 
     # -- the event loop (async adapters) ----------------------------------------------------------
 

@@ -237,6 +237,8 @@ class RecordedRequest:
     """Progress events the caller had seen when this request began (composites, law 7)."""
     ended_early: bool = False
     client_closed: bool | None = None
+    held_at: tuple[int, int] | None = None
+    """When a frame's event was held back: (progress events owed, progress events seen)."""
     stall_outlived: float | None = None
     """Set (to the seconds held) when a stall outlived the client's read timeout by far."""
     promptness: list[str] = field(default_factory=list)
@@ -455,6 +457,7 @@ class _Handler(BaseHTTPRequestHandler):
                 continue
             outcome = pacer.wait_for(owed)
             if outcome == "timeout":
+                record.held_at = record.held_at or (owed, pacer.seen)
                 record.promptness.append(
                     f"the upstream sent frame {position} (progress event #{owed}) and held the "
                     f"next back, but {PACING_BOUND:g} s later the sink had seen only "
@@ -466,6 +469,7 @@ class _Handler(BaseHTTPRequestHandler):
                 pacer = None
             elif outcome == "ended":
                 if pacer.seen < owed and not pacer.stopped and not prefix_only:
+                    record.held_at = record.held_at or (owed, pacer.seen)
                     record.withheld.append(
                         f"the upstream sent frame {position} (progress event #{owed}) and held "
                         f"the next back, but the call ended with the sink having seen "
