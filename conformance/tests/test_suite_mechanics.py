@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Final
 
 import pytest
-from conformance_doubles import outcomes, run_inner
+from conformance_doubles import MiniChatAdapter, outcomes, run_inner
 
-from runport.conformance import CASES
+from runport.conformance import CASES, ScriptedUpstream
 from runport.conformance._cases import CASES_BY_NAME
 from runport.conformance._observe import render_events
 from runport.conformance._render import render_scenario, sse_response
-from runport.contracts import Delta, ToolCallDelta
+from runport.contracts import Delta, StreamEvent, ToolCallDelta
 
 HERE: Final = Path(__file__).parent
 
@@ -277,3 +277,24 @@ def test_the_plugin_stays_out_of_unrelated_runs(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "runport conformance" not in result.stdout
+
+
+# -- the upstream on its own ------------------------------------------------------------------
+
+
+def test_a_scripted_upstream_used_on_its_own_withholds_nothing() -> None:
+    """A test that drives ``ScriptedUpstream`` with its own client and sink (no suite call)
+    gets every frame at once: pacing is only for calls the suite's sink reports to."""
+    upstream = ScriptedUpstream([CASES_BY_NAME["plain_text"]])
+    client = MiniChatAdapter(base_url=upstream.base_url, api_key=upstream.api_key, read_timeout=5)
+    events: list[StreamEvent] = []
+    try:
+        receipt = client.execute_streaming(CASES_BY_NAME["plain_text"].request(), events.append)
+    finally:
+        client.close()
+        upstream.close()
+    record = upstream.requests[0].settle()
+    assert receipt.text == "Hello, world."
+    assert [e.text for e in events if isinstance(e, Delta)] == ["Hel", "lo, ", "world."]
+    assert record.promptness == []
+    assert record.held_at is None

@@ -59,8 +59,12 @@ CLOSE_BOUND: Final = 2.0
 adapter closes before its exception leaves ``execute_streaming``, so this is slack only)."""
 
 STALL_SLACK: Final = 2.0
-"""Seconds past ``read_timeout`` a stalled response is held open before the upstream gives up
-on the client's read timeout, closes, and notes that the adapter did not honour it."""
+"""Seconds past ``read_timeout`` a stalled response is held open, in a call the suite drives,
+before the upstream gives up on the client's read timeout, closes, and notes that the adapter
+did not honour it."""
+
+STALL_BOUND: Final = 30.0
+"""Seconds a stalled response is held open at most when the upstream is used on its own."""
 
 MODEL: Final = "runport-conformance-model"
 
@@ -484,9 +488,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.connection.close()
             return
         if response.ending == "stall":
-            bound = upstream.read_timeout + STALL_SLACK
+            driven = upstream.pacer.armed
+            bound = upstream.read_timeout + STALL_SLACK if driven else STALL_BOUND
             self._await_close(record, bound=bound, early=False)
-            if record.client_closed is False:
+            if record.client_closed is False and driven:
                 record.stall_outlived = bound
             return
         if response.chunked:
