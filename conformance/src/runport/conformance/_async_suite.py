@@ -16,8 +16,8 @@ from runport.conformance._base import over, select_all
 from runport.conformance._beyond_law import BeyondLawTests
 from runport.conformance._cases import Case
 from runport.conformance._harness import Harness
-from runport.conformance._laws import MAX_POSITIONS
 from runport.conformance._observe import broken
+from runport.conformance._stops import MAX_POSITIONS, after_stop, stop_plan
 from runport.conformance._upstream import ScriptedUpstream, Upstream
 from runport.ports import AsyncRuntimeAdapter
 
@@ -46,7 +46,7 @@ class AsyncRuntimeAdapterConformance(BeyondLawTests):
         back, nothing more is sent, the HTTP response is closed, and the adapter serves the
         next call."""
         h = conformance_harness
-        probe, positions, upstream, adapter = self.stop_plan("cancellation", case, h)
+        probe, positions, upstream, adapter = stop_plan(self, "cancellation", case, h)
         count = len(probe.events)
         for position in positions:
             before = len(upstream.requests) if isinstance(upstream, ScriptedUpstream) else 0
@@ -79,7 +79,7 @@ class AsyncRuntimeAdapterConformance(BeyondLawTests):
                     seen=outcome.after_stop,
                     expected=[],
                 )
-            self.after_stop("cancellation", case, h, upstream, adapter, before, where)
+            after_stop("cancellation", case, h, upstream, adapter, before, where)
 
     @over(lambda case: not case.fails and len(case.progress()) <= MAX_POSITIONS)
     def test_backpressure(self, case: Case, conformance_harness: Harness) -> None:

@@ -5,7 +5,7 @@ own, much longer, timeout)."""
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Final
 
 import pytest
 
@@ -16,11 +16,13 @@ from runport.conformance._base import (
     select_failing,
     select_succeeding,
 )
-from runport.conformance._cases import CASES_BY_NAME, RESUME_CASE, Case, sentinel_case
+from runport.conformance._cases import CASES_BY_NAME, Case, sentinel_case
 from runport.conformance._checks import diff, dump, grammar_problem, leaks
+from runport.conformance._composite import check_composite
 from runport.conformance._harness import Harness, protocol_of
-from runport.conformance._observe import Outcome, broken
-from runport.conformance._upstream import ScriptedUpstream, Upstream
+from runport.conformance._observe import broken
+from runport.conformance._stops import after_stop, stop_plan
+from runport.conformance._upstream import ScriptedUpstream
 from runport.contracts import Complete, Failed
 from runport.core import StreamAssembler, StreamGrammarError
 from runport.ports import PortError
@@ -28,8 +30,6 @@ from runport.ports import PortError
 __all__ = ["LawTests"]
 
 TIMEOUT: Final = "TQX_RUNTIME_TIMEOUT"
-MAX_POSITIONS: Final = 12
-"""Streams longer than this are stopped at their ends and middle, not at every event."""
 STALL_CASE: Final = CASES_BY_NAME["stall_after_deltas"]
 
 
@@ -236,7 +236,7 @@ class LawTests(ConformanceBase):
         """The sink raises at each position in turn: that same exception comes back, nothing
         more is sent, the HTTP response is closed, and the adapter serves the next call."""
         h = conformance_harness
-        probe, positions, upstream, adapter = self.stop_plan(6, case, h)
+        probe, positions, upstream, adapter = stop_plan(self, 6, case, h)
         for position in positions:
             before = len(upstream.requests) if isinstance(upstream, ScriptedUpstream) else 0
             outcome = h.stream(adapter, upstream, case.request(), raise_at=position)
@@ -275,58 +275,7 @@ class LawTests(ConformanceBase):
                     seen=outcome.after_stop,
                     expected=[],
                 )
-            self.after_stop(6, case, h, upstream, adapter, before, where)
-
-    def stop_plan(
-        self, law: int | str, case: Case, h: Harness
-    ) -> tuple[Outcome, list[int], Upstream, Any]:
-        """For the caller-stop checks (a raising sink, a cancelled task): a probe call, the
-        event positions to stop at, and an adapter on an upstream that plays the case, then
-        a resume turn, once per position."""
-        probe_upstream = h.upstream([case])
-        probe_adapter = h.adapter(probe_upstream)
-        self._requires(case)
-        probe = h.stream(probe_adapter, probe_upstream, case.request())
-        count = len(probe.events)
-        if count == 0:
-            broken(law, case.name, "the call sent no event at all", outcome=probe)
-        positions = list(range(count))
-        if count > MAX_POSITIONS:
-            positions = sorted({0, 1, 2, count // 2, count - 2, count - 1})
-        plan: list[Case] = []
-        for _ in positions:
-            plan += [case, RESUME_CASE]
-        upstream = h.upstream(plan, pacing="every")
-        return probe, positions, upstream, h.adapter(upstream)
-
-    def after_stop(
-        self,
-        law: int | str,
-        case: Case,
-        h: Harness,
-        upstream: Upstream,
-        adapter: Any,
-        before: int,
-        where: str,
-    ) -> None:
-        """After a stopped call: the HTTP response was closed, and the next call works."""
-        if isinstance(upstream, ScriptedUpstream) and len(upstream.requests) > before:
-            record = upstream.requests[before].settle()
-            if record.ended_early and record.client_closed is False:
-                broken(
-                    law,
-                    case.name,
-                    f"{where}; the HTTP response was not closed (the upstream still held an "
-                    "open connection)",
-                )
-        after = h.stream(adapter, upstream, RESUME_CASE.request())
-        if after.receipt is None or after.receipt.text != "Hello, world.":
-            broken(
-                law,
-                case.name,
-                f"{where}; the next call on the same adapter did not play the next turn",
-                outcome=after,
-            )
+            after_stop(6, case, h, upstream, adapter, before, where)
 
     @over(select_failing)
     def test_law_7_single_attempt(self, case: Case, conformance_harness: Harness) -> None:
@@ -340,7 +289,7 @@ class LawTests(ConformanceBase):
         adapter = h.adapter(upstream)
         self._requires(case)
         if self.is_composite:
-            self.check_composite(case, h, upstream, adapter)
+            check_composite(self, case, h, upstream, adapter)
             return
         request = case.request()
         for mode in ("execute_streaming", "execute"):
@@ -421,67 +370,3 @@ class LawTests(ConformanceBase):
             found = leaks(outcome, upstream.secrets)
             if found:
                 broken(10, case.name, f"{mode}: " + "; ".join(found))
-
-    def check_composite(self, case: Case, h: Harness, upstream: Upstream, adapter: Any) -> None:
-        """Law 7 for a composite: it may try another member only while nothing of the failed
-        one reached the caller; the caller sees exactly one terminal event, and never a failed
-        member's ``Failed``."""
-        if not isinstance(upstream, ScriptedUpstream):
-            upstream = h.upstream([case] * 8)  # every member, at any turn, plays the case
-            adapter = h.adapter(upstream)
-        before = len(upstream.requests) if isinstance(upstream, ScriptedUpstream) else 0
-        outcome = h.stream(adapter, upstream, case.request())
-        events = outcome.events
-        shown = [i for i, event in enumerate(events[:-1]) if isinstance(event, Failed)]
-        if shown:
-            broken(
-                7,
-                case.name,
-                f"composite: a failed member's Failed reached the caller (event #{shown[0]}); "
-                "the caller must see only the composite's one terminal event",
-                seen=events,
-                outcome=outcome,
-            )
-        problem = grammar_problem(outcome)
-        if problem:
-            broken(7, case.name, f"composite: {problem}", seen=events, outcome=outcome)
-        expected = list(self._expected(case))
-        seen = outcome.progress
-        if len(seen) > len(expected) and seen[: len(expected)] == expected:
-            broken(
-                7,
-                case.name,
-                "composite: moved on to another member after a progress event reached the "
-                "caller (the progress was played again)",
-                seen=seen,
-                expected=expected,
-                outcome=outcome,
-            )
-        if isinstance(upstream, ScriptedUpstream):
-            for record in upstream.requests[before + 1 :]:
-                if record.seen_at_start:
-                    broken(
-                        7,
-                        case.name,
-                        f"composite: upstream request #{record.number} began after "
-                        f"{record.seen_at_start} progress event(s) reached the caller — no "
-                        "member may be tried once the caller saw progress",
-                        seen=events,
-                        outcome=outcome,
-                    )
-        if not isinstance(outcome.error, PortError):
-            broken(
-                7, case.name, "composite: the call did not fail with a PortError", outcome=outcome
-            )
-        if isinstance(upstream, ScriptedUpstream):
-            after = h.execute(adapter, sentinel_case().request(), upstream=upstream)
-            if after.receipt is None or after.receipt.text != "sentinel":
-                broken(
-                    7,
-                    case.name,
-                    "composite: the next call did not get the next scripted turn",
-                    outcome=after,
-                )
-        plain = h.execute(adapter, case.request(), upstream=upstream)
-        if not isinstance(plain.error, PortError):
-            broken(7, case.name, "composite: execute did not fail with a PortError", outcome=plain)

@@ -23,12 +23,12 @@ import struct
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, ClassVar, Final, Literal
+from typing import Any, ClassVar, Final
 
 from runport.conformance._cases import Case
+from runport.conformance._pacer import PACING_BOUND, Pacer, Pacing
 from runport.conformance._render import (
     Frame,
     Response,
@@ -42,6 +42,7 @@ __all__ = [
     "BlackBoxUpstream",
     "ConformanceUsageError",
     "Pacer",
+    "Pacing",
     "ScenarioUpstream",
     "ScriptedUpstream",
     "Upstream",
@@ -49,10 +50,6 @@ __all__ = [
 
 READ_TIMEOUT: Final = 0.5
 """Seconds: short, so a stalled stream ends fast; ``make_adapter`` should pass it on."""
-
-PACING_BOUND: Final = 2.0
-"""Seconds a paced upstream waits for a frame's event before calling the adapter a buffer and
-releasing the rest of the transcript."""
 
 CLOSE_BOUND: Final = 2.0
 """Seconds the upstream waits for the client to close after a call ended mid-stream (an
@@ -131,95 +128,6 @@ class ScenarioUpstream(Upstream):
     @property
     def scenario(self) -> Scenario:
         return self._scenario
-
-
-# --------------------------------------------------------------------------------------------
-# Pacing
-# --------------------------------------------------------------------------------------------
-
-Wait = Literal["seen", "ended", "timeout"]
-Pacing = Literal["every", "last", "off"]
-
-
-class Pacer:
-    """The handshake between the recording sink and a paced upstream (law 4).
-
-    The sink reports how many progress events it has seen and when the call ended (or was
-    stopped by the caller); the upstream waits, after writing a frame, until the sink has seen
-    the frame's event, the call has ended, or ``PACING_BOUND`` has passed.
-    """
-
-    def __init__(self) -> None:
-        self._condition = threading.Condition()
-        self._seen = 0
-        self._ended = False
-        self._stopped = False
-        self._armed = False
-
-    @property
-    def armed(self) -> bool:
-        """Whether the suite's sink drives this pacer (a test using the upstream on its own,
-        with a sink of its own, never starts a call, so nothing is withheld)."""
-        with self._condition:
-            return self._armed
-
-    def start_call(self) -> None:
-        with self._condition:
-            self._armed = True
-            self._seen = 0
-            self._ended = False
-            self._stopped = False
-
-    def stop(self) -> None:
-        """The caller stopped the call: what it did not see was not held back."""
-        with self._condition:
-            self._stopped = True
-            self._ended = True
-            self._condition.notify_all()
-
-    @property
-    def stopped(self) -> bool:
-        with self._condition:
-            return self._stopped
-
-    def saw(self, count: int) -> None:
-        with self._condition:
-            self._seen = count
-            self._condition.notify_all()
-
-    def end(self) -> None:
-        with self._condition:
-            self._ended = True
-            self._condition.notify_all()
-
-    @property
-    def ended(self) -> bool:
-        with self._condition:
-            return self._ended
-
-    @property
-    def seen(self) -> int:
-        with self._condition:
-            return self._seen
-
-    def _moved(self, count: int, before: int) -> bool:
-        return self._seen >= count or self._ended or self._seen != before
-
-    def wait_for(self, count: int, timeout: float = PACING_BOUND) -> Wait:
-        """Wait until the sink has seen ``count`` progress events or the call ended; time out
-        only when the sink saw nothing new for ``timeout`` seconds (a client still working
-        through a backlog is not holding anything back)."""
-        with self._condition:
-            while True:
-                done = self._condition.wait_for(
-                    partial(self._moved, count, self._seen), timeout=timeout
-                )
-                if not done:
-                    return "timeout"
-                if self._seen >= count:
-                    return "seen"
-                if self._ended:
-                    return "ended"
 
 
 # --------------------------------------------------------------------------------------------
