@@ -125,6 +125,7 @@ PUBLIC = {
     },
     "runport.conformance": {
         "CASES",
+        "AsyncRuntimeAdapterConformance",
         "BlackBoxUpstream",
         "CallerStop",
         "Case",
@@ -134,7 +135,9 @@ PUBLIC = {
         "RuntimeAdapterConformance",
         "ScenarioUpstream",
         "ScriptedUpstream",
+        "StreamViolation",
         "Upstream",
+        "check_stream",
         "run_conformance",
     },
     "runport.application": {

@@ -1,6 +1,7 @@
 """Adapters the suite's own tests run: a thin execute-only wrapper, a minimal chat-completions
-client, and deliberately broken adapters — each breaks one promise, so the tests can show the
-suite catches it with the check meant to.
+client (sync and async), an async scripted runtime, a minimal fallback (a composite), and
+deliberately broken variants — each breaks one promise, so the tests can show the suite
+catches it with the check meant to.
 
 The minimal client (``MiniChatAdapter``) exists so the ``openai-chat`` half of the suite is
 proven, and its broken variants are possible, without depending on ``runport.openai``; it is
@@ -9,6 +10,7 @@ small on purpose and not a product.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 from collections.abc import Iterator
@@ -33,7 +35,7 @@ from runport.contracts import (
 )
 from runport.core import Scenario, build_receipt, parse_json_text
 from runport.mock import ScriptedRuntime
-from runport.ports import PortError, RuntimeAdapter, Sink
+from runport.ports import AsyncRuntimeAdapter, AsyncSink, PortError, RuntimeAdapter, Sink, deliver
 
 # --------------------------------------------------------------------------------------------
 # scenario adapters
@@ -241,11 +243,10 @@ _DESCRIPTOR = AdapterDescriptor(
 )
 
 
-def _status_error(response: httpx.Response, *, leak: bool) -> PortError:
-    status = response.status_code
-    extra = f": {response.read().decode('utf-8', 'replace')}" if leak else ""
+def _status_error(status: int, headers: httpx.Headers, body: bytes, *, leak: bool) -> PortError:
+    extra = f": {body.decode('utf-8', 'replace')}" if leak else ""
     if status == 429:
-        retry = response.headers.get("Retry-After")
+        retry = headers.get("Retry-After")
         retry_ms = int(float(retry) * 1000) if retry and retry.isdigit() else None
         return PortError(
             ErrorCode.RUNTIME_RATE_LIMITED, f"HTTP 429{extra}", retry_after_ms=retry_ms
@@ -321,8 +322,77 @@ class _Turn:
         )
 
 
-class MiniChatAdapter(RuntimeAdapter):
-    """A minimal OpenAI-compatible client; each flag breaks one promise on purpose."""
+class _Frames:
+    """The SSE side of the client, shared by the sync and async variants: bytes in, events
+    out, with the byte bound and the completion marker tracked."""
+
+    def __init__(self, bound: int, *, leak: bool) -> None:
+        self.bound = bound
+        self.leak = leak
+        self.turn = _Turn()
+        self.complete = False
+        self._read = 0
+        self._pending = b""
+
+    def feed(self, piece: bytes) -> list[StreamEvent]:
+        self._read += len(piece)
+        if self._read > self.bound:
+            raise PortError(ErrorCode.RUNTIME_RESPONSE_TOO_LARGE, "too large")
+        self._pending += piece
+        events: list[StreamEvent] = []
+        while b"\n\n" in self._pending:
+            frame, self._pending = self._pending.split(b"\n\n", 1)
+            for line in frame.split(b"\n"):
+                if not line.startswith(b"data:"):
+                    continue
+                data = line[5:].strip()
+                if data == b"[DONE]":
+                    self.complete = True
+                    continue
+                try:
+                    chunk = json.loads(data)
+                except ValueError:
+                    raise PortError(ErrorCode.RUNTIME_INVALID_RESPONSE, "malformed frame") from None
+                if isinstance(chunk, dict) and "error" in chunk:
+                    raise _error_frame(chunk["error"], leak=self.leak)
+                events += self.turn.absorb(chunk)
+                self.complete = self.complete or self.turn.finish_reason is not None
+        return events
+
+
+class _Body:
+    """A non-streamed answer: bytes in, within the bound; then its receipt."""
+
+    def __init__(self, bound: int, *, leak: bool) -> None:
+        self.bound = bound
+        self.leak = leak
+        self.data = bytearray()
+
+    def feed(self, piece: bytes) -> None:
+        self.data += piece
+        if len(self.data) > self.bound:
+            raise PortError(ErrorCode.RUNTIME_RESPONSE_TOO_LARGE, "too large")
+
+    def receipt(self, request: ExecutionRequest) -> ExecutionReceipt:
+        return _completion(bytes(self.data), request, leak=self.leak)
+
+
+def _completion(data: bytes, request: ExecutionRequest, *, leak: bool) -> ExecutionReceipt:
+    """The receipt of a non-streamed answer."""
+    try:
+        completion = json.loads(data)
+    except ValueError:
+        raise PortError(ErrorCode.RUNTIME_INVALID_RESPONSE, "not JSON") from None
+    if isinstance(completion, dict) and "error" in completion:
+        raise _error_frame(completion["error"], leak=leak)
+    turn = _Turn()
+    for _ in turn.absorb(completion):
+        pass
+    return turn.receipt(request)
+
+
+class _ChatClient:
+    """What the sync and async clients share: the URL, the body, the bound, the flags."""
 
     def __init__(
         self,
@@ -335,26 +405,21 @@ class MiniChatAdapter(RuntimeAdapter):
         leak: bool = False,
         ignore_bound: bool = False,
         keep_open: bool = False,
+        ignore_cancel: bool = False,
     ) -> None:
         self._url = base_url.rstrip("/") + "/chat/completions"
         self._headers = {"Authorization": f"Bearer {api_key}"}
-        self._client = httpx.Client(timeout=httpx.Timeout(read_timeout, connect=5.0))
+        self._timeout = httpx.Timeout(read_timeout, connect=5.0)
         self._buffer = buffer
         self._truncation_ok = truncation_ok
         self._leak = leak
         self._ignore_bound = ignore_bound
         self._keep_open = keep_open
+        self._ignore_cancel = ignore_cancel
         self._kept: list[object] = []
 
     def descriptor(self) -> AdapterDescriptor:
         return _DESCRIPTOR
-
-    def close(self) -> None:
-        for kept in self._kept:
-            if isinstance(kept, httpx.Response):
-                kept.close()
-        self._kept.clear()
-        self._client.close()
 
     def _bound(self, request: ExecutionRequest) -> int:
         if self._ignore_bound:
@@ -371,33 +436,70 @@ class MiniChatAdapter(RuntimeAdapter):
             body["stream"] = True
         return body
 
+    def _refused(self, response: httpx.Response, body: bytes) -> PortError:
+        return _status_error(response.status_code, response.headers, body, leak=self._leak)
+
+    def _finish(self, frames: _Frames, request: ExecutionRequest) -> ExecutionReceipt:
+        if not frames.complete and not self._truncation_ok:
+            raise PortError(ErrorCode.RUNTIME_STREAM_TRUNCATED, "no finish_reason or [DONE]")
+        return frames.turn.receipt(request)
+
+    @contextlib.contextmanager
+    def _reading(self, frames: _Frames | None, held: list[Any]) -> Iterator[None]:
+        """Map transport failures to ``PortError`` (none once the stream was complete); when
+        the call is stopped, a ``keep_open`` client keeps what ``held`` holds (the response
+        and its body iterator: dropping the iterator would close the connection when it is
+        collected), as a leaky adapter would."""
+        try:
+            yield
+        except httpx.TransportError as error:
+            mapped = self._transport(error, frames)
+            if mapped is not None:
+                raise mapped from None
+        except PortError:
+            raise
+        except BaseException:
+            if self._keep_open:
+                self._kept += held
+                held.clear()
+            raise
+
+    def _transport(self, error: Exception, frames: _Frames | None) -> PortError | None:
+        """The PortError a transport failure maps to (none once the stream was complete)."""
+        if frames is not None and frames.complete:
+            return None
+        if isinstance(error, httpx.TimeoutException):
+            return PortError(ErrorCode.RUNTIME_TIMEOUT, "read timeout")
+        return PortError(ErrorCode.RUNTIME_UNAVAILABLE, "connection failed")
+
+
+class MiniChatAdapter(_ChatClient, RuntimeAdapter):
+    """A minimal OpenAI-compatible client; each flag breaks one promise on purpose."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self._client = httpx.Client(timeout=self._timeout)
+
+    def close(self) -> None:
+        for kept in self._kept:
+            if isinstance(kept, httpx.Response):
+                kept.close()
+        self._kept.clear()
+        self._client.close()
+
     def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
-        bound = self._bound(request)
-        try:
-            with self._client.stream(
+        body = _Body(self._bound(request), leak=self._leak)
+        with (
+            self._reading(None, []),
+            self._client.stream(
                 "POST", self._url, json=self._body(request, False), headers=self._headers
-            ) as response:
-                if response.status_code != 200:
-                    raise _status_error(response, leak=self._leak)
-                data = bytearray()
-                for piece in response.iter_bytes():
-                    data += piece
-                    if len(data) > bound:
-                        raise PortError(ErrorCode.RUNTIME_RESPONSE_TOO_LARGE, "too large")
-        except httpx.TimeoutException:
-            raise PortError(ErrorCode.RUNTIME_TIMEOUT, "read timeout") from None
-        except httpx.TransportError:
-            raise PortError(ErrorCode.RUNTIME_UNAVAILABLE, "connection failed") from None
-        try:
-            completion = json.loads(data)
-        except ValueError:
-            raise PortError(ErrorCode.RUNTIME_INVALID_RESPONSE, "not JSON") from None
-        if isinstance(completion, dict) and "error" in completion:
-            raise _error_frame(completion["error"], leak=self._leak)
-        turn = _Turn()
-        for _ in turn.absorb(completion):
-            pass
-        return turn.receipt(request)
+            ) as response,
+        ):
+            if response.status_code != 200:
+                raise self._refused(response, response.read())
+            for piece in response.iter_bytes():
+                body.feed(piece)
+        return body.receipt(request)
 
     def execute_streaming(self, request: ExecutionRequest, sink: Sink) -> ExecutionReceipt:
         held: list[StreamEvent] = []
@@ -415,68 +517,227 @@ class MiniChatAdapter(RuntimeAdapter):
         return receipt
 
     def _stream(self, request: ExecutionRequest, emit: Sink) -> ExecutionReceipt:
-        bound = self._bound(request)
-        turn = _Turn()
-        complete = False
-        response: httpx.Response | None = None
+        frames = _Frames(self._bound(request), leak=self._leak)
+        held: list[Any] = []
         try:
-            response = self._client.send(
-                self._client.build_request(
-                    "POST", self._url, json=self._body(request, True), headers=self._headers
-                ),
-                stream=True,
-            )
-            if response.status_code != 200:
-                raise _status_error(response, leak=self._leak)
-            read = 0
-            pending = b""
-            pieces = response.iter_bytes()
-            for piece in pieces:
-                read += len(piece)
-                if read > bound:
-                    raise PortError(ErrorCode.RUNTIME_RESPONSE_TOO_LARGE, "too large")
-                pending += piece
-                while b"\n\n" in pending:
-                    frame, pending = pending.split(b"\n\n", 1)
-                    for line in frame.split(b"\n"):
-                        if not line.startswith(b"data:"):
-                            continue
-                        data = line[5:].strip()
-                        if data == b"[DONE]":
-                            complete = True
+            with self._reading(frames, held):
+                response = self._client.send(
+                    self._client.build_request(
+                        "POST", self._url, json=self._body(request, True), headers=self._headers
+                    ),
+                    stream=True,
+                )
+                held.append(response)
+                if response.status_code != 200:
+                    raise self._refused(response, response.read())
+                pieces = response.iter_bytes()
+                held.append(pieces)
+                for piece in pieces:
+                    for event in frames.feed(piece):
+                        emit(event)
+        finally:
+            if held:
+                held[0].close()
+        return self._finish(frames, request)
+
+
+class AsyncMiniChatAdapter(_ChatClient, AsyncRuntimeAdapter):
+    """The same client over ``httpx.AsyncClient``; ``ignore_cancel`` swallows a cancellation
+    and reads on, ``keep_open`` leaves the response open when the call is stopped."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self._client = httpx.AsyncClient(timeout=self._timeout)
+
+    async def aclose(self) -> None:
+        for kept in self._kept:
+            if isinstance(kept, httpx.Response):
+                await kept.aclose()
+        self._kept.clear()
+        await self._client.aclose()
+
+    async def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
+        body = _Body(self._bound(request), leak=self._leak)
+        with self._reading(None, []):
+            async with self._client.stream(
+                "POST", self._url, json=self._body(request, False), headers=self._headers
+            ) as response:
+                if response.status_code != 200:
+                    raise self._refused(response, await response.aread())
+                async for piece in response.aiter_bytes():
+                    body.feed(piece)
+        return body.receipt(request)
+
+    async def execute_streaming(
+        self, request: ExecutionRequest, sink: AsyncSink
+    ) -> ExecutionReceipt:
+        held: list[StreamEvent] = []
+        try:
+            receipt = await self._stream(request, sink, held)
+        except PortError as error:
+            for event in held:
+                await deliver(sink, event)
+            await deliver(sink, Failed(code=error.code, message=error.message))
+            raise
+        for event in held:
+            await deliver(sink, event)
+        await deliver(sink, Complete(receipt=receipt))
+        return receipt
+
+    async def _stream(
+        self, request: ExecutionRequest, sink: AsyncSink, held: list[StreamEvent]
+    ) -> ExecutionReceipt:
+        frames = _Frames(self._bound(request), leak=self._leak)
+        open_: list[Any] = []
+        try:
+            with self._reading(frames, open_):
+                response = await self._client.send(
+                    self._client.build_request(
+                        "POST", self._url, json=self._body(request, True), headers=self._headers
+                    ),
+                    stream=True,
+                )
+                open_.append(response)
+                if response.status_code != 200:
+                    raise self._refused(response, await response.aread())
+                pieces = response.aiter_bytes()
+                open_.append(pieces)
+                async for piece in pieces:
+                    for event in frames.feed(piece):
+                        if self._buffer:
+                            held.append(event)
                             continue
                         try:
-                            chunk = json.loads(data)
-                        except ValueError:
-                            raise PortError(
-                                ErrorCode.RUNTIME_INVALID_RESPONSE, "malformed frame"
-                            ) from None
-                        if isinstance(chunk, dict) and "error" in chunk:
-                            raise _error_frame(chunk["error"], leak=self._leak)
-                        for event in turn.absorb(chunk):
-                            emit(event)
-                        complete = complete or turn.finish_reason is not None
-        except httpx.TimeoutException:
-            if not complete:
-                raise PortError(ErrorCode.RUNTIME_TIMEOUT, "read timeout") from None
-        except httpx.TransportError:
-            if not complete:
-                raise PortError(ErrorCode.RUNTIME_UNAVAILABLE, "connection failed") from None
-        except PortError:
-            raise
-        except BaseException:
-            if self._keep_open and response is not None:
-                # Abandoning the body iterator would close the connection when it is
-                # collected; holding both keeps it open, as a leaky adapter would.
-                self._kept += [response, locals().get("pieces")]
-                response = None
-            raise
+                            await deliver(sink, event)
+                        except asyncio.CancelledError:
+                            if not self._ignore_cancel:
+                                raise
         finally:
-            if response is not None:
-                response.close()
-        if not complete and not self._truncation_ok:
-            raise PortError(ErrorCode.RUNTIME_STREAM_TRUNCATED, "no finish_reason or [DONE]")
-        return turn.receipt(request)
+            if open_:
+                await open_[0].aclose()
+        return self._finish(frames, request)
+
+
+class AsyncScripted(AsyncRuntimeAdapter):
+    """``ScriptedRuntime`` on the event loop: the turn is played in-process, then its events
+    are delivered one by one, each a suspension point (where a cancellation lands).
+    ``ignore_cancel`` swallows a cancellation and delivers on; ``no_await`` calls the sink and
+    drops what it returns (no backpressure)."""
+
+    def __init__(
+        self, scenario: Scenario, *, ignore_cancel: bool = False, no_await: bool = False
+    ) -> None:
+        self._inner = ScriptedRuntime(scenario)
+        self._ignore_cancel = ignore_cancel
+        self._no_await = no_await
+
+    def descriptor(self) -> AdapterDescriptor:
+        return self._inner.descriptor()
+
+    async def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
+        await asyncio.sleep(0)
+        return self._inner.execute(request)
+
+    async def execute_streaming(
+        self, request: ExecutionRequest, sink: AsyncSink
+    ) -> ExecutionReceipt:
+        events: list[StreamEvent] = []
+        try:
+            receipt = self._inner.execute_streaming(request, events.append)
+        except PortError as error:
+            failure: PortError | None = error
+        else:
+            failure = None
+        for event in events:
+            try:
+                await asyncio.sleep(0)
+                if self._no_await:
+                    sink(event)
+                else:
+                    await deliver(sink, event)
+            except asyncio.CancelledError:
+                if not self._ignore_cancel:
+                    raise
+        if failure is not None:
+            raise failure
+        return receipt
+
+
+# --------------------------------------------------------------------------------------------
+# composites
+# --------------------------------------------------------------------------------------------
+
+
+class MiniFallback(RuntimeAdapter):
+    """Tries members in order while a member failed retryably and showed the caller nothing.
+    ``moves_on_after_delta`` and ``forwards_failed`` each break one composite rule."""
+
+    def __init__(
+        self,
+        members: list[RuntimeAdapter],
+        *,
+        moves_on_after_delta: bool = False,
+        forwards_failed: bool = False,
+    ) -> None:
+        self.members = members
+        self._moves_on = moves_on_after_delta
+        self._forwards = forwards_failed
+
+    def descriptor(self) -> AdapterDescriptor:
+        first = self.members[0].descriptor()
+        return AdapterDescriptor(
+            id="mini-fallback", version="0.0.0", capabilities=[*first.capabilities, "composite"]
+        )
+
+    def close(self) -> None:
+        for member in self.members:
+            closer = getattr(member, "close", None)
+            if callable(closer):
+                closer()
+
+    def _next(self, position: int, error: PortError, shown: bool) -> bool:
+        last = position == len(self.members) - 1
+        return not last and error.retryable and (self._moves_on or not shown)
+
+    def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
+        for position, member in enumerate(self.members):
+            try:
+                return member.execute(request)
+            except PortError as error:
+                if not self._next(position, error, False):
+                    raise
+        raise AssertionError("a fallback has members")
+
+    def execute_streaming(self, request: ExecutionRequest, sink: Sink) -> ExecutionReceipt:
+        for position, member in enumerate(self.members):
+            watch = _MemberWatch(sink, forward_failed=self._forwards)
+            try:
+                return member.execute_streaming(request, watch)
+            except PortError as error:
+                if self._next(position, error, watch.shown):
+                    continue
+                if watch.held is not None:
+                    sink(watch.held)
+                raise
+        raise AssertionError("a fallback has members")
+
+
+class _MemberWatch:
+    """One member's sink: passes its events on, notes whether progress was shown, and holds
+    its ``Failed`` back (unless told to forward it)."""
+
+    def __init__(self, sink: Sink, *, forward_failed: bool) -> None:
+        self.sink = sink
+        self.forward_failed = forward_failed
+        self.shown = False
+        self.held: Failed | None = None
+
+    def __call__(self, event: StreamEvent) -> None:
+        if isinstance(event, Failed) and not self.forward_failed:
+            self.held = event
+            return
+        self.shown = self.shown or isinstance(event, Delta | ToolCallDelta)
+        self.sink(event)
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,9 +1,11 @@
 """The suite can fail: each deliberately broken adapter is caught by the check meant for it.
 
-All broken adapters go into one generated test module, run in-process by ``pytest.main`` with
-only the expected checks selected (by node id); each must fail there with a message naming
-the law item. The unbroken controls run the same checks and pass, so the failures come from
-the breakage, not from the harness.
+All broken adapters — sync, async and composite, built with and without the read timeout —
+go into one generated test module, run in-process by ``pytest.main`` with only the expected
+checks selected (by node id); each must fail there with a message naming the law item. The
+unbroken controls run the same checks and pass, so the failures come from the breakage, not
+from the harness. The verdict budget is proven by counting call-bound expiries (a call the
+suite had to give up on): there is none, for any member.
 """
 
 from __future__ import annotations
@@ -25,14 +27,28 @@ class Broken(NamedTuple):
     says: str
     case: str = ""
     """Only this case, where the breakage costs a bounded wait per case (HTTP)."""
+    flavour: str = "sync"
+    """``sync``, ``async`` (the async suite) or ``composite`` (a fallback's control)."""
+    also: tuple[str, ...] = ()
+    """Further node ids (``check[case]``) run after the first, and how each must end."""
 
 
-def _mini(**flags: bool) -> str:
+NO_READ_TIMEOUT: Final = "300.0"
+"""What an adapter's own default read timeout might be: minutes."""
+
+
+def _mini(client: str = "MiniChatAdapter", read_timeout: str = "upstream.read_timeout",
+          **flags: bool) -> str:  # fmt: skip
     options = ", ".join(f"{flag}={value}" for flag, value in flags.items())
     return (
-        "MiniChatAdapter(base_url=upstream.base_url, api_key=upstream.api_key, "
-        f"read_timeout=upstream.read_timeout{', ' if options else ''}{options})"
+        f"{client}(base_url=upstream.base_url, api_key=upstream.api_key, "
+        f"read_timeout={read_timeout}{', ' if options else ''}{options})"
     )
+
+
+def _fallback(**flags: bool) -> str:
+    options = "".join(f", {flag}={value}" for flag, value in flags.items())
+    return f"MiniFallback([ScriptedRuntime(upstream.scenario) for _ in range(2)]{options})"
 
 
 BROKEN: Final = (
@@ -72,12 +88,51 @@ BROKEN: Final = (
            "test_law_8_bounds", "should fail with TQX_RUNTIME_RESPONSE_TOO_LARGE"),
     Broken("KeepsConnectionOpen", "openai-chat", _mini(keep_open=True),
            "test_law_6_caller_stop", "the HTTP response was not closed", "plain_text"),
+    Broken("BufferingWithoutReadTimeout", "openai-chat",
+           _mini(read_timeout=NO_READ_TIMEOUT, buffer=True),
+           "test_law_1_grammar", "law 4 (order and promptness) broken", "plain_text",
+           also=("test_law_4_order_and_promptness[three_tool_calls]",)),
+    Broken("WithoutReadTimeout", "openai-chat", _mini(read_timeout=NO_READ_TIMEOUT),
+           "test_read_timeout_is_passed_on", "pass upstream.read_timeout to your adapter",
+           also=("test_law_5_failure_projection[stall_after_deltas]",
+                 "test_law_1_grammar[stall_after_deltas]")),
+    Broken("FallbackMovesOnAfterDelta", "scenario", _fallback(moves_on_after_delta=True),
+           "test_law_7_single_attempt", "moved on to another member after a progress event",
+           "failure_after_deltas", flavour="composite"),
+    Broken("FallbackForwardsMemberFailed", "scenario", _fallback(forwards_failed=True),
+           "test_law_7_single_attempt", "a failed member's Failed reached the caller",
+           "failure_before_delta", flavour="composite"),
+    Broken("AsyncIgnoresCancellation", "scenario", "AsyncScripted(upstream.scenario, "
+           "ignore_cancel=True)", "test_cancellation_at_every_event",
+           "the cancellation did not propagate", "plain_text", flavour="async"),
+    Broken("AsyncIgnoresBackpressure", "scenario", "AsyncScripted(upstream.scenario, "
+           "no_await=True)", "test_backpressure", "went on without awaiting it", "plain_text",
+           flavour="async"),
+    Broken("AsyncBuffering", "openai-chat", _mini("AsyncMiniChatAdapter", buffer=True),
+           "test_law_4_order_and_promptness", "(it buffers)", "plain_text", flavour="async"),
+    Broken("AsyncBufferingWithoutReadTimeout", "openai-chat",
+           _mini("AsyncMiniChatAdapter", NO_READ_TIMEOUT, buffer=True),
+           "test_law_4_order_and_promptness", "(it buffers)", "plain_text", flavour="async"),
+    Broken("AsyncLeavesResponseOpen", "openai-chat",
+           _mini("AsyncMiniChatAdapter", keep_open=True), "test_cancellation_at_every_event",
+           "the HTTP response was not closed", "plain_text", flavour="async"),
+    Broken("AsyncIgnoresCancellationOnTheWire", "openai-chat",
+           _mini("AsyncMiniChatAdapter", ignore_cancel=True), "test_cancellation_at_every_event",
+           "the cancellation did not propagate", "plain_text", flavour="async"),
 )  # fmt: skip
 
 CONTROLS: Final = (
-    ("ControlScenario", "scenario", "Wrapped(upstream.scenario)"),
-    ("ControlChat", "openai-chat", _mini()),
+    ("ControlScenario", "scenario", "sync", "Wrapped(upstream.scenario)"),
+    ("ControlChat", "openai-chat", "sync", _mini()),
+    ("ControlFallback", "scenario", "composite", _fallback()),
+    ("ControlAsyncScenario", "scenario", "async", "AsyncScripted(upstream.scenario)"),
+    ("ControlAsyncChat", "openai-chat", "async", _mini("AsyncMiniChatAdapter")),
 )
+BASES: Final = {
+    "sync": "RuntimeAdapterConformance",
+    "composite": "RuntimeAdapterConformance",
+    "async": "AsyncRuntimeAdapterConformance",
+}
 
 
 def _module() -> str:
@@ -85,12 +140,14 @@ def _module() -> str:
         "import sys",
         f"sys.path.insert(0, {str(HERE)!r})",
         "from conformance_doubles import *  # noqa: F403",
+        "from runport.conformance import AsyncRuntimeAdapterConformance",
         "from runport.conformance import RuntimeAdapterConformance",
+        "from runport.mock import ScriptedRuntime",
     ]
-    classes = [(b.name, b.protocol, b.make) for b in BROKEN] + list(CONTROLS)
-    for name, protocol, make in classes:
+    classes = [(b.name, b.protocol, b.flavour, b.make) for b in BROKEN] + list(CONTROLS)
+    for name, protocol, flavour, make in classes:
         lines += [
-            f"class Test{name}(RuntimeAdapterConformance):",
+            f"class Test{name}({BASES[flavour]}):",
             f"    protocol = {protocol!r}",
             "    def make_adapter(self, upstream):",
             f"        return {make}",
@@ -98,8 +155,9 @@ def _module() -> str:
     return "\n".join(lines) + "\n"
 
 
-def _node(module: Path, cls: str, broken: Broken) -> str:
-    return f"{module}::{cls}::{broken.check}" + (f"[{broken.case}]" if broken.case else "")
+def _nodes(module: Path, cls: str, broken: Broken) -> list[str]:
+    first = broken.check + (f"[{broken.case}]" if broken.case else "")
+    return [f"{module}::{cls}::{check}" for check in (first, *broken.also)]
 
 
 @pytest.fixture(scope="module")
@@ -108,14 +166,24 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[pytest.T
     folder = tmp_path_factory.mktemp("broken")
     module = folder / "test_runport_broken_adapters.py"
     module.write_text(_module(), encoding="utf-8")
-    ids = [_node(module, f"Test{b.name}", b) for b in BROKEN]
-    for name, protocol, _ in CONTROLS:
-        ids += sorted({_node(module, f"Test{name}", b) for b in BROKEN if b.protocol == protocol})
+    ids = [node for b in BROKEN for node in _nodes(module, f"Test{b.name}", b)]
+    for name, protocol, flavour, _ in CONTROLS:
+        ids += sorted(
+            {
+                node
+                for b in BROKEN
+                if (b.protocol, b.flavour) == (protocol, flavour) and NO_READ_TIMEOUT not in b.make
+                for node in _nodes(module, f"Test{name}", b)
+            }
+        )
     by_class: dict[str, list[pytest.TestReport]] = {}
     for report in run_inner(folder, *ids).reports:
-        if report.when == "call" or report.outcome != "passed":
-            by_class.setdefault(report.nodeid.split("::")[1], []).append(report)
+        by_class.setdefault(report.nodeid.split("::")[1], []).append(report)
     return by_class
+
+
+def _calls(reports: list[pytest.TestReport]) -> list[pytest.TestReport]:
+    return [report for report in reports if report.when == "call" or report.outcome != "passed"]
 
 
 def test_there_are_at_least_twelve_broken_adapters() -> None:
@@ -126,18 +194,59 @@ def test_there_are_at_least_twelve_broken_adapters() -> None:
 def test_each_breakage_is_caught_by_its_check(
     broken: Broken, reports: dict[str, list[pytest.TestReport]]
 ) -> None:
-    mine = reports.get(f"Test{broken.name}", [])
+    mine = _calls(reports.get(f"Test{broken.name}", []))
     failed = [report for report in mine if report.failed]
     assert failed, f"{broken.name}: {broken.check} did not fail on any case"
     messages = "\n".join(str(report.longrepr) for report in failed)
     assert broken.says in messages, messages
 
 
-@pytest.mark.parametrize("control", [name for name, _, _ in CONTROLS])
+def test_a_missing_read_timeout_is_one_failure_naming_the_keyword_not_a_wall_of_stalls(
+    reports: dict[str, list[pytest.TestReport]],
+) -> None:
+    mine = {
+        report.nodeid.split("::")[-1]: report
+        for report in _calls(reports["TestWithoutReadTimeout"])
+    }
+    assert mine["test_read_timeout_is_passed_on"].failed
+    for stall in ("test_law_5_failure_projection[stall_after_deltas]",
+                  "test_law_1_grammar[stall_after_deltas]"):  # fmt: skip
+        assert mine[stall].skipped, mine[stall].longrepr
+        assert "test_read_timeout_is_passed_on" in str(mine[stall].longrepr)
+
+
+def test_a_buffering_adapter_is_named_by_law_4_in_whichever_test_meets_it_first(
+    reports: dict[str, list[pytest.TestReport]],
+) -> None:
+    mine = _calls(reports["TestBufferingWithoutReadTimeout"])
+    assert len(mine) == 2
+    assert all(report.failed for report in mine)
+    assert all("law 4 (order and promptness) broken" in str(r.longrepr) for r in mine)
+    assert all("(it buffers)" in str(report.longrepr) for report in mine)
+
+
+@pytest.mark.parametrize("member", [b.name for b in BROKEN] + [c[0] for c in CONTROLS])
+def test_no_call_ran_into_the_call_bound(
+    member: str, reports: dict[str, list[pytest.TestReport]]
+) -> None:
+    """The verdict budget: every verdict came from a short, adapter-independent bound (a
+    held-back frame, an outlived stall), never from giving up on a call."""
+    expiries = [
+        value
+        for report in reports[f"Test{member}"]
+        if report.when == "teardown"
+        for key, value in report.user_properties
+        if key == "runport_call_bound_expiries"
+    ]
+    assert expiries, "the harness records its expiries on every test"
+    assert set(expiries) == {0}
+
+
+@pytest.mark.parametrize("control", [name for name, *_ in CONTROLS])
 def test_the_unbroken_controls_pass_the_same_checks(
     control: str, reports: dict[str, list[pytest.TestReport]]
 ) -> None:
-    mine = reports[f"Test{control}"]
+    mine = _calls(reports[f"Test{control}"])
     assert mine
     failed = [f"{report.nodeid}: {report.longrepr}" for report in mine if report.failed]
     assert not failed, "\n".join(failed)

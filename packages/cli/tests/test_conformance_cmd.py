@@ -16,6 +16,7 @@ from runport.cli._main import main
 FACTORIES = """
 from runport.contracts import Complete
 from runport.mock import ScriptedRuntime
+from runport.ports import AsyncRuntimeAdapter
 
 
 def good(upstream):
@@ -31,6 +32,23 @@ class TwoTerminals(ScriptedRuntime):
 
 def two_terminals(upstream):
     return TwoTerminals(upstream.scenario)
+
+
+class AsyncExecuteOnly(AsyncRuntimeAdapter):
+    def __init__(self, scenario):
+        self.inner = ScriptedRuntime(scenario)
+
+    def descriptor(self):
+        descriptor = self.inner.descriptor()
+        kept = [item for item in descriptor.capabilities if item != "streaming"]
+        return descriptor.model_copy(update={"capabilities": kept})
+
+    async def execute(self, request):
+        return self.inner.execute(request)
+
+
+def async_good(upstream):
+    return AsyncExecuteOnly(upstream.scenario)
 """
 
 
@@ -52,6 +70,14 @@ def test_a_conforming_adapter_passes_with_exit_0(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr
     assert "runport conformance" in result.stdout
     assert "law_6_caller_stop" in result.stdout
+    assert " failed" not in result.stdout
+
+
+def test_an_async_factory_runs_the_async_suite(tmp_path: Path) -> None:
+    result = conformance(tmp_path, "my_factories:async_good", "--protocol", "scenario")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr
+    assert "(async, protocol 'scenario')" in result.stdout
+    assert "cancellation_at_every_event" in result.stdout
     assert " failed" not in result.stdout
 
 

@@ -1,19 +1,22 @@
 """Watching one call: the recording sink, the outcome, and failure messages worth reading.
 
-Every call the suite makes runs on a worker thread it joins with a bound, so an adapter that
-hangs fails its test with a message instead of hanging the run; the adapter still sees one
+Every call the suite makes runs on a worker thread it joins with a bound (an async adapter's
+call runs as a task on the harness's event loop, awaited with the same bound), so an adapter
+that hangs fails its test with a message instead of hanging the run; the adapter still sees one
 caller thread, and the sink checks it is called on that thread. Failure messages name the law
-item, the case and the event sequences seen and expected, rendered compactly.
+item, the case and the event sequences seen and expected, rendered compactly, with the first
+difference marked; the same facts ride on the failure for the plugin's report.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from dataclasses import dataclass, field
-from typing import Final, NoReturn
+from typing import Any, Final, NoReturn
 
 import pytest
 
@@ -28,7 +31,16 @@ from runport.contracts import (
 )
 from runport.ports import PortError
 
-__all__ = ["CallerStop", "Outcome", "Recorder", "broken", "observe", "render_events"]
+__all__ = [
+    "CALL_BOUND",
+    "LAWS",
+    "CallerStop",
+    "Outcome",
+    "Recorder",
+    "broken",
+    "observe",
+    "render_events",
+]
 
 CALL_BOUND: Final = 45.0
 """Seconds one adapter call may take before the suite calls it hung."""
@@ -76,7 +88,10 @@ def render_events(events: Sequence[object], *, focus: int | None = None) -> str:
     if not events:
         return "(none)"
     if len(events) <= 16:
-        return " ".join(render_event(event) for event in events)
+        line = " ".join(_marked(index, event, focus) for index, event in enumerate(events))
+        if focus is not None and focus >= len(events):
+            line += f" >>#{focus}:(nothing)"
+        return line
     keep = set(range(5)) | set(range(len(events) - 4, len(events)))
     if focus is not None:
         keep |= set(range(max(0, focus - 2), min(len(events), focus + 3)))
@@ -87,14 +102,16 @@ def render_events(events: Sequence[object], *, focus: int | None = None) -> str:
             if skipped:
                 parts.append(f"…({skipped} more)…")
                 skipped = 0
-            parts.append(
-                f"#{index}:{render_event(event)}" if index == focus else render_event(event)
-            )
+            parts.append(_marked(index, event, focus))
         else:
             skipped += 1
     if skipped:
         parts.append(f"…({skipped} more)…")
     return f"[{len(events)} events] " + " ".join(parts)
+
+
+def _marked(index: int, event: object, focus: int | None) -> str:
+    return f">>#{index}:{render_event(event)}" if index == focus else render_event(event)
 
 
 def first_difference(seen: Sequence[object], expected: Sequence[object]) -> int | None:
@@ -117,6 +134,10 @@ class Outcome:
     stop: CallerStop | None = None
     foreign_threads: int = 0
     hung: bool = False
+    cancelled_at: int | None = None
+    """The event after which the suite cancelled the calling task (async calls)."""
+    unawaited: list[int] = field(default_factory=list)
+    """Events whose awaitable (the sink returned one) the adapter did not await first."""
     logs: list[str] = field(default_factory=list)
     streamed: bool = True
 
@@ -143,11 +164,17 @@ class Outcome:
             return f"raised PortError({self.error.code}{extra})"
         if self.error is self.stop:
             return "let the sink's exception propagate"
+        if isinstance(self.error, asyncio.CancelledError):
+            return "let the cancellation propagate"
         return f"raised {type(self.error).__name__}: {self.error}"
 
     def unexpected(self) -> str | None:
         """A traceback for an exception that is neither a ``PortError`` nor the sink's own."""
-        if self.error is None or isinstance(self.error, PortError) or self.error is self.stop:
+        if (
+            self.error is None
+            or isinstance(self.error, PortError | asyncio.CancelledError)
+            or self.error is self.stop
+        ):
             return None
         return "".join(traceback.format_exception(self.error)).rstrip()
 
@@ -155,38 +182,84 @@ class Outcome:
 class Recorder:
     """The sink the suite hands adapters: records, paces, and stops on request.
 
-    ``raise_at`` is the index (over all events) at which it raises a ``CallerStop``; events
-    that arrive after it raised are kept apart in ``after_stop`` (law 6 wants none).
+    ``raise_at`` is the index (over all events) at which it raises a ``CallerStop``;
+    ``cancel_at`` the index after which it cancels the calling task (async calls); events that
+    arrive after either are kept apart in ``after_stop`` (law 6 wants none). With ``awaiting``
+    it returns an awaitable for every event and notes each the adapter did not await before
+    it delivered the next event (backpressure).
     """
 
     def __init__(
-        self, outcome: Outcome, *, pacer: Pacer | None = None, raise_at: int | None = None
+        self,
+        outcome: Outcome,
+        *,
+        pacer: Pacer | None = None,
+        raise_at: int | None = None,
+        cancel_at: int | None = None,
+        awaiting: bool = False,
     ) -> None:
         self.outcome = outcome
         self.pacer = pacer
         self.raise_at = raise_at
+        self.cancel_at = cancel_at
+        self.awaiting = awaiting
         self.thread: int | None = None
+        self.pending: _Hold | None = None
         self._progress = 0
 
-    def __call__(self, event: StreamEvent) -> None:
+    def __call__(self, event: StreamEvent) -> Awaitable[None] | None:
         outcome = self.outcome
         if threading.get_ident() != self.thread:
             outcome.foreign_threads += 1
-        if outcome.stop is not None:
+        self.check_awaited()
+        if outcome.stop is not None or outcome.cancelled_at is not None:
             outcome.after_stop.append(event)
-            return
+            return None
         outcome.events.append(event)
-        if self.raise_at is not None and len(outcome.events) - 1 == self.raise_at:
+        index = len(outcome.events) - 1
+        if self.raise_at is not None and index == self.raise_at:
             outcome.stop = CallerStop(f"the caller stopped at event #{self.raise_at}")
             if self.pacer is not None:
-                self.pacer.end()
+                self.pacer.stop()
             raise outcome.stop
+        if self.cancel_at is not None and index == self.cancel_at:
+            outcome.cancelled_at = index
+            if self.pacer is not None:
+                self.pacer.stop()
+            task = asyncio.current_task()
+            if task is not None:
+                task.cancel()
+            return _Hold(index)  # a suspension point, where the cancellation lands
         if isinstance(event, Delta | ToolCallDelta):
             self._progress += 1
             if self.pacer is not None:
                 self.pacer.saw(self._progress)
         elif self.pacer is not None:
             self.pacer.end()
+        if self.awaiting:
+            self.pending = _Hold(index)
+            return self.pending
+        return None
+
+    def check_awaited(self) -> None:
+        """Note the previous event's awaitable if the adapter moved on without awaiting it."""
+        if self.pending is not None and not self.pending.done:
+            self.outcome.unawaited.append(self.pending.index)
+        self.pending = None
+
+
+class _Hold:
+    """What an awaiting sink returns: it suspends its awaiter a few times, like a consumer
+    that takes a moment, and records that it was awaited to the end."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self.done = False
+
+    def __await__(self) -> Generator[Any, None, None]:
+        for _ in range(3):
+            yield from asyncio.sleep(0).__await__()
+        self.done = True
 
 
 _FORMATTER = logging.Formatter("%(name)s %(levelname)s %(message)s")
@@ -206,16 +279,25 @@ class _LogCapture(logging.Handler):
 
 
 def observe(
-    call: Callable[[Recorder | None], ExecutionReceipt],
+    call: Callable[[Recorder | None], Any],
     *,
     streamed: bool,
     pacer: Pacer | None = None,
     raise_at: int | None = None,
+    cancel_at: int | None = None,
+    awaiting: bool = False,
     capture_logs: bool = False,
+    loop: asyncio.AbstractEventLoop | None = None,
 ) -> Outcome:
-    """Run ``call`` on a worker thread (bounded), with a recording sink when ``streamed``."""
+    """Run ``call`` with a recording sink when ``streamed``, bounded by ``CALL_BOUND``: on a
+    worker thread, or — given the harness's ``loop`` — as a task there (``call`` then returns
+    an awaitable)."""
     outcome = Outcome(streamed=streamed)
-    recorder = Recorder(outcome, pacer=pacer, raise_at=raise_at) if streamed else None
+    recorder = (
+        Recorder(outcome, pacer=pacer, raise_at=raise_at, cancel_at=cancel_at, awaiting=awaiting)
+        if streamed
+        else None
+    )
     handler = _LogCapture(outcome.logs) if capture_logs else None
     root = logging.getLogger()
     level = root.level
@@ -233,11 +315,29 @@ def observe(
         except BaseException as error:
             outcome.error = error
 
-    worker = threading.Thread(target=run, name="runport-conformance-call", daemon=True)
+    async def run_task() -> None:
+        if recorder is not None:
+            recorder.thread = threading.get_ident()
+        try:
+            outcome.receipt = await call(recorder)
+        except BaseException as error:  # a cancellation included: it is the outcome
+            outcome.error = error
+        if recorder is not None:
+            recorder.check_awaited()
+
     try:
-        worker.start()
-        worker.join(CALL_BOUND)
-        outcome.hung = worker.is_alive()
+        if loop is None:
+            worker = threading.Thread(target=run, name="runport-conformance-call", daemon=True)
+            worker.start()
+            worker.join(CALL_BOUND)
+            outcome.hung = worker.is_alive()
+        else:
+            future = asyncio.run_coroutine_threadsafe(run_task(), loop)
+            try:
+                future.result(CALL_BOUND)
+            except TimeoutError:
+                outcome.hung = True
+                future.cancel()
     finally:
         if pacer is not None:
             pacer.end()
@@ -256,23 +356,32 @@ def broken(
     expected: Sequence[object] | None = None,
     outcome: Outcome | None = None,
 ) -> NoReturn:
-    """Fail the running test with the law item, the case, and the sequences that disagree."""
+    """Fail the running test with the law item, the case, and the sequences that disagree.
+
+    The failure carries the same facts as ``runport_violation`` (a dict), which the plugin
+    turns into its report and JUnit XML properties."""
     title = LAWS[law] if isinstance(law, int) else law
     lines = [f"{title} broken — case {case!r}: {problem}"]
+    facts: dict[str, str] = {"law": title, "case": case, "problem": problem}
     focus = None
     if seen is not None and expected is not None:
         focus = first_difference(seen, expected)
         if focus is not None:
-            lines.append(f"  first difference at event #{focus}")
+            lines.append(f"  first difference at event #{focus} (marked >>)")
+            facts["first_difference"] = str(focus)
+    if seen is None and outcome is not None:
+        seen = outcome.events
     if seen is not None:
-        lines.append(f"  seen:     {render_events(seen, focus=focus)}")
+        facts["observed"] = render_events(seen, focus=focus)
+        lines.append(f"  seen:     {facts['observed']}")
     if expected is not None:
-        lines.append(f"  expected: {render_events(expected, focus=focus)}")
+        facts["expected"] = render_events(expected, focus=focus)
+        lines.append(f"  expected: {facts['expected']}")
     if outcome is not None:
-        if seen is None:
-            lines.append(f"  events:   {render_events(outcome.events)}")
         lines.append(f"  the call {outcome.ending()}")
         trace = outcome.unexpected()
         if trace:
             lines.append("  " + trace.replace("\n", "\n  "))
-    pytest.fail("\n".join(lines), pytrace=False)
+    failure = pytest.fail.Exception("\n".join(lines), pytrace=False)
+    failure.runport_violation = facts  # type: ignore[attr-defined]
+    raise failure

@@ -1,7 +1,9 @@
 """Running the suite on an adapter factory named ``MODULE:FACTORY`` (``runport conformance``).
 
 The factory is imported as ``python -m`` would (the working directory on ``sys.path``), then
-wrapped in a generated ``RuntimeAdapterConformance`` subclass and run by pytest in a scratch
+wrapped in a generated ``RuntimeAdapterConformance`` subclass — or
+``AsyncRuntimeAdapterConformance`` when it makes ``AsyncRuntimeAdapter``s — and run by pytest
+in a scratch
 directory with its own empty configuration, so the caller's pytest settings never change
 what the suite checks. The output is pytest's, with the plugin's per-law summary.
 """
@@ -19,9 +21,19 @@ from typing import Any, Final
 
 import pytest
 
-from runport.conformance._suite import PROTOCOLS, RuntimeAdapterConformance
-from runport.conformance._upstream import ConformanceUsageError, Upstream
-from runport.ports import RuntimeAdapter
+from runport.conformance._async_suite import AsyncRuntimeAdapterConformance
+from runport.conformance._base import ConformanceBase
+from runport.conformance._cases import RESUME_CASE
+from runport.conformance._harness import PROTOCOLS
+from runport.conformance._suite import RuntimeAdapterConformance
+from runport.conformance._upstream import (
+    BlackBoxUpstream,
+    ConformanceUsageError,
+    ScenarioUpstream,
+    ScriptedUpstream,
+    Upstream,
+)
+from runport.ports import AsyncRuntimeAdapter
 
 __all__ = ["current_suite", "load_factory", "run_conformance"]
 
@@ -31,7 +43,7 @@ from runport.conformance._run import current_suite
 TestConformance = current_suite()
 '''
 
-_current: list[type[RuntimeAdapterConformance]] = []
+_current: list[type[ConformanceBase]] = []
 
 
 def load_factory(target: str) -> Callable[..., Any]:
@@ -67,34 +79,58 @@ def _takes_upstream(factory: Callable[..., Any]) -> bool:
     )
 
 
+def _makes_async(factory: Callable[..., Any], protocol: str | None, with_upstream: bool) -> bool:
+    """Whether the factory makes async adapters: it is asked for one, which is then dropped
+    unused (a fresh adapter binds to no event loop and holds no connection)."""
+    upstream: Upstream
+    if protocol == "scenario":
+        upstream = ScenarioUpstream([RESUME_CASE])
+    elif protocol == "openai-chat":
+        upstream = ScriptedUpstream([RESUME_CASE])
+    else:
+        upstream = BlackBoxUpstream()
+    try:
+        adapter = factory(upstream) if with_upstream else factory()
+        return isinstance(adapter, AsyncRuntimeAdapter)
+    finally:
+        upstream.close()
+
+
 def suite_for(
     factory: Callable[..., Any], protocol: str | None, *, name: str = "TestConformance"
-) -> type[RuntimeAdapterConformance]:
-    """A suite class whose ``make_adapter`` calls ``factory(upstream)`` (or ``factory()``)."""
+) -> type[ConformanceBase]:
+    """A suite class whose ``make_adapter`` calls ``factory(upstream)`` (or ``factory()``):
+    the async suite when the factory makes ``AsyncRuntimeAdapter``s, else the sync one."""
     if protocol not in PROTOCOLS:
         raise ConformanceUsageError(
             f"unknown protocol {protocol!r}; expected scenario, openai-chat or none"
         )
     with_upstream = _takes_upstream(factory)
 
-    def make_adapter(self: RuntimeAdapterConformance, upstream: Upstream) -> RuntimeAdapter:
-        return factory(upstream) if with_upstream else factory()  # type: ignore[no-any-return]
+    def make_adapter(self: ConformanceBase, upstream: Upstream) -> Any:
+        return factory(upstream) if with_upstream else factory()
 
+    base: type[ConformanceBase] = (
+        AsyncRuntimeAdapterConformance
+        if _makes_async(factory, protocol, with_upstream)
+        else RuntimeAdapterConformance
+    )
     return type(
         name,
-        (RuntimeAdapterConformance,),
+        (base,),
         {"protocol": protocol, "make_adapter": make_adapter, "__module__": __name__},
     )
 
 
-def current_suite() -> type[RuntimeAdapterConformance]:
+def current_suite() -> type[ConformanceBase]:
     return _current[-1]
 
 
 def run_conformance(
     target: str, *, protocol: str | None = "scenario", pytest_args: Sequence[str] = ()
 ) -> int:
-    """Run the whole suite on ``target``'s adapters; 0 when every check passed, else 1.
+    """Run the whole suite (sync or async, as the factory's adapters are) on ``target``'s
+    adapters; 0 when every check passed, else 1.
 
     Raises ``ConformanceUsageError`` when the target cannot be loaded.
     """

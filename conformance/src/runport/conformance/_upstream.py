@@ -7,7 +7,10 @@ commits the case's fault on the wire. It counts requests (law 7), notes whether 
 closed the connection when a call ended before the stream did (laws 6 and 8), and, when
 paced, withholds each frame until the sink has seen the previous frame's event (law 4): a
 ``Pacer`` shared with the suite's recording sink is the only coordination, so nothing in the
-suite sleeps or measures time except the bounded waits that turn a hang into a failure.
+suite sleeps or measures time except the bounded waits that turn a hang into a failure. Every
+such wait is short and independent of the adapter's own timeouts: a frame held back past
+``PACING_BOUND`` is noted (law 4) and the rest of the transcript released so the call can end;
+a stall is held only a little past ``read_timeout``, then the connection is closed.
 """
 
 from __future__ import annotations
@@ -22,9 +25,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, ClassVar, Final, Literal
+from typing import Any, ClassVar, Final
 
 from runport.conformance._cases import Case
+from runport.conformance._pacer import PACING_BOUND, Pacer, Pacing
 from runport.conformance._render import (
     Frame,
     Response,
@@ -38,6 +42,7 @@ __all__ = [
     "BlackBoxUpstream",
     "ConformanceUsageError",
     "Pacer",
+    "Pacing",
     "ScenarioUpstream",
     "ScriptedUpstream",
     "Upstream",
@@ -46,15 +51,17 @@ __all__ = [
 READ_TIMEOUT: Final = 0.5
 """Seconds: short, so a stalled stream ends fast; ``make_adapter`` should pass it on."""
 
-PROMPTNESS_BOUND: Final = 5.0
-"""Seconds a paced upstream waits for a frame's event before calling the adapter a buffer."""
-
 CLOSE_BOUND: Final = 2.0
 """Seconds the upstream waits for the client to close after a call ended mid-stream (an
 adapter closes before its exception leaves ``execute_streaming``, so this is slack only)."""
 
+STALL_SLACK: Final = 2.0
+"""Seconds past ``read_timeout`` a stalled response is held open, in a call the suite drives,
+before the upstream gives up on the client's read timeout, closes, and notes that the adapter
+did not honour it."""
+
 STALL_BOUND: Final = 30.0
-"""Seconds a stalled response is held open at most, whatever the client does."""
+"""Seconds a stalled response is held open at most when the upstream is used on its own."""
 
 MODEL: Final = "runport-conformance-model"
 
@@ -124,62 +131,6 @@ class ScenarioUpstream(Upstream):
 
 
 # --------------------------------------------------------------------------------------------
-# Pacing
-# --------------------------------------------------------------------------------------------
-
-Wait = Literal["seen", "ended", "timeout"]
-Pacing = Literal["every", "last", "off"]
-
-
-class Pacer:
-    """The handshake between the recording sink and a paced upstream (law 4).
-
-    The sink reports how many progress events it has seen and when the call ended; the
-    upstream waits, after writing a frame, until the sink has seen the frame's event, the
-    call has ended, or ``PROMPTNESS_BOUND`` has passed.
-    """
-
-    def __init__(self) -> None:
-        self._condition = threading.Condition()
-        self._seen = 0
-        self._ended = False
-
-    def start_call(self) -> None:
-        with self._condition:
-            self._seen = 0
-            self._ended = False
-
-    def saw(self, count: int) -> None:
-        with self._condition:
-            self._seen = count
-            self._condition.notify_all()
-
-    def end(self) -> None:
-        with self._condition:
-            self._ended = True
-            self._condition.notify_all()
-
-    @property
-    def ended(self) -> bool:
-        with self._condition:
-            return self._ended
-
-    @property
-    def seen(self) -> int:
-        with self._condition:
-            return self._seen
-
-    def wait_for(self, count: int, timeout: float = PROMPTNESS_BOUND) -> Wait:
-        with self._condition:
-            done = self._condition.wait_for(
-                lambda: self._seen >= count or self._ended, timeout=timeout
-            )
-            if not done:
-                return "timeout"
-            return "seen" if self._seen >= count else "ended"
-
-
-# --------------------------------------------------------------------------------------------
 # The loopback server
 # --------------------------------------------------------------------------------------------
 
@@ -194,8 +145,14 @@ class RecordedRequest:
     body: Any
     stream: bool
     case: str
+    seen_at_start: int = 0
+    """Progress events the caller had seen when this request began (composites, law 7)."""
     ended_early: bool = False
     client_closed: bool | None = None
+    held_at: tuple[int, int] | None = None
+    """When a frame's event was held back: (progress events owed, progress events seen)."""
+    stall_outlived: float | None = None
+    """Set (to the seconds held) when a stall outlived the client's read timeout by far."""
     promptness: list[str] = field(default_factory=list)
     withheld: list[str] = field(default_factory=list)
     finished: threading.Event = field(default_factory=threading.Event)
@@ -221,7 +178,10 @@ class ScriptedUpstream(Upstream):
     """For ``protocol = "openai-chat"``: a loopback chat-completions server.
 
     Request *n* is answered with ``plan[n]`` (a request past the plan gets HTTP 400, so a
-    retrying adapter fails visibly rather than hanging). ``requests`` records each one.
+    retrying adapter fails visibly rather than hanging). ``requests`` records each one. With
+    ``per_call`` (the suite sets it for a composite adapter), every request made during the
+    suite's *n*-th call is answered with ``plan[n]``: each member a composite tries sees the
+    same turn.
     ``pacing="every"`` withholds every frame until the previous frame's event reached the
     sink; ``"last"`` paces only the last progress frame, so a reset never races the client's
     reads; ``"off"`` paces nothing (concurrent calls share the upstream, not a pacer).
@@ -241,6 +201,10 @@ class ScriptedUpstream(Upstream):
         self.pacing = pacing
         self.pacer = Pacer()
         self.requests: list[RecordedRequest] = []
+        self.per_call = False
+        self.shared = False
+        """The suite sets it for concurrent calls, which get no pacing and no per-call turns."""
+        self._calls = -1
         self._lock = threading.Lock()
         self._sockets: set[socket.socket] = set()
         self._closing = threading.Event()
@@ -271,6 +235,11 @@ class ScriptedUpstream(Upstream):
         self._server.server_close()
         self._thread.join(timeout=5)
 
+    def begin_call(self) -> None:
+        """The suite starts its next call (the turn ``per_call`` plays moves on)."""
+        with self._lock:
+            self._calls += 1
+
     # -- used by the handler ------------------------------------------------------------------
 
     def _begin(
@@ -284,10 +253,12 @@ class ScriptedUpstream(Upstream):
         with self._lock:
             self._sockets.add(sock)
             number = len(self.requests)
-            case = self.plan[number] if number < len(self.plan) else None
+            turn = max(self._calls, 0) if self.per_call else number
+            case = self.plan[turn] if turn < len(self.plan) else None
             record = RecordedRequest(
                 number, path, headers, body, stream, case.name if case else "<past the plan>"
             )
+            record.seen_at_start = self.pacer.seen
             self.requests.append(record)
         return record, case
 
@@ -325,7 +296,7 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             render = sse_response if record.stream else json_response
             response = render(case, model=upstream.model, marker=upstream.body_marker)
-            self._play(upstream, record, response)
+            self._play(upstream, record, response, prefix_only=case.prefix_only)
         finally:
             upstream._done(self.connection)
             record.finished.set()
@@ -362,7 +333,12 @@ class _Handler(BaseHTTPRequestHandler):
             self.connection.sendall(piece)
 
     def _play(
-        self, upstream: ScriptedUpstream, record: RecordedRequest, response: Response
+        self,
+        upstream: ScriptedUpstream,
+        record: RecordedRequest,
+        response: Response,
+        *,
+        prefix_only: bool,
     ) -> None:
         lines = [f"HTTP/1.1 {response.status} {HTTPStatus(response.status).phrase}"]
         lines += [f"{name}: {value}" for name, value in response.headers]
@@ -372,10 +348,12 @@ class _Handler(BaseHTTPRequestHandler):
             lines.append(f"Content-Length: {response.declared}")
         lines.append("Connection: close")
         self.connection.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
-        pacer = upstream.pacer if record.stream and upstream.pacing != "off" else None
+        paced_call = record.stream and upstream.pacing != "off" and upstream.pacer.armed
+        pacer = upstream.pacer if paced_call else None
         paced = upstream.pacing == "every"
-        last_progress = max(
-            (i for i, frame in enumerate(response.frames) if frame.owes), default=-1
+        most = max((frame.owes for frame in response.frames), default=0)
+        last_progress = next(
+            (i for i, frame in enumerate(response.frames) if most and frame.owes == most), -1
         )
         owed = 0
         frames = response.frames
@@ -391,18 +369,24 @@ class _Handler(BaseHTTPRequestHandler):
                 continue
             outcome = pacer.wait_for(owed)
             if outcome == "timeout":
+                record.held_at = record.held_at or (owed, pacer.seen)
                 record.promptness.append(
-                    f"frame {position} (event #{owed}) was written and the next withheld, but "
-                    f"the sink had seen only {pacer.seen} event(s) after "
-                    f"{PROMPTNESS_BOUND:g} s — the adapter buffers"
+                    f"the upstream sent frame {position} (progress event #{owed}) and held the "
+                    f"next back, but {PACING_BOUND:g} s later the sink had seen only "
+                    f"{pacer.seen} progress event(s): the adapter held event #{owed} back "
+                    "waiting for more input (it buffers); the rest was released so the call "
+                    "could end"
                 )
                 paced = False
                 pacer = None
             elif outcome == "ended":
-                if pacer.seen < owed:
+                if pacer.seen < owed and not pacer.stopped and not prefix_only:
+                    record.held_at = record.held_at or (owed, pacer.seen)
                     record.withheld.append(
-                        f"frame {position} (event #{owed}) was written and the next withheld, "
-                        f"but the call ended with the sink having seen {pacer.seen} event(s)"
+                        f"the upstream sent frame {position} (progress event #{owed}) and held "
+                        f"the next back, but the call ended with the sink having seen "
+                        f"{pacer.seen} progress event(s): the adapter waited for more input "
+                        f"before delivering event #{owed} (it buffers)"
                     )
                 if position < len(frames) - 1:
                     self._await_close(record)
@@ -412,7 +396,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.connection.close()
             return
         if response.ending == "stall":
-            self._await_close(record, bound=STALL_BOUND, early=False)
+            driven = upstream.pacer.armed
+            bound = upstream.read_timeout + STALL_SLACK if driven else STALL_BOUND
+            self._await_close(record, bound=bound, early=False)
+            if record.client_closed is False and driven:
+                record.stall_outlived = bound
             return
         if response.chunked:
             self.connection.sendall(b"0\r\n\r\n")

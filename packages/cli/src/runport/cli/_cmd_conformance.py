@@ -2,7 +2,9 @@
 
 ``runport-conformance`` is an optional extra (it brings pytest and hypothesis), so it is
 imported only here, when the command runs; without it the command says how to install it in
-one line. The suite's own pytest output — with its per-law summary — is the report.
+one line. A factory that makes ``AsyncRuntimeAdapter``s gets the async suite (the choice is
+``run_conformance``'s). The suite's own pytest output — with its per-law summary — is the
+report.
 """
 
 from __future__ import annotations

@@ -1,0 +1,195 @@
+"""The checks themselves, apart from any test class: what makes one call's events and receipt
+break a law item.
+
+The standard tests (sync and async) and ``check_stream`` — the function an author calls in
+their own tests — all judge with these, so a check is written once.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+from pydantic import TypeAdapter
+
+from runport.conformance._cases import schema_accepts
+from runport.contracts import (
+    Complete,
+    Delta,
+    ExecutionReceipt,
+    Failed,
+    StreamEvent,
+    ToolCallDelta,
+)
+from runport.core import StreamAssembler, StreamGrammarError
+from runport.ports import PortError
+
+if TYPE_CHECKING:
+    from runport.conformance._observe import Outcome
+
+__all__ = [
+    "EVENT_ADAPTER",
+    "EVENT_KEYS",
+    "StreamViolation",
+    "check_stream",
+    "clip",
+    "diff",
+    "dump",
+    "grammar_problem",
+    "leaks",
+    "validity",
+]
+
+EVENT_ADAPTER: Final[TypeAdapter[StreamEvent]] = TypeAdapter(StreamEvent)
+EVENT_KEYS: Final = {
+    "Delta": {"kind", "text"},
+    "ToolCallDelta": {"kind", "index", "call_id", "name", "arguments_fragment"},
+    "Complete": {"kind", "receipt"},
+    "Failed": {"kind", "code", "message"},
+}
+
+
+class StreamViolation(AssertionError):
+    """The first way a stream breaks the streaming law, as ``check_stream`` found it.
+
+    ``law`` is the law item (1 grammar, 2 same result, 3 assembly, 5 failure projection),
+    ``index`` the position of the offending event (``None`` when the stream as a whole is at
+    fault, e.g. it has no terminal event), ``problem`` the reason in words.
+    """
+
+    def __init__(self, law: int, index: int | None, problem: str) -> None:
+        where = "" if index is None else f" at event #{index}"
+        super().__init__(f"law {law}{where}: {problem}")
+        self.law = law
+        self.index = index
+        self.problem = problem
+
+
+def check_stream(
+    events: Sequence[StreamEvent],
+    receipt: ExecutionReceipt | None = None,
+    *,
+    error: BaseException | None = None,
+) -> None:
+    """Check one streamed call's events against the streaming law (docs/conformance.md).
+
+    ``events`` is everything the sink received; ``receipt`` what the call returned, or
+    ``error`` what it raised (give at most one). Checks law 1 (progress, then exactly one
+    terminal, then nothing), law 2 (``Complete.receipt`` is the returned receipt), law 3 (the
+    progress assembles into the receipt's text and tool calls) and law 5 (a raised
+    ``PortError``'s code is the ``Failed`` event's). Returns nothing when the stream keeps the
+    law; raises ``StreamViolation`` naming the first violation otherwise.
+    """
+    if receipt is not None and error is not None:
+        raise ValueError("check_stream: give the receipt or the error a call ended with, not both")
+    assembler = StreamAssembler()
+    for index, event in enumerate(events):
+        if not isinstance(event, Delta | ToolCallDelta | Complete | Failed):
+            raise StreamViolation(1, index, f"a {type(event).__name__} is not a StreamEvent")
+        try:
+            assembler.feed(event)
+        except StreamGrammarError as grammar:
+            raise StreamViolation(1, index, str(grammar)) from None
+    terminal = assembler.terminal
+    if terminal is None:
+        raise StreamViolation(1, None, "no terminal event (Complete or Failed) was sent")
+    last = len(events) - 1
+    if error is not None:
+        if not isinstance(terminal, Failed):
+            raise StreamViolation(1, last, "the call raised but its terminal event is Complete")
+        if isinstance(error, PortError) and terminal.code != error.code:
+            raise StreamViolation(
+                5, last, f"Failed.code is {terminal.code}, the raised PortError's is {error.code}"
+            )
+        return
+    if receipt is None:
+        return
+    if not isinstance(terminal, Complete):
+        raise StreamViolation(1, last, "the call returned a receipt but its terminal is Failed")
+    problems = diff(dump(terminal.receipt), dump(receipt))
+    if problems:
+        raise StreamViolation(
+            2, last, "Complete.receipt differs from the returned receipt: " + "; ".join(problems)
+        )
+    problems = assembler.assembly_problems(receipt)
+    if problems:
+        raise StreamViolation(3, None, "; ".join(problems))
+
+
+def grammar_problem(outcome: Outcome) -> str | None:
+    """Why the events of one observed call break law 1 (or the port's calling rules)."""
+    if outcome.hung:
+        return outcome.ending()
+    if outcome.foreign_threads:
+        return "the sink was called on a thread other than the caller's"
+    try:
+        check_stream(outcome.events)
+    except StreamViolation as violation:
+        where = "" if violation.index is None else f"event #{violation.index}: "
+        return where + violation.problem
+    terminal = outcome.terminals[0]
+    if outcome.error is None and not isinstance(terminal, Complete):
+        return "the call returned a receipt but its terminal event is Failed"
+    if isinstance(outcome.error, PortError) and not isinstance(terminal, Failed):
+        return "the call raised a PortError but its terminal event is Complete"
+    if outcome.unexpected() is not None:
+        return "the call raised an exception that is not a PortError"
+    return None
+
+
+def diff(seen: dict[str, Any], expected: dict[str, Any]) -> list[str]:
+    """The keys on which two JSON objects differ, each with both values (clipped)."""
+    problems = []
+    for key in sorted(set(seen) | set(expected)):
+        one, other = seen.get(key, "<absent>"), expected.get(key, "<absent>")
+        if json.dumps(one, sort_keys=True) != json.dumps(other, sort_keys=True):
+            problems.append(f"{key}: {clip(one)} != expected {clip(other)}")
+    return problems
+
+
+def clip(value: Any, limit: int = 120) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def dump(receipt: ExecutionReceipt) -> dict[str, Any]:
+    return receipt.model_dump(mode="json")
+
+
+def validity(receipt: ExecutionReceipt, schema: dict[str, Any]) -> bool | None:
+    """``output_schema_valid`` recomputed from the receipt itself (docs/wire-types.md)."""
+    if receipt.tool_calls:
+        return None
+    if schema.get("type") != "string" and receipt.text is not None:
+        try:
+            json.loads(receipt.text)
+        except ValueError:
+            return False
+    return schema_accepts(schema, receipt.output)
+
+
+def leaks(outcome: Outcome, secrets: Sequence[str]) -> list[str]:
+    """Where a planted secret shows up in what the caller can see (law 10)."""
+    places: list[tuple[str, str]] = []
+    for index, event in enumerate([*outcome.events, *outcome.after_stop]):
+        places.append((f"event #{index} ({event.kind})", event.model_dump_json()))
+    if outcome.receipt is not None:
+        places.append(("the returned receipt", outcome.receipt.model_dump_json()))
+    error: BaseException | None = outcome.error
+    depth = 0
+    while error is not None and depth < 8:
+        where = "the raised exception" if depth == 0 else f"its cause/context #{depth}"
+        texts = [str(error), repr(error), *(repr(arg) for arg in error.args)]
+        texts += [str(getattr(error, name, "")) for name in ("message", "detail")]
+        places.append((where, "\n".join(texts)))
+        error = error.__cause__ or error.__context__
+        depth += 1
+    for index, line in enumerate(outcome.logs):
+        places.append((f"log record #{index}", line))
+    found = []
+    for secret, label in zip(
+        secrets, ("the API key", "the provider's response body"), strict=False
+    ):
+        found += [f"{label} appears in {where}" for where, text in places if secret in text]
+    return found

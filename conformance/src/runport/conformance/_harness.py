@@ -1,0 +1,283 @@
+"""``Harness``: one standard test's upstreams, adapters and calls, sync or async.
+
+The standard tests never call an adapter themselves: they ask the harness, which runs the
+call (on a worker thread, or as a task on its own event loop for an async adapter), records
+it, and then applies the verdicts every test shares — a frame held back (law 4), a stall that
+outlived ``upstream.read_timeout`` — so each is stated once, fails its test at once, and a
+class that already showed one runs its other tests without paying for it again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+import pytest
+
+from runport.conformance._cases import CASES_BY_NAME, Case
+from runport.conformance._observe import Outcome, Recorder, broken, observe
+from runport.conformance._upstream import (
+    BlackBoxUpstream,
+    ConformanceUsageError,
+    Pacing,
+    ScenarioUpstream,
+    ScriptedUpstream,
+    Upstream,
+)
+from runport.contracts import ExecutionRequest
+from runport.ports import AsyncRuntimeAdapter, RuntimeAdapter
+
+if TYPE_CHECKING:
+    from runport.conformance._base import ConformanceBase
+
+__all__ = ["PROTOCOLS", "READ_TIMEOUT_TEST", "Harness", "Protocol", "protocol_of"]
+
+Protocol = Literal["scenario", "openai-chat"] | None
+PROTOCOLS: Final = ("scenario", "openai-chat", None)
+READ_TIMEOUT_TEST: Final = "test_read_timeout_is_passed_on"
+
+Adapter = RuntimeAdapter | AsyncRuntimeAdapter
+
+
+def protocol_of(cls: type) -> Protocol:
+    if "protocol" not in {name for klass in cls.__mro__ for name in vars(klass)}:
+        raise ConformanceUsageError(
+            f"{cls.__name__} must set protocol = 'scenario', 'openai-chat' or None"
+        )
+    protocol = getattr(cls, "protocol", None)
+    if protocol not in PROTOCOLS:
+        raise ConformanceUsageError(
+            f"{cls.__name__}.protocol is {protocol!r}; expected 'scenario', 'openai-chat' or None"
+        )
+    return protocol
+
+
+class Harness:
+    """One test's upstreams and adapters; closes every one when the test ends.
+
+    ``asynchronous`` runs every call as a task on an event loop the harness owns (one loop
+    thread per test), so the adapter sees one caller thread, as a sync adapter does.
+    """
+
+    def __init__(self, suite: ConformanceBase, *, asynchronous: bool = False) -> None:
+        self.suite = suite
+        self.protocol = protocol_of(type(suite))
+        self.asynchronous = asynchronous
+        self.expiries = 0
+        self._upstreams: list[Upstream] = []
+        self._adapters: list[Adapter] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread: threading.Thread | None = None
+
+    # -- upstreams and adapters -----------------------------------------------------------------
+
+    def upstream(
+        self,
+        plan: Sequence[Case] = (),
+        *,
+        pacing: Pacing = "last",
+        strict: bool = False,
+        shared: bool = False,
+    ) -> Upstream:
+        """A fresh upstream that plays ``plan``, one case per adapter call, in order.
+
+        Pacing is switched off once the class was shown to buffer, except for ``strict`` use
+        (law 4 itself); ``shared`` is for concurrent calls (never one turn per call)."""
+        owner = type(self.suite)
+        if any(case.fault is not None and case.fault.kind == "stall" for case in plan):
+            ignored = owner._runport_read_timeout_ignored
+            if ignored is not None and self.protocol == "openai-chat":
+                pytest.skip(
+                    f"the adapter does not honour upstream.read_timeout ({ignored}); "
+                    f"the stall cases wait for that fix — see {READ_TIMEOUT_TEST}"
+                )
+        upstream: Upstream
+        if self.protocol == "scenario":
+            upstream = ScenarioUpstream(plan)
+        elif self.protocol == "openai-chat":
+            if owner._runport_buffers is not None and not strict:
+                pacing = "off"
+            upstream = ScriptedUpstream(plan, pacing="off" if shared else pacing)
+            upstream.shared = shared
+        else:
+            upstream = BlackBoxUpstream()
+        self._upstreams.append(upstream)
+        return upstream
+
+    def adapter(self, upstream: Upstream) -> Any:
+        """A fresh adapter from ``make_adapter``, checked to be of the suite's kind."""
+        adapter = self.suite.make_adapter(upstream)
+        kind = AsyncRuntimeAdapter if self.asynchronous else RuntimeAdapter
+        if not isinstance(adapter, kind):
+            pytest.fail(
+                f"make_adapter returned a {type(adapter).__name__}; it must return a "
+                f"runport.ports.{kind.__name__}",
+                pytrace=False,
+            )
+        self._adapters.append(adapter)
+        if self.suite._runport_capabilities is None:
+            try:
+                capabilities = frozenset(adapter.descriptor().capabilities)
+            except Exception:  # the descriptor test reports it; the flags just see nothing
+                capabilities = frozenset()
+            self.suite._runport_capabilities = capabilities
+        if (
+            isinstance(upstream, ScriptedUpstream)
+            and self.suite.is_composite
+            and not upstream.shared
+        ):
+            upstream.per_call = True
+        return adapter
+
+    # -- calls ----------------------------------------------------------------------------------
+
+    def stream(
+        self,
+        adapter: Any,
+        upstream: Upstream,
+        request: ExecutionRequest,
+        *,
+        raise_at: int | None = None,
+        cancel_at: int | None = None,
+        awaiting: bool = False,
+        capture_logs: bool = False,
+    ) -> Outcome:
+        """One ``execute_streaming`` call with the suite's recording sink, then the shared
+        verdicts (a held-back frame, an outlived stall)."""
+
+        def call(sink: Recorder | None) -> Any:
+            assert sink is not None
+            return adapter.execute_streaming(request, sink)
+
+        pacer = None
+        before = 0
+        if isinstance(upstream, ScriptedUpstream):
+            before = len(upstream.requests)
+            if not upstream.shared:
+                pacer = upstream.pacer
+                upstream.begin_call()
+        outcome = observe(
+            call,
+            streamed=True,
+            pacer=pacer,
+            raise_at=raise_at,
+            cancel_at=cancel_at,
+            awaiting=awaiting,
+            capture_logs=capture_logs,
+            loop=self._event_loop(),
+        )
+        self._account(outcome)
+        if pacer is not None and isinstance(upstream, ScriptedUpstream):
+            self._shared_verdicts(upstream, upstream.requests[before:], outcome)
+        return outcome
+
+    def execute(
+        self,
+        adapter: Any,
+        request: ExecutionRequest,
+        *,
+        upstream: Upstream | None = None,
+        capture_logs: bool = False,
+    ) -> Outcome:
+        """One ``execute`` call (no sink); give the ``upstream`` it talks to, so a composite's
+        turn moves on and the shared verdicts apply."""
+        before = 0
+        if isinstance(upstream, ScriptedUpstream):
+            before = len(upstream.requests)
+            upstream.begin_call()
+        outcome = observe(
+            lambda _: adapter.execute(request),
+            streamed=False,
+            capture_logs=capture_logs,
+            loop=self._event_loop(),
+        )
+        self._account(outcome)
+        if isinstance(upstream, ScriptedUpstream):
+            self._shared_verdicts(upstream, upstream.requests[before:], outcome)
+        return outcome
+
+    def _account(self, outcome: Outcome) -> None:
+        if outcome.hung:
+            self.expiries += 1
+
+    def _shared_verdicts(
+        self, upstream: ScriptedUpstream, records: Sequence[Any], outcome: Outcome
+    ) -> None:
+        owner = type(self.suite)
+        for record in records:
+            record.settle()
+            if record.stall_outlived is not None:
+                held = f"{record.stall_outlived:g} s"
+                owner._runport_read_timeout_ignored = f"a stall outlived it: held {held}"
+                broken(
+                    5,
+                    record.case,
+                    f"the upstream stalled and the call was still waiting {held} later, far past "
+                    f"upstream.read_timeout ({upstream.read_timeout:g} s): pass "
+                    "upstream.read_timeout to your adapter in make_adapter (for example "
+                    "timeout=upstream.read_timeout), so a stalled upstream fails in time",
+                    outcome=outcome,
+                )
+            if not outcome.streamed or not self.suite.supports_streaming:
+                continue
+            held_back = record.promptness or record.withheld
+            if held_back:
+                owner._runport_buffers = record.case
+                case = CASES_BY_NAME.get(record.case)
+                owed, seen = record.held_at or (0, 0)
+                broken(  # the sequences as they stood when the upstream held the next frame
+                    4,
+                    record.case,
+                    "not prompt: " + "; ".join(held_back),
+                    seen=outcome.progress[:seen],
+                    expected=None if case is None else case.progress()[:owed],
+                    outcome=outcome,
+                )
+
+    # -- the event loop (async adapters) ----------------------------------------------------------
+
+    def _event_loop(self) -> asyncio.AbstractEventLoop | None:
+        if not self.asynchronous:
+            return None
+        if self._loop is None:
+            loop = asyncio.new_event_loop()
+            thread = threading.Thread(
+                target=loop.run_forever, name="runport-conformance-loop", daemon=True
+            )
+            thread.start()
+            self._loop, self._loop_thread = loop, thread
+        return self._loop
+
+    def run(self, awaitable: Any, timeout: float = 30.0) -> Any:
+        """Await ``awaitable`` on the harness's loop (for an async adapter's ``aclose``)."""
+        loop = self._event_loop()
+        assert loop is not None
+        return asyncio.run_coroutine_threadsafe(awaitable, loop).result(timeout)
+
+    # -- the end --------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the test's adapters (a ``close()`` or, async, an ``aclose()``), then its
+        upstreams, then the loop."""
+        try:
+            for adapter in self._adapters:
+                closer = getattr(adapter, "aclose", None) if self.asynchronous else None
+                if callable(closer):
+                    self.run(closer())
+                    continue
+                closer = getattr(adapter, "close", None)
+                if callable(closer):
+                    result = closer()
+                    if asyncio.iscoroutine(result):
+                        self.run(result)
+        finally:
+            for upstream in self._upstreams:
+                upstream.close()
+            if self._loop is not None:
+                self._loop.call_soon_threadsafe(self._loop.stop)
+                if self._loop_thread is not None:
+                    self._loop_thread.join(5)
+                if not self._loop.is_running():
+                    self._loop.close()
