@@ -2,6 +2,7 @@
 runtime adapters that keep the streaming law (docs/codecs.md, docs/upstream-safety.md)."""
 
 from runport.http._codec import Codec, HTTPRequest, ResponseDecoder
+from runport.http._decoders import JSONTurnDecoder, SSETurnDecoder
 from runport.http._errors import (
     MAX_RETRY_AFTER_MS,
     PROVIDER_TEXT_LIMIT,
@@ -15,6 +16,7 @@ from runport.http._json import MAX_INT_DIGITS, MAX_JSON_DEPTH, check_json_text, 
 from runport.http._settings import DEFAULT_TIMEOUT
 from runport.http._sse import ServerSentEvent, SSEDecoder
 from runport.http._sync import HTTPAdapter
+from runport.http._turn import TextPieces, TurnBuilder
 from runport.http._urls import redact_url
 
 __all__ = [
@@ -26,9 +28,13 @@ __all__ = [
     "Codec",
     "HTTPAdapter",
     "HTTPRequest",
+    "JSONTurnDecoder",
     "ResponseDecoder",
     "SSEDecoder",
+    "SSETurnDecoder",
     "ServerSentEvent",
+    "TextPieces",
+    "TurnBuilder",
     "check_json_text",
     "encode_json",
     "error_from_words",

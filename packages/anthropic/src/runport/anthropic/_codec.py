@@ -1,0 +1,146 @@
+"""The Messages API as a sans-IO codec (docs/codecs.md): the request body one way, stream
+events or one JSON message the other, with no I/O of its own."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from pydantic_core import from_json
+
+from runport.anthropic._errors import error_event, error_message, invalid
+from runport.anthropic._message import MessageAssembly
+from runport.anthropic._request import answer_tool_in_use, request_body
+from runport.contracts import AdapterDescriptor, ExecutionRequest
+from runport.http import (
+    Codec,
+    HTTPRequest,
+    JSONTurnDecoder,
+    ResponseDecoder,
+    SSETurnDecoder,
+    encode_json,
+)
+from runport.ports import distribution_version
+
+DESCRIPTOR: Final = AdapterDescriptor(
+    id="anthropic-messages",
+    version=distribution_version("runport-anthropic"),
+    capabilities=["streaming", "structured_output", "text", "tool_calls"],
+)
+
+ANTHROPIC_VERSION: Final = "2023-06-01"
+"""The ``anthropic-version`` header: the API version whose shapes this codec reads."""
+
+
+class MessagesCodec(Codec):
+    """``POST /v1/messages``, with ``stream: true`` when streamed. The completion marker is
+    ``message_stop``."""
+
+    def __init__(self, *, model: str, api_key: str | None, max_tokens: int) -> None:
+        self.model = model
+        self.max_tokens = max_tokens
+        headers = {
+            "User-Agent": f"runport-anthropic/{DESCRIPTOR.version}",
+            "anthropic-version": ANTHROPIC_VERSION,
+            "Content-Type": "application/json",
+        }
+        if api_key:
+            headers["x-api-key"] = api_key
+            self.secrets = (api_key,)
+        self._stream_headers = {**headers, "Accept": "text/event-stream"}
+        self._json_headers = {**headers, "Accept": "application/json"}
+
+    def descriptor(self) -> AdapterDescriptor:
+        return DESCRIPTOR
+
+    def encode(self, request: ExecutionRequest, *, stream: bool) -> HTTPRequest:
+        body = request_body(
+            request.interaction, model=self.model, max_tokens=self.max_tokens, stream=stream
+        )
+        return HTTPRequest(
+            "POST",
+            "v1/messages",
+            encode_json(body),
+            self._stream_headers if stream else self._json_headers,
+        )
+
+    def decoder(
+        self, request: ExecutionRequest, *, stream: bool, media_type: str
+    ) -> ResponseDecoder:
+        if media_type == "text/event-stream" or (stream and media_type != "application/json"):
+            return _EventStream(request, self.secrets)
+        return _Message(request, self.secrets)
+
+    def error_text(self, body: Any) -> Any:
+        return error_message(body)
+
+
+class _EventStream(SSETurnDecoder):
+    marker = "message_stop"
+
+    def __init__(self, request: ExecutionRequest, secrets: tuple[str, ...]) -> None:
+        super().__init__(request, DESCRIPTOR)
+        self._secrets = secrets
+        self._message = MessageAssembly(
+            self.turn, answer_tool=answer_tool_in_use(request.interaction)
+        )
+
+    def frame(self, event: str, payload: bytes) -> None:
+        if event == "ping":
+            return
+        try:
+            data = from_json(payload)
+        except ValueError:
+            raise invalid("a stream event is not JSON") from None
+        if type(data) is not dict:
+            raise invalid("a stream event is not a JSON object")
+        kind = data.get("type")
+        message = self._message
+        if kind == "content_block_delta":
+            message.delta(data.get("index"), data.get("delta"))
+        elif kind == "content_block_start":
+            message.start(data.get("index"), data.get("content_block"))
+        elif kind == "content_block_stop":
+            message.stop(data.get("index"))
+        elif kind == "message_start":
+            start = data.get("message")
+            if type(start) is not dict:
+                raise invalid("message_start holds no message")
+            message.usage(start.get("usage"))
+        elif kind == "message_delta":
+            delta = data.get("delta")
+            if type(delta) is dict:
+                message.stop_reason(delta.get("stop_reason"))
+            message.usage(data.get("usage"))
+        elif kind == "message_stop":
+            message.close()
+            self.complete = self.finished = True
+        elif kind == "error" or event == "error":
+            raise error_event(data, self._secrets)
+
+
+class _Message(JSONTurnDecoder):
+    def __init__(self, request: ExecutionRequest, secrets: tuple[str, ...]) -> None:
+        super().__init__(request, DESCRIPTOR)
+        self._secrets = secrets
+        self._message = MessageAssembly(
+            self.turn, answer_tool=answer_tool_in_use(request.interaction)
+        )
+
+    def body(self, data: bytes) -> None:
+        try:
+            message = from_json(data)
+        except ValueError:
+            raise invalid("the response is not JSON") from None
+        if type(message) is not dict:
+            raise invalid("the response is not a JSON object")
+        if message.get("type") == "error":
+            raise error_event(message, self._secrets)
+        content = message.get("content")
+        if type(content) is not list:
+            raise invalid("the response has no content list")
+        assembly = self._message
+        for index, block in enumerate(content):
+            assembly.start(index, block)
+            assembly.stop(index)
+        assembly.stop_reason(message.get("stop_reason"))
+        assembly.usage(message.get("usage"))

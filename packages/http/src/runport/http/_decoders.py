@@ -1,0 +1,99 @@
+"""Decoders for the two shapes a JSON-over-HTTP provider answers in — an event stream of JSON
+frames, or one JSON body — both assembling into a ``TurnBuilder``, so a codec writes only
+what one frame or one body means (docs/codecs.md)."""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+
+from runport.contracts import (
+    AdapterDescriptor,
+    ErrorCode,
+    ExecutionReceipt,
+    ExecutionRequest,
+    StreamEvent,
+)
+from runport.http._codec import ResponseDecoder
+from runport.http._sse import SSEDecoder
+from runport.http._turn import TurnBuilder
+from runport.ports import PortError
+
+__all__ = ["JSONTurnDecoder", "SSETurnDecoder"]
+
+
+class _TurnDecoder(ResponseDecoder):
+    """A decoder whose answer is one ``TurnBuilder``; ``marker`` names the completion marker
+    in the truncation message."""
+
+    marker = "its completion marker"
+
+    def __init__(self, request: ExecutionRequest, adapter: AdapterDescriptor) -> None:
+        self.request = request
+        self.adapter = adapter
+        self.turn = TurnBuilder()
+        self.complete = False
+        self.finished = False
+        self.failure: PortError | None = None
+
+    def receipt(self) -> ExecutionReceipt:
+        if not self.complete:
+            raise PortError(
+                ErrorCode.RUNTIME_STREAM_TRUNCATED,
+                f"the stream ended before {self.marker}",
+            )
+        return self.turn.receipt(self.request, self.adapter)
+
+
+class SSETurnDecoder(_TurnDecoder):
+    """An event stream; ``frame`` is handed each event whole, in order, and sets ``complete``
+    (and ``finished``, when nothing after it matters) as the protocol says.
+
+    A failure after some events of the same read is kept in ``failure`` so the driver
+    delivers those events first (docs/streaming-law.md, laws 4 and 5).
+    """
+
+    def __init__(self, request: ExecutionRequest, adapter: AdapterDescriptor) -> None:
+        super().__init__(request, adapter)
+        self._sse = SSEDecoder()
+
+    def feed(self, data: bytes) -> list[StreamEvent]:
+        events: list[StreamEvent] = []
+        self.turn.events = events
+        try:
+            for event, payload in self._sse.feed(data):
+                self.frame(event, payload)
+                if self.finished:
+                    break
+        except PortError as error:
+            if not events:
+                raise
+            self.failure = error
+        return events
+
+    @abstractmethod
+    def frame(self, event: str, payload: bytes) -> None: ...
+
+
+class JSONTurnDecoder(_TurnDecoder):
+    """One JSON body, handed to ``body`` when it has all arrived; the same assembly as the
+    stream's, so ``execute`` and ``execute_streaming`` agree (law 2)."""
+
+    def __init__(self, request: ExecutionRequest, adapter: AdapterDescriptor) -> None:
+        super().__init__(request, adapter)
+        self._parts: list[bytes] = []
+
+    def feed(self, data: bytes) -> list[StreamEvent]:
+        self._parts.append(data)
+        return []
+
+    def end(self) -> list[StreamEvent]:
+        data = b"".join(self._parts)
+        self._parts.clear()
+        events: list[StreamEvent] = []
+        self.turn.events = events
+        self.body(data)
+        self.complete = True
+        return events
+
+    @abstractmethod
+    def body(self, data: bytes) -> None: ...
