@@ -126,7 +126,7 @@ class _Message(JSONTurnDecoder):
             self.turn, answer_tool=answer_tool_in_use(request.interaction)
         )
 
-    def body(self, data: bytes) -> None:
+    def body(self, data: bytes) -> bool:
         try:
             message = from_json(data)
         except ValueError:
@@ -144,3 +144,4 @@ class _Message(JSONTurnDecoder):
             assembly.stop(index)
         assembly.stop_reason(message.get("stop_reason"))
         assembly.usage(message.get("usage"))
+        return True

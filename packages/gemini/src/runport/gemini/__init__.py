@@ -1,1 +1,6 @@
-"""x"""
+"""A Gemini API runtime adapter, streamed over SSE, as a codec on runport's HTTP layer
+(docs/providers-anthropic-gemini.md)."""
+
+from runport.gemini._adapter import DEFAULT_BASE_URL, GeminiAdapter, create_adapter
+
+__all__ = ["DEFAULT_BASE_URL", "GeminiAdapter", "create_adapter"]

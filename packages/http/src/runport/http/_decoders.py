@@ -39,7 +39,7 @@ class _TurnDecoder(ResponseDecoder):
         if not self.complete:
             raise PortError(
                 ErrorCode.RUNTIME_STREAM_TRUNCATED,
-                f"the stream ended before {self.marker}",
+                f"the response ended before {self.marker}",
             )
         return self.turn.receipt(self.request, self.adapter)
 
@@ -91,9 +91,9 @@ class JSONTurnDecoder(_TurnDecoder):
         self._parts.clear()
         events: list[StreamEvent] = []
         self.turn.events = events
-        self.body(data)
-        self.complete = True
+        self.complete = self.body(data)
         return events
 
     @abstractmethod
-    def body(self, data: bytes) -> None: ...
+    def body(self, data: bytes) -> bool:
+        """Assemble the body; ``True`` when it carried the completion marker."""

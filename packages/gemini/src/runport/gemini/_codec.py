@@ -1,0 +1,108 @@
+"""The Gemini API's ``generateContent`` as a sans-IO codec (docs/codecs.md)."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from pydantic_core import from_json
+
+from runport.contracts import AdapterDescriptor, ExecutionRequest
+from runport.gemini._request import request_body
+from runport.gemini._response import ResponseAssembly, error_message, invalid
+from runport.http import (
+    Codec,
+    HTTPRequest,
+    JSONTurnDecoder,
+    ResponseDecoder,
+    SSETurnDecoder,
+    encode_json,
+)
+from runport.ports import distribution_version
+
+DESCRIPTOR: Final = AdapterDescriptor(
+    id="gemini",
+    version=distribution_version("runport-gemini"),
+    capabilities=["streaming", "structured_output", "text", "tool_calls"],
+)
+
+_MARKER: Final = "a candidate's finishReason"
+
+
+class GenerateContentCodec(Codec):
+    """``POST /v1beta/models/{model}:streamGenerateContent?alt=sse`` streamed,
+    ``:generateContent`` unstreamed; the key goes in ``x-goog-api-key``, never in the URL."""
+
+    def __init__(self, *, model: str, api_key: str | None) -> None:
+        self.model = model
+        headers = {
+            "User-Agent": f"runport-gemini/{DESCRIPTOR.version}",
+            "Content-Type": "application/json",
+        }
+        if api_key:
+            headers["x-goog-api-key"] = api_key
+            self.secrets = (api_key,)
+        self._stream_headers = {**headers, "Accept": "text/event-stream"}
+        self._json_headers = {**headers, "Accept": "application/json"}
+
+    def descriptor(self) -> AdapterDescriptor:
+        return DESCRIPTOR
+
+    def encode(self, request: ExecutionRequest, *, stream: bool) -> HTTPRequest:
+        body = encode_json(request_body(request.interaction))
+        if stream:
+            return HTTPRequest(
+                "POST",
+                f"v1beta/models/{self.model}:streamGenerateContent",
+                body,
+                self._stream_headers,
+                {"alt": "sse"},
+            )
+        return HTTPRequest(
+            "POST", f"v1beta/models/{self.model}:generateContent", body, self._json_headers
+        )
+
+    def decoder(
+        self, request: ExecutionRequest, *, stream: bool, media_type: str
+    ) -> ResponseDecoder:
+        if media_type == "text/event-stream" or (stream and media_type != "application/json"):
+            return _Chunks(request, self.secrets)
+        return _Response(request, self.secrets)
+
+    def error_text(self, body: Any) -> Any:
+        return error_message(body)
+
+
+class _Chunks(SSETurnDecoder):
+    """Each ``data:`` frame is one response chunk. After the ``finishReason`` the body is
+    read to its end for the usage that may follow; an end, reset or stall then completes."""
+
+    marker = _MARKER
+
+    def __init__(self, request: ExecutionRequest, secrets: tuple[str, ...]) -> None:
+        super().__init__(request, DESCRIPTOR)
+        self._assembly = ResponseAssembly(self.turn, secrets)
+
+    def frame(self, event: str, payload: bytes) -> None:
+        if event != "message" and event != "error":
+            return
+        try:
+            chunk = from_json(payload)
+        except ValueError:
+            raise invalid("a stream frame is not JSON") from None
+        if self._assembly.feed(chunk):
+            self.complete = True
+
+
+class _Response(JSONTurnDecoder):
+    marker = _MARKER
+
+    def __init__(self, request: ExecutionRequest, secrets: tuple[str, ...]) -> None:
+        super().__init__(request, DESCRIPTOR)
+        self._assembly = ResponseAssembly(self.turn, secrets)
+
+    def body(self, data: bytes) -> bool:
+        try:
+            response = from_json(data)
+        except ValueError:
+            raise invalid("the response is not JSON") from None
+        return self._assembly.feed(response)
