@@ -71,11 +71,13 @@ PUBLIC = {
         "ScenarioError",
     },
     "runport.http": {
+        "DEFAULT_ASYNC_LIMITS",
         "DEFAULT_TIMEOUT",
         "MAX_INT_DIGITS",
         "MAX_JSON_DEPTH",
         "MAX_RETRY_AFTER_MS",
         "PROVIDER_TEXT_LIMIT",
+        "AsyncHTTPAdapter",
         "Codec",
         "HTTPAdapter",
         "HTTPRequest",
@@ -93,6 +95,7 @@ PUBLIC = {
     },
     "runport.mock": {"ScriptedRuntime", "RuntimeStats", "create_adapter"},
     "runport.openai": {
+        "AsyncOpenAIChatAdapter",
         "OpenAIChatAdapter",
         "ResponseFormatMode",
         "DEFAULT_MAX_RESPONSE_BYTES",

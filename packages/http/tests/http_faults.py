@@ -101,7 +101,10 @@ class LineDecoder(ResponseDecoder):
     def end(self) -> list[StreamEvent]:
         if self.sse is not None:
             return []
-        text = json.loads(b"".join(self.raw))["text"]
+        try:
+            text = json.loads(b"".join(self.raw))["text"]
+        except (ValueError, KeyError, TypeError):
+            raise PortError(ErrorCode.RUNTIME_INVALID_RESPONSE, "not a lines answer") from None
         self.parts.append(text)
         self.complete = True
         return [Delta(text=text)]

@@ -1,6 +1,7 @@
 """runport's HTTP layer: a provider written as a sans-IO codec, turned into sync and async
 runtime adapters that keep the streaming law (docs/codecs.md, docs/upstream-safety.md)."""
 
+from runport.http._async import DEFAULT_ASYNC_LIMITS, AsyncHTTPAdapter
 from runport.http._codec import Codec, HTTPRequest, ResponseDecoder
 from runport.http._decoders import JSONTurnDecoder, SSETurnDecoder
 from runport.http._errors import (
@@ -20,11 +21,13 @@ from runport.http._turn import TextPieces, TurnBuilder
 from runport.http._urls import redact_url
 
 __all__ = [
+    "DEFAULT_ASYNC_LIMITS",
     "DEFAULT_TIMEOUT",
     "MAX_INT_DIGITS",
     "MAX_JSON_DEPTH",
     "MAX_RETRY_AFTER_MS",
     "PROVIDER_TEXT_LIMIT",
+    "AsyncHTTPAdapter",
     "Codec",
     "HTTPAdapter",
     "HTTPRequest",

@@ -8,6 +8,7 @@ from typing import Final
 import httpx
 
 from runport.http._codec import HTTPRequest
+from runport.http._exchange import BASE_HEADERS, Exchange
 from runport.http._urls import checked_base_url, request_url
 from runport.ports import check_byte_count, check_seconds
 
@@ -41,8 +42,19 @@ class AdapterSettings:
             deadline=check_seconds(deadline),
         )
 
-    def url_for(self, wire: HTTPRequest) -> httpx.URL:
-        return request_url(self.base_url, wire.path, wire.params)
+    def http_request(
+        self, client: httpx.Client | httpx.AsyncClient, wire: HTTPRequest, exchange: Exchange
+    ) -> httpx.Request:
+        """The codec's request on ``client``, its timeouts cut to the call's deadline (a
+        client passed in without an adapter ``timeout`` keeps its own)."""
+        base = self.timeout if self.timeout is not None else client.timeout
+        return client.build_request(
+            wire.method,
+            request_url(self.base_url, wire.path, wire.params),
+            content=wire.body,
+            headers={**BASE_HEADERS, **wire.headers},
+            timeout=exchange.timeout(base),
+        )
 
     def client_timeout(self) -> httpx.Timeout:
         return DEFAULT_TIMEOUT if self.timeout is None else self.timeout

@@ -17,7 +17,7 @@ from runport.contracts import (
     StreamEvent,
 )
 from runport.http._codec import Codec
-from runport.http._exchange import BASE_HEADERS, Exchange
+from runport.http._exchange import Exchange
 from runport.http._settings import AdapterSettings
 from runport.http._urls import redact_url
 from runport.ports import PortError, RuntimeAdapter, Sink
@@ -124,18 +124,9 @@ class HTTPAdapter(RuntimeAdapter):
             deadline=settings.deadline,
         )
         wire = self._codec.encode(request, stream=stream)
-        base_timeout = settings.timeout if settings.timeout is not None else self._client.timeout
+        http_request = settings.http_request(self._client, wire, exchange)
         try:
-            response = self._client.send(
-                self._client.build_request(
-                    wire.method,
-                    settings.url_for(wire),
-                    content=wire.body,
-                    headers={**BASE_HEADERS, **wire.headers},
-                    timeout=exchange.timeout(base_timeout),
-                ),
-                stream=True,
-            )
+            response = self._client.send(http_request, stream=True)
         except httpx.HTTPError as error:
             raise exchange.failed_to_send(error) from error
         try:

@@ -6,11 +6,13 @@ from runport.openai._adapter import (
     OpenAIChatAdapter,
     create_adapter,
 )
+from runport.openai._async_adapter import AsyncOpenAIChatAdapter
 from runport.openai._request import ResponseFormatMode
 
 __all__ = [
     "DEFAULT_MAX_RESPONSE_BYTES",
     "DEFAULT_TIMEOUT",
+    "AsyncOpenAIChatAdapter",
     "OpenAIChatAdapter",
     "ResponseFormatMode",
     "create_adapter",
