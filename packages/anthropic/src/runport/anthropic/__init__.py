@@ -7,6 +7,7 @@ from runport.anthropic._adapter import (
     AnthropicMessagesAdapter,
     create_adapter,
 )
+from runport.anthropic._async_adapter import AsyncAnthropicMessagesAdapter
 from runport.anthropic._codec import ANTHROPIC_VERSION
 from runport.anthropic._request import ANSWER_TOOL
 
@@ -16,5 +17,6 @@ __all__ = [
     "DEFAULT_BASE_URL",
     "DEFAULT_MAX_TOKENS",
     "AnthropicMessagesAdapter",
+    "AsyncAnthropicMessagesAdapter",
     "create_adapter",
 ]
