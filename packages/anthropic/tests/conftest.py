@@ -1,0 +1,12 @@
+"""``--import-mode=importlib`` puts no test folder on ``sys.path``: this adds this folder (the
+wire shapes in ``anthropic_wire.py``) and runport-http's (its loopback server and the checks
+every provider codec's tests share)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parents[1] / "http" / "tests"))
