@@ -101,7 +101,7 @@ def receipt_view(receipt: Any) -> dict[str, Any]:
 
 
 @settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(turn=turns, cuts=st.lists(st.integers(0, 4000), max_size=12))
 def test_the_streamed_receipt_agrees_with_the_sdk(
