@@ -96,6 +96,8 @@ PUBLIC = {
         "retry_after_ms",
         "status_error",
         "transport_error",
+        "parsed_tool_call",
+        "turn_receipt",
     },
     "runport.anthropic": {
         "ANSWER_TOOL",

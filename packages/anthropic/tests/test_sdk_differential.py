@@ -15,10 +15,17 @@ import anthropic
 import httpx
 import pytest
 from anthropic_wire import Block, Text, Thinking, ToolUse, Turn, message_body, stream_events
-from http_faults import Connection, FaultServer, Handler
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from provider_checks import WEATHER, json_reply, make_request, rechunk, run_streamed, stream_reply
+from provider_checks import (
+    WEATHER,
+    Playback,
+    json_reply,
+    make_request,
+    rechunk,
+    run_streamed,
+    stream_reply,
+)
 
 from runport.anthropic import AnthropicMessagesAdapter
 
@@ -60,25 +67,12 @@ turns = st.builds(
 )
 
 
-class Playback:
-    """The loopback upstream's current answer, swapped per example, and the SDK's client."""
-
-    def __init__(self) -> None:
-        self.answer: Handler = stream_reply([])
-        self.server = FaultServer([self.handler])
-        self.base_url = self.server.base_url.removesuffix("/v1")
-        self.sdk = anthropic.Anthropic(base_url=self.base_url, api_key=API_KEY, max_retries=0)
-
-    def handler(self, connection: Connection, request: bytes) -> bool:
-        return self.answer(connection, request)
-
-
 @pytest.fixture(scope="module")
-def playback() -> Iterator[Playback]:
-    player = Playback()
-    yield player
-    player.sdk.close()
-    player.server.close()
+def sdk(playback: Playback) -> Iterator[Any]:
+    player = playback
+    client = anthropic.Anthropic(base_url=player.base_url, api_key=API_KEY, max_retries=0)
+    yield client
+    client.close()
 
 
 def sdk_view(message: Any) -> dict[str, Any]:
@@ -105,7 +99,7 @@ def receipt_view(receipt: Any) -> dict[str, Any]:
 )
 @given(turn=turns, cuts=st.lists(st.integers(0, 4000), max_size=12))
 def test_the_streamed_receipt_agrees_with_the_sdk(
-    playback: Playback, turn: Turn, cuts: list[int]
+    playback: Playback, sdk: Any, turn: Turn, cuts: list[int]
 ) -> None:
     playback.answer = stream_reply(rechunk(b"".join(stream_events(turn)), cuts))
     with httpx.Client() as http:
@@ -113,7 +107,7 @@ def test_the_streamed_receipt_agrees_with_the_sdk(
             base_url=playback.base_url, model="claude-test", api_key=API_KEY, http_client=http
         )
         receipt = run_streamed(adapter, make_request(tools=[WEATHER])).receipt
-    with playback.sdk.messages.stream(
+    with sdk.messages.stream(
         model="claude-test", max_tokens=64, messages=[{"role": "user", "content": "hi"}]
     ) as stream:
         message = stream.get_final_message()
@@ -125,14 +119,16 @@ def test_the_streamed_receipt_agrees_with_the_sdk(
     max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(turn=turns)
-def test_the_unstreamed_receipt_agrees_with_the_sdk(playback: Playback, turn: Turn) -> None:
+def test_the_unstreamed_receipt_agrees_with_the_sdk(
+    playback: Playback, sdk: Any, turn: Turn
+) -> None:
     playback.answer = json_reply(message_body(turn))
     with httpx.Client() as http:
         adapter = AnthropicMessagesAdapter(
             base_url=playback.base_url, model="claude-test", api_key=API_KEY, http_client=http
         )
         receipt = adapter.execute(make_request(tools=[WEATHER]))
-    message = playback.sdk.messages.create(
+    message = sdk.messages.create(
         model="claude-test", max_tokens=64, messages=[{"role": "user", "content": "hi"}]
     )
     assert receipt_view(receipt) == sdk_view(message)

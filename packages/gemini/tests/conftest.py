@@ -8,5 +8,6 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parents[1] / "http" / "tests"))
+# Appended, not prepended: other packages' tests import their own ``conftest`` by name.
+sys.path.append(str(HERE))
+sys.path.append(str(HERE.parents[1] / "http" / "tests"))

@@ -16,10 +16,17 @@ import pytest
 from gemini_wire import Turn, call, response_body, stream_chunks, text, thought
 from google import genai
 from google.genai import types
-from http_faults import Connection, FaultServer, Handler
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from provider_checks import WEATHER, json_reply, make_request, rechunk, run_streamed, stream_reply
+from provider_checks import (
+    WEATHER,
+    Playback,
+    json_reply,
+    make_request,
+    rechunk,
+    run_streamed,
+    stream_reply,
+)
 
 from runport.gemini import GeminiAdapter
 
@@ -51,28 +58,15 @@ turns = st.builds(
 )
 
 
-class Playback:
-    """The loopback upstream's current answer, swapped per example, and the SDK's client."""
-
-    def __init__(self) -> None:
-        self.answer: Handler = stream_reply([])
-        self.server = FaultServer([self.handler])
-        self.base_url = self.server.base_url.removesuffix("/v1")
-        self.sdk = genai.Client(
-            api_key=API_KEY,
-            http_options=types.HttpOptions(base_url=self.base_url, api_version="v1beta"),
-        )
-
-    def handler(self, connection: Connection, request: bytes) -> bool:
-        return self.answer(connection, request)
-
-
 @pytest.fixture(scope="module")
-def playback() -> Iterator[Playback]:
-    player = Playback()
-    yield player
-    player.sdk.close()
-    player.server.close()
+def sdk(playback: Playback) -> Iterator[Any]:
+    player = playback
+    client = genai.Client(
+        api_key=API_KEY,
+        http_options=types.HttpOptions(base_url=player.base_url, api_version="v1beta"),
+    )
+    yield client
+    client.close()
 
 
 def sdk_view(chunks: list[Any]) -> dict[str, Any]:
@@ -134,7 +128,7 @@ def receipt_view(receipt: Any) -> dict[str, Any]:
 )
 @given(turn=turns, cuts=st.lists(st.integers(0, 3000), max_size=12))
 def test_the_streamed_receipt_agrees_with_the_sdk(
-    playback: Playback, turn: Turn, cuts: list[int]
+    playback: Playback, sdk: Any, turn: Turn, cuts: list[int]
 ) -> None:
     playback.answer = stream_reply(rechunk(b"".join(stream_chunks(turn)), cuts))
     with httpx.Client() as http:
@@ -142,7 +136,7 @@ def test_the_streamed_receipt_agrees_with_the_sdk(
             base_url=playback.base_url, model="gemini-test", api_key=API_KEY, http_client=http
         )
         receipt = run_streamed(adapter, make_request(tools=[WEATHER])).receipt
-    chunks = list(playback.sdk.models.generate_content_stream(model="gemini-test", contents="hi"))
+    chunks = list(sdk.models.generate_content_stream(model="gemini-test", contents="hi"))
     assert receipt is not None
     assert receipt_view(receipt) == sdk_view(chunks)
 
@@ -151,12 +145,14 @@ def test_the_streamed_receipt_agrees_with_the_sdk(
     max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(turn=turns)
-def test_the_unstreamed_receipt_agrees_with_the_sdk(playback: Playback, turn: Turn) -> None:
+def test_the_unstreamed_receipt_agrees_with_the_sdk(
+    playback: Playback, sdk: Any, turn: Turn
+) -> None:
     playback.answer = json_reply(response_body(turn))
     with httpx.Client() as http:
         adapter = GeminiAdapter(
             base_url=playback.base_url, model="gemini-test", api_key=API_KEY, http_client=http
         )
         receipt = adapter.execute(make_request(tools=[WEATHER]))
-    response = playback.sdk.models.generate_content(model="gemini-test", contents="hi")
+    response = sdk.models.generate_content(model="gemini-test", contents="hi")
     assert receipt_view(receipt) == sdk_view([response])

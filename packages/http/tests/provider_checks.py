@@ -11,10 +11,11 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
 from http_faults import SSE, Connection, FaultServer, Handler, head
 
 from runport.contracts import (
@@ -133,6 +134,26 @@ def json_reply(body: Any, status: str = "200 OK", headers: dict[str, str] | None
         return True
 
     return handler
+
+
+class Playback:
+    """A loopback upstream whose answer a test swaps per example (``answer``), so a property
+    test serves each example's bytes without a server per example."""
+
+    def __init__(self) -> None:
+        self.answer: Handler = stream_reply([])
+        self.server = FaultServer([self._handler])
+        self.base_url = self.server.base_url.removesuffix("/v1")
+
+    def _handler(self, connection: Connection, request: bytes) -> bool:
+        return self.answer(connection, request)
+
+
+@pytest.fixture(scope="module")
+def playback() -> Iterator[Playback]:
+    player = Playback()
+    yield player
+    player.server.close()
 
 
 def rechunk(data: bytes, cuts: Sequence[int]) -> list[bytes]:

@@ -68,6 +68,7 @@ class MessageAssembly:
             self._blocks[index] = _Block(_IGNORED)
 
     def delta(self, index: Any, delta: Any) -> None:
+        # The hot path: one call per streamed fragment, so the checks are inlined.
         block = self._blocks.get(index) if type(index) is int else None
         if block is None:
             raise invalid("a delta for a content block that never started")
@@ -76,12 +77,23 @@ class MessageAssembly:
         kind = delta.get("type")
         if kind == "text_delta":
             if block.kind == _TEXT:
-                self.turn.text(_text(delta.get("text")))
+                text = delta.get("text")
+                if type(text) is str:
+                    if text:
+                        self.turn.text(text)
+                elif text is not None:
+                    raise invalid("a text_delta's text is not a string")
         elif kind == "input_json_delta" and block.kind != _TEXT and block.kind != _IGNORED:
-            fragment = _text(delta.get("partial_json"))
-            if fragment:
-                block.fragments += 1
-                self._arguments(block, fragment)
+            fragment = delta.get("partial_json")
+            if type(fragment) is str:
+                if fragment:
+                    block.fragments += 1
+                    if block.kind == _ANSWER:
+                        self.turn.text(fragment)
+                    else:
+                        self.turn.call_arguments(block.kind, fragment)
+            elif fragment is not None:
+                raise invalid("an input_json_delta's partial_json is not a string")
 
     def stop(self, index: Any) -> None:
         block = self._blocks.get(index) if type(index) is int else None

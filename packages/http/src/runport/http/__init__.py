@@ -17,7 +17,7 @@ from runport.http._json import MAX_INT_DIGITS, MAX_JSON_DEPTH, check_json_text, 
 from runport.http._settings import DEFAULT_TIMEOUT
 from runport.http._sse import ServerSentEvent, SSEDecoder
 from runport.http._sync import HTTPAdapter
-from runport.http._turn import TextPieces, TurnBuilder
+from runport.http._turn import TextPieces, TurnBuilder, parsed_tool_call, turn_receipt
 from runport.http._urls import redact_url
 
 __all__ = [
@@ -41,9 +41,11 @@ __all__ = [
     "check_json_text",
     "encode_json",
     "error_from_words",
+    "parsed_tool_call",
     "provider_text",
     "redact_url",
     "retry_after_ms",
     "status_error",
     "transport_error",
+    "turn_receipt",
 ]

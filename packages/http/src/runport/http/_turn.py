@@ -25,7 +25,7 @@ from runport.core import build_receipt, is_text_schema, parse_json_text
 from runport.http._json import check_json_text
 from runport.ports import PortError
 
-__all__ = ["TextPieces", "TurnBuilder"]
+__all__ = ["TextPieces", "TurnBuilder", "parsed_tool_call", "turn_receipt"]
 
 
 class TextPieces:
@@ -142,28 +142,51 @@ class TurnBuilder:
         held once, not twice, while the receipt is built."""
         for index in range(len(self._calls)):
             self.close_call(index)
-        text = self._text.take()
-        calls: list[ToolCall] = []
-        for index, call in enumerate(self._calls):
-            arguments = call.arguments.take()
-            check_json_text(arguments, f"tool call {index}'s arguments")
-            calls.append(
-                ToolCall(
-                    call_id=call.call_id, name=call.name, arguments=parse_json_text(arguments)[1]
-                )
-            )
-        if text and not is_text_schema(request.interaction.output_schema):
-            check_json_text(text, "the answer")
-        try:
-            return build_receipt(
-                request,
-                adapter=adapter,
-                text=text,
-                tool_calls=calls,
-                finish_reason=self.finish_reason,
-                usage=self.usage,
-            )
-        except UnicodeEncodeError:
-            raise PortError(
-                ErrorCode.RUNTIME_INVALID_RESPONSE, "the response's text is not valid Unicode"
-            ) from None
+        calls = [
+            parsed_tool_call(index, call.call_id, call.name, call.arguments.take())
+            for index, call in enumerate(self._calls)
+        ]
+        return turn_receipt(
+            request,
+            adapter,
+            text=self._text.take(),
+            tool_calls=calls,
+            finish_reason=self.finish_reason,
+            usage=self.usage,
+        )
+
+
+def parsed_tool_call(index: int, call_id: str, name: str, arguments: str) -> ToolCall:
+    """A call whose arguments' text is checked against the JSON bounds, then parsed (or kept
+    as a string when it is not JSON, docs/wire-types.md)."""
+    check_json_text(arguments, f"tool call {index}'s arguments")
+    return ToolCall(call_id=call_id, name=name, arguments=parse_json_text(arguments)[1])
+
+
+def turn_receipt(
+    request: ExecutionRequest,
+    adapter: AdapterDescriptor,
+    *,
+    text: str,
+    tool_calls: list[ToolCall],
+    finish_reason: str | None,
+    usage: Usage | None,
+) -> ExecutionReceipt:
+    """A decoded turn's receipt through ``runport.core.build_receipt``: a structured answer's
+    text is checked against the JSON bounds first, and text that is not valid Unicode (a lone
+    surrogate escape), which cannot be fingerprinted, is ``INVALID_RESPONSE``."""
+    if text and not is_text_schema(request.interaction.output_schema):
+        check_json_text(text, "the answer")
+    try:
+        return build_receipt(
+            request,
+            adapter=adapter,
+            text=text,
+            tool_calls=tool_calls,
+            finish_reason=finish_reason,
+            usage=usage,
+        )
+    except UnicodeEncodeError:
+        raise PortError(
+            ErrorCode.RUNTIME_INVALID_RESPONSE, "the response's text is not valid Unicode"
+        ) from None
