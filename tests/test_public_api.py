@@ -96,6 +96,8 @@ PUBLIC = {
         "retry_after_ms",
         "status_error",
         "transport_error",
+        "error_message",
+        "json_object",
         "parsed_tool_call",
         "turn_receipt",
     },

@@ -20,7 +20,7 @@ from anthropic_wire import (
     message_body,
     stream_events,
 )
-from http_faults import FaultServer, fixed_reply
+from http_faults import FaultServer, Handler, fixed_reply
 from provider_checks import (
     OBJECT_SCHEMA,
     WEATHER,
@@ -78,6 +78,15 @@ def adapter_for(
         http_client=client,
         **kwargs,  # type: ignore[arg-type]
     )
+
+
+def generating(text: str, *, times: int = 1, every: float = 0.01) -> Handler:
+    """A message whose one text block goes on growing until the client goes away."""
+    delta = {"type": "text_delta", "text": text}
+    piece = event(
+        "content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}
+    )
+    return trickle(b"".join(stream_events(Turn([Text([])]), stop=False)[:2]), piece * times, every)
 
 
 def serve(*handlers: object) -> FaultServer:
@@ -308,16 +317,7 @@ def test_error_statuses_keep_the_providers_message_and_retry_after(
 
 
 def test_an_oversize_stream_fails_and_closes(client: httpx.Client) -> None:
-    piece = event(
-        "content_block_delta",
-        {
-            "type": "content_block_delta",
-            "index": 0,
-            "delta": {"type": "text_delta", "text": "x" * 200},
-        },
-    )
-    start = stream_events(Turn([Text([])]), stop=False)[:2]
-    server = serve(trickle(b"".join(start), piece * 10, every=0.001))
+    server = serve(generating("x" * 200, times=10, every=0.001))
     try:
         outcome = run_streamed(
             adapter_for(server, client, max_response_bytes=20_000), make_request()
@@ -336,18 +336,7 @@ class Stop(Exception):
 def test_a_caller_stop_closes_the_response_and_the_adapter_stays_usable(
     client: httpx.Client,
 ) -> None:
-    piece = event(
-        "content_block_delta",
-        {
-            "type": "content_block_delta",
-            "index": 0,
-            "delta": {"type": "text_delta", "text": "tick"},
-        },
-    )
-    start = b"".join(stream_events(Turn([Text([])]), stop=False)[:2])
-    server = serve(
-        trickle(start, piece, every=0.01), stream_reply(stream_events(Turn([Text(["ok"])])))
-    )
+    server = serve(generating("tick"), stream_reply(stream_events(Turn([Text(["ok"])]))))
     adapter = adapter_for(server, client)
     seen_events: list[object] = []
 
@@ -367,16 +356,7 @@ def test_a_caller_stop_closes_the_response_and_the_adapter_stays_usable(
 
 
 def test_cancelling_the_async_call_closes_the_upstream() -> None:
-    piece = event(
-        "content_block_delta",
-        {
-            "type": "content_block_delta",
-            "index": 0,
-            "delta": {"type": "text_delta", "text": "tick"},
-        },
-    )
-    start = b"".join(stream_events(Turn([Text([])]), stop=False)[:2])
-    server = serve(trickle(start, piece, every=0.01))
+    server = serve(generating("tick"))
     adapter = AsyncAnthropicMessagesAdapter(
         base_url=server.base_url.removesuffix("/v1"), model="claude-test", api_key=API_KEY
     )

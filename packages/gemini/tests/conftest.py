@@ -11,3 +11,5 @@ HERE = Path(__file__).parent
 # Appended, not prepended: other packages' tests import their own ``conftest`` by name.
 sys.path.append(str(HERE))
 sys.path.append(str(HERE.parents[1] / "http" / "tests"))
+
+from provider_checks import playback  # noqa: E402, F401  (a module-scoped fixture, found by name)

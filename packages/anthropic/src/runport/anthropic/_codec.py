@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from pydantic_core import from_json
-
-from runport.anthropic._errors import error_event, error_message, invalid
+from runport.anthropic._errors import error_event, invalid
 from runport.anthropic._message import MessageAssembly
 from runport.anthropic._request import answer_tool_in_use, request_body
 from runport.contracts import AdapterDescriptor, ExecutionRequest
@@ -18,6 +16,8 @@ from runport.http import (
     ResponseDecoder,
     SSETurnDecoder,
     encode_json,
+    error_message,
+    json_object,
 )
 from runport.ports import distribution_version
 
@@ -87,12 +87,7 @@ class _EventStream(SSETurnDecoder):
     def frame(self, event: str, payload: bytes) -> None:
         if event == "ping":
             return
-        try:
-            data = from_json(payload)
-        except ValueError:
-            raise invalid("a stream event is not JSON") from None
-        if type(data) is not dict:
-            raise invalid("a stream event is not a JSON object")
+        data = json_object(payload, "a stream event")
         kind = data.get("type")
         message = self._message
         if kind == "content_block_delta":
@@ -127,12 +122,7 @@ class _Message(JSONTurnDecoder):
         )
 
     def body(self, data: bytes) -> bool:
-        try:
-            message = from_json(data)
-        except ValueError:
-            raise invalid("the response is not JSON") from None
-        if type(message) is not dict:
-            raise invalid("the response is not a JSON object")
+        message = json_object(data, "the response")
         if message.get("type") == "error":
             raise error_event(message, self._secrets)
         content = message.get("content")

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import Any, Final
 
 from runport.contracts import ErrorCode
-from runport.http import provider_text
+from runport.http import error_message, provider_text
 from runport.ports import PortError
 
 _CODES: Final = {
@@ -21,15 +21,6 @@ _CODES: Final = {
     "api_error": ErrorCode.RUNTIME_UNAVAILABLE,
 }
 _WORD = re.compile(r"[a-z_]{1,64}")
-
-
-def error_message(body: Any) -> Any:
-    """The ``message`` of ``{"error": {"message": …}}``."""
-    if type(body) is dict:
-        error = body.get("error")
-        if type(error) is dict:
-            return error.get("message")
-    return None
 
 
 def error_event(body: Any, secrets: Iterable[str] = ()) -> PortError:

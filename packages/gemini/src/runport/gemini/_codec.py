@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from pydantic_core import from_json
-
 from runport.contracts import AdapterDescriptor, ExecutionRequest
 from runport.gemini._request import request_body
-from runport.gemini._response import ResponseAssembly, error_message, invalid
+from runport.gemini._response import ResponseAssembly
 from runport.http import (
     Codec,
     HTTPRequest,
@@ -16,6 +14,8 @@ from runport.http import (
     ResponseDecoder,
     SSETurnDecoder,
     encode_json,
+    error_message,
+    json_object,
 )
 from runport.ports import distribution_version
 
@@ -85,11 +85,7 @@ class _Chunks(SSETurnDecoder):
     def frame(self, event: str, payload: bytes) -> None:
         if event != "message" and event != "error":
             return
-        try:
-            chunk = from_json(payload)
-        except ValueError:
-            raise invalid("a stream frame is not JSON") from None
-        if self._assembly.feed(chunk):
+        if self._assembly.feed(json_object(payload, "a stream frame")):
             self.complete = True
 
 
@@ -101,8 +97,4 @@ class _Response(JSONTurnDecoder):
         self._assembly = ResponseAssembly(self.turn, secrets)
 
     def body(self, data: bytes) -> bool:
-        try:
-            response = from_json(data)
-        except ValueError:
-            raise invalid("the response is not JSON") from None
-        return self._assembly.feed(response)
+        return self._assembly.feed(json_object(data, "the response"))

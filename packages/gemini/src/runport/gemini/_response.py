@@ -8,21 +8,12 @@ from collections.abc import Iterable
 from typing import Any
 
 from runport.contracts import ErrorCode, Usage
-from runport.http import TurnBuilder, error_from_words, provider_text
+from runport.http import TurnBuilder, error_from_words, error_message, provider_text
 from runport.ports import PortError
 
 
 def invalid(message: str) -> PortError:
     return PortError(ErrorCode.RUNTIME_INVALID_RESPONSE, message)
-
-
-def error_message(body: Any) -> Any:
-    """The ``message`` of ``{"error": {"message": …}}``."""
-    if type(body) is dict:
-        error = body.get("error")
-        if type(error) is dict:
-            return error.get("message")
-    return None
 
 
 def error_object(body: dict[str, Any], secrets: Iterable[str]) -> PortError:

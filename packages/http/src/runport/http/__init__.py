@@ -2,8 +2,9 @@
 runtime adapters that keep the streaming law (docs/codecs.md, docs/upstream-safety.md)."""
 
 from runport.http._async import DEFAULT_ASYNC_LIMITS, AsyncHTTPAdapter
+from runport.http._bodies import error_message
 from runport.http._codec import Codec, HTTPRequest, ResponseDecoder
-from runport.http._decoders import JSONTurnDecoder, SSETurnDecoder
+from runport.http._decoders import JSONTurnDecoder, SSETurnDecoder, json_object
 from runport.http._errors import (
     MAX_RETRY_AFTER_MS,
     PROVIDER_TEXT_LIMIT,
@@ -41,6 +42,8 @@ __all__ = [
     "check_json_text",
     "encode_json",
     "error_from_words",
+    "error_message",
+    "json_object",
     "parsed_tool_call",
     "provider_text",
     "redact_url",

@@ -5,6 +5,9 @@ what one frame or one body means (docs/codecs.md)."""
 from __future__ import annotations
 
 from abc import abstractmethod
+from typing import Any
+
+from pydantic_core import from_json
 
 from runport.contracts import (
     AdapterDescriptor,
@@ -18,7 +21,22 @@ from runport.http._sse import SSEDecoder
 from runport.http._turn import TurnBuilder
 from runport.ports import PortError
 
-__all__ = ["JSONTurnDecoder", "SSETurnDecoder"]
+__all__ = ["JSONTurnDecoder", "SSETurnDecoder", "json_object"]
+
+
+def json_object(data: bytes, what: str) -> dict[str, Any]:
+    """``data`` decoded as one JSON object, else ``INVALID_RESPONSE`` naming ``what``.
+
+    ``pydantic_core.from_json``: about 3× faster than ``json.loads`` on a frame, and it
+    refuses a lone surrogate escape, which could not be fingerprinted (ADR 0006).
+    """
+    try:
+        value = from_json(data)
+    except ValueError:
+        raise PortError(ErrorCode.RUNTIME_INVALID_RESPONSE, f"{what} is not JSON") from None
+    if type(value) is not dict:
+        raise PortError(ErrorCode.RUNTIME_INVALID_RESPONSE, f"{what} is not a JSON object")
+    return value
 
 
 class _TurnDecoder(ResponseDecoder):
