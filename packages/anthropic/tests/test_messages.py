@@ -24,11 +24,13 @@ from http_faults import FaultServer, Handler, fixed_reply
 from provider_checks import (
     OBJECT_SCHEMA,
     WEATHER,
+    Outcome,
     json_reply,
     make_request,
     run_streamed,
     run_streamed_async,
     seen,
+    serving,
     stream_reply,
     trickle,
 )
@@ -89,16 +91,15 @@ def generating(text: str, *, times: int = 1, every: float = 0.01) -> Handler:
     return trickle(b"".join(stream_events(Turn([Text([])]), stop=False)[:2]), piece * times, every)
 
 
-def serve(*handlers: object) -> FaultServer:
-    return FaultServer(list(handlers))  # type: ignore[arg-type]
+def streamed(client: httpx.Client, *handlers: Handler, **kwargs: object) -> Outcome:
+    """One streamed call of the default request against a server playing ``handlers``."""
+    with serving(*handlers) as server:
+        return run_streamed(adapter_for(server, client, **kwargs), make_request())
 
 
 def test_a_streamed_turn_is_text_and_tool_use_blocks_only(client: httpx.Client) -> None:
-    server = serve(stream_reply(stream_events(TOOL_TURN)))
-    try:
+    with serving(stream_reply(stream_events(TOOL_TURN))) as server:
         outcome = run_streamed(adapter_for(server, client), make_request(tools=[WEATHER]))
-    finally:
-        server.close()
     receipt = outcome.receipt
     assert receipt is not None
     assert receipt.text == "The weather is "  # thinking never reaches the answer
@@ -114,29 +115,26 @@ def test_a_streamed_turn_is_text_and_tool_use_blocks_only(client: httpx.Client) 
 
 
 def test_the_request_carries_the_messages_api_shape(client: httpx.Client) -> None:
-    server = serve(stream_reply(stream_events(Turn([Text(["ok"])]))))
-    history = [
-        Message(role="system", content="Be brief."),
-        Message(role="user", content="Weather in Paris and Rome?"),
-        Message(
-            role="assistant",
-            content="Checking.",
-            tool_calls=[
-                ToolCall(call_id="toolu_1", name="get_weather", arguments={"city": "Paris"}),
-                ToolCall(call_id="toolu_2", name="get_weather", arguments={"city": "Rome"}),
-            ],
-        ),
-        Message(role="tool", content="sunny", tool_call_id="toolu_1"),
-        Message(role="tool", content="rain", tool_call_id="toolu_2"),
-    ]
-    request = make_request(
-        messages=history, tools=[WEATHER], runtime_policy={"temperature": 0.2, "stop": "END"}
-    )
-    try:
+    with serving(stream_reply(stream_events(Turn([Text(["ok"])])))) as server:
+        history = [
+            Message(role="system", content="Be brief."),
+            Message(role="user", content="Weather in Paris and Rome?"),
+            Message(
+                role="assistant",
+                content="Checking.",
+                tool_calls=[
+                    ToolCall(call_id="toolu_1", name="get_weather", arguments={"city": "Paris"}),
+                    ToolCall(call_id="toolu_2", name="get_weather", arguments={"city": "Rome"}),
+                ],
+            ),
+            Message(role="tool", content="sunny", tool_call_id="toolu_1"),
+            Message(role="tool", content="rain", tool_call_id="toolu_2"),
+        ]
+        request = make_request(
+            messages=history, tools=[WEATHER], runtime_policy={"temperature": 0.2, "stop": "END"}
+        )
         run_streamed(adapter_for(server, client, max_tokens=99), request)
         request_seen = seen(server)
-    finally:
-        server.close()
     assert (request_seen.method, request_seen.target) == ("POST", "/v1/messages")
     assert request_seen.headers["x-api-key"] == API_KEY
     assert request_seen.headers["anthropic-version"] == ANTHROPIC_VERSION
@@ -190,14 +188,11 @@ def test_a_structured_answer_is_the_forced_tool_input_streamed_as_text(
     turn = Turn(
         [ToolUse("toolu_9", ANSWER_TOOL, ['{"ans', 'wer": 4', "2}"])], stop_reason="tool_use"
     )
-    server = serve(stream_reply(stream_events(turn)), json_reply(message_body(turn)))
-    adapter = adapter_for(server, client)
-    try:
+    with serving(stream_reply(stream_events(turn)), json_reply(message_body(turn))) as server:
+        adapter = adapter_for(server, client)
         outcome = run_streamed(adapter, make_request(OBJECT_SCHEMA))
         whole = adapter.execute(make_request(OBJECT_SCHEMA))
         body = seen(server, 0).body
-    finally:
-        server.close()
     assert body["tool_choice"] == {"type": "tool", "name": ANSWER_TOOL}
     assert body["tools"][-1]["input_schema"] == OBJECT_SCHEMA
     receipt = outcome.receipt
@@ -211,53 +206,40 @@ def test_a_structured_answer_is_the_forced_tool_input_streamed_as_text(
 
 
 def test_a_contract_tool_may_not_take_the_answer_tools_name(client: httpx.Client) -> None:
-    server = serve(stream_reply([]))
-    clash = WEATHER.model_copy(update={"name": ANSWER_TOOL})
-    try:
+    with serving(stream_reply([])) as server:
+        clash = WEATHER.model_copy(update={"name": ANSWER_TOOL})
         with pytest.raises(PortError) as raised:
             adapter_for(server, client).execute(make_request(OBJECT_SCHEMA, tools=[clash]))
-    finally:
-        server.close()
     assert raised.value.code == ErrorCode.DATA_INVALID
 
 
 def test_execute_and_execute_streaming_agree(client: httpx.Client) -> None:
-    server = serve(stream_reply(stream_events(TOOL_TURN)), json_reply(message_body(TOOL_TURN)))
-    adapter = adapter_for(server, client)
-    try:
+    with serving(
+        stream_reply(stream_events(TOOL_TURN)), json_reply(message_body(TOOL_TURN))
+    ) as server:
+        adapter = adapter_for(server, client)
         streamed = run_streamed(adapter, make_request(tools=[WEATHER])).receipt
         whole = adapter.execute(make_request(tools=[WEATHER]))
         assert "stream" not in seen(server).body
-    finally:
-        server.close()
     assert whole == streamed
 
 
-def test_the_async_twin_gives_the_same_receipt() -> None:
-    server = serve(stream_reply(stream_events(TOOL_TURN)))
-    adapter = AsyncAnthropicMessagesAdapter(
-        base_url=server.base_url.removesuffix("/v1"), model="claude-test", api_key=API_KEY
-    )
-    sync_server = serve(stream_reply(stream_events(TOOL_TURN)))
-    try:
+def test_the_async_twin_gives_the_same_receipt(client: httpx.Client) -> None:
+    handler = stream_reply(stream_events(TOOL_TURN))
+    with serving(handler) as server, serving(handler) as sync_server:
+        adapter = AsyncAnthropicMessagesAdapter(
+            base_url=server.base_url.removesuffix("/v1"), model="claude-test", api_key=API_KEY
+        )
         async_outcome = run_streamed_async(adapter, make_request(tools=[WEATHER]))
-        with httpx.Client(timeout=TIMEOUT) as http:
-            sync_outcome = run_streamed(
-                adapter_for(sync_server, http), make_request(tools=[WEATHER])
-            )
-    finally:
-        server.close()
-        sync_server.close()
+        sync_outcome = run_streamed(adapter_for(sync_server, client), make_request(tools=[WEATHER]))
     assert async_outcome.events == sync_outcome.events
     assert async_outcome.receipt == sync_outcome.receipt
 
 
 def test_a_stream_without_message_stop_is_truncated(client: httpx.Client) -> None:
-    server = serve(stream_reply(stream_events(Turn([Text(["half an ", "answer"])]), stop=False)))
-    try:
-        outcome = run_streamed(adapter_for(server, client), make_request())
-    finally:
-        server.close()
+    outcome = streamed(
+        client, stream_reply(stream_events(Turn([Text(["half an ", "answer"])]), stop=False))
+    )
     assert outcome.error is not None
     assert outcome.error.code == ErrorCode.RUNTIME_STREAM_TRUNCATED
     assert "message_stop" in outcome.error.message
@@ -277,11 +259,7 @@ def test_a_stream_without_message_stop_is_truncated(client: httpx.Client) -> Non
 def test_error_frames_map_by_type(client: httpx.Client, kind: str, code: ErrorCode) -> None:
     events = stream_events(Turn([Text(["partial"])]), stop=False)[:4]
     leaked = f"Overloaded; your key {API_KEY} was fine"
-    server = serve(stream_reply([*events, error_event(kind, leaked)]))
-    try:
-        outcome = run_streamed(adapter_for(server, client), make_request())
-    finally:
-        server.close()
+    outcome = streamed(client, stream_reply([*events, error_event(kind, leaked)]))
     assert outcome.error is not None
     assert outcome.error.code == code
     assert kind in outcome.error.message
@@ -302,13 +280,9 @@ def test_error_statuses_keep_the_providers_message_and_retry_after(
     client: httpx.Client, status: str, kind: str, code: ErrorCode
 ) -> None:
     body = error_body(kind, "max_tokens: must be at most 8192")
-    server = serve(
-        fixed_reply(status, {"Content-Type": "application/json", "Retry-After": "7"}, body)
+    outcome = streamed(
+        client, fixed_reply(status, {"Content-Type": "application/json", "Retry-After": "7"}, body)
     )
-    try:
-        outcome = run_streamed(adapter_for(server, client), make_request())
-    finally:
-        server.close()
     assert outcome.error is not None
     assert outcome.error.code == code
     assert "max_tokens: must be at most 8192" in outcome.error.message
@@ -317,14 +291,11 @@ def test_error_statuses_keep_the_providers_message_and_retry_after(
 
 
 def test_an_oversize_stream_fails_and_closes(client: httpx.Client) -> None:
-    server = serve(generating("x" * 200, times=10, every=0.001))
-    try:
+    with serving(generating("x" * 200, times=10, every=0.001)) as server:
         outcome = run_streamed(
             adapter_for(server, client, max_response_bytes=20_000), make_request()
         )
         assert server.wait_closed()
-    finally:
-        server.close()
     assert outcome.error is not None
     assert outcome.error.code == ErrorCode.RUNTIME_RESPONSE_TOO_LARGE
 
@@ -336,7 +307,7 @@ class Stop(Exception):
 def test_a_caller_stop_closes_the_response_and_the_adapter_stays_usable(
     client: httpx.Client,
 ) -> None:
-    server = serve(generating("tick"), stream_reply(stream_events(Turn([Text(["ok"])]))))
+    server = FaultServer([generating("tick"), stream_reply(stream_events(Turn([Text(["ok"])])))])
     adapter = adapter_for(server, client)
     seen_events: list[object] = []
 
@@ -356,7 +327,7 @@ def test_a_caller_stop_closes_the_response_and_the_adapter_stays_usable(
 
 
 def test_cancelling_the_async_call_closes_the_upstream() -> None:
-    server = serve(generating("tick"))
+    server = FaultServer([generating("tick")])
     adapter = AsyncAnthropicMessagesAdapter(
         base_url=server.base_url.removesuffix("/v1"), model="claude-test", api_key=API_KEY
     )
@@ -382,33 +353,23 @@ def test_cancelling_the_async_call_closes_the_upstream() -> None:
 
 
 def test_a_message_body_that_is_an_error_object_is_mapped(client: httpx.Client) -> None:
-    server = serve(json_reply(json.loads(error_body("overloaded_error", "Overloaded"))))
-    try:
-        with pytest.raises(PortError) as raised:
-            adapter_for(server, client).execute(make_request())
-    finally:
-        server.close()
+    body = json.loads(error_body("overloaded_error", "Overloaded"))
+    with serving(json_reply(body)) as server, pytest.raises(PortError) as raised:
+        adapter_for(server, client).execute(make_request())
     assert raised.value.code == ErrorCode.RUNTIME_UNAVAILABLE
 
 
 def test_malformed_events_are_invalid_responses(client: httpx.Client) -> None:
     start = stream_events(Turn([Text([])]), stop=False)[:1]
     bad = event("content_block_delta", {"type": "content_block_delta", "index": 5, "delta": {}})
-    server = serve(stream_reply([*start, bad]))
-    try:
-        outcome = run_streamed(adapter_for(server, client), make_request())
-    finally:
-        server.close()
+    outcome = streamed(client, stream_reply([*start, bad]))
     assert outcome.error is not None
     assert outcome.error.code == ErrorCode.RUNTIME_INVALID_RESPONSE
 
 
 def test_tool_deltas_announce_the_call_before_its_arguments(client: httpx.Client) -> None:
-    server = serve(stream_reply(stream_events(TOOL_TURN)))
-    try:
+    with serving(stream_reply(stream_events(TOOL_TURN))) as server:
         outcome = run_streamed(adapter_for(server, client), make_request(tools=[WEATHER]))
-    finally:
-        server.close()
     first = outcome.tool_deltas[0]
     assert isinstance(first, ToolCallDelta)
     assert (first.index, first.call_id, first.arguments_fragment) == (0, "toolu_01", "")

@@ -19,15 +19,17 @@ from gemini_wire import (
     text,
     thought,
 )
-from http_faults import FaultServer, fixed_reply
+from http_faults import FaultServer, Handler, fixed_reply
 from provider_checks import (
     OBJECT_SCHEMA,
     WEATHER,
+    Outcome,
     json_reply,
     make_request,
     run_streamed,
     run_streamed_async,
     seen,
+    serving,
     stream_reply,
     trickle,
 )
@@ -58,8 +60,10 @@ def client() -> Iterator[httpx.Client]:
         yield http
 
 
-def serve(*handlers: object) -> FaultServer:
-    return FaultServer(list(handlers))  # type: ignore[arg-type]
+def streamed(client: httpx.Client, *handlers: Handler, **kwargs: object) -> Outcome:
+    """One streamed call of the default request against a server playing ``handlers``."""
+    with serving(*handlers) as server:
+        return run_streamed(adapter_for(server, client, **kwargs), make_request())
 
 
 def adapter_for(server: FaultServer, client: httpx.Client, **kwargs: object) -> GeminiAdapter:
@@ -73,11 +77,8 @@ def adapter_for(server: FaultServer, client: httpx.Client, **kwargs: object) -> 
 
 
 def test_a_streamed_turn_keeps_thoughts_out_and_calls_whole(client: httpx.Client) -> None:
-    server = serve(stream_reply(stream_chunks(TOOL_TURN)))
-    try:
+    with serving(stream_reply(stream_chunks(TOOL_TURN))) as server:
         outcome = run_streamed(adapter_for(server, client), make_request(tools=[WEATHER]))
-    finally:
-        server.close()
     receipt = outcome.receipt
     assert receipt is not None
     assert receipt.text == "Let me check."  # a part with a thoughtSignature is answer text
@@ -92,35 +93,32 @@ def test_a_streamed_turn_keeps_thoughts_out_and_calls_whole(client: httpx.Client
 
 
 def test_the_request_carries_the_generate_content_shape(client: httpx.Client) -> None:
-    server = serve(
+    with serving(
         stream_reply(stream_chunks(Turn([[text("ok")]]))),
         json_reply(response_body(Turn([[text("ok")]]))),
-    )
-    history = [
-        Message(role="system", content="Be brief."),
-        Message(role="user", content="Weather in Paris?"),
-        Message(
-            role="assistant",
-            content="",
-            tool_calls=[
-                ToolCall(call_id="call_0", name="get_weather", arguments={"city": "Paris"})
-            ],
-        ),
-        Message(role="tool", content='{"sky": "clear"}', tool_call_id="call_0"),
-    ]
-    request = make_request(
-        OBJECT_SCHEMA,
-        messages=history,
-        tools=[WEATHER],
-        runtime_policy={"temperature": 0.1, "max_tokens": 50},
-    )
-    adapter = adapter_for(server, client)
-    try:
+    ) as server:
+        history = [
+            Message(role="system", content="Be brief."),
+            Message(role="user", content="Weather in Paris?"),
+            Message(
+                role="assistant",
+                content="",
+                tool_calls=[
+                    ToolCall(call_id="call_0", name="get_weather", arguments={"city": "Paris"})
+                ],
+            ),
+            Message(role="tool", content='{"sky": "clear"}', tool_call_id="call_0"),
+        ]
+        request = make_request(
+            OBJECT_SCHEMA,
+            messages=history,
+            tools=[WEATHER],
+            runtime_policy={"temperature": 0.1, "max_tokens": 50},
+        )
+        adapter = adapter_for(server, client)
         run_streamed(adapter, request)
         assert adapter.execute(request).output_schema_valid is False  # "ok" is no object
         streamed, whole = seen(server, 0), seen(server, 1)
-    finally:
-        server.close()
     assert streamed.target == "/v1beta/models/gemini-test:streamGenerateContent?alt=sse"
     assert whole.target == "/v1beta/models/gemini-test:generateContent"
     for request_seen in (streamed, whole):
@@ -161,42 +159,34 @@ def test_the_request_carries_the_generate_content_shape(client: httpx.Client) ->
 
 
 def test_a_tool_result_for_an_unknown_call_is_refused(client: httpx.Client) -> None:
-    server = serve(stream_reply([]))
-    history = [
-        Message(role="user", content="hi"),
-        Message(role="tool", content="x", tool_call_id="nope"),
-    ]
-    try:
+    with serving(stream_reply([])) as server:
+        history = [
+            Message(role="user", content="hi"),
+            Message(role="tool", content="x", tool_call_id="nope"),
+        ]
         with pytest.raises(PortError) as raised:
             adapter_for(server, client).execute(make_request(messages=history))
-    finally:
-        server.close()
     assert raised.value.code == ErrorCode.DATA_INVALID
 
 
 def test_execute_and_execute_streaming_agree(client: httpx.Client) -> None:
-    server = serve(stream_reply(stream_chunks(TOOL_TURN)), json_reply(response_body(TOOL_TURN)))
-    adapter = adapter_for(server, client)
-    try:
+    with serving(
+        stream_reply(stream_chunks(TOOL_TURN)), json_reply(response_body(TOOL_TURN))
+    ) as server:
+        adapter = adapter_for(server, client)
         streamed = run_streamed(adapter, make_request(tools=[WEATHER])).receipt
         whole = adapter.execute(make_request(tools=[WEATHER]))
-    finally:
-        server.close()
     assert whole == streamed
 
 
 def test_the_async_twin_gives_the_same_receipt(client: httpx.Client) -> None:
-    server = serve(stream_reply(stream_chunks(TOOL_TURN)))
-    sync_server = serve(stream_reply(stream_chunks(TOOL_TURN)))
-    adapter = AsyncGeminiAdapter(
-        base_url=server.base_url.removesuffix("/v1"), model="gemini-test", api_key=API_KEY
-    )
-    try:
+    handler = stream_reply(stream_chunks(TOOL_TURN))
+    with serving(handler) as server, serving(handler) as sync_server:
+        adapter = AsyncGeminiAdapter(
+            base_url=server.base_url.removesuffix("/v1"), model="gemini-test", api_key=API_KEY
+        )
         async_outcome = run_streamed_async(adapter, make_request(tools=[WEATHER]))
         sync_outcome = run_streamed(adapter_for(sync_server, client), make_request(tools=[WEATHER]))
-    finally:
-        server.close()
-        sync_server.close()
     assert async_outcome.events == sync_outcome.events
     assert async_outcome.receipt == sync_outcome.receipt
 
@@ -205,25 +195,18 @@ def test_the_async_twin_gives_the_same_receipt(client: httpx.Client) -> None:
 def test_a_stop_for_safety_recitation_or_length_is_a_complete_stream(
     client: httpx.Client, reason: str
 ) -> None:
-    server = serve(
-        stream_reply(stream_chunks(Turn([[text("Once upon")], [text(" a")]], finish=reason)))
+    outcome = streamed(
+        client,
+        stream_reply(stream_chunks(Turn([[text("Once upon")], [text(" a")]], finish=reason))),
     )
-    try:
-        outcome = run_streamed(adapter_for(server, client), make_request())
-    finally:
-        server.close()
     assert outcome.receipt is not None
     assert (outcome.receipt.text, outcome.receipt.finish_reason) == ("Once upon a", reason)
 
 
 def test_a_stream_without_finish_reason_is_truncated(client: httpx.Client) -> None:
-    server = serve(
-        stream_reply(stream_chunks(Turn([[text("Once upon")], [text(" a")]], finish=None)))
+    outcome = streamed(
+        client, stream_reply(stream_chunks(Turn([[text("Once upon")], [text(" a")]], finish=None)))
     )
-    try:
-        outcome = run_streamed(adapter_for(server, client), make_request())
-    finally:
-        server.close()
     assert outcome.error is not None
     assert outcome.error.code == ErrorCode.RUNTIME_STREAM_TRUNCATED
     assert "finishReason" in outcome.error.message
@@ -235,14 +218,11 @@ def test_a_prompt_blocked_at_the_prompt_is_permanent(client: httpx.Client) -> No
         "promptFeedback": {"blockReason": "PROHIBITED_CONTENT"},
         "usageMetadata": {"promptTokenCount": 5},
     }
-    server = serve(stream_reply([frame(blocked)]), json_reply(blocked))
-    adapter = adapter_for(server, client)
-    try:
+    with serving(stream_reply([frame(blocked)]), json_reply(blocked)) as server:
+        adapter = adapter_for(server, client)
         outcome = run_streamed(adapter, make_request())
         with pytest.raises(PortError) as raised:
             adapter.execute(make_request())
-    finally:
-        server.close()
     for error in (outcome.error, raised.value):
         assert error is not None
         assert error.code == ErrorCode.RUNTIME_PERMANENT
@@ -263,11 +243,7 @@ def test_error_frames_mid_stream(
 ) -> None:
     first = stream_chunks(Turn([[text("partial")], [text("x")]], finish=None))[0]
     leaked = f"The model is overloaded (key {API_KEY})"
-    server = serve(stream_reply([first, error_frame(code, status, leaked)]))
-    try:
-        outcome = run_streamed(adapter_for(server, client), make_request())
-    finally:
-        server.close()
+    outcome = streamed(client, stream_reply([first, error_frame(code, status, leaked)]))
     assert outcome.error is not None
     assert outcome.error.code == expected
     assert "The model is overloaded" in outcome.error.message
@@ -288,13 +264,9 @@ def test_error_statuses_keep_the_providers_message_and_retry_after(
 ) -> None:
     code = int(status.split()[0])
     body = error_body(code, word, "Quota exceeded for metric generate_content_requests")
-    server = serve(
-        fixed_reply(status, {"Content-Type": "application/json", "Retry-After": "3"}, body)
+    outcome = streamed(
+        client, fixed_reply(status, {"Content-Type": "application/json", "Retry-After": "3"}, body)
     )
-    try:
-        outcome = run_streamed(adapter_for(server, client), make_request())
-    finally:
-        server.close()
     assert outcome.error is not None
     assert outcome.error.code == expected
     assert "Quota exceeded" in outcome.error.message
@@ -304,14 +276,11 @@ def test_error_statuses_keep_the_providers_message_and_retry_after(
 
 def test_an_oversize_stream_fails_and_closes(client: httpx.Client) -> None:
     piece = stream_chunks(Turn([[text("x" * 300)]], finish=None))[0]
-    server = serve(trickle(piece, piece, every=0.001))
-    try:
+    with serving(trickle(piece, piece, every=0.001)) as server:
         outcome = run_streamed(
             adapter_for(server, client, max_response_bytes=20_000), make_request()
         )
         assert server.wait_closed()
-    finally:
-        server.close()
     assert outcome.error is not None
     assert outcome.error.code == ErrorCode.RUNTIME_RESPONSE_TOO_LARGE
 
@@ -324,8 +293,8 @@ def test_a_caller_stop_closes_the_response_and_the_adapter_stays_usable(
     client: httpx.Client,
 ) -> None:
     piece = stream_chunks(Turn([[text("tick")]], finish=None))[0]
-    server = serve(
-        trickle(piece, piece, every=0.01), stream_reply(stream_chunks(Turn([[text("ok")]])))
+    server = FaultServer(
+        [trickle(piece, piece, every=0.01), stream_reply(stream_chunks(Turn([[text("ok")]])))]
     )
     adapter = adapter_for(server, client)
     got: list[object] = []
@@ -346,7 +315,7 @@ def test_a_caller_stop_closes_the_response_and_the_adapter_stays_usable(
 
 def test_cancelling_the_async_call_closes_the_upstream() -> None:
     piece = stream_chunks(Turn([[text("tick")]], finish=None))[0]
-    server = serve(trickle(piece, piece, every=0.01))
+    server = FaultServer([trickle(piece, piece, every=0.01)])
     adapter = AsyncGeminiAdapter(
         base_url=server.base_url.removesuffix("/v1"), model="gemini-test", api_key=API_KEY
     )
@@ -370,11 +339,7 @@ def test_cancelling_the_async_call_closes_the_upstream() -> None:
 def test_content_after_the_finish_reason_is_invalid(client: httpx.Client) -> None:
     chunks = stream_chunks(Turn([[text("done")]]))
     late = stream_chunks(Turn([[text("more")]], finish=None))[0]
-    server = serve(stream_reply([*chunks, late]))
-    try:
-        outcome = run_streamed(adapter_for(server, client), make_request())
-    finally:
-        server.close()
+    outcome = streamed(client, stream_reply([*chunks, late]))
     assert outcome.error is not None
     assert outcome.error.code == ErrorCode.RUNTIME_INVALID_RESPONSE
 

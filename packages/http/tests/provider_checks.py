@@ -12,6 +12,7 @@ import asyncio
 import json
 import time
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -134,6 +135,16 @@ def json_reply(body: Any, status: str = "200 OK", headers: dict[str, str] | None
         return True
 
     return handler
+
+
+@contextmanager
+def serving(*handlers: Handler) -> Iterator[FaultServer]:
+    """A loopback server playing ``handlers[n]`` for request *n*, closed on leaving."""
+    server = FaultServer(list(handlers))
+    try:
+        yield server
+    finally:
+        server.close()
 
 
 class Playback:
