@@ -9,7 +9,6 @@ from typing import Any
 
 from runport.anthropic._errors import invalid
 from runport.anthropic._request import ANSWER_TOOL
-from runport.contracts import Usage
 from runport.http import TurnBuilder
 
 _TEXT = -1
@@ -140,7 +139,7 @@ class MessageAssembly:
             else:
                 self._output = count
         if self._input is not None or self._output is not None:
-            self.turn.usage = Usage(input_tokens=self._input or 0, output_tokens=self._output or 0)
+            self.turn.usage = (self._input or 0, self._output or 0)
 
     def close(self) -> None:
         """``message_stop``: every block that never said ``content_block_stop`` ends here."""

@@ -7,7 +7,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from runport.contracts import ErrorCode, Usage
+from runport.contracts import ErrorCode
 from runport.http import TurnBuilder, error_from_words, error_message, provider_text
 from runport.ports import PortError
 
@@ -129,13 +129,12 @@ class ResponseAssembly:
     def _usage(self, usage: Any) -> None:
         if type(usage) is not dict:
             raise invalid("usageMetadata is not an object")
-        counts = [usage.get(key) for key in ("promptTokenCount", "candidatesTokenCount")]
+        prompt = usage.get("promptTokenCount")
+        candidates = usage.get("candidatesTokenCount")
         thoughts = usage.get("thoughtsTokenCount")
-        if counts == [None, None] and thoughts is None:
-            return
-        for count in (*counts, thoughts):
+        if prompt is None and candidates is None and thoughts is None:
+            return  # usage without counts reports nothing: none is invented
+        for count in (prompt, candidates, thoughts):
             if count is not None and (type(count) is not int or count < 0):
                 raise invalid("usageMetadata does not hold token counts")
-        self.turn.usage = Usage(
-            input_tokens=counts[0] or 0, output_tokens=(counts[1] or 0) + (thoughts or 0)
-        )
+        self.turn.usage = (prompt or 0, (candidates or 0) + (thoughts or 0))

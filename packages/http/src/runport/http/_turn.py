@@ -94,7 +94,9 @@ class TurnBuilder:
         self._text = TextPieces()
         self._calls: list[_Call] = []
         self.finish_reason: str | None = None
-        self.usage: Usage | None = None
+        self.usage: tuple[int, int] | None = None
+        """``(input tokens, output tokens)`` as last reported (made a ``Usage`` only for the
+        receipt: providers that repeat usage in every chunk cost a tuple per chunk)."""
 
     def text(self, piece: str) -> None:
         if piece:
@@ -152,7 +154,9 @@ class TurnBuilder:
             text=self._text.take(),
             tool_calls=calls,
             finish_reason=self.finish_reason,
-            usage=self.usage,
+            usage=None
+            if self.usage is None
+            else Usage(input_tokens=self.usage[0], output_tokens=self.usage[1]),
         )
 
 
