@@ -54,6 +54,7 @@ TOOL_TURN = Turn(
         Text(["The weather ", "is "]),
         ToolUse("srvtoolu_1", "web_search", ['{"query":', '"x"}'], kind="server_tool_use"),
         ToolUse("toolu_01", "get_weather", ['{"ci', 'ty": "Par', 'is"}']),
+        ToolUse("mcptoolu_1", "fetch", ['{"url": "x"}'], kind="mcp_tool_use"),
         ToolUse("", "get_weather", []),
     ],
     stop_reason="tool_use",
