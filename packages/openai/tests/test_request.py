@@ -181,6 +181,7 @@ def test_a_client_passed_in_is_not_closed_by_the_adapter() -> None:
 
 def test_public_surface() -> None:
     assert set(runport.openai.__all__) == {
+        "AsyncOpenAIChatAdapter",
         "DEFAULT_MAX_RESPONSE_BYTES",
         "DEFAULT_TIMEOUT",
         "OpenAIChatAdapter",

@@ -18,7 +18,6 @@ from typing import Final, Self
 import httpx
 
 from runport.contracts import (
-    AdapterDescriptor,
     Complete,
     ExecutionReceipt,
     ExecutionRequest,
@@ -26,9 +25,8 @@ from runport.contracts import (
     StreamEvent,
 )
 from runport.http._codec import Codec
-from runport.http._exchange import Exchange
-from runport.http._settings import AdapterSettings
-from runport.http._urls import redact_url
+from runport.http._exchange import Exchange, codec_raised, too_deep
+from runport.http._settings import CodecCarrier
 from runport.ports import AsyncRuntimeAdapter, AsyncSink, PortError, deliver
 
 __all__ = ["DEFAULT_ASYNC_LIMITS", "AsyncHTTPAdapter"]
@@ -42,7 +40,7 @@ async def _discard(event: StreamEvent) -> None:
     """The sink of ``execute``: the same reading, with nobody listening."""
 
 
-class AsyncHTTPAdapter(AsyncRuntimeAdapter):
+class AsyncHTTPAdapter(CodecCarrier, AsyncRuntimeAdapter):
     """A codec made an async runtime adapter, over an ``httpx.AsyncClient``.
 
     Same settings and behaviour as ``HTTPAdapter``, so the two give equal receipts and
@@ -62,9 +60,12 @@ class AsyncHTTPAdapter(AsyncRuntimeAdapter):
         max_response_bytes: int | None = None,
         deadline: float | None = None,
     ) -> None:
-        self._codec = codec
-        self._settings = AdapterSettings.build(
-            base_url, timeout=timeout, max_response_bytes=max_response_bytes, deadline=deadline
+        self._carry(
+            codec,
+            base_url,
+            timeout=timeout,
+            max_response_bytes=max_response_bytes,
+            deadline=deadline,
         )
         self._client = http_client
         # A client made here belongs to the loop that first used it (its pooled connections
@@ -84,9 +85,6 @@ class AsyncHTTPAdapter(AsyncRuntimeAdapter):
             )
         return client
 
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(base_url={redact_url(self._settings.base_url)!r})"
-
     async def aclose(self) -> None:
         """Release the HTTP client the adapter made for the running loop (a client passed in
         is yours). The adapter stays usable: a later call makes a fresh client."""
@@ -105,9 +103,6 @@ class AsyncHTTPAdapter(AsyncRuntimeAdapter):
         traceback: TracebackType | None,
     ) -> None:
         await self.aclose()
-
-    def descriptor(self) -> AdapterDescriptor:
-        return self._codec.descriptor()
 
     async def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
         outcome = await self._call(request, _discard, stream=False)
@@ -152,10 +147,7 @@ class AsyncHTTPAdapter(AsyncRuntimeAdapter):
         except TimeoutError:
             if not limit.expired():
                 raise  # the sink's own
-            try:
-                return exchange.interrupted(None)
-            except PortError as error:
-                return error
+            return exchange.interrupted(None)
 
 
 async def _exchange(
@@ -173,45 +165,38 @@ async def _exchange(
                 return exchange.error(response, await _error_body(response, exchange))
         except PortError as error:
             return error
-        reads = response.aiter_raw()
+        preread = exchange.preread(response)
+        reads = response.aiter_raw() if preread is None else _once(preread)
+        ended = False
         while True:
             try:
                 raw = await anext(reads)
             except StopAsyncIteration:
+                events = exchange.end()
+                ended = True
+            except httpx.HTTPError as error:
+                return exchange.interrupted(error)
+            else:
                 try:
-                    events = exchange.end()
+                    events = exchange.feed(raw)
                 except PortError as error:
                     return error
-                for event in events:
-                    await deliver(sink, event)
-                return _receipt(exchange)
-            except httpx.HTTPError as error:
-                try:
-                    return exchange.interrupted(error)
-                except PortError as failure:
-                    return failure
             try:
-                events = exchange.feed(raw)
-            except PortError as error:
-                return error
-            for event in events:
-                await deliver(sink, event)
-            if events and exchange.failure is not None:
-                return exchange.failure
-            if exchange.stopped:
-                return _receipt(exchange)
+                for event in events:  # the hot loop: one turn per event
+                    delivered = sink(event)
+                    if delivered is not None:
+                        await delivered  # backpressure: nothing more is read until it is done
+            except (PortError, RecursionError) as error:
+                if not codec_raised(events):
+                    raise  # the sink's own: it propagates as it is
+                return error if isinstance(error, PortError) else too_deep()
+            if ended or exchange.stopped:
+                return exchange.receipt()
             if exchange.finished:
                 await _drain(reads, exchange)
-                return _receipt(exchange)
+                return exchange.receipt()
     finally:
         await response.aclose()
-
-
-def _receipt(exchange: Exchange) -> ExecutionReceipt | PortError:
-    try:
-        return exchange.receipt()
-    except PortError as error:
-        return error
 
 
 async def _drain(reads: AsyncIterator[bytes], exchange: Exchange) -> None:
@@ -227,7 +212,8 @@ async def _error_body(response: httpx.Response, exchange: Exchange) -> bytes | N
     pieces: list[bytes] = []
     held = 0
     try:
-        async for raw in response.aiter_raw():
+        preread = exchange.preread(response)
+        async for raw in response.aiter_raw() if preread is None else _once(preread):
             piece = exchange.error_piece(raw, held)
             if piece is None:
                 return None
@@ -236,3 +222,7 @@ async def _error_body(response: httpx.Response, exchange: Exchange) -> bytes | N
     except (httpx.HTTPError, PortError):
         return None
     return b"".join(pieces)
+
+
+async def _once(body: bytes) -> AsyncIterator[bytes]:
+    yield body

@@ -10,12 +10,11 @@ to the drivers (``HTTPAdapter``, ``AsyncHTTPAdapter``), written once for every p
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from runport.contracts import AdapterDescriptor, ExecutionReceipt, ExecutionRequest, StreamEvent
-from runport.ports import PortError
 
 __all__ = ["Codec", "HTTPRequest", "ResponseDecoder"]
 
@@ -38,30 +37,31 @@ class HTTPRequest:
 class ResponseDecoder(ABC):
     """One call's decoding state, fed the body of a 2xx response.
 
-    ``feed`` returns the progress events the bytes completed (a fresh list each time: the
-    driver delivers them before it reads further). ``end`` is called when the body ended
-    cleanly and returns the events its end completes (a whole JSON body's, say). ``receipt``
-    is called last — after ``end``, or once ``finished`` turned true, or when a transport
-    failure struck after ``complete`` turned true — and returns the receipt or raises
-    ``PortError`` (a body that ended before the protocol's completion marker raises
-    ``TQX_RUNTIME_STREAM_TRUNCATED``). Any method may raise ``PortError``.
+    ``feed`` returns the progress events the bytes completed, as any iterable: the driver
+    delivers each before it asks for the next, and drains the iterable before it reads any
+    further. A generator is the cheapest choice — each event is delivered and dropped
+    before the next is made — and it may raise ``PortError`` after yielding some events
+    (they reach the caller first, as the law asks). ``end`` is called when the body ended
+    cleanly and returns the events its end completes (a whole JSON body's, say).
+    ``receipt`` is called last — after ``end``, or once ``finished`` turned true, or when a
+    transport failure struck after ``complete`` turned true — and returns the receipt or
+    raises ``PortError`` (a body that ended before the protocol's completion marker raises
+    ``TQX_RUNTIME_STREAM_TRUNCATED``).
 
     ``complete``: the completion marker arrived, so the answer is whole; a reset, stall or
-    deadline after it still ends in ``end()``. ``finished``: nothing the rest of the body
-    may say matters (OpenAI's ``[DONE]``); the driver drains the body for the connection's
-    sake and ignores what it holds. ``failure``: set it (rather than raise) when a read
-    completed some events and then a failure; the driver delivers the events, then fails.
+    deadline after it still ends in ``receipt()``. ``finished``: nothing the rest of the
+    body may say matters (OpenAI's ``[DONE]``); the driver drains the body for the
+    connection's sake and ignores what it holds.
     """
 
     complete: bool = False
     finished: bool = False
-    failure: PortError | None = None
 
     @abstractmethod
-    def feed(self, data: bytes) -> list[StreamEvent]: ...
+    def feed(self, data: bytes) -> Iterable[StreamEvent]: ...
 
-    def end(self) -> list[StreamEvent]:
-        return []
+    def end(self) -> Iterable[StreamEvent]:
+        return ()
 
     @abstractmethod
     def receipt(self) -> ExecutionReceipt: ...

@@ -8,9 +8,11 @@ error text — lives here once, so the two flavours cannot drift apart.
 
 from __future__ import annotations
 
+import inspect
 import json
 import time
 import zlib
+from collections.abc import Iterator
 from typing import Any, Final
 
 import httpx
@@ -147,19 +149,20 @@ class Exchange:
         self.decoder = self.codec.decoder(self.request, stream=self.stream, media_type=media_type)
         return True
 
-    def feed(self, raw: bytes) -> list[StreamEvent]:
-        """One network read of a success body: bounded, past the deadline or not, decoded."""
+    def feed(self, raw: bytes) -> Iterator[StreamEvent]:
+        """One network read of a success body: bounded, past the deadline or not, decoded.
+        The checks raise here; the codec's own failures while the events are drawn."""
         if time.monotonic() > self.expires:
             if self.decoder is not None and self.decoder.complete:
                 self.stopped = True  # whole, and out of time for the usage that may follow
-                return []
+                return iter(())
             raise self.passed()
         data = self._bounded(raw)
         assert self.decoder is not None
         try:
-            return self.decoder.feed(data)
+            return iter(self.decoder.feed(data))
         except RecursionError:
-            raise _too_deep() from None
+            raise too_deep() from None
 
     def _bounded(self, raw: bytes) -> bytes:
         if self._inflater is not None:
@@ -173,11 +176,6 @@ class Exchange:
         return raw
 
     @property
-    def failure(self) -> PortError | None:
-        decoder = self.decoder
-        return None if decoder is None else decoder.failure
-
-    @property
     def finished(self) -> bool:
         decoder = self.decoder
         return decoder is not None and decoder.finished
@@ -188,22 +186,24 @@ class Exchange:
         self.received += len(raw)
         return self.received > self.limit or time.monotonic() > self.expires
 
-    def end(self) -> list[StreamEvent]:
-        """The body ended cleanly: the events its end completes."""
+    def end(self) -> Iterator[StreamEvent]:
+        """The body ended cleanly: the events its end completes (drawn lazily, so a codec
+        that fails here fails where the drivers draw events)."""
         assert self.decoder is not None
-        try:
-            return self.decoder.end()
-        except RecursionError:
-            raise _too_deep() from None
+        yield from self.decoder.end()
 
-    def receipt(self) -> ExecutionReceipt:
+    def receipt(self) -> ExecutionReceipt | PortError:
+        """The receipt, or the failure that stands in its place (returned, not raised: the
+        drivers tell the upstream's failures from a sink's exceptions by where they come)."""
         assert self.decoder is not None
         try:
             return self.decoder.receipt()
+        except PortError as error:
+            return error
         except RecursionError:
-            raise _too_deep() from None
+            return too_deep()
 
-    def interrupted(self, error: httpx.HTTPError | None) -> ExecutionReceipt:
+    def interrupted(self, error: httpx.HTTPError | None) -> ExecutionReceipt | PortError:
         """A transport failure (``None``: the deadline) while reading the body. After the
         completion marker the answer is whole, so it completes; before, it fails."""
         if self.decoder is not None and self.decoder.complete:
@@ -211,8 +211,8 @@ class Exchange:
         if error is None or (
             isinstance(error, httpx.TimeoutException) and time.monotonic() > self.expires
         ):
-            raise self.passed()
-        raise transport_error(error)
+            return self.passed()
+        return transport_error(error)
 
     def failed_to_send(self, error: httpx.HTTPError) -> PortError:
         if isinstance(error, httpx.TimeoutException) and time.monotonic() > self.expires:
@@ -229,6 +229,15 @@ class Exchange:
             text = provider_text(self.codec.error_text(_loads(body)), self.codec.secrets)
         return status_error(response.status_code, response.headers, text)
 
+    def preread(self, response: httpx.Response) -> bytes | None:
+        """The body of a response that arrived already read (an ``httpx.MockTransport``
+        answer built from bytes), or ``None`` for a stream still to be read. httpx decoded it
+        already, so it is not inflated again."""
+        if not response.is_stream_consumed:
+            return None
+        self._inflater = None
+        return response.content
+
     def error_room(self) -> int:
         return min(self.limit, ERROR_BODY_LIMIT)
 
@@ -243,7 +252,14 @@ class Exchange:
         return raw if len(raw) <= room else None
 
 
-def _too_deep() -> PortError:
+def codec_raised(events: Iterator[StreamEvent]) -> bool:
+    """Whether an exception that left a delivery loop came from the codec's events rather
+    than from the sink. A generator that raised is finished (no frame); a sink raising leaves
+    the generator suspended at its ``yield``; a list's iterator never raises."""
+    return inspect.isgenerator(events) and events.gi_frame is None
+
+
+def too_deep() -> PortError:
     return PortError(ErrorCode.RUNTIME_INVALID_RESPONSE, "the upstream's JSON nests too deeply")
 
 

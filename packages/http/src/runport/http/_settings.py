@@ -7,12 +7,13 @@ from typing import Final
 
 import httpx
 
-from runport.http._codec import HTTPRequest
+from runport.contracts import AdapterDescriptor
+from runport.http._codec import Codec, HTTPRequest
 from runport.http._exchange import BASE_HEADERS, Exchange
-from runport.http._urls import checked_base_url, request_url
+from runport.http._urls import checked_base_url, redact_url, request_url
 from runport.ports import check_byte_count, check_seconds
 
-__all__ = ["DEFAULT_TIMEOUT", "AdapterSettings"]
+__all__ = ["DEFAULT_TIMEOUT", "AdapterSettings", "CodecCarrier"]
 
 DEFAULT_TIMEOUT: Final = httpx.Timeout(600.0, connect=10.0)
 """Ten minutes of silence at most, as long as a slow unstreamed completion may take to start;
@@ -58,3 +59,28 @@ class AdapterSettings:
 
     def client_timeout(self) -> httpx.Timeout:
         return DEFAULT_TIMEOUT if self.timeout is None else self.timeout
+
+
+class CodecCarrier:
+    """What both drivers hold and show: the codec, the checked settings, the descriptor and a
+    repr without credentials."""
+
+    def _carry(
+        self,
+        codec: Codec,
+        base_url: str,
+        *,
+        timeout: float | httpx.Timeout | None,
+        max_response_bytes: int | None,
+        deadline: float | None,
+    ) -> None:
+        self._codec = codec
+        self._settings = AdapterSettings.build(
+            base_url, timeout=timeout, max_response_bytes=max_response_bytes, deadline=deadline
+        )
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(base_url={redact_url(self._settings.base_url)!r})"
+
+    def descriptor(self) -> AdapterDescriptor:
+        return self._codec.descriptor()

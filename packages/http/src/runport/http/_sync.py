@@ -2,32 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Iterator
 from types import TracebackType
-from typing import Any, Self
+from typing import Self
 
 import httpx
 
 from runport.contracts import (
-    AdapterDescriptor,
     Complete,
     ExecutionReceipt,
     ExecutionRequest,
     Failed,
-    StreamEvent,
 )
 from runport.http._codec import Codec
-from runport.http._exchange import Exchange
-from runport.http._settings import AdapterSettings
-from runport.http._urls import redact_url
+from runport.http._exchange import Exchange, codec_raised, too_deep
+from runport.http._settings import CodecCarrier
 from runport.ports import PortError, RuntimeAdapter, Sink
 
 __all__ = ["HTTPAdapter"]
 
-Batches = Generator[list[StreamEvent], None, ExecutionReceipt]
 
-
-class HTTPAdapter(RuntimeAdapter):
+class HTTPAdapter(CodecCarrier, RuntimeAdapter):
     """A codec made a runtime adapter, on the caller's thread, over an ``httpx.Client``.
 
     ``execute`` asks the codec for an unstreamed request, ``execute_streaming`` for a
@@ -49,17 +44,17 @@ class HTTPAdapter(RuntimeAdapter):
         max_response_bytes: int | None = None,
         deadline: float | None = None,
     ) -> None:
-        self._codec = codec
-        self._settings = AdapterSettings.build(
-            base_url, timeout=timeout, max_response_bytes=max_response_bytes, deadline=deadline
+        self._carry(
+            codec,
+            base_url,
+            timeout=timeout,
+            max_response_bytes=max_response_bytes,
+            deadline=deadline,
         )
         self._owns_client = http_client is None
         if http_client is None:
             http_client = httpx.Client(timeout=self._settings.client_timeout())
         self._client = http_client
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(base_url={redact_url(self._settings.base_url)!r})"
 
     def close(self) -> None:
         """Release the HTTP client, if the adapter created it (a client passed in is yours)."""
@@ -77,78 +72,81 @@ class HTTPAdapter(RuntimeAdapter):
     ) -> None:
         self.close()
 
-    def descriptor(self) -> AdapterDescriptor:
-        return self._codec.descriptor()
-
     def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
-        batches = self._call(request, stream=False)
-        try:
-            while True:
-                next(batches)
-        except StopIteration as stop:
-            receipt: ExecutionReceipt = stop.value
-            return receipt
-        finally:
-            batches.close()
+        outcome = self._call(request, None, stream=False)
+        if isinstance(outcome, PortError):
+            raise outcome
+        return outcome
 
     def execute_streaming(self, request: ExecutionRequest, sink: Sink) -> ExecutionReceipt:
-        batches = self._call(request, stream=True)
-        try:
-            while True:
-                try:
-                    batch = next(batches)
-                except StopIteration as stop:
-                    receipt: ExecutionReceipt = stop.value
-                    break
-                except PortError as error:
-                    # Raised inside the generator, so the response is closed by now: the sink
-                    # hears of the failure after the upstream is released.
-                    sink(Failed(code=error.code, message=error.message))
-                    raise
-                for event in batch:
-                    sink(event)
-        finally:
-            batches.close()  # a sink's exception leaves through here: the response closes
-        sink(Complete(receipt=receipt))
-        return receipt
+        outcome = self._call(request, sink, stream=True)
+        if isinstance(outcome, PortError):
+            # The response is closed by now: the sink hears of the failure after the upstream
+            # is released, as it would after a caller stop.
+            sink(Failed(code=outcome.code, message=outcome.message))
+            raise outcome
+        sink(Complete(receipt=outcome))
+        return outcome
 
-    def _call(self, request: ExecutionRequest, *, stream: bool) -> Batches:
-        """The exchange, as batches of events between reads; returns the receipt. Raises
-        ``PortError`` only for the upstream's failures (a sink is never called in here)."""
+    def _call(
+        self, request: ExecutionRequest, sink: Sink | None, *, stream: bool
+    ) -> ExecutionReceipt | PortError:
+        """The receipt, or the upstream's failure — returned, not raised, so nothing a sink
+        raises can be mistaken for it: what the sink raises leaves from here as it is, and
+        the ``finally`` closes the response on the way."""
         settings = self._settings
-        exchange = Exchange(
-            self._codec,
-            request,
-            stream=stream,
-            max_response_bytes=settings.max_response_bytes,
-            deadline=settings.deadline,
-        )
-        wire = self._codec.encode(request, stream=stream)
+        try:
+            exchange = Exchange(
+                self._codec,
+                request,
+                stream=stream,
+                max_response_bytes=settings.max_response_bytes,
+                deadline=settings.deadline,
+            )
+            wire = self._codec.encode(request, stream=stream)
+        except PortError as error:
+            return error
         http_request = settings.http_request(self._client, wire, exchange)
         try:
             response = self._client.send(http_request, stream=True)
         except httpx.HTTPError as error:
-            raise exchange.failed_to_send(error) from error
+            failure = exchange.failed_to_send(error)
+            failure.__cause__ = error
+            return failure
         try:
-            if not exchange.head(response):
-                raise exchange.error(response, _error_body(response, exchange))
-            reads = response.iter_raw()
+            try:
+                if not exchange.head(response):
+                    return exchange.error(response, _error_body(response, exchange))
+            except PortError as error:
+                return error
+            preread = exchange.preread(response)
+            reads = response.iter_raw() if preread is None else iter((preread,))
+            ended = False
             while True:
                 try:
                     raw = next(reads)
                 except StopIteration:
                     events = exchange.end()
-                    if events:
-                        yield events
-                    return exchange.receipt()
+                    ended = True
                 except httpx.HTTPError as error:
                     return exchange.interrupted(error)
-                events = exchange.feed(raw)
-                if events:
-                    yield events
-                    if exchange.failure is not None:
-                        raise exchange.failure
-                if exchange.stopped:
+                else:
+                    try:
+                        events = exchange.feed(raw)
+                    except PortError as error:
+                        return error
+                try:
+                    if sink is None:
+                        for _ in events:
+                            pass
+                    else:
+                        for event in events:  # the hot loop: one turn per event
+                            sink(event)
+                except (PortError, RecursionError) as error:
+                    if not codec_raised(events):
+                        raise  # the sink's own: it propagates as it is
+                    return error if isinstance(error, PortError) else too_deep()
+                if ended or exchange.stopped:
                     return exchange.receipt()
                 if exchange.finished:
                     _drain(reads, exchange)
@@ -157,7 +155,7 @@ class HTTPAdapter(RuntimeAdapter):
             response.close()
 
 
-def _drain(reads: Any, exchange: Exchange) -> None:
+def _drain(reads: Iterator[bytes], exchange: Exchange) -> None:
     try:
         for raw in reads:
             if exchange.drained(raw):
@@ -170,7 +168,8 @@ def _error_body(response: httpx.Response, exchange: Exchange) -> bytes | None:
     pieces: list[bytes] = []
     held = 0
     try:
-        for raw in response.iter_raw():
+        preread = exchange.preread(response)
+        for raw in response.iter_raw() if preread is None else (preread,):
             piece = exchange.error_piece(raw, held)
             if piece is None:
                 return None

@@ -3,6 +3,7 @@ way, SSE frames or one JSON completion the other, with no I/O of its own."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from pydantic_core import from_json
@@ -84,48 +85,47 @@ class ChatCompletionsCodec(Codec):
 class _ChunkStream(ResponseDecoder):
     """SSE frames of ``chat.completion.chunk``s, one ``feed_chunk`` per frame."""
 
-    __slots__ = ("_request", "_secrets", "_sse", "_turn", "complete", "failure", "finished")
+    __slots__ = ("_emitted", "_request", "_secrets", "_sse", "_turn", "complete", "finished")
 
     def __init__(self, request: ExecutionRequest, secrets: tuple[str, ...]) -> None:
         self._request = request
         self._secrets = secrets
         self._sse = SSEDecoder()
-        self._turn = TurnAssembler(_discard, secrets)
+        self._emitted: list[StreamEvent] = []
+        self._turn = TurnAssembler(self._emitted.append, secrets)
         self.complete = False
         self.finished = False
-        self.failure: PortError | None = None
 
-    def feed(self, data: bytes) -> list[StreamEvent]:
-        events: list[StreamEvent] = []
+    def feed(self, data: bytes) -> Iterator[StreamEvent]:
+        """The hot path: a generator, so each frame's event reaches the caller (and is
+        dropped) before the next frame is decoded; lookups are hoisted out of the loop."""
         turn = self._turn
-        turn.emit = events.append
-        try:
-            self._frames(data)
-        except PortError as error:
-            if not events:
-                raise
-            self.failure = error
-        return events
-
-    def _frames(self, data: bytes) -> None:
-        turn = self._turn
+        emitted = self._emitted
+        feed_chunk = turn.feed_chunk
+        loads = from_json
         for event, payload in self._sse.feed(data):
             if payload == b"[DONE]":
                 self.finished = self.complete = True
-                break
+                return
             if event != "message" and event != "error":
                 continue  # e.g. `event: ping` keep-alives, whose data need not be JSON
             try:
-                chunk = from_json(payload)
+                chunk = loads(payload)
             except ValueError:
                 raise invalid("a stream frame is not JSON") from None
             if event == "error":
                 raise error_frame(
                     chunk.get("error", chunk) if type(chunk) is dict else None, self._secrets
                 )
-            turn.feed_chunk(chunk)
-            if turn.finish_reason is not None:
-                self.complete = True
+            feed_chunk(chunk)
+            if emitted:
+                if len(emitted) == 1:
+                    yield emitted.pop()
+                else:
+                    yield from emitted
+                    emitted.clear()
+        if turn.finish_reason is not None:
+            self.complete = True
 
     def receipt(self) -> ExecutionReceipt:
         if not self.complete:
@@ -136,7 +136,7 @@ class _ChunkStream(ResponseDecoder):
 class _Completion(ResponseDecoder):
     """One ``chat.completion`` JSON body, decoded when it has all arrived."""
 
-    __slots__ = ("_parts", "_request", "_secrets", "_turn", "complete", "failure", "finished")
+    __slots__ = ("_parts", "_request", "_secrets", "_turn", "complete", "finished")
 
     def __init__(self, request: ExecutionRequest, secrets: tuple[str, ...]) -> None:
         self._request = request
@@ -145,7 +145,6 @@ class _Completion(ResponseDecoder):
         self._turn = TurnAssembler(_discard, secrets)
         self.complete = False
         self.finished = False
-        self.failure: PortError | None = None
 
     def feed(self, data: bytes) -> list[StreamEvent]:
         self._parts.append(data)

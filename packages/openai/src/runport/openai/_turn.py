@@ -140,12 +140,18 @@ class TurnAssembler:
     def _feed_message(self, delta: dict[str, Any]) -> None:
         content = delta.get("content")
         if content:
-            if type(content) is list:
-                content = _text_parts(content)
-            elif type(content) is not str:
-                raise invalid("a content field is neither a string nor a list of parts")
-            if content:
-                self._text_piece(content)
+            if type(content) is str and self.finish_reason is None:  # the hot path, inline
+                self.emit(Delta(text=content))
+                self._text.add(content)
+                if len(delta) == 1:
+                    return  # a text-only delta, as nearly every frame of a stream is
+            else:
+                if type(content) is list:
+                    content = _text_parts(content)
+                elif type(content) is not str:
+                    raise invalid("a content field is neither a string nor a list of parts")
+                if content:
+                    self._text_piece(content)
         refusal = delta.get("refusal")
         if refusal:
             if type(refusal) is not str:
@@ -175,6 +181,23 @@ class TurnAssembler:
         function = fragment.get("function") or {}
         if type(function) is not dict:
             raise invalid(f"tool call {index}: function is not an object")
+        if len(fragment) == 2 and len(function) == 1:
+            # The hot path: `{"index": i, "function": {"arguments": "…"}}` continuing a call
+            # already announced, as nearly every fragment of a long call is.
+            call = self._calls.get(index)
+            arguments = function.get("arguments")
+            if call is not None and call.name is not None and type(arguments) is str:
+                if arguments:
+                    self.emit(
+                        ToolCallDelta(
+                            index=index,
+                            call_id=call.call_id,
+                            name=call.name,
+                            arguments_fragment=arguments,
+                        )
+                    )
+                    call.fragments.add(arguments)
+                return
         name = _optional_text(function.get("name"), index, "name")
         upstream_id = _optional_text(fragment.get("id"), index, "id")
         arguments = _optional_text(function.get("arguments"), index, "arguments")
