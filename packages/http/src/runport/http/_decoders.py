@@ -5,6 +5,7 @@ what one frame or one body means (docs/codecs.md)."""
 from __future__ import annotations
 
 from abc import abstractmethod
+from collections.abc import Iterator
 from typing import Any
 
 from pydantic_core import from_json
@@ -51,7 +52,6 @@ class _TurnDecoder(ResponseDecoder):
         self.turn = TurnBuilder()
         self.complete = False
         self.finished = False
-        self.failure: PortError | None = None
 
     def receipt(self) -> ExecutionReceipt:
         if not self.complete:
@@ -66,27 +66,29 @@ class SSETurnDecoder(_TurnDecoder):
     """An event stream; ``frame`` is handed each event whole, in order, and sets ``complete``
     (and ``finished``, when nothing after it matters) as the protocol says.
 
-    A failure after some events of the same read is kept in ``failure`` so the driver
-    delivers those events first (docs/streaming-law.md, laws 4 and 5).
+    ``feed`` is a generator: each frame's events are delivered before the next frame is
+    read, and a failure raised by a frame reaches the caller after the events before it
+    (docs/streaming-law.md, laws 4 and 5).
     """
 
     def __init__(self, request: ExecutionRequest, adapter: AdapterDescriptor) -> None:
         super().__init__(request, adapter)
         self._sse = SSEDecoder()
 
-    def feed(self, data: bytes) -> list[StreamEvent]:
-        events: list[StreamEvent] = []
-        self.turn.events = events
-        try:
-            for event, payload in self._sse.feed(data):
+    def feed(self, data: bytes) -> Iterator[StreamEvent]:
+        events = self.turn.events
+        for event, payload in self._sse.feed(data):
+            try:
                 self.frame(event, payload)
-                if self.finished:
-                    break
-        except PortError as error:
-            if not events:
+            except PortError:
+                yield from events  # what the frame completed before it failed
+                events.clear()
                 raise
-            self.failure = error
-        return events
+            if events:
+                yield from events
+                events.clear()
+            if self.finished:
+                return
 
     @abstractmethod
     def frame(self, event: str, payload: bytes) -> None: ...
