@@ -97,8 +97,10 @@ PUBLIC = {
         "status_error",
         "transport_error",
         "error_message",
+        "json_headers",
         "json_object",
         "parsed_tool_call",
+        "reads_as_events",
         "turn_receipt",
     },
     "runport.anthropic": {

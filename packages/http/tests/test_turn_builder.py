@@ -13,7 +13,14 @@ from provider_checks import make_request
 
 from runport.contracts import AdapterDescriptor, Complete, ErrorCode, ToolCall
 from runport.core import StreamAssembler
-from runport.http import JSONTurnDecoder, TurnBuilder, error_message, json_object
+from runport.http import (
+    JSONTurnDecoder,
+    TurnBuilder,
+    error_message,
+    json_headers,
+    json_object,
+    reads_as_events,
+)
 from runport.ports import PortError
 
 ADAPTER = AdapterDescriptor(id="turn-test", version="1.0.0")
@@ -120,3 +127,25 @@ def test_json_object_names_what_was_wrong(data: bytes, problem: str) -> None:
 )
 def test_error_message_reads_the_shared_error_shape(body: Any, message: str | None) -> None:
     assert error_message(json.loads(json.dumps(body))) == message
+
+
+@pytest.mark.parametrize(
+    ("stream", "media_type", "events"),
+    [
+        (True, "text/event-stream", True),
+        (False, "text/event-stream", True),  # a server that streams anyway is understood
+        (True, "application/json", False),  # one that ignores `stream` too
+        (True, "", True),  # an unlabelled body is what was asked for
+        (False, "", False),
+    ],
+)
+def test_a_body_is_read_as_what_it_says_it_is(stream: bool, media_type: str, events: bool) -> None:
+    assert reads_as_events(stream, media_type) is events
+
+
+def test_json_headers_ask_for_each_answer_with_the_credentials() -> None:
+    streamed, whole = json_headers("ua/1", {"x-key": "k"})
+    assert streamed["Accept"] == "text/event-stream"
+    assert whole["Accept"] == "application/json"
+    for headers in (streamed, whole):
+        assert (headers["x-key"], headers["Content-Type"]) == ("k", "application/json")

@@ -17,7 +17,9 @@ from runport.http import (
     SSETurnDecoder,
     encode_json,
     error_message,
+    json_headers,
     json_object,
+    reads_as_events,
 )
 from runport.ports import distribution_version
 
@@ -38,16 +40,13 @@ class MessagesCodec(Codec):
     def __init__(self, *, model: str, api_key: str | None, max_tokens: int) -> None:
         self.model = model
         self.max_tokens = max_tokens
-        headers = {
-            "User-Agent": f"runport-anthropic/{DESCRIPTOR.version}",
-            "anthropic-version": ANTHROPIC_VERSION,
-            "Content-Type": "application/json",
-        }
+        credentials = {"anthropic-version": ANTHROPIC_VERSION}
         if api_key:
-            headers["x-api-key"] = api_key
+            credentials["x-api-key"] = api_key
             self.secrets = (api_key,)
-        self._stream_headers = {**headers, "Accept": "text/event-stream"}
-        self._json_headers = {**headers, "Accept": "application/json"}
+        self._stream_headers, self._json_headers = json_headers(
+            f"runport-anthropic/{DESCRIPTOR.version}", credentials
+        )
 
     def descriptor(self) -> AdapterDescriptor:
         return DESCRIPTOR
@@ -66,7 +65,7 @@ class MessagesCodec(Codec):
     def decoder(
         self, request: ExecutionRequest, *, stream: bool, media_type: str
     ) -> ResponseDecoder:
-        if media_type == "text/event-stream" or (stream and media_type != "application/json"):
+        if reads_as_events(stream, media_type):
             return _EventStream(request, self.secrets)
         return _Message(request, self.secrets)
 

@@ -15,7 +15,9 @@ from runport.http import (
     SSETurnDecoder,
     encode_json,
     error_message,
+    json_headers,
     json_object,
+    reads_as_events,
 )
 from runport.ports import distribution_version
 
@@ -34,15 +36,13 @@ class GenerateContentCodec(Codec):
 
     def __init__(self, *, model: str, api_key: str | None) -> None:
         self.model = model
-        headers = {
-            "User-Agent": f"runport-gemini/{DESCRIPTOR.version}",
-            "Content-Type": "application/json",
-        }
+        credentials: dict[str, str] = {}
         if api_key:
-            headers["x-goog-api-key"] = api_key
+            credentials["x-goog-api-key"] = api_key
             self.secrets = (api_key,)
-        self._stream_headers = {**headers, "Accept": "text/event-stream"}
-        self._json_headers = {**headers, "Accept": "application/json"}
+        self._stream_headers, self._json_headers = json_headers(
+            f"runport-gemini/{DESCRIPTOR.version}", credentials
+        )
 
     def descriptor(self) -> AdapterDescriptor:
         return DESCRIPTOR
@@ -64,7 +64,7 @@ class GenerateContentCodec(Codec):
     def decoder(
         self, request: ExecutionRequest, *, stream: bool, media_type: str
     ) -> ResponseDecoder:
-        if media_type == "text/event-stream" or (stream and media_type != "application/json"):
+        if reads_as_events(stream, media_type):
             return _Chunks(request, self.secrets)
         return _Response(request, self.secrets)
 

@@ -2,7 +2,6 @@
 runtime adapters that keep the streaming law (docs/codecs.md, docs/upstream-safety.md)."""
 
 from runport.http._async import DEFAULT_ASYNC_LIMITS, AsyncHTTPAdapter
-from runport.http._bodies import error_message
 from runport.http._codec import Codec, HTTPRequest, ResponseDecoder
 from runport.http._decoders import JSONTurnDecoder, SSETurnDecoder, json_object
 from runport.http._errors import (
@@ -15,6 +14,7 @@ from runport.http._errors import (
     transport_error,
 )
 from runport.http._json import MAX_INT_DIGITS, MAX_JSON_DEPTH, check_json_text, encode_json
+from runport.http._json_api import error_message, json_headers, reads_as_events
 from runport.http._settings import DEFAULT_TIMEOUT
 from runport.http._sse import ServerSentEvent, SSEDecoder
 from runport.http._sync import HTTPAdapter
@@ -43,9 +43,11 @@ __all__ = [
     "encode_json",
     "error_from_words",
     "error_message",
+    "json_headers",
     "json_object",
     "parsed_tool_call",
     "provider_text",
+    "reads_as_events",
     "redact_url",
     "retry_after_ms",
     "status_error",
