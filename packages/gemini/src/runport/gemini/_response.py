@@ -80,8 +80,18 @@ class ResponseAssembly:
             parts = content.get("parts") or []
             if type(parts) is not list:
                 raise invalid("a candidate's parts is not a list")
+            turn = self.turn
             for part in parts:
-                self._part(part)
+                # The hot path: a plain text part goes straight to the turn.
+                if (
+                    type(part) is dict
+                    and len(part) == 1
+                    and type(text := part.get("text")) is str
+                    and turn.finish_reason is None
+                ):
+                    turn.text(text)
+                else:
+                    self._part(part)
         reason = candidate.get("finishReason")
         if reason is None:
             return False
