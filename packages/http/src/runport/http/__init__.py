@@ -3,6 +3,7 @@ runtime adapters that keep the streaming law (docs/codecs.md, docs/upstream-safe
 
 from runport.http._async import DEFAULT_ASYNC_LIMITS, AsyncHTTPAdapter
 from runport.http._codec import Codec, HTTPRequest, ResponseDecoder
+from runport.http._decoders import JSONTurnDecoder, SSETurnDecoder, json_object
 from runport.http._errors import (
     MAX_RETRY_AFTER_MS,
     PROVIDER_TEXT_LIMIT,
@@ -13,9 +14,11 @@ from runport.http._errors import (
     transport_error,
 )
 from runport.http._json import check_json_text, encode_json
+from runport.http._json_api import error_message, json_headers, reads_as_events
 from runport.http._settings import DEFAULT_TIMEOUT
 from runport.http._sse import ServerSentEvent, SSEDecoder
 from runport.http._sync import HTTPAdapter
+from runport.http._turn import TextPieces, TurnBuilder, parsed_tool_call, turn_receipt
 from runport.http._urls import redact_url
 
 __all__ = [
@@ -27,15 +30,25 @@ __all__ = [
     "Codec",
     "HTTPAdapter",
     "HTTPRequest",
+    "JSONTurnDecoder",
     "ResponseDecoder",
     "SSEDecoder",
+    "SSETurnDecoder",
     "ServerSentEvent",
+    "TextPieces",
+    "TurnBuilder",
     "check_json_text",
     "encode_json",
     "error_from_words",
+    "error_message",
+    "json_headers",
+    "json_object",
+    "parsed_tool_call",
     "provider_text",
+    "reads_as_events",
     "redact_url",
     "retry_after_ms",
     "status_error",
     "transport_error",
+    "turn_receipt",
 ]

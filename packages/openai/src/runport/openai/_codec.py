@@ -25,7 +25,9 @@ DESCRIPTOR = AdapterDescriptor(
     id="openai-chat",
     version=distribution_version("runport-openai"),
     capabilities=["streaming", "structured_output", "text", "tool_calls"],
+    provider="openai",
 )
+"""Each codec's descriptor is this one with ``model`` set to the model it asks for."""
 
 
 class ChatCompletionsCodec(Codec):
@@ -36,6 +38,7 @@ class ChatCompletionsCodec(Codec):
         self, *, model: str, api_key: str | None, response_format_mode: ResponseFormatMode
     ) -> None:
         self.model = model
+        self._descriptor = DESCRIPTOR.model_copy(update={"model": model})
         self.response_format_mode: ResponseFormatMode = response_format_mode
         headers = {"User-Agent": f"runport-openai/{DESCRIPTOR.version}"}
         if api_key:
@@ -53,7 +56,7 @@ class ChatCompletionsCodec(Codec):
         }
 
     def descriptor(self) -> AdapterDescriptor:
-        return DESCRIPTOR
+        return self._descriptor
 
     def encode(self, request: ExecutionRequest, *, stream: bool) -> HTTPRequest:
         body = request_body(
@@ -75,8 +78,8 @@ class ChatCompletionsCodec(Codec):
         # The body is read as what it says it is, so a server that ignores `stream` either
         # way is still understood; an unlabelled body is what was asked for.
         if media_type == "text/event-stream" or (stream and media_type != "application/json"):
-            return _ChunkStream(request, self.secrets)
-        return _Completion(request, self.secrets)
+            return _ChunkStream(request, self.secrets, self._descriptor)
+        return _Completion(request, self.secrets, self._descriptor)
 
     def error_text(self, body: Any) -> Any:
         return error_message(body)
@@ -85,10 +88,22 @@ class ChatCompletionsCodec(Codec):
 class _ChunkStream(ResponseDecoder):
     """SSE frames of ``chat.completion.chunk``s, one ``feed_chunk`` per frame."""
 
-    __slots__ = ("_emitted", "_request", "_secrets", "_sse", "_turn", "complete", "finished")
+    __slots__ = (
+        "_descriptor",
+        "_emitted",
+        "_request",
+        "_secrets",
+        "_sse",
+        "_turn",
+        "complete",
+        "finished",
+    )
 
-    def __init__(self, request: ExecutionRequest, secrets: tuple[str, ...]) -> None:
+    def __init__(
+        self, request: ExecutionRequest, secrets: tuple[str, ...], descriptor: AdapterDescriptor
+    ) -> None:
         self._request = request
+        self._descriptor = descriptor
         self._secrets = secrets
         self._sse = SSEDecoder()
         self._emitted: list[StreamEvent] = []
@@ -130,16 +145,19 @@ class _ChunkStream(ResponseDecoder):
     def receipt(self) -> ExecutionReceipt:
         if not self.complete:
             raise _truncated()
-        return self._turn.receipt(self._request, DESCRIPTOR)
+        return self._turn.receipt(self._request, self._descriptor)
 
 
 class _Completion(ResponseDecoder):
     """One ``chat.completion`` JSON body, decoded when it has all arrived."""
 
-    __slots__ = ("_parts", "_request", "_secrets", "_turn", "complete", "finished")
+    __slots__ = ("_descriptor", "_parts", "_request", "_secrets", "_turn", "complete", "finished")
 
-    def __init__(self, request: ExecutionRequest, secrets: tuple[str, ...]) -> None:
+    def __init__(
+        self, request: ExecutionRequest, secrets: tuple[str, ...], descriptor: AdapterDescriptor
+    ) -> None:
         self._request = request
+        self._descriptor = descriptor
         self._secrets = secrets
         self._parts: list[bytes] = []
         self._turn = TurnAssembler(_discard, secrets)
@@ -165,7 +183,7 @@ class _Completion(ResponseDecoder):
     def receipt(self) -> ExecutionReceipt:
         if not self.complete:
             raise _truncated()
-        return self._turn.receipt(self._request, DESCRIPTOR)
+        return self._turn.receipt(self._request, self._descriptor)
 
 
 def _discard(event: StreamEvent) -> None:

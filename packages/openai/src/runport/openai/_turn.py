@@ -19,49 +19,10 @@ from runport.contracts import (
     ToolCallDelta,
     Usage,
 )
-from runport.core import build_receipt, is_text_schema, parse_json_text
-from runport.http import check_json_text
+from runport.http import TextPieces, parsed_tool_call, turn_receipt
 from runport.openai._errors import error_frame, invalid
 
 Emit = Callable[[StreamEvent], None]
-
-
-class _Pieces:
-    """Text that arrives in many pieces, held compactly.
-
-    Every ``_BLOCK`` pieces are joined into one block, so a turn of tiny deltas costs about its
-    own size in memory rather than a string header (~50 bytes) per piece, and the final join
-    copies each character once.
-    """
-
-    __slots__ = ("_blocks", "_pending")
-
-    _BLOCK = 256
-
-    def __init__(self) -> None:
-        self._blocks: list[str] = []
-        self._pending: list[str] = []
-
-    def add(self, piece: str) -> None:
-        pending = self._pending
-        pending.append(piece)
-        if len(pending) == self._BLOCK:
-            self._blocks.append("".join(pending))
-            pending.clear()
-
-    def held(self) -> str:
-        """What has arrived so far (for a call announced after its first arguments)."""
-        return "".join(self._blocks) + "".join(self._pending)
-
-    def take(self) -> str:
-        """Everything, joined; the pieces are dropped, so the text is not held twice."""
-        blocks = self._blocks
-        blocks.append("".join(self._pending))
-        self._blocks = []
-        self._pending = []
-        text = "".join(blocks)
-        blocks.clear()
-        return text
 
 
 class _Call:
@@ -78,7 +39,7 @@ class _Call:
         self.name: str | None = None
         self.upstream_id: str | None = None
         self.call_id = f"call_{index}"
-        self.fragments = _Pieces()
+        self.fragments = TextPieces()
 
 
 class TurnAssembler:
@@ -106,7 +67,7 @@ class TurnAssembler:
     def __init__(self, emit: Emit, secrets: tuple[str, ...] = ()) -> None:
         self.emit = emit
         self._secrets = secrets
-        self._text = _Pieces()
+        self._text = TextPieces()
         self._calls: dict[int, _Call] = {}
         self.finish_reason: str | None = None
         self.usage: Usage | None = None
@@ -293,33 +254,19 @@ class TurnAssembler:
     def receipt(self, request: ExecutionRequest, adapter: AdapterDescriptor) -> ExecutionReceipt:
         """The turn's receipt. The joined text replaces the fragments, so the turn's text is
         held once, not twice, while the receipt is built."""
-        text = self._text.take()
         calls: list[ToolCall] = []
         for index, call in sorted(self._calls.items()):
             if call.name is None:
                 raise invalid(f"tool call {index} never got a name")
-            arguments = call.fragments.take()
-            check_json_text(arguments, f"tool call {index}'s arguments")
-            calls.append(
-                ToolCall(
-                    call_id=call.call_id, name=call.name, arguments=parse_json_text(arguments)[1]
-                )
-            )
-        if text and not is_text_schema(request.interaction.output_schema):
-            check_json_text(text, "the answer")
-        try:
-            return build_receipt(
-                request,
-                adapter=adapter,
-                text=text,
-                tool_calls=calls,
-                finish_reason=self.finish_reason,
-                usage=self.usage,
-            )
-        except UnicodeEncodeError:
-            # Lone surrogates (a "\ud83d" escape without its pair) are not UTF-8, so the
-            # output cannot be fingerprinted.
-            raise invalid("the response's text is not valid Unicode") from None
+            calls.append(parsed_tool_call(index, call.call_id, call.name, call.fragments.take()))
+        return turn_receipt(
+            request,
+            adapter,
+            text=self._text.take(),
+            tool_calls=calls,
+            finish_reason=self.finish_reason,
+            usage=self.usage,
+        )
 
 
 def _text_parts(parts: list[Any]) -> str:

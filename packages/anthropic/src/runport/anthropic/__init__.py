@@ -1,0 +1,22 @@
+"""An Anthropic Messages API runtime adapter, streamed over SSE, as a codec on runport's HTTP
+layer (docs/providers-anthropic-gemini.md)."""
+
+from runport.anthropic._adapter import (
+    DEFAULT_BASE_URL,
+    DEFAULT_MAX_TOKENS,
+    AnthropicMessagesAdapter,
+    create_adapter,
+)
+from runport.anthropic._async_adapter import AsyncAnthropicMessagesAdapter
+from runport.anthropic._codec import ANTHROPIC_VERSION
+from runport.anthropic._request import ANSWER_TOOL
+
+__all__ = [
+    "ANSWER_TOOL",
+    "ANTHROPIC_VERSION",
+    "DEFAULT_BASE_URL",
+    "DEFAULT_MAX_TOKENS",
+    "AnthropicMessagesAdapter",
+    "AsyncAnthropicMessagesAdapter",
+    "create_adapter",
+]

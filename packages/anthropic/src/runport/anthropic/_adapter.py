@@ -1,0 +1,96 @@
+"""``AnthropicMessagesAdapter``: the Messages API codec on the HTTP drivers
+(docs/providers-anthropic-gemini.md)."""
+
+from __future__ import annotations
+
+import os
+from typing import Final
+
+import httpx
+
+from runport.anthropic._codec import MessagesCodec
+from runport.http import HTTPAdapter, redact_url
+
+DEFAULT_BASE_URL: Final = "https://api.anthropic.com"
+DEFAULT_MAX_TOKENS: Final = 4096
+"""The API requires ``max_tokens``; a request's ``runtime_policy.max_tokens`` overrides it."""
+
+
+def make_codec(*, model: str, api_key: str | None, max_tokens: int) -> MessagesCodec:
+    """The codec both flavours share, with its arguments checked."""
+    if not model:
+        raise ValueError("model must name the upstream model")
+    if api_key is not None and not (api_key.isascii() and api_key.isprintable()):
+        raise ValueError("api_key must be printable ASCII (it goes in a header)")
+    if type(max_tokens) is not int or max_tokens < 1:
+        raise ValueError("max_tokens must be a positive integer")
+    return MessagesCodec(model=model, api_key=api_key, max_tokens=max_tokens)
+
+
+class AnthropicMessagesAdapter(HTTPAdapter):
+    """A runtime adapter for Anthropic's Messages API.
+
+    ``execute`` posts without ``stream``; ``execute_streaming`` with ``stream: true`` and
+    forwards every text and tool-input fragment as its event completes. Both feed the same
+    assembly, so they return equal receipts for the same content. The completion marker is
+    ``message_stop``: a body that ends before it fails as ``TQX_RUNTIME_STREAM_TRUNCATED``.
+    Thinking blocks never reach the answer. Structured contracts are answered through a
+    forced tool whose input is the answer (ADR 0019).
+
+    Bounded by ``max_response_bytes`` and ``deadline`` (seconds, the whole call); ``timeout``
+    is the longest silence. It never retries. Pass an ``httpx.Client`` to share a pool;
+    otherwise the adapter owns one, released by ``close()`` or a ``with`` block.
+    """
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        api_key: str | None = None,
+        base_url: str = DEFAULT_BASE_URL,
+        http_client: httpx.Client | None = None,
+        timeout: float | httpx.Timeout | None = None,
+        max_response_bytes: int | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        deadline: float | None = None,
+    ) -> None:
+        super().__init__(
+            make_codec(model=model, api_key=api_key, max_tokens=max_tokens),
+            base_url=base_url,
+            http_client=http_client,
+            timeout=timeout,
+            max_response_bytes=max_response_bytes,
+            deadline=deadline,
+        )
+        self._repr = f"{type(self).__name__}(url={redact_url(base_url)!r}, model={model!r})"
+
+    def __repr__(self) -> str:
+        return self._repr
+
+
+def create_adapter(
+    *, base_url: str | None = None, model: str | None = None, api_key: str | None = None
+) -> AnthropicMessagesAdapter:
+    """The ``runport.adapters`` entry point: ``runport run … --adapter anthropic``.
+
+    Each argument falls back to the environment: ``ANTHROPIC_API_KEY`` and
+    ``RUNPORT_ANTHROPIC_MODEL`` (both required), ``RUNPORT_ANTHROPIC_BASE_URL`` (default
+    ``https://api.anthropic.com``).
+    """
+    api_key = api_key or os.environ.get("ANTHROPIC_API_KEY") or ""
+    model = model or os.environ.get("RUNPORT_ANTHROPIC_MODEL") or ""
+    missing = [
+        name
+        for name, value in (("ANTHROPIC_API_KEY", api_key), ("RUNPORT_ANTHROPIC_MODEL", model))
+        if not value
+    ]
+    if missing:
+        raise ValueError(
+            f"the anthropic adapter needs {' and '.join(missing)} "
+            "(e.g. RUNPORT_ANTHROPIC_MODEL=claude-sonnet-4-5)"
+        )
+    return AnthropicMessagesAdapter(
+        base_url=base_url or os.environ.get("RUNPORT_ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL,
+        model=model,
+        api_key=api_key,
+    )

@@ -1,0 +1,142 @@
+"""The Messages API as a sans-IO codec (docs/codecs.md): the request body one way, stream
+events or one JSON message the other, with no I/O of its own."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from runport.anthropic._errors import error_event, invalid
+from runport.anthropic._message import MessageAssembly
+from runport.anthropic._request import answer_tool_in_use, request_body
+from runport.contracts import AdapterDescriptor, ExecutionRequest
+from runport.http import (
+    Codec,
+    HTTPRequest,
+    JSONTurnDecoder,
+    ResponseDecoder,
+    SSETurnDecoder,
+    encode_json,
+    error_message,
+    json_headers,
+    json_object,
+    reads_as_events,
+)
+from runport.ports import distribution_version
+
+DESCRIPTOR: Final = AdapterDescriptor(
+    id="anthropic-messages",
+    version=distribution_version("runport-anthropic"),
+    capabilities=["streaming", "structured_output", "text", "tool_calls"],
+    provider="anthropic",
+)
+
+ANTHROPIC_VERSION: Final = "2023-06-01"
+"""The ``anthropic-version`` header: the API version whose shapes this codec reads."""
+
+
+class MessagesCodec(Codec):
+    """``POST /v1/messages``, with ``stream: true`` when streamed. The completion marker is
+    ``message_stop``."""
+
+    def __init__(self, *, model: str, api_key: str | None, max_tokens: int) -> None:
+        self.model = model
+        self._descriptor = DESCRIPTOR.model_copy(update={"model": model})
+        self.max_tokens = max_tokens
+        credentials = {"anthropic-version": ANTHROPIC_VERSION}
+        if api_key:
+            credentials["x-api-key"] = api_key
+            self.secrets = (api_key,)
+        self._stream_headers, self._json_headers = json_headers(
+            f"runport-anthropic/{DESCRIPTOR.version}", credentials
+        )
+
+    def descriptor(self) -> AdapterDescriptor:
+        return self._descriptor
+
+    def encode(self, request: ExecutionRequest, *, stream: bool) -> HTTPRequest:
+        body = request_body(
+            request.interaction, model=self.model, max_tokens=self.max_tokens, stream=stream
+        )
+        return HTTPRequest(
+            "POST",
+            "v1/messages",
+            encode_json(body),
+            self._stream_headers if stream else self._json_headers,
+        )
+
+    def decoder(
+        self, request: ExecutionRequest, *, stream: bool, media_type: str
+    ) -> ResponseDecoder:
+        if reads_as_events(stream, media_type):
+            return _EventStream(request, self.secrets, self._descriptor)
+        return _Message(request, self.secrets, self._descriptor)
+
+    def error_text(self, body: Any) -> Any:
+        return error_message(body)
+
+
+class _EventStream(SSETurnDecoder):
+    marker = "message_stop"
+
+    def __init__(
+        self, request: ExecutionRequest, secrets: tuple[str, ...], descriptor: AdapterDescriptor
+    ) -> None:
+        super().__init__(request, descriptor)
+        self._secrets = secrets
+        self._message = MessageAssembly(
+            self.turn, answer_tool=answer_tool_in_use(request.interaction)
+        )
+
+    def frame(self, event: str, payload: bytes) -> None:
+        if event == "ping":
+            return
+        data = json_object(payload, "a stream event")
+        kind = data.get("type")
+        message = self._message
+        if kind == "content_block_delta":
+            message.delta(data.get("index"), data.get("delta"))
+        elif kind == "content_block_start":
+            message.start(data.get("index"), data.get("content_block"))
+        elif kind == "content_block_stop":
+            message.stop(data.get("index"))
+        elif kind == "message_start":
+            start = data.get("message")
+            if type(start) is not dict:
+                raise invalid("message_start holds no message")
+            message.usage(start.get("usage"))
+        elif kind == "message_delta":
+            delta = data.get("delta")
+            if type(delta) is dict:
+                message.stop_reason(delta.get("stop_reason"))
+            message.usage(data.get("usage"))
+        elif kind == "message_stop":
+            message.close()
+            self.complete = self.finished = True
+        elif kind == "error" or event == "error":
+            raise error_event(data, self._secrets)
+
+
+class _Message(JSONTurnDecoder):
+    def __init__(
+        self, request: ExecutionRequest, secrets: tuple[str, ...], descriptor: AdapterDescriptor
+    ) -> None:
+        super().__init__(request, descriptor)
+        self._secrets = secrets
+        self._message = MessageAssembly(
+            self.turn, answer_tool=answer_tool_in_use(request.interaction)
+        )
+
+    def body(self, data: bytes) -> bool:
+        message = json_object(data, "the response")
+        if message.get("type") == "error":
+            raise error_event(message, self._secrets)
+        content = message.get("content")
+        if type(content) is not list:
+            raise invalid("the response has no content list")
+        assembly = self._message
+        for index, block in enumerate(content):
+            assembly.start(index, block)
+            assembly.stop(index)
+        assembly.stop_reason(message.get("stop_reason"))
+        assembly.usage(message.get("usage"))
+        return True

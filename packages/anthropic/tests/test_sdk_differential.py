@@ -1,0 +1,134 @@
+"""For the same bytes, the receipt agrees with what Anthropic's official SDK assembles — text,
+tool calls, finish reason and usage — across random turns and random chunkings of the body.
+
+The SDK is a test-only dependency (the tox env and the root dev group); both clients read the
+same bytes from the same loopback server.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import anthropic
+import httpx
+import pytest
+from anthropic_wire import Block, Text, Thinking, ToolUse, Turn, message_body, stream_events
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from provider_checks import (
+    WEATHER,
+    Playback,
+    json_reply,
+    make_request,
+    rechunk,
+    run_streamed,
+    stream_reply,
+)
+
+from runport.anthropic import AnthropicMessagesAdapter
+
+API_KEY = "sk-ant-differential-key"
+
+_pieces = st.lists(st.text(min_size=1, max_size=12), min_size=1, max_size=5)
+_arguments = st.dictionaries(
+    st.sampled_from(["city", "days", "units", "ß"]),
+    st.one_of(st.integers(-5, 500), st.text(max_size=8), st.booleans(), st.none()),
+    max_size=3,
+)
+
+
+@st.composite
+def tool_use(draw: st.DrawFn) -> ToolUse:
+    text = json.dumps(draw(_arguments), ensure_ascii=False)
+    cuts = draw(st.lists(st.integers(1, max(1, len(text) - 1)), max_size=4))
+    silent = text == "{}" and draw(st.booleans())  # a call whose arguments never arrive
+    fragments = [] if silent else [text[a:b] for a, b in _spans(len(text), cuts)]
+    kind = draw(st.sampled_from(["tool_use", "tool_use", "server_tool_use"]))
+    call_id = f"toolu_{draw(st.integers(0, 10**6)):07d}"
+    return ToolUse(call_id, draw(st.sampled_from(["get_weather", "lookup"])), fragments, kind)
+
+
+def _spans(length: int, cuts: list[int]) -> list[tuple[int, int]]:
+    points = sorted({c for c in cuts if 0 < c < length})
+    return list(zip([0, *points], [*points, length], strict=True))
+
+
+_block: st.SearchStrategy[Block] = st.one_of(_pieces.map(Text), _pieces.map(Thinking), tool_use())
+turns = st.builds(
+    Turn,
+    blocks=st.lists(_block, min_size=1, max_size=4),
+    stop_reason=st.sampled_from(["end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal"]),
+    input_tokens=st.integers(0, 10**6),
+    output_tokens=st.integers(0, 10**5),
+    start_output_tokens=st.integers(0, 5),
+    cache_read_tokens=st.integers(0, 10**4),
+)
+
+
+@pytest.fixture(scope="module")
+def sdk(playback: Playback) -> Iterator[Any]:
+    player = playback
+    client = anthropic.Anthropic(base_url=player.base_url, api_key=API_KEY, max_retries=0)
+    yield client
+    client.close()
+
+
+def sdk_view(message: Any) -> dict[str, Any]:
+    return {
+        "text": "".join(b.text for b in message.content if b.type == "text") or None,
+        "calls": [(b.id, b.name, b.input) for b in message.content if b.type == "tool_use"] or None,
+        "finish": message.stop_reason,
+        "usage": (message.usage.input_tokens, message.usage.output_tokens),
+    }
+
+
+def receipt_view(receipt: Any) -> dict[str, Any]:
+    calls = receipt.tool_calls
+    return {
+        "text": receipt.text,
+        "calls": [(c.call_id, c.name, c.arguments) for c in calls] if calls else None,
+        "finish": receipt.finish_reason,
+        "usage": (receipt.usage.input_tokens, receipt.usage.output_tokens),
+    }
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(turn=turns, cuts=st.lists(st.integers(0, 4000), max_size=12))
+def test_the_streamed_receipt_agrees_with_the_sdk(
+    playback: Playback, sdk: Any, turn: Turn, cuts: list[int]
+) -> None:
+    playback.answer = stream_reply(rechunk(b"".join(stream_events(turn)), cuts))
+    with httpx.Client() as http:
+        adapter = AnthropicMessagesAdapter(
+            base_url=playback.base_url, model="claude-test", api_key=API_KEY, http_client=http
+        )
+        receipt = run_streamed(adapter, make_request(tools=[WEATHER])).receipt
+    with sdk.messages.stream(
+        model="claude-test", max_tokens=64, messages=[{"role": "user", "content": "hi"}]
+    ) as stream:
+        message = stream.get_final_message()
+    assert receipt is not None
+    assert receipt_view(receipt) == sdk_view(message)
+
+
+@settings(
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(turn=turns)
+def test_the_unstreamed_receipt_agrees_with_the_sdk(
+    playback: Playback, sdk: Any, turn: Turn
+) -> None:
+    playback.answer = json_reply(message_body(turn))
+    with httpx.Client() as http:
+        adapter = AnthropicMessagesAdapter(
+            base_url=playback.base_url, model="claude-test", api_key=API_KEY, http_client=http
+        )
+        receipt = adapter.execute(make_request(tools=[WEATHER]))
+    message = sdk.messages.create(
+        model="claude-test", max_tokens=64, messages=[{"role": "user", "content": "hi"}]
+    )
+    assert receipt_view(receipt) == sdk_view(message)

@@ -1,0 +1,101 @@
+"""``GeminiAdapter``: the ``generateContent`` codec on the HTTP drivers
+(docs/providers-anthropic-gemini.md)."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Final
+
+import httpx
+
+from runport.gemini._codec import GenerateContentCodec
+from runport.http import HTTPAdapter, redact_url
+
+DEFAULT_BASE_URL: Final = "https://generativelanguage.googleapis.com"
+
+_MODEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def make_codec(*, model: str, api_key: str | None) -> GenerateContentCodec:
+    """The codec both flavours share, with its arguments checked."""
+    model = model.removeprefix("models/")
+    if not _MODEL.fullmatch(model):
+        raise ValueError(
+            "model must name a Gemini model (letters, digits, '.', '_', '-'), e.g. gemini-2.5-flash"
+        )
+    if api_key is not None and not (api_key.isascii() and api_key.isprintable()):
+        raise ValueError("api_key must be printable ASCII (it goes in a header)")
+    return GenerateContentCodec(model=model, api_key=api_key)
+
+
+class GeminiAdapter(HTTPAdapter):
+    """A runtime adapter for the Gemini API.
+
+    ``execute`` posts to ``:generateContent``; ``execute_streaming`` to
+    ``:streamGenerateContent?alt=sse`` and forwards every text part and function call as its
+    chunk completes. Both feed the same assembly, so they return equal receipts for the same
+    content. The completion marker is a candidate's ``finishReason`` (``SAFETY``,
+    ``RECITATION`` and ``MAX_TOKENS`` complete with that reason); a stream that ends without
+    one fails as ``TQX_RUNTIME_STREAM_TRUNCATED``, never as a short answer. Thought parts
+    never reach the answer. The key travels in the ``x-goog-api-key`` header only.
+
+    Bounded by ``max_response_bytes`` and ``deadline`` (seconds, the whole call); ``timeout``
+    is the longest silence. It never retries. Pass an ``httpx.Client`` to share a pool;
+    otherwise the adapter owns one, released by ``close()`` or a ``with`` block.
+    """
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        api_key: str | None = None,
+        base_url: str = DEFAULT_BASE_URL,
+        http_client: httpx.Client | None = None,
+        timeout: float | httpx.Timeout | None = None,
+        max_response_bytes: int | None = None,
+        deadline: float | None = None,
+    ) -> None:
+        super().__init__(
+            make_codec(model=model, api_key=api_key),
+            base_url=base_url,
+            http_client=http_client,
+            timeout=timeout,
+            max_response_bytes=max_response_bytes,
+            deadline=deadline,
+        )
+        self._repr = f"{type(self).__name__}(url={redact_url(base_url)!r}, model={model!r})"
+
+    def __repr__(self) -> str:
+        return self._repr
+
+
+def create_adapter(
+    *, base_url: str | None = None, model: str | None = None, api_key: str | None = None
+) -> GeminiAdapter:
+    """The ``runport.adapters`` entry point: ``runport run … --adapter gemini``.
+
+    Each argument falls back to the environment: ``GEMINI_API_KEY`` (else ``GOOGLE_API_KEY``)
+    and ``RUNPORT_GEMINI_MODEL`` (both required), ``RUNPORT_GEMINI_BASE_URL`` (default
+    ``https://generativelanguage.googleapis.com``).
+    """
+    api_key = api_key or os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY") or ""
+    model = model or os.environ.get("RUNPORT_GEMINI_MODEL") or ""
+    missing = [
+        name
+        for name, value in (
+            ("GEMINI_API_KEY (or GOOGLE_API_KEY)", api_key),
+            ("RUNPORT_GEMINI_MODEL", model),
+        )
+        if not value
+    ]
+    if missing:
+        raise ValueError(
+            f"the gemini adapter needs {' and '.join(missing)} "
+            "(e.g. RUNPORT_GEMINI_MODEL=gemini-2.5-flash)"
+        )
+    return GeminiAdapter(
+        base_url=base_url or os.environ.get("RUNPORT_GEMINI_BASE_URL") or DEFAULT_BASE_URL,
+        model=model,
+        api_key=api_key,
+    )

@@ -1,0 +1,106 @@
+"""The Gemini API's ``generateContent`` as a sans-IO codec (docs/codecs.md)."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from runport.contracts import AdapterDescriptor, ExecutionRequest
+from runport.gemini._request import request_body
+from runport.gemini._response import ResponseAssembly
+from runport.http import (
+    Codec,
+    HTTPRequest,
+    JSONTurnDecoder,
+    ResponseDecoder,
+    SSETurnDecoder,
+    encode_json,
+    error_message,
+    json_headers,
+    json_object,
+    reads_as_events,
+)
+from runport.ports import distribution_version
+
+DESCRIPTOR: Final = AdapterDescriptor(
+    id="gemini",
+    version=distribution_version("runport-gemini"),
+    capabilities=["streaming", "structured_output", "text", "tool_calls"],
+    provider="gcp.gemini",
+)
+
+_MARKER: Final = "a candidate's finishReason"
+
+
+class GenerateContentCodec(Codec):
+    """``POST /v1beta/models/{model}:streamGenerateContent?alt=sse`` streamed,
+    ``:generateContent`` unstreamed; the key goes in ``x-goog-api-key``, never in the URL."""
+
+    def __init__(self, *, model: str, api_key: str | None) -> None:
+        self.model = model
+        self._descriptor = DESCRIPTOR.model_copy(update={"model": model})
+        credentials: dict[str, str] = {}
+        if api_key:
+            credentials["x-goog-api-key"] = api_key
+            self.secrets = (api_key,)
+        self._stream_headers, self._json_headers = json_headers(
+            f"runport-gemini/{DESCRIPTOR.version}", credentials
+        )
+
+    def descriptor(self) -> AdapterDescriptor:
+        return self._descriptor
+
+    def encode(self, request: ExecutionRequest, *, stream: bool) -> HTTPRequest:
+        body = encode_json(request_body(request.interaction))
+        if stream:
+            return HTTPRequest(
+                "POST",
+                f"v1beta/models/{self.model}:streamGenerateContent",
+                body,
+                self._stream_headers,
+                {"alt": "sse"},
+            )
+        return HTTPRequest(
+            "POST", f"v1beta/models/{self.model}:generateContent", body, self._json_headers
+        )
+
+    def decoder(
+        self, request: ExecutionRequest, *, stream: bool, media_type: str
+    ) -> ResponseDecoder:
+        if reads_as_events(stream, media_type):
+            return _Chunks(request, self.secrets, self._descriptor)
+        return _Response(request, self.secrets, self._descriptor)
+
+    def error_text(self, body: Any) -> Any:
+        return error_message(body)
+
+
+class _Chunks(SSETurnDecoder):
+    """Each ``data:`` frame is one response chunk. After the ``finishReason`` the body is
+    read to its end for the usage that may follow; an end, reset or stall then completes."""
+
+    marker = _MARKER
+
+    def __init__(
+        self, request: ExecutionRequest, secrets: tuple[str, ...], descriptor: AdapterDescriptor
+    ) -> None:
+        super().__init__(request, descriptor)
+        self._assembly = ResponseAssembly(self.turn, secrets)
+
+    def frame(self, event: str, payload: bytes) -> None:
+        if event != "message" and event != "error":
+            return
+        if self._assembly.feed(json_object(payload, "a stream frame")):
+            self.complete = True
+
+
+class _Response(JSONTurnDecoder):
+    marker = _MARKER
+
+    def __init__(
+        self, request: ExecutionRequest, secrets: tuple[str, ...], descriptor: AdapterDescriptor
+    ) -> None:
+        super().__init__(request, descriptor)
+        self._assembly = ResponseAssembly(self.turn, secrets)
+
+    def body(self, data: bytes) -> bool:
+        return self._assembly.feed(json_object(data, "the response"))

@@ -1,0 +1,379 @@
+"""``GeminiAdapter`` over real HTTP on 127.0.0.1: what it sends, what it makes of the chunks
+and of a whole response, and how each fault ends."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from gemini_wire import (
+    Turn,
+    call,
+    error_body,
+    error_frame,
+    frame,
+    response_body,
+    stream_chunks,
+    text,
+    thought,
+)
+from http_faults import FaultServer, Handler, fixed_reply
+from provider_checks import (
+    OBJECT_SCHEMA,
+    WEATHER,
+    Outcome,
+    json_reply,
+    make_request,
+    run_streamed,
+    run_streamed_async,
+    seen,
+    serving,
+    stream_reply,
+    trickle,
+)
+
+from runport.contracts import ErrorCode, Message, ToolCall, Usage
+from runport.gemini import AsyncGeminiAdapter, GeminiAdapter, create_adapter
+from runport.ports import PortError
+
+API_KEY = "AIzaSyTEST-SECRET-0123456789abcdef"
+TIMEOUT = httpx.Timeout(5.0, read=0.5)
+
+TOOL_TURN = Turn(
+    chunks=[
+        [thought("Thinking about "), thought("the weather.")],
+        [text("Let me "), text("check.", thoughtSignature="c2lnbmF0dXJl")],
+        [call("get_weather", {"city": "Paris"}, call_id="fc-1"), call("get_weather")],
+    ],
+    finish="STOP",
+    prompt_tokens=21,
+    candidates_tokens=8,
+    thoughts_tokens=30,
+)
+
+
+@pytest.fixture
+def client() -> Iterator[httpx.Client]:
+    with httpx.Client(timeout=TIMEOUT) as http:
+        yield http
+
+
+def streamed(client: httpx.Client, *handlers: Handler, **kwargs: object) -> Outcome:
+    """One streamed call of the default request against a server playing ``handlers``."""
+    with serving(*handlers) as server:
+        return run_streamed(adapter_for(server, client, **kwargs), make_request())
+
+
+def adapter_for(server: FaultServer, client: httpx.Client, **kwargs: object) -> GeminiAdapter:
+    return GeminiAdapter(
+        base_url=server.base_url.removesuffix("/v1"),
+        model="gemini-test",
+        api_key=API_KEY,
+        http_client=client,
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+def test_a_streamed_turn_keeps_thoughts_out_and_calls_whole(client: httpx.Client) -> None:
+    with serving(stream_reply(stream_chunks(TOOL_TURN))) as server:
+        outcome = run_streamed(adapter_for(server, client), make_request(tools=[WEATHER]))
+    receipt = outcome.receipt
+    assert receipt is not None
+    assert receipt.text == "Let me check."  # a part with a thoughtSignature is answer text
+    assert receipt.tool_calls == [
+        ToolCall(call_id="fc-1", name="get_weather", arguments={"city": "Paris"}),
+        ToolCall(call_id="call_1", name="get_weather", arguments={}),
+    ]
+    fragments = [(d.index, d.arguments_fragment) for d in outcome.tool_deltas]
+    assert fragments == [(0, ""), (0, '{"city":"Paris"}'), (1, ""), (1, "{}")]
+    assert receipt.finish_reason == "STOP"
+    assert receipt.usage == Usage(input_tokens=21, output_tokens=38)
+
+
+def test_the_request_carries_the_generate_content_shape(client: httpx.Client) -> None:
+    with serving(
+        stream_reply(stream_chunks(Turn([[text("ok")]]))),
+        json_reply(response_body(Turn([[text("ok")]]))),
+    ) as server:
+        history = [
+            Message(role="system", content="Be brief."),
+            Message(role="user", content="Weather in Paris?"),
+            Message(
+                role="assistant",
+                content="",
+                tool_calls=[
+                    ToolCall(call_id="call_0", name="get_weather", arguments={"city": "Paris"})
+                ],
+            ),
+            Message(role="tool", content='{"sky": "clear"}', tool_call_id="call_0"),
+        ]
+        request = make_request(
+            OBJECT_SCHEMA,
+            messages=history,
+            tools=[WEATHER],
+            runtime_policy={"temperature": 0.1, "max_tokens": 50},
+        )
+        adapter = adapter_for(server, client)
+        run_streamed(adapter, request)
+        assert adapter.execute(request).output_schema_valid is False  # "ok" is no object
+        streamed, whole = seen(server, 0), seen(server, 1)
+    assert streamed.target == "/v1beta/models/gemini-test:streamGenerateContent?alt=sse"
+    assert whole.target == "/v1beta/models/gemini-test:generateContent"
+    for request_seen in (streamed, whole):
+        assert request_seen.headers["x-goog-api-key"] == API_KEY
+        assert API_KEY not in request_seen.target
+        assert "key=" not in request_seen.target
+    body = streamed.body
+    assert body == whole.body
+    assert body["systemInstruction"] == {"parts": [{"text": "Be brief."}]}
+    assert body["contents"] == [
+        {"role": "user", "parts": [{"text": "Weather in Paris?"}]},
+        {
+            "role": "model",
+            "parts": [{"functionCall": {"name": "get_weather", "args": {"city": "Paris"}}}],
+        },
+        {
+            "role": "user",
+            "parts": [{"functionResponse": {"name": "get_weather", "response": {"sky": "clear"}}}],
+        },
+    ]
+    assert body["tools"] == [
+        {
+            "functionDeclarations": [
+                {
+                    "name": "get_weather",
+                    "description": "The weather in a city.",
+                    "parametersJsonSchema": WEATHER.parameters,
+                }
+            ]
+        }
+    ]
+    assert body["generationConfig"] == {
+        "temperature": 0.1,
+        "maxOutputTokens": 50,
+        "responseMimeType": "application/json",
+        "responseJsonSchema": OBJECT_SCHEMA,
+    }
+
+
+def test_a_tool_result_for_an_unknown_call_is_refused(client: httpx.Client) -> None:
+    with serving(stream_reply([])) as server:
+        history = [
+            Message(role="user", content="hi"),
+            Message(role="tool", content="x", tool_call_id="nope"),
+        ]
+        with pytest.raises(PortError) as raised:
+            adapter_for(server, client).execute(make_request(messages=history))
+    assert raised.value.code == ErrorCode.DATA_INVALID
+
+
+def test_execute_and_execute_streaming_agree(client: httpx.Client) -> None:
+    with serving(
+        stream_reply(stream_chunks(TOOL_TURN)), json_reply(response_body(TOOL_TURN))
+    ) as server:
+        adapter = adapter_for(server, client)
+        streamed = run_streamed(adapter, make_request(tools=[WEATHER])).receipt
+        whole = adapter.execute(make_request(tools=[WEATHER]))
+    assert whole == streamed
+
+
+def test_the_async_twin_gives_the_same_receipt(client: httpx.Client) -> None:
+    handler = stream_reply(stream_chunks(TOOL_TURN))
+    with serving(handler) as server, serving(handler) as sync_server:
+        adapter = AsyncGeminiAdapter(
+            base_url=server.base_url.removesuffix("/v1"), model="gemini-test", api_key=API_KEY
+        )
+        async_outcome = run_streamed_async(adapter, make_request(tools=[WEATHER]))
+        sync_outcome = run_streamed(adapter_for(sync_server, client), make_request(tools=[WEATHER]))
+    assert async_outcome.events == sync_outcome.events
+    assert async_outcome.receipt == sync_outcome.receipt
+
+
+@pytest.mark.parametrize("reason", ["SAFETY", "RECITATION", "MAX_TOKENS"])
+def test_a_stop_for_safety_recitation_or_length_is_a_complete_stream(
+    client: httpx.Client, reason: str
+) -> None:
+    outcome = streamed(
+        client,
+        stream_reply(stream_chunks(Turn([[text("Once upon")], [text(" a")]], finish=reason))),
+    )
+    assert outcome.receipt is not None
+    assert (outcome.receipt.text, outcome.receipt.finish_reason) == ("Once upon a", reason)
+
+
+def test_a_stream_without_finish_reason_is_truncated(client: httpx.Client) -> None:
+    outcome = streamed(
+        client, stream_reply(stream_chunks(Turn([[text("Once upon")], [text(" a")]], finish=None)))
+    )
+    assert outcome.error is not None
+    assert outcome.error.code == ErrorCode.RUNTIME_STREAM_TRUNCATED
+    assert "finishReason" in outcome.error.message
+    assert outcome.text == "Once upon a"
+
+
+def test_a_prompt_blocked_at_the_prompt_is_permanent(client: httpx.Client) -> None:
+    blocked = {
+        "promptFeedback": {"blockReason": "PROHIBITED_CONTENT"},
+        "usageMetadata": {"promptTokenCount": 5},
+    }
+    with serving(stream_reply([frame(blocked)]), json_reply(blocked)) as server:
+        adapter = adapter_for(server, client)
+        outcome = run_streamed(adapter, make_request())
+        with pytest.raises(PortError) as raised:
+            adapter.execute(make_request())
+    for error in (outcome.error, raised.value):
+        assert error is not None
+        assert error.code == ErrorCode.RUNTIME_PERMANENT
+        assert "PROHIBITED_CONTENT" in error.message
+
+
+@pytest.mark.parametrize(
+    ("code", "status", "expected"),
+    [
+        (503, "UNAVAILABLE", ErrorCode.RUNTIME_UNAVAILABLE),
+        (429, "RESOURCE_EXHAUSTED", ErrorCode.RUNTIME_RATE_LIMITED),
+        (500, "INTERNAL", ErrorCode.RUNTIME_UNAVAILABLE),
+        (400, "INVALID_ARGUMENT", ErrorCode.RUNTIME_PERMANENT),
+    ],
+)
+def test_error_frames_mid_stream(
+    client: httpx.Client, code: int, status: str, expected: ErrorCode
+) -> None:
+    first = stream_chunks(Turn([[text("partial")], [text("x")]], finish=None))[0]
+    leaked = f"The model is overloaded (key {API_KEY})"
+    outcome = streamed(client, stream_reply([first, error_frame(code, status, leaked)]))
+    assert outcome.error is not None
+    assert outcome.error.code == expected
+    assert "The model is overloaded" in outcome.error.message
+    assert API_KEY not in outcome.error.message
+    assert outcome.text == "partial"
+
+
+@pytest.mark.parametrize(
+    ("status", "word", "expected"),
+    [
+        ("429 Too Many Requests", "RESOURCE_EXHAUSTED", ErrorCode.RUNTIME_RATE_LIMITED),
+        ("503 Service Unavailable", "UNAVAILABLE", ErrorCode.RUNTIME_UNAVAILABLE),
+        ("400 Bad Request", "INVALID_ARGUMENT", ErrorCode.RUNTIME_PERMANENT),
+    ],
+)
+def test_error_statuses_keep_the_providers_message_and_retry_after(
+    client: httpx.Client, status: str, word: str, expected: ErrorCode
+) -> None:
+    code = int(status.split()[0])
+    body = error_body(code, word, "Quota exceeded for metric generate_content_requests")
+    outcome = streamed(
+        client, fixed_reply(status, {"Content-Type": "application/json", "Retry-After": "3"}, body)
+    )
+    assert outcome.error is not None
+    assert outcome.error.code == expected
+    assert "Quota exceeded" in outcome.error.message
+    if expected != ErrorCode.RUNTIME_PERMANENT:
+        assert outcome.error.retry_after_ms == 3000
+
+
+def test_an_oversize_stream_fails_and_closes(client: httpx.Client) -> None:
+    piece = stream_chunks(Turn([[text("x" * 300)]], finish=None))[0]
+    with serving(trickle(piece, piece, every=0.001)) as server:
+        outcome = run_streamed(
+            adapter_for(server, client, max_response_bytes=20_000), make_request()
+        )
+        assert server.wait_closed()
+    assert outcome.error is not None
+    assert outcome.error.code == ErrorCode.RUNTIME_RESPONSE_TOO_LARGE
+
+
+class Stop(Exception):
+    pass
+
+
+def test_a_caller_stop_closes_the_response_and_the_adapter_stays_usable(
+    client: httpx.Client,
+) -> None:
+    piece = stream_chunks(Turn([[text("tick")]], finish=None))[0]
+    server = FaultServer(
+        [trickle(piece, piece, every=0.01), stream_reply(stream_chunks(Turn([[text("ok")]])))]
+    )
+    adapter = adapter_for(server, client)
+    got: list[object] = []
+
+    def sink(event: object) -> None:
+        got.append(event)
+        if len(got) == 2:
+            raise Stop
+
+    try:
+        with pytest.raises(Stop):
+            adapter.execute_streaming(make_request(), sink)
+        assert server.wait_closed(0)
+        assert run_streamed(adapter, make_request()).receipt is not None
+    finally:
+        server.close()
+
+
+def test_cancelling_the_async_call_closes_the_upstream() -> None:
+    piece = stream_chunks(Turn([[text("tick")]], finish=None))[0]
+    server = FaultServer([trickle(piece, piece, every=0.01)])
+    adapter = AsyncGeminiAdapter(
+        base_url=server.base_url.removesuffix("/v1"), model="gemini-test", api_key=API_KEY
+    )
+
+    async def main() -> None:
+        first = asyncio.Event()
+        task = asyncio.create_task(adapter.execute_streaming(make_request(), lambda _: first.set()))
+        await first.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await adapter.aclose()
+
+    try:
+        asyncio.run(main())
+        assert server.wait_closed(0)
+    finally:
+        server.close()
+
+
+def test_content_after_the_finish_reason_is_invalid(client: httpx.Client) -> None:
+    chunks = stream_chunks(Turn([[text("done")]]))
+    late = stream_chunks(Turn([[text("more")]], finish=None))[0]
+    outcome = streamed(client, stream_reply([*chunks, late]))
+    assert outcome.error is not None
+    assert outcome.error.code == ErrorCode.RUNTIME_INVALID_RESPONSE
+
+
+def test_create_adapter_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in (
+        "GEMINI_API_KEY",
+        "GOOGLE_API_KEY",
+        "RUNPORT_GEMINI_MODEL",
+        "RUNPORT_GEMINI_BASE_URL",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(
+        ValueError, match=r"GEMINI_API_KEY \(or GOOGLE_API_KEY\) and RUNPORT_GEMINI_MODEL"
+    ):
+        create_adapter()
+    monkeypatch.setenv("GOOGLE_API_KEY", API_KEY)
+    monkeypatch.setenv("RUNPORT_GEMINI_MODEL", "models/gemini-test")
+    monkeypatch.setenv("RUNPORT_GEMINI_BASE_URL", "http://127.0.0.1:9")
+    adapter = create_adapter()
+    assert "127.0.0.1:9" in repr(adapter)
+    assert API_KEY not in repr(adapter)
+    adapter.close()
+
+
+def test_the_entry_point_is_registered() -> None:
+    from importlib.metadata import entry_points
+
+    (point,) = [p for p in entry_points(group="runport.adapters") if p.name == "gemini"]
+    assert point.load() is create_adapter
+
+
+def test_bad_settings_are_refused() -> None:
+    with pytest.raises(ValueError, match="model"):
+        GeminiAdapter(model="a/../b")
+    with pytest.raises(ValueError, match="api_key"):
+        GeminiAdapter(model="m", api_key="bad\nkey")

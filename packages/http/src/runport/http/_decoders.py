@@ -1,0 +1,119 @@
+"""Decoders for the two shapes a JSON-over-HTTP provider answers in — an event stream of JSON
+frames, or one JSON body — both assembling into a ``TurnBuilder``, so a codec writes only
+what one frame or one body means (docs/codecs.md)."""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Iterator
+from typing import Any
+
+from pydantic_core import from_json
+
+from runport.contracts import (
+    AdapterDescriptor,
+    ErrorCode,
+    ExecutionReceipt,
+    ExecutionRequest,
+    StreamEvent,
+)
+from runport.http._codec import ResponseDecoder
+from runport.http._sse import SSEDecoder
+from runport.http._turn import TurnBuilder
+from runport.ports import PortError
+
+__all__ = ["JSONTurnDecoder", "SSETurnDecoder", "json_object"]
+
+
+def json_object(data: bytes, what: str) -> dict[str, Any]:
+    """``data`` decoded as one JSON object, else ``INVALID_RESPONSE`` naming ``what``.
+
+    ``pydantic_core.from_json``: about 3× faster than ``json.loads`` on a frame, and it
+    refuses a lone surrogate escape, which could not be fingerprinted (ADR 0006).
+    """
+    try:
+        value = from_json(data)
+    except ValueError:
+        raise PortError(ErrorCode.RUNTIME_INVALID_RESPONSE, f"{what} is not JSON") from None
+    if type(value) is not dict:
+        raise PortError(ErrorCode.RUNTIME_INVALID_RESPONSE, f"{what} is not a JSON object")
+    return value
+
+
+class _TurnDecoder(ResponseDecoder):
+    """A decoder whose answer is one ``TurnBuilder``; ``marker`` names the completion marker
+    in the truncation message."""
+
+    marker = "its completion marker"
+
+    def __init__(self, request: ExecutionRequest, adapter: AdapterDescriptor) -> None:
+        self.request = request
+        self.adapter = adapter
+        self.turn = TurnBuilder()
+        self.complete = False
+        self.finished = False
+
+    def receipt(self) -> ExecutionReceipt:
+        if not self.complete:
+            raise PortError(
+                ErrorCode.RUNTIME_STREAM_TRUNCATED,
+                f"the response ended before {self.marker}",
+            )
+        return self.turn.receipt(self.request, self.adapter)
+
+
+class SSETurnDecoder(_TurnDecoder):
+    """An event stream; ``frame`` is handed each event whole, in order, and sets ``complete``
+    (and ``finished``, when nothing after it matters) as the protocol says.
+
+    ``feed`` is a generator: each frame's events are delivered before the next frame is
+    read, and a failure raised by a frame reaches the caller after the events before it
+    (docs/streaming-law.md, laws 4 and 5).
+    """
+
+    def __init__(self, request: ExecutionRequest, adapter: AdapterDescriptor) -> None:
+        super().__init__(request, adapter)
+        self._sse = SSEDecoder()
+
+    def feed(self, data: bytes) -> Iterator[StreamEvent]:
+        events = self.turn.events
+        for event, payload in self._sse.feed(data):
+            try:
+                self.frame(event, payload)
+            except PortError:
+                yield from events  # what the frame completed before it failed
+                events.clear()
+                raise
+            if events:
+                yield from events
+                events.clear()
+            if self.finished:
+                return
+
+    @abstractmethod
+    def frame(self, event: str, payload: bytes) -> None: ...
+
+
+class JSONTurnDecoder(_TurnDecoder):
+    """One JSON body, handed to ``body`` when it has all arrived; the same assembly as the
+    stream's, so ``execute`` and ``execute_streaming`` agree (law 2)."""
+
+    def __init__(self, request: ExecutionRequest, adapter: AdapterDescriptor) -> None:
+        super().__init__(request, adapter)
+        self._parts: list[bytes] = []
+
+    def feed(self, data: bytes) -> list[StreamEvent]:
+        self._parts.append(data)
+        return []
+
+    def end(self) -> list[StreamEvent]:
+        data = b"".join(self._parts)
+        self._parts.clear()
+        events: list[StreamEvent] = []
+        self.turn.events = events
+        self.complete = self.body(data)
+        return events
+
+    @abstractmethod
+    def body(self, data: bytes) -> bool:
+        """Assemble the body; ``True`` when it carried the completion marker."""

@@ -1,0 +1,196 @@
+"""``TurnBuilder``: one turn's text, tool calls, finish reason and usage, assembled as a
+codec decodes them, emitting each progress event as the piece that completes it arrives.
+
+Provider-neutral: a codec says *what* arrived (a text piece, a call announced, a fragment of
+its arguments, a call's end), the builder keeps the streaming law's assembly rules — joined
+``Delta`` text is the receipt's text, per index the joined fragments are the arguments' text
+(docs/streaming-law.md, law 3) — and builds the receipt through ``runport.core``. A whole JSON
+response fed through the same calls gives the same receipt (law 2).
+"""
+
+from __future__ import annotations
+
+from runport.contracts import (
+    AdapterDescriptor,
+    Delta,
+    ErrorCode,
+    ExecutionReceipt,
+    ExecutionRequest,
+    StreamEvent,
+    ToolCall,
+    ToolCallDelta,
+    Usage,
+)
+from runport.core import build_receipt, is_text_schema, parse_json_text
+from runport.http._json import check_json_text
+from runport.ports import PortError
+
+__all__ = ["TextPieces", "TurnBuilder", "parsed_tool_call", "turn_receipt"]
+
+
+class TextPieces:
+    """Text that arrives in many pieces, held compactly.
+
+    Every ``BLOCK`` pieces are joined into one block, so a turn of tiny deltas costs about its
+    own size in memory rather than a string header (~50 bytes) per piece, and the final join
+    copies each character once.
+    """
+
+    __slots__ = ("_blocks", "_pending", "count")
+
+    BLOCK = 256
+
+    def __init__(self) -> None:
+        self._blocks: list[str] = []
+        self._pending: list[str] = []
+        self.count = 0
+
+    def add(self, piece: str) -> None:
+        self.count += 1
+        pending = self._pending
+        pending.append(piece)
+        if len(pending) == self.BLOCK:
+            self._blocks.append("".join(pending))
+            pending.clear()
+
+    def held(self) -> str:
+        """What has arrived so far (for a call announced after its first arguments)."""
+        return "".join(self._blocks) + "".join(self._pending)
+
+    def take(self) -> str:
+        """Everything, joined; the pieces are dropped, so the text is not held twice."""
+        blocks = self._blocks
+        blocks.append("".join(self._pending))
+        self._blocks = []
+        self._pending = []
+        text = "".join(blocks)
+        blocks.clear()
+        return text
+
+
+class _Call:
+    __slots__ = ("arguments", "call_id", "closed", "name")
+
+    def __init__(self, call_id: str, name: str) -> None:
+        self.call_id = call_id
+        self.name = name
+        self.arguments = TextPieces()
+        self.closed = False
+
+
+class TurnBuilder:
+    """Assembles one turn; the events each call completes are appended to ``events``, a list
+    the decoder swaps in per read (so they are delivered before the next read).
+
+    Calls are numbered in announcement order from 0; a call without an upstream id gets
+    ``call_<n>``, counting calls (not content blocks). A call whose arguments never arrive is
+    closed with ``"{}"`` — sent as a fragment too, so events and receipt agree.
+    """
+
+    __slots__ = ("_calls", "_text", "events", "finish_reason", "usage")
+
+    def __init__(self) -> None:
+        self.events: list[StreamEvent] = []
+        self._text = TextPieces()
+        self._calls: list[_Call] = []
+        self.finish_reason: str | None = None
+        self.usage: tuple[int, int] | None = None
+        """``(input tokens, output tokens)`` as last reported (made a ``Usage`` only for the
+        receipt: providers that repeat usage in every chunk cost a tuple per chunk)."""
+
+    def text(self, piece: str) -> None:
+        if piece:
+            self.events.append(Delta(text=piece))
+            self._text.add(piece)
+
+    def open_call(self, name: str, call_id: str | None = None) -> int:
+        """Announce a call (a ``ToolCallDelta`` with an empty fragment); returns its index."""
+        if not name:
+            raise PortError(ErrorCode.RUNTIME_INVALID_RESPONSE, "a tool call has no name")
+        index = len(self._calls)
+        call = _Call(call_id or f"call_{index}", name)
+        self._calls.append(call)
+        self.events.append(
+            ToolCallDelta(index=index, call_id=call.call_id, name=name, arguments_fragment="")
+        )
+        return index
+
+    def call_arguments(self, index: int, fragment: str) -> None:
+        call = self._calls[index]
+        if fragment and not call.closed:
+            call.arguments.add(fragment)
+            self.events.append(
+                ToolCallDelta(
+                    index=index, call_id=call.call_id, name=call.name, arguments_fragment=fragment
+                )
+            )
+
+    def close_call(self, index: int) -> None:
+        """The call is whole: if no arguments arrived, they are ``{}``."""
+        call = self._calls[index]
+        if not call.closed:
+            if not call.arguments.count:
+                self.call_arguments(index, "{}")
+            call.closed = True
+
+    def whole_call(self, name: str, call_id: str | None, arguments: str) -> None:
+        """A call that arrives in one piece: announced, its arguments sent as one fragment."""
+        index = self.open_call(name, call_id)
+        self.call_arguments(index, arguments)
+        self.close_call(index)
+
+    def receipt(self, request: ExecutionRequest, adapter: AdapterDescriptor) -> ExecutionReceipt:
+        """The turn's receipt. The joined text replaces the pieces, so the turn's text is
+        held once, not twice, while the receipt is built."""
+        for index in range(len(self._calls)):
+            self.close_call(index)
+        calls = [
+            parsed_tool_call(index, call.call_id, call.name, call.arguments.take())
+            for index, call in enumerate(self._calls)
+        ]
+        return turn_receipt(
+            request,
+            adapter,
+            text=self._text.take(),
+            tool_calls=calls,
+            finish_reason=self.finish_reason,
+            usage=None
+            if self.usage is None
+            else Usage(input_tokens=self.usage[0], output_tokens=self.usage[1]),
+        )
+
+
+def parsed_tool_call(index: int, call_id: str, name: str, arguments: str) -> ToolCall:
+    """A call whose arguments' text is checked against the JSON bounds, then parsed (or kept
+    as a string when it is not JSON, docs/wire-types.md)."""
+    check_json_text(arguments, f"tool call {index}'s arguments")
+    return ToolCall(call_id=call_id, name=name, arguments=parse_json_text(arguments)[1])
+
+
+def turn_receipt(
+    request: ExecutionRequest,
+    adapter: AdapterDescriptor,
+    *,
+    text: str,
+    tool_calls: list[ToolCall],
+    finish_reason: str | None,
+    usage: Usage | None,
+) -> ExecutionReceipt:
+    """A decoded turn's receipt through ``runport.core.build_receipt``: a structured answer's
+    text is checked against the JSON bounds first, and text that is not valid Unicode (a lone
+    surrogate escape), which cannot be fingerprinted, is ``INVALID_RESPONSE``."""
+    if text and not is_text_schema(request.interaction.output_schema):
+        check_json_text(text, "the answer")
+    try:
+        return build_receipt(
+            request,
+            adapter=adapter,
+            text=text,
+            tool_calls=tool_calls,
+            finish_reason=finish_reason,
+            usage=usage,
+        )
+    except UnicodeEncodeError:
+        raise PortError(
+            ErrorCode.RUNTIME_INVALID_RESPONSE, "the response's text is not valid Unicode"
+        ) from None

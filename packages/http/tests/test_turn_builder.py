@@ -1,0 +1,151 @@
+"""``TurnBuilder`` and the turn decoders: whatever order a codec reports pieces in, the events
+it emitted assemble to the receipt it builds (docs/streaming-law.md, law 3)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from provider_checks import make_request
+
+from runport.contracts import AdapterDescriptor, Complete, ErrorCode, ToolCall
+from runport.core import StreamAssembler
+from runport.http import (
+    JSONTurnDecoder,
+    TurnBuilder,
+    error_message,
+    json_headers,
+    json_object,
+    reads_as_events,
+)
+from runport.ports import PortError
+
+ADAPTER = AdapterDescriptor(id="turn-test", version="1.0.0")
+
+_ops = st.lists(
+    st.one_of(
+        st.tuples(st.just("text"), st.text(max_size=6)),
+        st.tuples(
+            st.just("open"), st.sampled_from(["f", "g"]), st.one_of(st.none(), st.just("id-x"))
+        ),
+        st.tuples(
+            st.just("args"), st.integers(0, 3), st.sampled_from(['{"a"', ":1", "}", "", "[2]"])
+        ),
+        st.tuples(st.just("close"), st.integers(0, 3)),
+        st.tuples(st.just("whole"), st.sampled_from(["f", "g"]), st.sampled_from(["", '{"b":2}'])),
+    ),
+    max_size=25,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(ops=_ops)
+def test_the_events_assemble_to_the_receipt(ops: list[tuple[Any, ...]]) -> None:
+    turn = TurnBuilder()
+    calls = 0
+    for op in ops:
+        if op[0] == "text":
+            turn.text(op[1])
+        elif op[0] == "open":
+            turn.open_call(op[1], op[2])
+            calls += 1
+        elif op[0] == "args" and op[1] < calls:
+            turn.call_arguments(op[1], op[2])
+        elif op[0] == "close" and op[1] < calls:
+            turn.close_call(op[1])
+        elif op[0] == "whole":
+            turn.whole_call(op[1], None, op[2])
+            calls += 1
+    for index in range(calls):
+        turn.close_call(index)  # what a codec does at its completion marker
+    receipt = turn.receipt(make_request(), ADAPTER)
+    assembler = StreamAssembler()
+    for event in turn.events:
+        assembler.feed(event)
+    assembler.feed(Complete(receipt=receipt))
+    assert assembler.assembly_problems(receipt) == []
+    assert len(receipt.tool_calls or []) == calls
+    for index, call in enumerate(receipt.tool_calls or []):
+        assert call.call_id == "id-x" or call.call_id == f"call_{index}"
+        assert assembler.arguments_text(index) != ""  # a silent call streamed "{}"
+
+
+def test_a_call_without_arguments_is_an_empty_object_sent_as_a_fragment() -> None:
+    turn = TurnBuilder()
+    turn.whole_call("f", None, "")
+    receipt = turn.receipt(make_request(), ADAPTER)
+    assert receipt.tool_calls == [ToolCall(call_id="call_0", name="f", arguments={})]
+    assert [getattr(e, "arguments_fragment", None) for e in turn.events] == ["", "{}"]
+
+
+def test_a_nameless_call_and_over_deep_arguments_are_invalid() -> None:
+    with pytest.raises(PortError) as raised:
+        TurnBuilder().open_call("")
+    assert raised.value.code == ErrorCode.RUNTIME_INVALID_RESPONSE
+    turn = TurnBuilder()
+    turn.whole_call("f", None, "[" * 100 + "]" * 100)
+    with pytest.raises(PortError, match="nests deeper"):
+        turn.receipt(make_request(), ADAPTER)
+
+
+class _Body(JSONTurnDecoder):
+    def body(self, data: bytes) -> bool:
+        value = json_object(data, "the response")
+        self.turn.text(value.get("text", ""))
+        return bool(value.get("done"))
+
+
+def test_a_whole_body_without_its_marker_is_truncated() -> None:
+    decoder = _Body(make_request(), ADAPTER)
+    decoder.feed(b'{"text": "half"}')
+    assert [e.kind for e in decoder.end()] == ["Delta"]
+    with pytest.raises(PortError) as raised:
+        decoder.receipt()
+    assert raised.value.code == ErrorCode.RUNTIME_STREAM_TRUNCATED
+
+
+@pytest.mark.parametrize(
+    ("data", "problem"), [(b"{nope", "is not JSON"), (b"[1]", "not a JSON object")]
+)
+def test_json_object_names_what_was_wrong(data: bytes, problem: str) -> None:
+    with pytest.raises(PortError, match=problem) as raised:
+        json_object(data, "a frame")
+    assert raised.value.code == ErrorCode.RUNTIME_INVALID_RESPONSE
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"error": {"message": "bad key", "type": "x"}}, "bad key"),
+        ({"error": "flat"}, None),
+        ([1], None),
+        ({"type": "error"}, None),
+    ],
+)
+def test_error_message_reads_the_shared_error_shape(body: Any, message: str | None) -> None:
+    assert error_message(json.loads(json.dumps(body))) == message
+
+
+@pytest.mark.parametrize(
+    ("stream", "media_type", "events"),
+    [
+        (True, "text/event-stream", True),
+        (False, "text/event-stream", True),  # a server that streams anyway is understood
+        (True, "application/json", False),  # one that ignores `stream` too
+        (True, "", True),  # an unlabelled body is what was asked for
+        (False, "", False),
+    ],
+)
+def test_a_body_is_read_as_what_it_says_it_is(stream: bool, media_type: str, events: bool) -> None:
+    assert reads_as_events(stream, media_type) is events
+
+
+def test_json_headers_ask_for_each_answer_with_the_credentials() -> None:
+    streamed, whole = json_headers("ua/1", {"x-key": "k"})
+    assert streamed["Accept"] == "text/event-stream"
+    assert whole["Accept"] == "application/json"
+    for headers in (streamed, whole):
+        assert (headers["x-key"], headers["Content-Type"]) == ("k", "application/json")

@@ -1,0 +1,198 @@
+"""`runport run … --adapter anthropic|gemini` end to end: the CLI finds each provider through
+its entry point, takes key and model from the environment, and streams a real SSE response from
+a server on 127.0.0.1; without the variables it says which are missing."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+QUICK = ROOT / "examples" / "quickstart"
+PIECES = ["Bytes ", "arrive ", "one by one"]
+KEY = "planted-SECRET-key-0451"
+
+
+def _anthropic() -> bytes:
+    def event(name: str, data: dict[str, Any]) -> bytes:
+        return f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+
+    usage = {"input_tokens": 9, "output_tokens": 1}
+    message = {"id": "m", "type": "message", "role": "assistant", "content": [], "usage": usage}
+    out = [event("message_start", {"type": "message_start", "message": message})]
+    block = {"type": "text", "text": ""}
+    out.append(
+        event(
+            "content_block_start",
+            {"type": "content_block_start", "index": 0, "content_block": block},
+        )
+    )
+    for piece in PIECES:
+        delta = {"type": "text_delta", "text": piece}
+        out.append(
+            event(
+                "content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}
+            )
+        )
+    out.append(event("content_block_stop", {"type": "content_block_stop", "index": 0}))
+    out.append(
+        event(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "end_turn"},
+                "usage": {"output_tokens": 3},
+            },
+        )
+    )
+    out.append(event("message_stop", {"type": "message_stop"}))
+    return b"".join(out)
+
+
+def _gemini() -> bytes:
+    out = []
+    for position, piece in enumerate(PIECES):
+        candidate: dict[str, Any] = {
+            "content": {"role": "model", "parts": [{"text": piece}]},
+            "index": 0,
+        }
+        if position == len(PIECES) - 1:
+            candidate["finishReason"] = "STOP"
+        usage = {"promptTokenCount": 9, "candidatesTokenCount": position + 1}
+        out.append(
+            b"data: "
+            + json.dumps({"candidates": [candidate], "usageMetadata": usage}).encode()
+            + b"\r\n\r\n"
+        )
+    return b"".join(out)
+
+
+BODIES = {"anthropic": _anthropic(), "gemini": _gemini()}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    body: ClassVar[bytes] = b""
+    seen: ClassVar[list[dict[str, Any]]] = []
+
+    def do_POST(self) -> None:
+        payload = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        type(self).seen.append({"path": self.path, "headers": headers, "body": payload})
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Content-Length", str(len(self.body)))
+        self.end_headers()
+        self.wfile.write(self.body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        return
+
+
+@pytest.fixture
+def upstream() -> Iterator[str]:
+    _Handler.seen = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _run(adapter: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "runport.cli",
+            "run",
+            str(QUICK / "contract.yaml"),
+            "--input",
+            str(QUICK / "input.json"),
+            "--adapter",
+            adapter,
+            "--json",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def _clean_env() -> dict[str, str]:
+    names = ("ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
+    return {
+        k: v
+        for k, v in os.environ.items()
+        if k not in names and not k.startswith(("RUNPORT_ANTHROPIC", "RUNPORT_GEMINI"))
+    }
+
+
+@pytest.mark.parametrize(
+    ("adapter", "variables", "path", "key_header", "adapter_id"),
+    [
+        (
+            "anthropic",
+            {"ANTHROPIC_API_KEY": KEY, "RUNPORT_ANTHROPIC_MODEL": "claude-tiny"},
+            "/v1/messages",
+            "x-api-key",
+            "anthropic-messages",
+        ),
+        (
+            "gemini",
+            {"GOOGLE_API_KEY": KEY, "RUNPORT_GEMINI_MODEL": "gemini-tiny"},
+            "/v1beta/models/gemini-tiny:streamGenerateContent?alt=sse",
+            "x-goog-api-key",
+            "gemini",
+        ),
+    ],
+)
+def test_run_streams_from_the_provider(
+    upstream: str,
+    adapter: str,
+    variables: dict[str, str],
+    path: str,
+    key_header: str,
+    adapter_id: str,
+) -> None:
+    _Handler.body = BODIES[adapter]
+    base = f"RUNPORT_{adapter.upper()}_BASE_URL"
+    result = _run(adapter, {**_clean_env(), **variables, base: upstream})
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [e["kind"] for e in events] == ["Delta", "Delta", "Delta", "Complete"]
+    receipt = events[-1]["receipt"]
+    assert receipt["text"] == "".join(PIECES)
+    assert receipt["adapter"]["id"] == adapter_id
+    assert receipt["usage"] == {"input_tokens": 9, "output_tokens": 3}
+    assert KEY not in result.stdout + result.stderr
+    (request,) = _Handler.seen
+    assert request["path"] == path
+    assert request["headers"][key_header] == KEY
+
+
+@pytest.mark.parametrize(
+    ("adapter", "named"),
+    [
+        ("anthropic", "ANTHROPIC_API_KEY and RUNPORT_ANTHROPIC_MODEL"),
+        ("gemini", "GEMINI_API_KEY (or GOOGLE_API_KEY) and RUNPORT_GEMINI_MODEL"),
+    ],
+)
+def test_run_without_key_or_model_names_the_variables(adapter: str, named: str) -> None:
+    result = _run(adapter, _clean_env())
+    assert result.returncode == 1
+    assert named in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
