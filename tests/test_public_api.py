@@ -32,6 +32,10 @@ PUBLIC = {
     },
     "runport.ports": {
         "RuntimeAdapter",
+        "RunObserver",
+        "RunScope",
+        "CorrectionStage",
+        "error_type",
         "PortError",
         "Sink",
         "AsyncRuntimeAdapter",

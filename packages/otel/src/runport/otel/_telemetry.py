@@ -29,7 +29,7 @@ from runport.contracts import (
     fingerprint,
 )
 from runport.otel._content import input_messages, output_messages
-from runport.ports import AsyncSink, PortError, Sink, deliver, distribution_version
+from runport.ports import AsyncSink, PortError, Sink, deliver, distribution_version, error_type
 
 SCOPE: Final = "runport.otel"
 SCHEMA_URL: Final = "https://opentelemetry.io/schemas/1.37.0"
@@ -57,17 +57,6 @@ _SECONDS_BUCKETS: Final = [0.01 * 2**n for n in range(14)]
 _TOKEN_BUCKETS: Final = [4.0**n for n in range(14)]
 
 Attributes = dict[str, AttributeValue]
-
-
-def error_type(error: BaseException) -> str:
-    """``error.type`` for a failure: the TQX code for a ``PortError``, else the exception's
-    class, named the way the semantic conventions ask (module-qualified unless a builtin)."""
-    if isinstance(error, PortError):
-        return error.code
-    kind = type(error)
-    if kind.__module__ == "builtins":
-        return kind.__qualname__
-    return f"{kind.__module__}.{kind.__qualname__}"
 
 
 class Telemetry:
