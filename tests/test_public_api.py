@@ -170,7 +170,7 @@ PUBLIC = {
         "run_stream",
     },
     "runport.cli": {"main"},
-    "runport.otel": {"Traced", "TracedAdapter", "AsyncTracedAdapter"},
+    "runport.otel": {"Traced", "TracedAdapter", "AsyncTracedAdapter", "RunTracer"},
 }
 
 
