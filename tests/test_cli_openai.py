@@ -137,3 +137,32 @@ def test_run_without_the_provider_settings_is_a_one_line_error() -> None:
     assert result.returncode == 1
     assert "RUNPORT_OPENAI_BASE_URL" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_vv_shows_the_wire_on_stderr_without_the_key(upstream: str) -> None:
+    env = {
+        **os.environ,
+        "RUNPORT_OPENAI_BASE_URL": upstream,
+        "RUNPORT_OPENAI_MODEL": "tiny",
+        "OPENAI_API_KEY": "sk-planted-secret",
+    }
+    command = [sys.executable, "-m", "runport.cli", "-vv", "run", str(QUICK / "contract.yaml")]
+    result = subprocess.run(
+        [*command, "--input", str(QUICK / "input.json"), "--adapter", "openai", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    logged = [line for line in result.stderr.splitlines() if line.startswith("runport: ")]
+    target = f"POST {upstream}/chat/completions"
+    assert (
+        logged[0]
+        == f"runport: INFO runport.openai: openai adapter: {upstream}, model tiny, with an API key"
+    )
+    assert logged[1] == f"runport: DEBUG runport.http: {target}: sending (streamed)"
+    assert logged[2].startswith(f"runport: DEBUG runport.http: {target}: status 200, read ")
+    assert "sk-planted-secret" not in result.stdout + result.stderr
+    assert not any(piece in result.stderr for piece in PIECES[1:])  # no model text either

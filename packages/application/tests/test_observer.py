@@ -12,7 +12,16 @@ from typing import Any
 
 import pytest
 
-from runport.application import RunError, arun, arun_stream, run, run_stream, to_async
+from runport.application import (
+    AsyncFallback,
+    Fallback,
+    RunError,
+    arun,
+    arun_stream,
+    run,
+    run_stream,
+    to_async,
+)
 from runport.contracts import AdapterDescriptor, ExecutionRequest, StreamEvent, Usage
 from runport.mock import AsyncEmitter, AsyncFunctionRuntime, Emitter, FunctionRuntime
 from runport.ports import CorrectionStage, PortError, RunObserver, RunScope, error_type
@@ -277,4 +286,28 @@ def test_retries_and_corrections_are_warnings_on_runport_application(
             logging.WARNING,
             "correction round 1 of runs.weather, output rejected: TQX_OUTPUT_SCHEMA",
         ),
+    ]
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_fallback_moving_on_is_a_warning(kind: str, caplog: pytest.LogCaptureFixture) -> None:
+    def down(request: ExecutionRequest, emit: Emitter) -> None:
+        raise PortError("TQX_RUNTIME_RATE_LIMITED", "busy")
+
+    def up(request: ExecutionRequest, emit: Emitter) -> None:
+        emit.text(ANSWERS[1])
+
+    members = [FunctionRuntime(down), FunctionRuntime(up)]
+    with caplog.at_level(logging.DEBUG, logger="runport.application"):
+        if kind == "sync":
+            run(CONTRACT, Fallback(members), inputs=INPUTS)
+        else:
+            asyncio.run(
+                arun(CONTRACT, AsyncFallback([to_async(m) for m in members]), inputs=INPUTS)
+            )
+    assert [(r.levelno, r.getMessage()) for r in caplog.records] == [
+        (
+            logging.WARNING,
+            "fallback member 1 of 2 failed with TQX_RUNTIME_RATE_LIMITED; moving to the next",
+        )
     ]
