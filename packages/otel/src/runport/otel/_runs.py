@@ -14,7 +14,7 @@ from typing import Final
 
 from opentelemetry import context, trace
 from opentelemetry.context import Context
-from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer, TracerProvider
 
 from runport.contracts import AdapterDescriptor, ErrorCode, Usage
 from runport.otel._telemetry import (
@@ -54,7 +54,7 @@ class RunTracer(RunObserver):
     until an SDK is configured.
     """
 
-    def __init__(self, *, tracer_provider: trace.TracerProvider | None = None) -> None:
+    def __init__(self, *, tracer_provider: TracerProvider | None = None) -> None:
         self._tracer = trace.get_tracer(
             SCOPE,
             distribution_version("runport-otel"),
@@ -93,7 +93,7 @@ class _RunSpan(RunScope):
     """One run's span, current from ``run_started`` until the run ends; a tool's span is
     current while the tool runs. Both are entered and left on the run's thread or task."""
 
-    def __init__(self, tracer: trace.Tracer, span: Span) -> None:
+    def __init__(self, tracer: Tracer, span: Span) -> None:
         self._tracer = tracer
         self._span = span
         self._token = _current(span)
