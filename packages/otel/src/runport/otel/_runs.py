@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextvars import Token
-from typing import Final
 
 from opentelemetry import context, trace
 from opentelemetry.context import Context
@@ -18,31 +17,29 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer, Trac
 
 from runport.contracts import AdapterDescriptor, ErrorCode, Usage
 from runport.otel._telemetry import (
+    AGENT_NAME,
     CALLER_STOPPED,
+    CONTRACT_VERSION,
+    CORRECTION_EVENT,
+    CORRECTIONS,
     ERROR_TYPE,
     INPUT_TOKENS,
     OPERATION,
     OUTPUT_TOKENS,
     PROVIDER,
     REQUEST_MODEL,
+    RETRIES,
+    RETRY_EVENT,
     SCHEMA_URL,
     SCOPE,
+    STREAMED,
+    TOOL_CALL_ID,
+    TOOL_NAME,
+    TOOL_TYPE,
+    TURNS,
     Attributes,
 )
 from runport.ports import CorrectionStage, RunObserver, RunScope, distribution_version
-
-AGENT_NAME: Final = "gen_ai.agent.name"
-TOOL_NAME: Final = "gen_ai.tool.name"
-TOOL_CALL_ID: Final = "gen_ai.tool.call.id"
-TOOL_TYPE: Final = "gen_ai.tool.type"
-CONTRACT_VERSION: Final = "runport.contract_version"
-STREAMED: Final = "runport.streamed"
-TURNS: Final = "runport.turns"
-RETRIES: Final = "runport.retries"
-CORRECTIONS: Final = "runport.corrections"
-
-RETRY_EVENT: Final = "runport.retry"
-CORRECTION_EVENT: Final = "runport.correction"
 
 
 class RunTracer(RunObserver):

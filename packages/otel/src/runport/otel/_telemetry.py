@@ -48,6 +48,20 @@ REQUEST_FINGERPRINT: Final = "runport.request_fingerprint"
 OUTPUT_FINGERPRINT: Final = "runport.output_fingerprint"
 CALLER_STOPPED: Final = "runport.caller_stopped"
 
+# The run's spans (RunTracer).
+AGENT_NAME: Final = "gen_ai.agent.name"
+TOOL_NAME: Final = "gen_ai.tool.name"
+TOOL_CALL_ID: Final = "gen_ai.tool.call.id"
+TOOL_TYPE: Final = "gen_ai.tool.type"
+CONTRACT_VERSION: Final = "runport.contract_version"
+STREAMED: Final = "runport.streamed"
+TURNS: Final = "runport.turns"
+RETRIES: Final = "runport.retries"
+CORRECTIONS: Final = "runport.corrections"
+
+RETRY_EVENT: Final = "runport.retry"
+CORRECTION_EVENT: Final = "runport.correction"
+
 DURATION: Final = "gen_ai.client.operation.duration"
 TOKEN_USAGE: Final = "gen_ai.client.token.usage"
 TIME_TO_FIRST_CHUNK: Final = "gen_ai.client.operation.time_to_first_chunk"
