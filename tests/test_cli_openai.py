@@ -139,11 +139,12 @@ def test_vv_shows_the_wire_on_stderr_without_the_key(upstream: str) -> None:
     assert result.returncode == 0, result.stderr
     logged = [line for line in result.stderr.splitlines() if line.startswith("runport: ")]
     target = f"POST {upstream}/chat/completions"
-    assert (
-        logged[0]
-        == f"runport: INFO runport.openai: openai adapter: {upstream}, model tiny, with an API key"
-    )
-    assert logged[1] == f"runport: DEBUG runport.http: {target}: sending (streamed)"
-    assert logged[2].startswith(f"runport: DEBUG runport.http: {target}: status 200, read ")
+    assert logged[:3] == [
+        "runport: DEBUG runport.application: adapter 'openai' from "
+        "runport.openai:create_adapter (runport-openai)",
+        f"runport: INFO runport.openai: openai adapter: {upstream}, model tiny, with an API key",
+        f"runport: DEBUG runport.http: {target}: sending (streamed)",
+    ]
+    assert logged[3].startswith(f"runport: DEBUG runport.http: {target}: status 200, read ")
     assert "sk-planted-secret" not in result.stdout + result.stderr
     assert not any(piece in result.stderr for piece in PIECES[1:])  # no model text either

@@ -17,6 +17,11 @@ Cli = Callable[..., subprocess.CompletedProcess[str]]
 QUICK = Path(__file__).with_name("data") / "quick"
 RUN = ("run", QUICK / "contract.yaml", "--input", QUICK / "input.json")
 SCENARIO = ("--scenario", QUICK / "scenario.yaml")
+DEBUG_LINES = [
+    "runport: DEBUG runport.application: adapter 'mock' from runport.mock:create_adapter "
+    "(runport-mock)",
+    "runport: DEBUG runport.mock: scenario cli-echo: playing turn 1 of 1",
+]
 
 
 @pytest.mark.parametrize(
@@ -24,10 +29,10 @@ SCENARIO = ("--scenario", QUICK / "scenario.yaml")
     [
         ((), []),
         (("-v",), []),
-        (("-vv",), ["runport: DEBUG runport.mock: scenario cli-echo: playing turn 1 of 1"]),
+        (("-vv",), DEBUG_LINES),
         (
             ("--verbose", "--verbose"),
-            ["runport: DEBUG runport.mock: scenario cli-echo: playing turn 1 of 1"],
+            DEBUG_LINES,
         ),
     ],
 )
