@@ -69,32 +69,27 @@ def upstream() -> Iterator[str]:
         server.server_close()
 
 
-def test_run_streams_from_an_openai_compatible_server(upstream: str) -> None:
+def _runport(upstream: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``runport *args`` pointed at ``upstream`` with a planted key, on the quickstart input."""
     env = {
         **os.environ,
         "RUNPORT_OPENAI_BASE_URL": upstream,
         "RUNPORT_OPENAI_MODEL": "tiny",
         "OPENAI_API_KEY": "sk-planted-secret",
     }
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "runport.cli",
-            "run",
-            str(QUICK / "contract.yaml"),
-            "--input",
-            str(QUICK / "input.json"),
-            "--adapter",
-            "openai",
-            "--json",
-        ],
+    inputs = ["--input", str(QUICK / "input.json"), "--adapter", "openai", "--json"]
+    return subprocess.run(
+        [sys.executable, "-m", "runport.cli", *args, *inputs],
         env=env,
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
+
+
+def test_run_streams_from_an_openai_compatible_server(upstream: str) -> None:
+    result = _runport(upstream, "run", str(QUICK / "contract.yaml"))
     assert result.returncode == 0, result.stderr
     events = [json.loads(line) for line in result.stdout.splitlines()]
     assert [e["kind"] for e in events] == ["Delta", "Delta", "Delta", "Complete"]
@@ -137,3 +132,19 @@ def test_run_without_the_provider_settings_is_a_one_line_error() -> None:
     assert result.returncode == 1
     assert "RUNPORT_OPENAI_BASE_URL" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_vv_shows_the_wire_on_stderr_without_the_key(upstream: str) -> None:
+    result = _runport(upstream, "-vv", "run", str(QUICK / "contract.yaml"))
+    assert result.returncode == 0, result.stderr
+    logged = [line for line in result.stderr.splitlines() if line.startswith("runport: ")]
+    target = f"POST {upstream}/chat/completions"
+    assert logged[:3] == [
+        "runport: DEBUG runport.application: adapter 'openai' from "
+        "runport.openai:create_adapter (runport-openai)",
+        f"runport: INFO runport.openai: openai adapter: {upstream}, model tiny, with an API key",
+        f"runport: DEBUG runport.http: {target}: sending (streamed)",
+    ]
+    assert logged[3].startswith(f"runport: DEBUG runport.http: {target}: status 200, read ")
+    assert "sk-planted-secret" not in result.stdout + result.stderr
+    assert not any(piece in result.stderr for piece in PIECES[1:])  # no model text either

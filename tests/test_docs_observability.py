@@ -39,3 +39,18 @@ def test_the_example_is_configured_by_standard_variables_alone() -> None:
         assert variables, code
         assert all(name.startswith("OTEL_") for name in variables), variables
     assert (ROOT / "examples" / "otel_tracing.py").is_file()
+
+
+PRINTING = [
+    position
+    for position, (lang, code) in enumerate(BLOCKS[:-1])
+    if lang == "python"
+    and ("print(" in code or "sys.stdout" in code)
+    and BLOCKS[position + 1][0] == "text"
+]
+
+
+@pytest.mark.parametrize("position", PRINTING)
+def test_every_printing_snippet_prints_the_block_after_it(position: int, tmp_path: Path) -> None:
+    """The run's span tree, the logging records: what the page says a snippet prints."""
+    assert _run(BLOCKS[position][1], tmp_path).stdout == BLOCKS[position + 1][1]

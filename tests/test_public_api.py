@@ -32,6 +32,10 @@ PUBLIC = {
     },
     "runport.ports": {
         "RuntimeAdapter",
+        "RunObserver",
+        "RunScope",
+        "CorrectionStage",
+        "error_type",
         "PortError",
         "Sink",
         "AsyncRuntimeAdapter",
@@ -189,7 +193,7 @@ PUBLIC = {
         "run_stream",
     },
     "runport.cli": {"main"},
-    "runport.otel": {"Traced", "TracedAdapter", "AsyncTracedAdapter"},
+    "runport.otel": {"Traced", "TracedAdapter", "AsyncTracedAdapter", "RunTracer"},
 }
 
 

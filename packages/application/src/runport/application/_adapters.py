@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
@@ -27,7 +28,14 @@ def create_adapter(name: str, **options: Any) -> RuntimeAdapter:
     if name not in found:
         known = ", ".join(sorted(found)) or "none"
         raise AdapterNotFoundError(f"no adapter named {name!r} is installed (installed: {known})")
-    factory: AdapterFactory = found[name].load()
+    entry_point = found[name]
+    logging.getLogger("runport.application").debug(
+        "adapter %r from %s (%s)",
+        name,
+        entry_point.value,
+        entry_point.dist.name if entry_point.dist else "?",
+    )
+    factory: AdapterFactory = entry_point.load()
     adapter = factory(**options)
     if not isinstance(adapter, RuntimeAdapter):
         raise TypeError(f"the {name!r} adapter factory returned {type(adapter).__name__}")

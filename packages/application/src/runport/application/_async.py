@@ -91,21 +91,22 @@ async def _adrive(
     on_event: AsyncSink | None,
 ) -> RunResult:
     chosen = settings(options)
-    state = start_run(contract_or_path, adapter.descriptor(), inputs, context, chosen)
+    descriptor = adapter.descriptor()
+    state = start_run(contract_or_path, descriptor, inputs, context, chosen)
     sleep = chosen.sleep or asyncio.sleep
-    steps = Steps(state, streamed=on_event is not None)
-    while (action := steps.next()) is not None:
-        try:
-            if isinstance(action, Attempt):
-                steps.reply = await _attempt(adapter, action, on_event)
-            elif isinstance(action, Wait):
-                waited = sleep(action.seconds)
-                if inspect.isawaitable(waited):
-                    await waited
-            elif on_event is not None:
-                await deliver(on_event, action.event)
-        except Exception as error:
-            steps.failure = error
+    with Steps(state, on_event is not None, descriptor) as steps:
+        while (action := steps.next()) is not None:
+            try:
+                if isinstance(action, Attempt):
+                    steps.reply = await _attempt(adapter, action, on_event)
+                elif isinstance(action, Wait):
+                    waited = sleep(action.seconds)
+                    if inspect.isawaitable(waited):
+                        await waited
+                elif on_event is not None:
+                    await deliver(on_event, action.event)
+            except Exception as error:
+                steps.failure = error
     assert steps.result is not None
     return steps.result
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import TypeVar
 
@@ -16,6 +17,8 @@ from runport.contracts import (
 from runport.ports import AsyncRuntimeAdapter, AsyncSink, PortError, RuntimeAdapter, Sink, deliver
 
 A = TypeVar("A")
+
+log = logging.getLogger("runport.application")
 
 COMPOSITE = "composite"
 """The capability a composite adapter declares, so the conformance suite checks its rules."""
@@ -36,7 +39,15 @@ def moves_on(position: int, members: int, error: PortError, watch: TurnWatch | N
     while nothing of the failed member reached the caller (the caller cannot un-see it)."""
     if position == members - 1 or not error.retryable:
         return False
-    return watch is None or (not watch.shown and watch.stopped is None)
+    if watch is not None and (watch.shown or watch.stopped is not None):
+        return False
+    log.warning(
+        "fallback member %d of %d failed with %s; moving to the next",
+        position + 1,
+        members,
+        error.code,
+    )
+    return True
 
 
 def final_failure(error: PortError, watch: TurnWatch) -> Failed:

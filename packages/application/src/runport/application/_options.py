@@ -9,9 +9,12 @@ from typing import Any, TypedDict
 
 from runport.application._tools import Tool
 from runport.contracts import Message
+from runport.ports import RunObserver
 
 ToolLike = Tool | Callable[..., Any]
 Sleep = Callable[[float], Awaitable[None] | None]
+
+_UNOBSERVED = RunObserver()
 
 
 class RunOptions(TypedDict, total=False):
@@ -24,7 +27,9 @@ class RunOptions(TypedDict, total=False):
     reached the caller. ``max_retry_wait`` (60 s): the longest ``Retry-After`` honoured; a
     longer one returns the failure at once. ``sleep``: how a retry waits, in seconds
     (``time.sleep``; ``asyncio.sleep`` for the async functions; may return an awaitable).
-    ``random``: the jitter source, a float in [0, 1) (``random.random``).
+    ``random``: the jitter source, a float in [0, 1) (``random.random``). ``observer``: a
+    ``runport.ports.RunObserver`` told when the run starts, retries, corrects, runs a tool and
+    ends (``runport.otel.RunTracer`` makes spans of it; docs/observability.md).
     """
 
     tools: Sequence[ToolLike]
@@ -35,6 +40,7 @@ class RunOptions(TypedDict, total=False):
     max_retry_wait: float
     sleep: Sleep
     random: Callable[[], float]
+    observer: RunObserver
 
 
 @dataclass(frozen=True)
@@ -49,6 +55,7 @@ class Settings:
     max_retry_wait: float = 60.0
     sleep: Sleep | None = None
     random: Callable[[], float] = random.random
+    observer: RunObserver = _UNOBSERVED
 
     def __post_init__(self) -> None:
         for name, least in (("max_turns", 1), ("max_corrections", 0), ("max_attempts", 1)):
@@ -58,6 +65,8 @@ class Settings:
         wait = self.max_retry_wait
         if isinstance(wait, bool) or not isinstance(wait, int | float) or not wait >= 0:
             raise ValueError(f"max_retry_wait must be a number of seconds >= 0, not {wait!r}")
+        if not isinstance(self.observer, RunObserver):
+            raise TypeError(f"observer must be a runport.ports.RunObserver, not {self.observer!r}")
 
 
 def settings(options: RunOptions) -> Settings:

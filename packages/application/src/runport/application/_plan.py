@@ -6,12 +6,22 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Generator
 from dataclasses import dataclass
+from types import TracebackType
 
+from runport.application._errors import RunError
 from runport.application._relay import TurnWatch
-from runport.application._state import Retry, RunResult, RunState
-from runport.contracts import ExecutionReceipt, ExecutionRequest, Failed
+from runport.application._state import Retry, RunResult, RunState, log
+from runport.contracts import (
+    AdapterDescriptor,
+    ErrorCode,
+    ExecutionReceipt,
+    ExecutionRequest,
+    Failed,
+)
+from runport.ports import error_type
 
 __all__ = ["Action", "Attempt", "Show", "Steps", "Wait", "run_plan"]
 
@@ -61,6 +71,14 @@ def run_plan(
             except Exception as error:
                 decision = state.turn_failed(error, attempt, watch)
                 if isinstance(decision, Retry):
+                    log.warning(
+                        "attempt %d of a turn of %s failed with %s; retrying in %.3f s",
+                        attempt,
+                        request.interaction.contract_id,
+                        decision.code,
+                        decision.seconds,
+                    )
+                    state.scope.retry(attempt, decision.code, decision.seconds)
                     yield Wait(decision.seconds)
                     continue
                 if decision.event is not None:
@@ -78,13 +96,48 @@ def run_plan(
 
 class Steps:
     """Walks ``run_plan`` for a driver: ``next()`` gives the action to perform (``None`` once
-    the run is over, with ``result`` set); the driver sets ``reply`` or ``failure`` from it."""
+    the run is over, with ``result`` set); the driver sets ``reply`` or ``failure`` from it.
 
-    def __init__(self, state: RunState, streamed: bool) -> None:
+    Entered around the walk, it tells the run's observer that the run started and how it
+    ended, so both drivers report a run the same way, cancellation included.
+    """
+
+    def __init__(self, state: RunState, streamed: bool, descriptor: AdapterDescriptor) -> None:
         self._plan = run_plan(state, streamed)
+        self._state = state
+        self._streamed = streamed
+        self._descriptor = descriptor
         self.reply: ExecutionReceipt | None = None
         self.failure: Exception | None = None
         self.result: RunResult | None = None
+
+    def __enter__(self) -> Steps:
+        state = self._state
+        interaction = state.interaction
+        state.scope = state.options.observer.run_started(
+            interaction.contract_id,
+            interaction.contract_version,
+            self._descriptor,
+            streamed=self._streamed,
+        )
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        scope = self._state.scope
+        if error is None:
+            assert self.result is not None
+            scope.succeeded(self.result.usage, len(self.result.receipts))
+        elif isinstance(error, RunError):
+            scope.failed(error.code)
+        elif isinstance(error, asyncio.CancelledError | KeyboardInterrupt):
+            scope.failed(ErrorCode.CALLER_STOPPED)
+        else:
+            scope.failed(error_type(error))
 
     def next(self) -> Action | None:
         reply, failure = self.reply, self.failure

@@ -66,19 +66,20 @@ def _drive(
     on_event: EventHandler | None,
 ) -> RunResult:
     chosen = settings(options)
-    state = start_run(contract_or_path, adapter.descriptor(), inputs, context, chosen)
+    descriptor = adapter.descriptor()
+    state = start_run(contract_or_path, descriptor, inputs, context, chosen)
     sleep = chosen.sleep or time.sleep
-    steps = Steps(state, streamed=on_event is not None)
-    while (action := steps.next()) is not None:
-        try:
-            if isinstance(action, Attempt):
-                steps.reply = _attempt(adapter, action, on_event)
-            elif isinstance(action, Wait):
-                sleep(action.seconds)
-            elif on_event is not None:
-                on_event(action.event)
-        except Exception as error:
-            steps.failure = error
+    with Steps(state, on_event is not None, descriptor) as steps:
+        while (action := steps.next()) is not None:
+            try:
+                if isinstance(action, Attempt):
+                    steps.reply = _attempt(adapter, action, on_event)
+                elif isinstance(action, Wait):
+                    sleep(action.seconds)
+                elif on_event is not None:
+                    on_event(action.event)
+            except Exception as error:
+                steps.failure = error
     assert steps.result is not None
     return steps.result
 

@@ -7,6 +7,7 @@ adapter or a sink; ``run_plan`` (in ``_plan``) walks it for the sync and async d
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -39,7 +40,7 @@ from runport.contracts import (
     canonical_json,
 )
 from runport.core import ContractError, compile_contract, schema_errors, validate_output
-from runport.ports import PortError
+from runport.ports import CorrectionStage, PortError, RunScope, error_type
 
 T = TypeVar("T")
 
@@ -49,6 +50,8 @@ _INPUT_CODES = frozenset(
 
 _BACKOFF_BASE_S = 0.5
 _BACKOFF_CAP_S = 8.0
+
+log = logging.getLogger("runport.application")
 
 
 @dataclass(frozen=True)
@@ -70,9 +73,10 @@ class RunResult:
 
 @dataclass(frozen=True)
 class Retry:
-    """Try the turn again after ``seconds``."""
+    """Try the turn again after ``seconds``; ``code`` is what the failed attempt raised."""
 
     seconds: float
+    code: str
 
 
 @dataclass(frozen=True)
@@ -113,6 +117,7 @@ class RunState:
         self.receipts: list[ExecutionReceipt] = []
         self.options = options
         self.corrections = 0
+        self.scope = RunScope()
 
     def partial(self, text: str | None = None) -> RunPartial:
         return RunPartial(tuple(self.receipts), tuple(self.messages), text)
@@ -185,7 +190,7 @@ class RunState:
         wait = self._wait(error, attempt, shown=watch is not None and watch.shown)
         if isinstance(wait, tuple):
             return GiveUp(self.fail("model", *wait, text), held)
-        return Retry(wait)
+        return Retry(wait, error.code)
 
     def _wait(self, error: PortError, attempt: int, *, shown: bool) -> float | tuple[str, str]:
         """Seconds to wait before the next attempt, or the code and message to fail with."""
@@ -208,7 +213,7 @@ class RunState:
         ceiling = min(_BACKOFF_BASE_S * 2.0 ** min(attempt - 1, 32), _BACKOFF_CAP_S)
         return min(options.random() * ceiling, options.max_retry_wait)
 
-    def spend_correction(self, stage: Stage, why: str) -> None:
+    def spend_correction(self, stage: CorrectionStage, why: str, details: Sequence[str]) -> None:
         if self.corrections >= self.options.max_corrections:
             raise self.fail(
                 stage,
@@ -216,13 +221,23 @@ class RunState:
                 f"{why}, and max_corrections={self.options.max_corrections} is spent",
             )
         self.corrections += 1
+        log.warning(
+            "correction round %d of %s, %s rejected: %s",
+            self.corrections,
+            self.interaction.contract_id,
+            stage,
+            ", ".join(details),
+        )
+        self.scope.correction(self.corrections, stage, tuple(details))
 
     def run_tools(self, calls: Sequence[ToolCall]) -> None:
         problems = [(call, self.problem(call)) for call in calls]
         rejected = [f"{call.name}: {problem}" for call, problem in problems if problem]
         if rejected:
             self.spend_correction(
-                "tool", "the model's tool calls were rejected: " + "; ".join(rejected)
+                "tool",
+                "the model's tool calls were rejected: " + "; ".join(rejected),
+                sorted({call.name for call, problem in problems if problem}),
             )
         for call, problem in problems:
             if problem:
@@ -251,19 +266,29 @@ class RunState:
 
     def call_tool(self, call: ToolCall) -> str:
         assert isinstance(call.arguments, dict)
+        self.scope.tool_started(call.name, call.call_id)
         try:
-            return tool_result_text(self.tools[call.name].call(call.arguments))
-        except Exception as error:
+            text = tool_result_text(self.tools[call.name].call(call.arguments))
+        except BaseException as error:
+            self.scope.tool_finished(call.name, call.call_id, error_type(error))
+            if not isinstance(error, Exception):
+                raise
             raise self.fail(
                 "tool", ErrorCode.TOOL_FAILED, f"tool {call.name!r} raised {type(error).__name__}"
             ) from error
+        self.scope.tool_finished(call.name, call.call_id, None)
+        return text
 
     def correct(self, receipt: ExecutionReceipt) -> None:
         problems = validate_output(self.interaction.output_schema, receipt.output)
         lines = [f"- {d.json_pointer or '(root)'}: {d.message}" for d in problems] or [
             "- the answer is not a JSON document"
         ]
-        self.spend_correction("output", "the answer failed the output schema")
+        self.spend_correction(
+            "output",
+            "the answer failed the output schema",
+            sorted({str(diagnostic.code) for diagnostic in problems}) or [ErrorCode.OUTPUT_SCHEMA],
+        )
         self.messages.append(
             Message(
                 role="user",

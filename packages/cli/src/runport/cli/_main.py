@@ -26,6 +26,7 @@ from runport.cli import (
 )
 from runport.cli._errors import USAGE, CliError
 from runport.cli._safe import terminal_safe
+from runport.cli._verbose import verbose_logging
 
 COMMANDS: dict[str, ModuleType] = {
     "run": _cmd_run,
@@ -70,6 +71,13 @@ def parser() -> argparse.ArgumentParser:
     top.add_argument(
         "--version", action=_Versions, help="print each installed runport distribution's version"
     )
+    top.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        help="log more to stderr: -v INFO, -vv the wire at DEBUG (never keys or bodies)",
+    )
     commands = top.add_subparsers(dest="command", required=True, parser_class=Parser)
     for name, module in COMMANDS.items():
         module.configure(commands.add_parser(name, help=module.HELP, description=module.HELP))
@@ -84,7 +92,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     with terminal_safe():
         try:
             args = parser().parse_args(argv)
-            status: int = COMMANDS[args.command].main(args)
+            with verbose_logging(args.verbose):
+                status: int = COMMANDS[args.command].main(args)
             return status
         except CliError as error:
             sys.stderr.write(f"runport: error: {error.code}: {error.message}\n")

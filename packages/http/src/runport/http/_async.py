@@ -153,6 +153,7 @@ class AsyncHTTPAdapter(CodecCarrier, AsyncRuntimeAdapter):
 async def _exchange(
     client: httpx.AsyncClient, exchange: Exchange, http_request: httpx.Request, sink: AsyncSink
 ) -> ExecutionReceipt | PortError:
+    exchange.sending(http_request)
     try:
         response = await client.send(http_request, stream=True)
     except httpx.HTTPError as error:
@@ -197,6 +198,7 @@ async def _exchange(
                 return exchange.receipt()
     finally:
         await response.aclose()
+        exchange.closed(response)
 
 
 async def _drain(reads: AsyncIterator[bytes], exchange: Exchange) -> None:

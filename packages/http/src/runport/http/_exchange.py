@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import logging
 import time
 import zlib
 from collections.abc import Iterator
@@ -20,12 +21,15 @@ import httpx
 from runport.contracts import ErrorCode, ExecutionReceipt, ExecutionRequest, StreamEvent
 from runport.http._codec import Codec, ResponseDecoder
 from runport.http._errors import provider_text, status_error, transport_error
+from runport.http._urls import redact_url
 from runport.ports import PortError, deadline_for, max_response_bytes_for
 
 ERROR_BODY_LIMIT: Final = 64 * 1024
 """Bytes of a non-2xx body read in search of the provider's structured error message."""
 
 BASE_HEADERS: Final = {"Accept-Encoding": "identity"}
+
+log = logging.getLogger("runport.http")
 
 
 def too_large(limit: int) -> PortError:
@@ -72,10 +76,12 @@ class Exchange:
         "decoder",
         "expires",
         "limit",
+        "reads",
         "received",
         "request",
         "stopped",
         "stream",
+        "target",
     )
 
     def __init__(
@@ -94,6 +100,8 @@ class Exchange:
         self.deadline_s = deadline_for(request, deadline)
         self.expires = time.monotonic() + self.deadline_s
         self.received = 0
+        self.reads = 0
+        self.target = ""
         self.stopped = False
         self.decoder: ResponseDecoder | None = None
         self._inflater: _Inflater | None = None
@@ -126,6 +134,25 @@ class Exchange:
     def check_deadline(self) -> None:
         if time.monotonic() > self.expires:
             raise self.passed()
+
+    # -- the wire log: once per step of a call, never a body, a header or a credential --------
+
+    def sending(self, request: httpx.Request) -> None:
+        if log.isEnabledFor(logging.DEBUG):
+            self.target = f"{request.method} {redact_url(request.url)}"
+            log.debug("%s: sending (%s)", self.target, "streamed" if self.stream else "unstreamed")
+
+    def closed(self, response: httpx.Response) -> None:
+        """The call's one summary: status, and the body's bytes and reads (counted as they
+        came, logged here so the read loop does no logging work)."""
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug(
+                "%s: status %d, read %d bytes in %d reads",
+                self.target,
+                response.status_code,
+                self.received,
+                self.reads,
+            )
 
     # -- the response --------------------------------------------------------------------------
 
@@ -171,6 +198,7 @@ class Exchange:
                 raise too_large(self.limit)
             raw = inflated
         self.received += len(raw)
+        self.reads += 1
         if self.received > self.limit:
             raise too_large(self.limit)
         return raw
@@ -207,6 +235,11 @@ class Exchange:
         """A transport failure (``None``: the deadline) while reading the body. After the
         completion marker the answer is whole, so it completes; before, it fails."""
         if self.decoder is not None and self.decoder.complete:
+            log.warning(
+                "%s: the transport failed after the answer was complete (%s); keeping it",
+                self.target or "a call",
+                "deadline" if error is None else type(error).__name__,
+            )
             return self.receipt()
         if error is None or (
             isinstance(error, httpx.TimeoutException) and time.monotonic() > self.expires
@@ -215,9 +248,13 @@ class Exchange:
         return transport_error(error)
 
     def failed_to_send(self, error: httpx.HTTPError) -> PortError:
-        if isinstance(error, httpx.TimeoutException) and time.monotonic() > self.expires:
-            return self.passed()
-        return transport_error(error)
+        failure = (
+            self.passed()
+            if isinstance(error, httpx.TimeoutException) and time.monotonic() > self.expires
+            else transport_error(error)
+        )
+        log.debug("%s: not sent, %s (%s)", self.target, failure.code, type(error).__name__)
+        return failure
 
     # -- an error response ---------------------------------------------------------------------
 

@@ -107,6 +107,7 @@ class HTTPAdapter(CodecCarrier, RuntimeAdapter):
         except PortError as error:
             return error
         http_request = settings.http_request(self._client, wire, exchange)
+        exchange.sending(http_request)
         try:
             response = self._client.send(http_request, stream=True)
         except httpx.HTTPError as error:
@@ -153,6 +154,7 @@ class HTTPAdapter(CodecCarrier, RuntimeAdapter):
                     return exchange.receipt()
         finally:
             response.close()
+            exchange.closed(response)
 
 
 def _drain(reads: Iterator[bytes], exchange: Exchange) -> None:

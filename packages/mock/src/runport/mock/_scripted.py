@@ -7,6 +7,7 @@ network and no wall clock, byte-identical on every run.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator
 from typing import Any, Self
@@ -32,6 +33,8 @@ from runport.core import (
 from runport.mock._function import CAPABILITIES, Counters, RuntimeStats
 from runport.mock._turn import VERSION, Turn, discard
 from runport.ports import PortError, RuntimeAdapter, Sink, check_byte_count
+
+log = logging.getLogger("runport.mock")
 
 __all__ = [
     "DESCRIPTOR",
@@ -110,7 +113,9 @@ class ScenarioPlayer:
             if turn.error is None and number < len(turns):
                 self._next_turn += 1
         if turn.refused is not None:
+            log.debug("scenario %s: request refused (%s)", self.scenario.id, turn.refused.code)
             return turn, iter([turn.refused])
+        log.debug("scenario %s: playing turn %d of %d", self.scenario.id, number + 1, len(turns))
         if number >= len(turns):
             exhausted = PortError(
                 ErrorCode.DATA_INVALID,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from typing import Final
 
@@ -117,9 +118,17 @@ def create_adapter(
             "RUNPORT_OPENAI_MODEL=gpt-4o-mini)"
         )
     mode = response_format_mode or os.environ.get("RUNPORT_OPENAI_RESPONSE_FORMAT")
-    return OpenAIChatAdapter(
+    key = api_key or os.environ.get("OPENAI_API_KEY") or None
+    adapter = OpenAIChatAdapter(
         base_url=base_url,
         model=model,
-        api_key=api_key or os.environ.get("OPENAI_API_KEY") or None,
+        api_key=key,
         response_format_mode=as_response_format_mode(mode or "json_schema"),
     )
+    logging.getLogger("runport.openai").info(
+        "openai adapter: %s, model %s, %s",
+        redact_url(base_url),
+        model,
+        "with an API key" if key else "without an API key",
+    )
+    return adapter

@@ -29,7 +29,7 @@ from runport.contracts import (
     fingerprint,
 )
 from runport.otel._content import input_messages, output_messages
-from runport.ports import AsyncSink, PortError, Sink, deliver, distribution_version
+from runport.ports import AsyncSink, PortError, Sink, deliver, distribution_version, error_type
 
 SCOPE: Final = "runport.otel"
 SCHEMA_URL: Final = "https://opentelemetry.io/schemas/1.37.0"
@@ -48,6 +48,20 @@ REQUEST_FINGERPRINT: Final = "runport.request_fingerprint"
 OUTPUT_FINGERPRINT: Final = "runport.output_fingerprint"
 CALLER_STOPPED: Final = "runport.caller_stopped"
 
+# The run's spans (RunTracer).
+AGENT_NAME: Final = "gen_ai.agent.name"
+TOOL_NAME: Final = "gen_ai.tool.name"
+TOOL_CALL_ID: Final = "gen_ai.tool.call.id"
+TOOL_TYPE: Final = "gen_ai.tool.type"
+CONTRACT_VERSION: Final = "runport.contract_version"
+STREAMED: Final = "runport.streamed"
+TURNS: Final = "runport.turns"
+RETRIES: Final = "runport.retries"
+CORRECTIONS: Final = "runport.corrections"
+
+RETRY_EVENT: Final = "runport.retry"
+CORRECTION_EVENT: Final = "runport.correction"
+
 DURATION: Final = "gen_ai.client.operation.duration"
 TOKEN_USAGE: Final = "gen_ai.client.token.usage"
 TIME_TO_FIRST_CHUNK: Final = "gen_ai.client.operation.time_to_first_chunk"
@@ -57,17 +71,6 @@ _SECONDS_BUCKETS: Final = [0.01 * 2**n for n in range(14)]
 _TOKEN_BUCKETS: Final = [4.0**n for n in range(14)]
 
 Attributes = dict[str, AttributeValue]
-
-
-def error_type(error: BaseException) -> str:
-    """``error.type`` for a failure: the TQX code for a ``PortError``, else the exception's
-    class, named the way the semantic conventions ask (module-qualified unless a builtin)."""
-    if isinstance(error, PortError):
-        return error.code
-    kind = type(error)
-    if kind.__module__ == "builtins":
-        return kind.__qualname__
-    return f"{kind.__module__}.{kind.__qualname__}"
 
 
 class Telemetry:

@@ -1,5 +1,6 @@
 """The runtime port: ``RuntimeAdapter``, ``PortError``, ``Sink``, and the limits every adapter
-obeys (docs/streaming-law.md)."""
+obeys (docs/streaming-law.md); and the run observer port, ``RunObserver`` / ``RunScope``
+(docs/observability.md)."""
 
 from runport.ports._adapter import RuntimeAdapter, Sink
 from runport.ports._async import AsyncRuntimeAdapter, AsyncSink, deliver
@@ -13,13 +14,17 @@ from runport.ports._limits import (
     distribution_version,
     max_response_bytes_for,
 )
+from runport.ports._observer import CorrectionStage, RunObserver, RunScope, error_type
 
 __all__ = [
     "DEFAULT_DEADLINE_S",
     "DEFAULT_MAX_RESPONSE_BYTES",
     "AsyncRuntimeAdapter",
     "AsyncSink",
+    "CorrectionStage",
     "PortError",
+    "RunObserver",
+    "RunScope",
     "RuntimeAdapter",
     "Sink",
     "check_byte_count",
@@ -27,5 +32,6 @@ __all__ = [
     "deadline_for",
     "deliver",
     "distribution_version",
+    "error_type",
     "max_response_bytes_for",
 ]
