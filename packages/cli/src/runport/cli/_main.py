@@ -8,7 +8,6 @@ its one line on stderr.
 from __future__ import annotations
 
 import argparse
-import logging
 import re
 import sys
 from collections.abc import Sequence
@@ -86,9 +85,6 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The ``runport`` command. Never shows a traceback for a failure it can name."""
-    # The libraries log for operators and install no handler; without one, Python's last-resort
-    # handler would print their records (tracebacks included) beside the CLI's one line.
-    logging.getLogger("runport").addHandler(logging.NullHandler())
     with terminal_safe():
         try:
             args = parser().parse_args(argv)
