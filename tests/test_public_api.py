@@ -84,6 +84,7 @@ PUBLIC = {
         "FailEvent",
         "parse_scenario",
         "ScenarioError",
+        "strict_schema",
     },
     "runport.mock": {
         "AsyncEmitter",

@@ -344,3 +344,34 @@ def test_a_hostile_input_file_is_one_coded_line(tmp_path: Path, content: str, ne
     assert line.startswith("runport: error: TQX_DATA_INVALID: input file ")
     assert needle in line
     _no_traceback(result)
+
+
+STRUCTURED = """\
+api_version: runport/v1alpha1
+id: strictness
+version: 1.0.0
+messages:
+  - role: user
+    content: "Plan a trip."
+output_schema:
+  type: object
+  properties:
+    city: {type: string}
+    days: {type: integer}
+  required: [city]
+"""
+
+
+def test_validate_warns_when_the_output_schema_cannot_be_sent_strict(tmp_path: Path) -> None:
+    # `days` is optional and does not admit null: OpenAI's strict subset cannot say that
+    loose = tmp_path / "loose.yaml"
+    loose.write_text(STRUCTURED, encoding="utf-8")
+    result = runport("validate", loose)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.startswith("runport: warning: output_schema is outside OpenAI's strict")
+    assert result.stdout.strip() == "strictness 1.0.0: valid (0 eval(s) compiled)"
+    strict = tmp_path / "strict.yaml"
+    strict.write_text(STRUCTURED.replace("required: [city]", "required: [city, days]"), "utf-8")
+    result = runport("validate", strict)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""

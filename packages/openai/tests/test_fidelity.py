@@ -26,8 +26,8 @@ from openai_upstream import (
 )
 
 from runport.contracts import ErrorCode, Message, Usage
+from runport.core import strict_schema
 from runport.openai import OpenAIChatAdapter
-from runport.openai._strict import strict_schema
 from runport.ports import PortError
 
 

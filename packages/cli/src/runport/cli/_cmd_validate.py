@@ -9,7 +9,13 @@ from pathlib import Path
 from runport.cli._errors import NOT_OK, CliError
 from runport.cli._output import diagnostic_line
 from runport.contracts import ErrorCode
-from runport.core import ContractError, compile_contract, load_contract
+from runport.core import (
+    ContractError,
+    compile_contract,
+    is_text_schema,
+    load_contract,
+    strict_schema,
+)
 
 HELP = "check a contract and compile its evals"
 
@@ -40,6 +46,15 @@ def main(args: argparse.Namespace) -> int:
                 )
     if failures:
         return NOT_OK
+    schema = contract.output_schema
+    if not is_text_schema(schema) and strict_schema(schema) is None:
+        # Not an error: the answer is still validated against this very schema. But OpenAI's
+        # strict structured output cannot carry it, so the provider constrains less.
+        sys.stderr.write(
+            "runport: warning: output_schema is outside OpenAI's strict structured-output subset "
+            "(every object closed, every property required or nullable, a limited keyword set), "
+            "so it is sent with strict: false\n"
+        )
     sys.stdout.write(
         f"{contract.id} {contract.version}: valid ({len(contract.evals)} eval(s) compiled)\n"
     )

@@ -32,6 +32,7 @@ from runport.core._scenario import (
     parse_scenario,
 )
 from runport.core._schema import schema_errors, validate_output
+from runport.core._strict import strict_schema
 
 __all__ = [
     "MAX_DOCUMENT_BYTES",
@@ -67,5 +68,6 @@ __all__ = [
     "parse_json_text",
     "parse_scenario",
     "schema_errors",
+    "strict_schema",
     "validate_output",
 ]

@@ -7,8 +7,7 @@ import re
 from typing import Any, Literal
 
 from runport.contracts import CompiledInteraction, Message, ToolSpec
-from runport.core import is_text_schema
-from runport.openai._strict import strict_schema
+from runport.core import is_text_schema, strict_schema
 
 ResponseFormatMode = Literal["json_schema", "json_object", "none"]
 """How a structured contract asks for JSON: OpenAI's ``json_schema`` (the default; strict when

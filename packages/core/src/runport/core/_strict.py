@@ -1,4 +1,8 @@
-"""OpenAI's strict structured output, asked for only with a schema it accepts.
+"""The strict JSON Schema subset of OpenAI's structured output, and a schema's form in it.
+
+Provider-neutral data knowledge, so it lives here: the OpenAI adapter sends a schema strict
+only when this finds a strict form, and ``runport validate`` warns about a contract whose output
+schema has none.
 
 ``strict: true`` makes OpenAI refuse any schema outside a subset: every object closed with
 ``additionalProperties: false``, every property listed in ``required``, a limited keyword set,
