@@ -3,11 +3,18 @@ streaming every event as a progress notification while a call runs.
 
 ``runport mcp`` is the usual way in; ``prepare`` + ``serve_stdio`` are what it calls, and
 ``create_server`` builds a server over any catalog and adapter factory (in-process tests,
-other transports).
+other transports). The catalog and the adapter factory live in ``runport.application``
+(``runport serve`` shares them) and are re-exported here.
 """
 
-from runport.mcp._catalog import Catalog, CatalogError, input_schema, load_catalog
-from runport.mcp._serve import adapter_factory, prepare, serve_stdio
+from runport.application import (
+    Catalog,
+    CatalogError,
+    adapter_factory,
+    input_schema,
+    load_catalog,
+)
+from runport.mcp._serve import prepare, serve_stdio
 from runport.mcp._server import (
     EXECUTE_CONTRACT,
     LIST_CONTRACTS,

@@ -1,12 +1,13 @@
-"""The contracts an MCP server offers: every contract file in one folder, keyed by id.
+"""The contracts a surface offers (``runport mcp``, ``runport serve``): every contract file in
+one folder, keyed by id.
 
-Loading happens once, at start, so a client sees a stable tool surface and a broken file is
+Loading happens once, at start, so a client sees a stable surface and a broken file is
 reported to the operator (on stderr) instead of to every caller.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, get_args
@@ -30,12 +31,12 @@ class CatalogError(Exception):
 @dataclass(frozen=True)
 class Entry:
     contract: Contract
-    path: Path
+    path: Path | None
 
 
 def input_schema(contract: Contract) -> dict[str, Any]:
-    """A JSON Schema object for a contract's ``inputs``, so an MCP client (or the model
-    behind it) can fill them in without reading the YAML."""
+    """A JSON Schema object for a contract's ``inputs``, so a client (an MCP host, the model
+    behind it, a browser form) can fill them in without reading the YAML."""
     properties: dict[str, Any] = {}
     for name, spec in contract.inputs.items():
         schema: dict[str, Any] = dict(spec.json_schema)
@@ -57,6 +58,19 @@ class Catalog(Mapping[str, Contract]):
     def __init__(self, entries: Mapping[str, Entry]) -> None:
         self._entries = dict(entries)
 
+    @classmethod
+    def of(cls, contracts: Iterable[Contract]) -> Catalog:
+        """A catalog of contracts already in memory (``parse_contract``, ``define_contract``);
+        two with one id are a ``CatalogError``, as in a folder."""
+        entries: dict[str, Entry] = {}
+        for contract in contracts:
+            if contract.id in entries:
+                raise CatalogError(
+                    ErrorCode.DATA_INVALID, f"contract id {contract.id!r} is given twice"
+                )
+            entries[contract.id] = Entry(contract, None)
+        return cls(entries)
+
     def __getitem__(self, key: str) -> Contract:
         return self._entries[key].contract
 
@@ -66,11 +80,13 @@ class Catalog(Mapping[str, Contract]):
     def __len__(self) -> int:
         return len(self._entries)
 
-    def path(self, contract_id: str) -> Path:
+    def path(self, contract_id: str) -> Path | None:
+        """The file a contract was loaded from (``None`` for one given in memory)."""
         return self._entries[contract_id].path
 
     def describe(self) -> list[dict[str, Any]]:
-        """The ``list_contracts`` payload, sorted by id so clients see a stable order."""
+        """The contract listing every surface serves, sorted by id so clients see a stable
+        order."""
         return [
             {
                 "id": contract.id,
