@@ -205,6 +205,18 @@ function collect() {
   return ok ? inputs : null;
 }
 
+function markFields(diagnostics) {
+  for (const d of diagnostics) {
+    const name = (d.json_pointer || "").match(/^\/inputs\/([^/]+)/);
+    const field = name && document.querySelector(`#fields .field[data-name="${CSS.escape(name[1])}"]`);
+    if (!field) continue;
+    field.classList.add("invalid");
+    const error = field.querySelector(".field-error");
+    error.textContent = d.message;
+    error.classList.remove("hidden");
+  }
+}
+
 // ---- a run ----------------------------------------------------------------------------------
 
 function setRunning(running, label) {
@@ -348,9 +360,11 @@ async function run(event) {
     const body = await response.json().catch(() => null);
     setRunning(false, "");
     show("run-panel", false);
-    if (body && "ok" in body) {
-      const title = response.status === 422 ? "The inputs were not accepted" : "The run did not succeed";
-      showError(`HTTP ${response.status}`, title, "", body.diagnostics || []);
+    if (body && "ok" in body && response.status === 422) {
+      showError("HTTP 422", "The inputs were not accepted", "", body.diagnostics || []);
+      markFields(body.diagnostics || []);
+    } else if (body && "ok" in body) {
+      showError(`HTTP ${response.status}`, "The run did not succeed", "", body.diagnostics || []);
       renderReceipt(body);
     } else {
       const problem = body && body.error ? body.error : { code: `HTTP ${response.status}`, message: response.statusText };
