@@ -8,7 +8,6 @@ reported to the operator (on stderr) instead of to every caller.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, get_args
 
@@ -26,12 +25,6 @@ class CatalogError(Exception):
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
-
-
-@dataclass(frozen=True)
-class Entry:
-    contract: Contract
-    path: Path | None
 
 
 def input_schema(contract: Contract) -> dict[str, Any]:
@@ -55,24 +48,26 @@ def input_schema(contract: Contract) -> dict[str, Any]:
 class Catalog(Mapping[str, Contract]):
     """Contracts by id. Read-only after loading, so handlers on many tasks may share it."""
 
-    def __init__(self, entries: Mapping[str, Entry]) -> None:
+    def __init__(self, entries: Mapping[str, tuple[Contract, Path | None]]) -> None:
+        """``entries`` maps each id to its contract and the file it came from (or ``None``);
+        ``load_catalog`` and ``Catalog.of`` build it."""
         self._entries = dict(entries)
 
     @classmethod
     def of(cls, contracts: Iterable[Contract]) -> Catalog:
         """A catalog of contracts already in memory (``parse_contract``, ``define_contract``);
         two with one id are a ``CatalogError``, as in a folder."""
-        entries: dict[str, Entry] = {}
+        entries: dict[str, tuple[Contract, Path | None]] = {}
         for contract in contracts:
             if contract.id in entries:
                 raise CatalogError(
                     ErrorCode.DATA_INVALID, f"contract id {contract.id!r} is given twice"
                 )
-            entries[contract.id] = Entry(contract, None)
+            entries[contract.id] = (contract, None)
         return cls(entries)
 
     def __getitem__(self, key: str) -> Contract:
-        return self._entries[key].contract
+        return self._entries[key][0]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._entries)
@@ -82,7 +77,7 @@ class Catalog(Mapping[str, Contract]):
 
     def path(self, contract_id: str) -> Path | None:
         """The file a contract was loaded from (``None`` for one given in memory)."""
-        return self._entries[contract_id].path
+        return self._entries[contract_id][1]
 
     def describe(self) -> list[dict[str, Any]]:
         """The contract listing every surface serves, sorted by id so clients see a stable
@@ -127,7 +122,7 @@ def load_catalog(root: Path, *, warn: Callable[[str], None]) -> Catalog:
     if not root.is_dir():
         raise CatalogError(ErrorCode.DATA_INVALID, f"contracts folder not found: {root}")
     inside = root.resolve()
-    entries: dict[str, Entry] = {}
+    entries: dict[str, tuple[Contract, Path | None]] = {}
     for path in _candidates(root):
         if not path.resolve().is_relative_to(inside):
             # a symlink out of the folder would serve a file the operator never offered
@@ -143,10 +138,10 @@ def load_catalog(root: Path, *, warn: Callable[[str], None]) -> Catalog:
         if contract.id in entries:
             raise CatalogError(
                 ErrorCode.DATA_INVALID,
-                f"contract id {contract.id!r} is defined twice: {entries[contract.id].path} "
+                f"contract id {contract.id!r} is defined twice: {entries[contract.id][1]} "
                 f"and {path}",
             )
-        entries[contract.id] = Entry(contract, path)
+        entries[contract.id] = (contract, path)
     return Catalog(entries)
 
 

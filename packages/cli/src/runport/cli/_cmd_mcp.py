@@ -33,11 +33,13 @@ def _missing(error: ModuleNotFoundError) -> bool:
 
 def serve(contracts: Path, *, adapter: str, scenario: Path | None) -> int:
     try:
-        from runport.mcp import CatalogError, prepare, serve_stdio
+        from runport.mcp import prepare, serve_stdio
     except ModuleNotFoundError as error:
         if not _missing(error):
             raise
         raise CliError("usage", INSTALL_HINT) from None
+
+    from runport.application import CatalogError
 
     def warn(message: str) -> None:
         sys.stderr.write(f"runport: warning: {message}\n")

@@ -1,27 +1,79 @@
-"""The playground as a person uses it, in a real headless Chromium against a live server."""
+"""The playground as a person uses it, in a real headless Chromium against a live server.
+
+Chromium is Debian's ``chromium`` package, driven by Playwright pointed at the installed
+executable: nothing here downloads a browser. These tests run in their own tox env,
+``browser``, which CI runs after installing chromium with apt; elsewhere they are skipped.
+"""
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import tempfile
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Page, expect
 
 from runport.application import async_adapter_factory
 from runport.mock import AsyncEmitter, AsyncFunctionRuntime
 from runport.server import create_app, serve_in_background
 
-from ..conftest import SCENARIO, PacedUpstream, catalog
+from .conftest import SCENARIO, PacedUpstream, catalog
 
-FINGERPRINT = re.compile(r"^[0-9a-f]{64}$")
+ENABLED = os.environ.get("RUNPORT_BROWSER_TESTS") == "1"
+SKIP_REASON = (
+    "the playground's browser tests run in their own tox env: `tox run -e browser` "
+    "(needs Debian's chromium package; .ci/run installs it)"
+)
+
+if not ENABLED:
+    pytest.skip(SKIP_REASON, allow_module_level=True)
+
+from playwright.sync_api import BrowserContext, Page, expect, sync_playwright  # noqa: E402
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def chromium_path() -> str:
+    found = os.environ.get("RUNPORT_CHROMIUM") or shutil.which("chromium")
+    if found is None:
+        pytest.fail("no chromium on PATH: install Debian's package (apt-get install -y chromium)")
+    return found
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Iterator[BrowserContext]:
+    """One Chromium for the session, with a fresh profile (``--user-data-dir``)."""
+    with (
+        tempfile.TemporaryDirectory(prefix="runport-chromium-") as profile,
+        sync_playwright() as playwright,
+    ):
+        context = playwright.chromium.launch_persistent_context(
+            profile, executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS
+        )
+        yield context
+        context.close()
 
 
 @pytest.fixture
-def paced() -> Iterator[PacedUpstream]:
-    upstream = PacedUpstream(["Once ", "upon ", "a ", "time."])
-    yield upstream
-    upstream.release(100)
+def page(chromium: BrowserContext) -> Iterator[Page]:
+    page = chromium.new_page()
+    page.set_viewport_size({"width": 1200, "height": 860})
+    page.set_default_timeout(20_000)
+    yield page
+    page.close()
+
+
+FINGERPRINT = re.compile(r"^[0-9a-f]{64}$")
 
 
 @pytest.fixture
