@@ -10,9 +10,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 
 from runport.cli._errors import CliError
+from runport.cli._surfaces import add_folder_options, extra_missing, warn
 
 INSTALL_HINT = "runport serve needs the runport-server package: pip install 'runport[server]'"
 HELP = "serve a folder of contracts over HTTP, with a playground page"
@@ -20,9 +20,7 @@ TOKEN_VARIABLE = "RUNPORT_SERVER_TOKEN"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--contracts", type=Path, required=True, help="folder of contract files")
-    parser.add_argument("--adapter", default="mock", help="adapter name (default: mock)")
-    parser.add_argument("--scenario", type=Path, help="scenario file for the mock adapter")
+    add_folder_options(parser)
     parser.add_argument(
         "--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1, this machine)"
     )
@@ -42,13 +40,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _missing(error: ModuleNotFoundError) -> bool:
-    name = error.name or ""
-    return name in {"runport.server", "starlette", "uvicorn"} or name.startswith(
-        ("runport.server.", "starlette.", "uvicorn.")
-    )
-
-
 def _say(message: str) -> None:
     sys.stderr.write(f"runport: {message}\n")
     sys.stderr.flush()
@@ -60,7 +51,7 @@ def main(args: argparse.Namespace) -> int:
     try:
         from runport.server import prepare, run_server
     except ModuleNotFoundError as error:
-        if not _missing(error):
+        if not extra_missing(error, "runport.server", "starlette", "uvicorn"):
             raise
         raise CliError("usage", INSTALL_HINT) from None
     from runport.application import CatalogError
@@ -73,7 +64,7 @@ def main(args: argparse.Namespace) -> int:
             scenario=args.scenario,
             token=token,
             cors_origins=args.cors_origin,
-            warn=lambda message: _say(f"warning: {message}"),
+            warn=warn,
         )
     except CatalogError as error:
         raise CliError(error.code, error.message) from None
