@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import socket
 from collections.abc import Iterator
 
@@ -350,3 +351,25 @@ def test_text_arrives_while_the_upstream_is_still_producing_it(paced: PacedUpstr
             rest = "\n".join(lines)
         assert "event: Complete" in rest
         assert "event: envelope" in rest
+
+
+@pytest.mark.parametrize(
+    ("path", "media_type", "marker"),
+    [
+        ("/", "text/html", "<title>runport playground</title>"),
+        ("/playground.js", "text/javascript", "text/event-stream"),
+        ("/playground.css", "text/css", ".tool-call"),
+    ],
+)
+def test_the_playground_is_served_from_the_package_and_fetches_nothing_elsewhere(
+    client: httpx.Client, path: str, media_type: str, marker: str
+) -> None:
+    response = client.get(path)
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith(media_type)
+    assert marker in response.text
+    policy = response.headers["content-security-policy"]
+    assert "default-src 'none'" in policy
+    assert "connect-src 'self'" in policy
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", response.text)
+    assert "@import" not in response.text
