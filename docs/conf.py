@@ -49,7 +49,7 @@ nitpick_ignore_regex = [
     # third-party libraries runport builds on
     (
         "py:.*",
-        r"~?(pydantic|pydantic_core|httpx|mcp|anyio|pytest|_pytest|hypothesis|opentelemetry)(\..*)?",
+        r"~?(pydantic|pydantic_core|httpx|mcp|anyio|pytest|_pytest|hypothesis|opentelemetry|starlette|uvicorn)(\..*)?",
     ),
     ("py:.*", r"~?(JsonValue|BaseModel)"),
 ]

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from runport.mcp import Catalog, CatalogError, input_schema, load_catalog
+from runport.application import Catalog, CatalogError, input_schema, load_catalog
 
 CONTRACTS = Path(__file__).with_name("contracts")
 

@@ -13,7 +13,7 @@ import pytest
 from mcp import Client, MCPError
 from mcp.types import CallToolResult, TextContent
 
-from runport.application import execute_contract
+from runport.application import CatalogError, execute_contract, load_catalog
 from runport.contracts import (
     AdapterDescriptor,
     Complete,
@@ -26,7 +26,7 @@ from runport.contracts import (
     StreamEvent,
 )
 from runport.core import build_receipt
-from runport.mcp import CallCancelled, CatalogError, create_server, load_catalog, prepare
+from runport.mcp import CallCancelled, create_server, prepare
 from runport.ports import PortError, RuntimeAdapter, Sink
 
 CONTRACTS = Path(__file__).with_name("contracts")

@@ -1,18 +1,27 @@
 """Application services over the runtime port (docs/runs.md, docs/async.md):
 ``execute_contract`` for one turn, ``run``/``run_stream`` for tool turns and correction rounds,
 ``Fallback``, adapter discovery — and their event-loop twins (``aexecute_contract``, ``arun``,
-``arun_stream``, ``astream``, ``AsyncFallback``) with the bridges ``to_async``/``to_sync``.
+``arun_stream``, ``astream``, ``AsyncFallback``) with the bridges ``to_async``/``to_sync`` —
+and what every surface shares: the folder of contracts it serves (``load_catalog``) and the
+adapter it builds per call (``adapter_factory``, ``async_adapter_factory``).
 """
 
 from runport.application._adapters import (
     ADAPTER_GROUP,
+    ASYNC_ADAPTER_GROUP,
     AdapterNotFoundError,
+    aclose_adapter,
     adapter_entry_points,
+    adapter_factory,
+    async_adapter_factory,
+    close_adapter,
     create_adapter,
+    create_async_adapter,
 )
 from runport.application._astream import EventStream, astream
 from runport.application._async import aexecute_contract, arun, arun_stream
 from runport.application._bridges import BridgeUsageError, CallerGone, to_async, to_sync
+from runport.application._catalog import Catalog, CatalogError, input_schema, load_catalog
 from runport.application._define import define_contract, output_as
 from runport.application._envelope import execute_contract
 from runport.application._errors import RunError, RunPartial
@@ -25,10 +34,13 @@ from runport.application._tools import Tool
 
 __all__ = [
     "ADAPTER_GROUP",
+    "ASYNC_ADAPTER_GROUP",
     "AdapterNotFoundError",
     "AsyncFallback",
     "BridgeUsageError",
     "CallerGone",
+    "Catalog",
+    "CatalogError",
     "EventStream",
     "Fallback",
     "RunError",
@@ -36,14 +48,21 @@ __all__ = [
     "RunPartial",
     "RunResult",
     "Tool",
+    "aclose_adapter",
     "adapter_entry_points",
+    "adapter_factory",
     "aexecute_contract",
     "arun",
     "arun_stream",
     "astream",
+    "async_adapter_factory",
+    "close_adapter",
     "create_adapter",
+    "create_async_adapter",
     "define_contract",
     "execute_contract",
+    "input_schema",
+    "load_catalog",
     "output_as",
     "repair_history",
     "run",

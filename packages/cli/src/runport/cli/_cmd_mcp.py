@@ -7,41 +7,32 @@ without the optional ``runport[mcp]`` extra and says what to install when it is 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from runport.cli._errors import CliError
+from runport.cli._surfaces import add_folder_options, extra_missing, warn
 
 INSTALL_HINT = "runport mcp needs the runport-mcp package: pip install 'runport[mcp]'"
 HELP = "serve a folder of contracts to an MCP client (stdio)"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--contracts", type=Path, required=True, help="folder of contract files")
-    parser.add_argument("--adapter", default="mock", help="adapter name (default: mock)")
-    parser.add_argument("--scenario", type=Path, help="scenario file for the mock adapter")
+    add_folder_options(parser)
 
 
 def main(args: argparse.Namespace) -> int:
     return serve(args.contracts, adapter=args.adapter, scenario=args.scenario)
 
 
-def _missing(error: ModuleNotFoundError) -> bool:
-    name = error.name or ""
-    return name in {"runport.mcp", "mcp"} or name.startswith(("runport.mcp.", "mcp."))
-
-
 def serve(contracts: Path, *, adapter: str, scenario: Path | None) -> int:
     try:
-        from runport.mcp import CatalogError, prepare, serve_stdio
+        from runport.mcp import prepare, serve_stdio
     except ModuleNotFoundError as error:
-        if not _missing(error):
+        if not extra_missing(error, "runport.mcp", "mcp"):
             raise
         raise CliError("usage", INSTALL_HINT) from None
 
-    def warn(message: str) -> None:
-        sys.stderr.write(f"runport: warning: {message}\n")
-        sys.stderr.flush()
+    from runport.application import CatalogError
 
     try:
         server = prepare(contracts, adapter=adapter, scenario=scenario, warn=warn)

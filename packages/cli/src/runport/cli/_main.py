@@ -21,6 +21,7 @@ from runport.cli import (
     _cmd_mcp,
     _cmd_run,
     _cmd_scenarios,
+    _cmd_serve,
     _cmd_validate,
 )
 from runport.cli._errors import USAGE, CliError
@@ -34,6 +35,7 @@ COMMANDS: dict[str, ModuleType] = {
     "adapters": _cmd_adapters,
     "conformance": _cmd_conformance,
     "mcp": _cmd_mcp,
+    "serve": _cmd_serve,
 }
 
 

@@ -29,6 +29,8 @@ class ErrorCode(StrEnum):
     PARSE_YAML = "TQX_PARSE_YAML"
     CONTRACT_INVALID = "TQX_CONTRACT_INVALID"
     OUTPUT_SCHEMA_INVALID = "TQX_OUTPUT_SCHEMA_INVALID"
+    ACCESS_DENIED = "TQX_ACCESS_DENIED"
+    REQUEST_TOO_LARGE = "TQX_REQUEST_TOO_LARGE"
 
     @property
     def retryable(self) -> bool:
@@ -99,4 +101,8 @@ _MEANINGS: dict[ErrorCode, str] = {
     ErrorCode.PARSE_YAML: "The contract (or document) is not well-formed YAML or JSON.",
     ErrorCode.CONTRACT_INVALID: "The contract's structure or one of its fields is wrong.",
     ErrorCode.OUTPUT_SCHEMA_INVALID: "The contract's output_schema is not a valid JSON Schema.",
+    ErrorCode.ACCESS_DENIED: (
+        "An HTTP surface needs a bearer token and the request had none, or a wrong one."
+    ),
+    ErrorCode.REQUEST_TOO_LARGE: "A request body passed the surface's size bound; it was not read.",
 }

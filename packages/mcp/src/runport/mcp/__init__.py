@@ -3,11 +3,11 @@ streaming every event as a progress notification while a call runs.
 
 ``runport mcp`` is the usual way in; ``prepare`` + ``serve_stdio`` are what it calls, and
 ``create_server`` builds a server over any catalog and adapter factory (in-process tests,
-other transports).
+other transports). The catalog (``load_catalog``) and the adapter factory it takes live in
+``runport.application``, which ``runport serve`` shares.
 """
 
-from runport.mcp._catalog import Catalog, CatalogError, input_schema, load_catalog
-from runport.mcp._serve import adapter_factory, prepare, serve_stdio
+from runport.mcp._serve import prepare, serve_stdio
 from runport.mcp._server import (
     EXECUTE_CONTRACT,
     LIST_CONTRACTS,
@@ -21,12 +21,7 @@ __all__ = [
     "LIST_CONTRACTS",
     "AdapterFactory",
     "CallCancelled",
-    "Catalog",
-    "CatalogError",
-    "adapter_factory",
     "create_server",
-    "input_schema",
-    "load_catalog",
     "prepare",
     "serve_stdio",
 ]

@@ -12,12 +12,8 @@ import anyio
 
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
-from runport.application import AdapterNotFoundError, create_adapter
-from runport.contracts import ErrorCode
-from runport.core import ScenarioError
-from runport.mcp._catalog import CatalogError, load_catalog
-from runport.mcp._server import AdapterFactory, close_adapter, create_server
-from runport.ports import RuntimeAdapter
+from runport.application import adapter_factory, load_catalog
+from runport.mcp._server import create_server
 
 
 def _version() -> str:
@@ -25,30 +21,6 @@ def _version() -> str:
         return metadata.version("runport-mcp")
     except metadata.PackageNotFoundError:  # a source tree that was never installed
         return "0.0.0"
-
-
-def adapter_factory(name: str, *, scenario: str | os.PathLike[str] | None = None) -> AdapterFactory:
-    """A factory for the ``runport.adapters`` entry point ``name``, tried once now.
-
-    Trying it at start turns a missing adapter or a broken scenario file into one error
-    before any client connects, instead of a failure on every call.
-    """
-    options: dict[str, Any] = {} if scenario is None else {"scenario": os.fspath(scenario)}
-
-    def build() -> RuntimeAdapter:
-        return create_adapter(name, **options)
-
-    try:
-        close_adapter(build())
-    except AdapterNotFoundError as error:
-        raise CatalogError(ErrorCode.DATA_INVALID, str(error)) from None
-    except ScenarioError as error:
-        raise CatalogError(error.code, str(error)) from None
-    except (TypeError, ValueError, OSError) as error:
-        raise CatalogError(
-            ErrorCode.DATA_INVALID, f"cannot start adapter {name!r}: {error}"
-        ) from None
-    return build
 
 
 def prepare(

@@ -27,9 +27,8 @@ import mcp.types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
-from runport.application import execute_contract
+from runport.application import Catalog, close_adapter, execute_contract
 from runport.contracts import ErrorCode, OperationEnvelope, StreamEvent
-from runport.mcp._catalog import Catalog
 from runport.ports import RuntimeAdapter
 
 _log = logging.getLogger("runport.mcp")
@@ -196,13 +195,6 @@ class _Forwarder:
         await self._ctx.session.report_progress(
             self._sent, message=_EVENT.dump_json(event).decode()
         )
-
-
-def close_adapter(adapter: RuntimeAdapter) -> None:
-    """Release what an adapter holds (an HTTP client, say), when it has anything to release."""
-    close = getattr(adapter, "close", None)
-    if callable(close):
-        close()
 
 
 async def _set_when_cancelled(stopped: threading.Event) -> None:

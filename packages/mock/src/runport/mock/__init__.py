@@ -6,7 +6,8 @@ streamed events and receipts byte-identical on every run, a virtual clock instea
 ``FunctionRuntime`` does the same for a model written as a function of the request. Both keep
 the whole streaming law, so tests, examples and the CLI exercise it with no network; their
 ``Async…`` twins do the same on the event loop. ``create_adapter`` is the
-``runport.adapters`` entry point behind ``--adapter mock``.
+``runport.adapters`` entry point behind ``--adapter mock``; ``create_async_adapter`` its
+``runport.async_adapters`` twin.
 """
 
 from runport.mock._async import (
@@ -14,6 +15,7 @@ from runport.mock._async import (
     AsyncFunctionRuntime,
     AsyncHandler,
     AsyncScriptedRuntime,
+    create_async_adapter,
 )
 from runport.mock._function import Emitter, FunctionRuntime, Handler, RuntimeStats
 from runport.mock._scripted import ScriptedRuntime, create_adapter
@@ -31,4 +33,5 @@ __all__ = [
     "ScriptedRuntime",
     "TurnUsageError",
     "create_adapter",
+    "create_async_adapter",
 ]

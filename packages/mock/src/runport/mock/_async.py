@@ -9,6 +9,7 @@ nothing more, and the runtime stays usable.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Awaitable, Callable
 
 from pydantic import JsonValue
@@ -23,7 +24,13 @@ from runport.mock._scripted import ScenarioDouble
 from runport.mock._turn import UNSET, Turn, discard
 from runport.ports import AsyncRuntimeAdapter, AsyncSink, deliver
 
-__all__ = ["AsyncEmitter", "AsyncFunctionRuntime", "AsyncHandler", "AsyncScriptedRuntime"]
+__all__ = [
+    "AsyncEmitter",
+    "AsyncFunctionRuntime",
+    "AsyncHandler",
+    "AsyncScriptedRuntime",
+    "create_async_adapter",
+]
 
 
 class AsyncScriptedRuntime(ScenarioDouble, AsyncRuntimeAdapter):
@@ -123,3 +130,11 @@ class AsyncFunctionRuntime(FunctionDouble[AsyncHandler], AsyncRuntimeAdapter):
         finally:
             self._counters.add_time(turn)
         return turn.receipt()
+
+
+def create_async_adapter(*, scenario: str | os.PathLike[str] | None = None) -> AsyncScriptedRuntime:
+    """The ``runport.async_adapters`` entry point: ``--adapter mock --scenario FILE`` on an
+    event-loop surface (``runport serve``), with no thread hop per event."""
+    if scenario is None:
+        raise ValueError("the mock adapter needs a scenario file (--scenario FILE)")
+    return AsyncScriptedRuntime.from_scenario(scenario)

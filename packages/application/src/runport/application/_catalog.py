@@ -1,13 +1,13 @@
-"""The contracts an MCP server offers: every contract file in one folder, keyed by id.
+"""The contracts a surface offers (``runport mcp``, ``runport serve``): every contract file in
+one folder, keyed by id.
 
-Loading happens once, at start, so a client sees a stable tool surface and a broken file is
+Loading happens once, at start, so a client sees a stable surface and a broken file is
 reported to the operator (on stderr) instead of to every caller.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -33,15 +33,9 @@ class CatalogError(Exception):
         self.message = message
 
 
-@dataclass(frozen=True)
-class Entry:
-    contract: Contract
-    path: Path
-
-
 def input_schema(contract: Contract) -> dict[str, Any]:
-    """A JSON Schema object for a contract's ``inputs``, so an MCP client (or the model
-    behind it) can fill them in without reading the YAML."""
+    """A JSON Schema object for a contract's ``inputs``, so a client (an MCP host, the model
+    behind it, a browser form) can fill them in without reading the YAML."""
     properties: dict[str, Any] = {}
     for name, spec in contract.inputs.items():
         schema: dict[str, Any] = dict(spec.json_schema)
@@ -60,11 +54,26 @@ def input_schema(contract: Contract) -> dict[str, Any]:
 class Catalog(Mapping[str, Contract]):
     """Contracts by id. Read-only after loading, so handlers on many tasks may share it."""
 
-    def __init__(self, entries: Mapping[str, Entry]) -> None:
+    def __init__(self, entries: Mapping[str, tuple[Contract, Path | None]]) -> None:
+        """``entries`` maps each id to its contract and the file it came from (or ``None``);
+        ``load_catalog`` and ``Catalog.of`` build it."""
         self._entries = dict(entries)
 
+    @classmethod
+    def of(cls, contracts: Iterable[Contract]) -> Catalog:
+        """A catalog of contracts already in memory (``parse_contract``, ``define_contract``);
+        two with one id are a ``CatalogError``, as in a folder."""
+        entries: dict[str, tuple[Contract, Path | None]] = {}
+        for contract in contracts:
+            if contract.id in entries:
+                raise CatalogError(
+                    ErrorCode.DATA_INVALID, f"contract id {contract.id!r} is given twice"
+                )
+            entries[contract.id] = (contract, None)
+        return cls(entries)
+
     def __getitem__(self, key: str) -> Contract:
-        return self._entries[key].contract
+        return self._entries[key][0]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._entries)
@@ -72,11 +81,13 @@ class Catalog(Mapping[str, Contract]):
     def __len__(self) -> int:
         return len(self._entries)
 
-    def path(self, contract_id: str) -> Path:
-        return self._entries[contract_id].path
+    def path(self, contract_id: str) -> Path | None:
+        """The file a contract was loaded from (``None`` for one given in memory)."""
+        return self._entries[contract_id][1]
 
     def describe(self) -> list[dict[str, Any]]:
-        """The ``list_contracts`` payload, sorted by id so clients see a stable order."""
+        """The contract listing every surface serves, sorted by id so clients see a stable
+        order."""
         return [
             {
                 "id": contract.id,
@@ -115,7 +126,7 @@ def load_catalog(root: Path, *, warn: Callable[[str], None]) -> Catalog:
     if not root.is_dir():
         raise CatalogError(ErrorCode.DATA_INVALID, f"contracts folder not found: {root}")
     inside = root.resolve()
-    entries: dict[str, Entry] = {}
+    entries: dict[str, tuple[Contract, Path | None]] = {}
     for path in _candidates(root):
         if not path.resolve().is_relative_to(inside):
             # a symlink out of the folder would serve a file the operator never offered
@@ -131,10 +142,10 @@ def load_catalog(root: Path, *, warn: Callable[[str], None]) -> Catalog:
         if contract.id in entries:
             raise CatalogError(
                 ErrorCode.DATA_INVALID,
-                f"contract id {contract.id!r} is defined twice: {entries[contract.id].path} "
+                f"contract id {contract.id!r} is defined twice: {entries[contract.id][1]} "
                 f"and {path}",
             )
-        entries[contract.id] = Entry(contract, path)
+        entries[contract.id] = (contract, path)
     return Catalog(entries)
 
 

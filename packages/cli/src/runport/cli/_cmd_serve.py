@@ -1,0 +1,82 @@
+"""``runport serve``: a folder of contracts over HTTP, with the playground page at ``/``.
+
+``runport.server`` (and Starlette and uvicorn under it) is imported only here, so the command
+line works without the optional ``runport[server]`` extra and says what to install when it is
+missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from runport.cli._errors import CliError
+from runport.cli._surfaces import add_folder_options, extra_missing, warn
+
+INSTALL_HINT = "runport serve needs the runport-server package: pip install 'runport[server]'"
+HELP = "serve a folder of contracts over HTTP, with a playground page"
+TOKEN_VARIABLE = "RUNPORT_SERVER_TOKEN"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_folder_options(parser)
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1, this machine)"
+    )
+    parser.add_argument(
+        "--port", type=int, default=8000, help="port to bind (default: 8000; 0 picks a free one)"
+    )
+    parser.add_argument(
+        "--token",
+        help=f"require 'Authorization: Bearer TOKEN' on the API (default: ${TOKEN_VARIABLE})",
+    )
+    parser.add_argument(
+        "--cors-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="a browser origin allowed to call the API from its own pages (repeatable)",
+    )
+
+
+def _say(message: str) -> None:
+    sys.stderr.write(f"runport: {message}\n")
+    sys.stderr.flush()
+
+
+def main(args: argparse.Namespace) -> int:
+    if not 0 <= args.port <= 65535:
+        raise CliError("usage", f"--port must be between 0 and 65535, not {args.port}")
+    try:
+        from runport.server import prepare, run_server
+    except ModuleNotFoundError as error:
+        if not extra_missing(error, "runport.server", "starlette", "uvicorn"):
+            raise
+        raise CliError("usage", INSTALL_HINT) from None
+    from runport.application import CatalogError
+
+    token = args.token if args.token is not None else os.environ.get(TOKEN_VARIABLE) or None
+    try:
+        app = prepare(
+            args.contracts,
+            adapter=args.adapter,
+            scenario=args.scenario,
+            token=token,
+            cors_origins=args.cors_origin,
+            warn=warn,
+        )
+    except CatalogError as error:
+        raise CliError(error.code, error.message) from None
+    except ValueError as error:
+        raise CliError("usage", str(error)) from None
+
+    def ready(url: str) -> None:
+        needs = " (the API needs the bearer token)" if token else ""
+        _say(f"serving {args.contracts} on {url}/ — the playground is there{needs}; Ctrl-C stops")
+
+    try:
+        run_server(app, host=args.host, port=args.port, on_ready=ready)
+    except OSError as error:
+        raise CliError("usage", f"cannot listen on {args.host}:{args.port}: {error}") from None
+    return 0

@@ -1,0 +1,98 @@
+"""``runport serve`` end to end: a real subprocess on a free loopback port, driven with httpx."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from .conftest import DATA, Cli
+
+QUICK = DATA / "quick"
+
+
+@pytest.fixture
+def contracts(tmp_path: Path) -> Path:
+    folder = tmp_path / "contracts"
+    folder.mkdir()
+    shutil.copy(QUICK / "contract.yaml", folder / "echo.yaml")
+    (folder / "broken.yaml").write_text(
+        "api_version: runport/v1alpha1\nid: broken\nversion: one\n", encoding="utf-8"
+    )
+    return folder
+
+
+def _serve(*args: str | Path) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "runport.cli", "serve", "--port", "0", *map(str, args)],
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+    )
+    assert process.stderr is not None
+    said: list[str] = []
+    for line in process.stderr:
+        said.append(line)
+        found = re.search(r"on (http://127\.0\.0\.1:\d+)/", line)
+        if found:
+            break
+    else:
+        process.communicate()
+        raise AssertionError("".join(said))
+    try:
+        yield found.group(1), process
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=30)
+    assert said[0].startswith("runport: warning: skipped ")
+
+
+@pytest.fixture
+def served(contracts: Path) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    yield from _serve("--contracts", contracts, "--scenario", QUICK / "scenario.yaml")
+
+
+def test_serve_lists_and_runs_the_folder_on_loopback(
+    served: tuple[str, subprocess.Popen[str]],
+) -> None:
+    url, _ = served
+    listing = httpx.get(f"{url}/v1/contracts").json()
+    ids = [entry["id"] for entry in listing["contracts"]]
+    assert len(ids) == 1
+    path = f"{url}/v1/contracts/{ids[0]}/executions"
+    first = httpx.post(path, json={"inputs": {"topic": "rivers"}}).json()
+    second = httpx.post(path, json={"inputs": {"topic": "rivers"}}).json()
+    assert first["ok"]
+    assert first == second
+    page = httpx.get(f"{url}/")
+    assert page.status_code == 200
+    assert "<title>runport playground</title>" in page.text
+
+
+def test_serve_with_a_token_asks_for_it(contracts: Path) -> None:
+    for url, _ in _serve(
+        "--contracts", contracts, "--scenario", QUICK / "scenario.yaml", "--token", "tok"
+    ):
+        assert httpx.get(f"{url}/v1/contracts").status_code == 401
+        granted = httpx.get(f"{url}/v1/contracts", headers={"Authorization": "Bearer tok"})
+        assert granted.status_code == 200
+
+
+def test_serve_refuses_a_folder_it_cannot_serve(tmp_path: Path) -> None:
+    result = Cli()("serve", "--contracts", tmp_path / "missing", "--scenario", "x.yaml")
+    assert result.returncode == 1
+    assert result.stderr.startswith("runport: error: TQX_DATA_INVALID: contracts folder not found")
+
+
+def test_serve_refuses_a_mock_without_a_scenario(contracts: Path) -> None:
+    result = Cli()("serve", "--contracts", contracts)
+    assert result.returncode == 1
+    assert "needs a scenario file" in result.stderr

@@ -1,0 +1,20 @@
+"""runport over HTTP (docs/server.md): an ASGI app on Starlette that lists contracts and runs
+them — the envelope as JSON, or every stream event as a server-sent event — with a
+playground page at ``/``.
+
+``runport serve`` is the usual way in; ``create_app`` builds the app over any catalog and
+adapter factory, to mount in a service of your own.
+"""
+
+from runport.server._app import AdapterFactory, create_app
+from runport.server._body import DEFAULT_MAX_BODY_BYTES
+from runport.server._serve import prepare, run_server, serve_in_background
+
+__all__ = [
+    "DEFAULT_MAX_BODY_BYTES",
+    "AdapterFactory",
+    "create_app",
+    "prepare",
+    "run_server",
+    "serve_in_background",
+]

@@ -1,0 +1,149 @@
+"""``create_app``: the routes, the token, the bounds and CORS around one catalog."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from importlib import resources
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from runport.application import Catalog, to_async
+from runport.contracts import ErrorCode
+from runport.core import Contract
+from runport.ports import AsyncRuntimeAdapter, RuntimeAdapter, check_byte_count
+from runport.server._auth import check_token
+from runport.server._body import DEFAULT_MAX_BODY_BYTES, parse_call, read_body
+from runport.server._errors import RequestRefused, error_response
+from runport.server._execution import Execution
+
+_log = logging.getLogger("runport.server")
+
+AdapterFactory = Callable[[], AsyncRuntimeAdapter | RuntimeAdapter]
+"""Builds the adapter for one request. A fresh adapter per request keeps requests independent:
+the scripted mock, for one, plays its scenario from the first turn every time. A sync adapter
+is bridged with ``to_async`` (a worker thread); an async one runs on the loop."""
+
+_STATIC = {
+    "/": ("index.html", "text/html; charset=utf-8"),
+    "/playground.css": ("playground.css", "text/css; charset=utf-8"),
+    "/playground.js": ("playground.js", "text/javascript; charset=utf-8"),
+}
+_PAGE_HEADERS = {
+    "Cache-Control": "no-cache",
+    "X-Content-Type-Options": "nosniff",
+    # the page runs only its own files and talks only to this server
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+        "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    ),
+}
+
+
+def _static(name: str, media_type: str) -> Callable[[Request], Response]:
+    content = resources.files("runport.server").joinpath("static", name).read_bytes()
+
+    def page(request: Request) -> Response:
+        return Response(content, media_type=media_type, headers=_PAGE_HEADERS)
+
+    return page
+
+
+def _wants_events(request: Request) -> bool:
+    accept = request.headers.get("accept", "")
+    return any(part.split(";")[0].strip() == "text/event-stream" for part in accept.split(","))
+
+
+def create_app(
+    contracts: Catalog | Iterable[Contract],
+    adapter_factory: AdapterFactory,
+    *,
+    token: str | None = None,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    cors_origins: Sequence[str] = (),
+) -> Starlette:
+    """The HTTP surface (docs/server.md) as an ASGI app, to serve with uvicorn or mount in a
+    service of your own.
+
+    ``token`` makes every ``/v1`` route ask for ``Authorization: Bearer <token>`` (the
+    playground page loads without it and asks for it). ``cors_origins`` lists the browser
+    origins allowed to call the API from other pages; none by default.
+    """
+    catalog = contracts if isinstance(contracts, Catalog) else Catalog.of(contracts)
+    secret = None if token is None else token.encode("utf-8")
+    if token is not None and not token.strip():
+        raise ValueError("the token must not be empty")
+    limit = check_byte_count(max_body_bytes, "max_body_bytes")
+    if not limit:
+        raise ValueError("max_body_bytes must be a positive number of bytes")
+    listing = {"contracts": catalog.describe()}
+
+    async def list_contracts(request: Request) -> Response:
+        try:
+            check_token(request, secret)
+        except RequestRefused as refused:
+            return error_response(refused)
+        return JSONResponse(listing)
+
+    async def execute(request: Request) -> Response:
+        try:
+            check_token(request, secret)
+            contract_id = request.path_params["contract_id"]
+            contract = catalog.get(contract_id)
+            if contract is None:
+                known = ", ".join(sorted(catalog)) or "none"
+                raise RequestRefused(
+                    404,
+                    ErrorCode.CONTRACT_NOT_FOUND,
+                    f"no contract with id {contract_id!r} (known: {known})",
+                )
+            call = parse_call(await read_body(request, limit))
+        except RequestRefused as refused:
+            return error_response(refused)
+        try:
+            built = adapter_factory()
+        except Exception as error:  # the server's failure, not the caller's: say so, stay up
+            _log.error("the adapter factory failed", exc_info=error)
+            return error_response(
+                RequestRefused(
+                    503,
+                    ErrorCode.RUNTIME_UNAVAILABLE,
+                    f"the server cannot start its adapter ({type(error).__name__}); "
+                    "see the server's log",
+                )
+            )
+        adapter = built if isinstance(built, AsyncRuntimeAdapter) else to_async(built)
+        return Execution(contract, adapter, call, streamed=_wants_events(request))
+
+    async def http_error(request: Request, error: Exception) -> Response:
+        assert isinstance(error, HTTPException)
+        return error_response(
+            RequestRefused(error.status_code, ErrorCode.DATA_INVALID, str(error.detail))
+        )
+
+    routes = [Route(path, _static(*file), methods=["GET"]) for path, file in _STATIC.items()]
+    routes += [
+        Route("/v1/contracts", list_contracts, methods=["GET"]),
+        Route("/v1/contracts/{contract_id:str}/executions", execute, methods=["POST"]),
+    ]
+    middleware = []
+    if cors_origins:
+        middleware.append(
+            Middleware(
+                CORSMiddleware,
+                allow_origins=list(cors_origins),
+                allow_methods=["GET", "POST"],
+                allow_headers=["Authorization", "Content-Type", "Accept"],
+            )
+        )
+    return Starlette(
+        routes=routes,
+        middleware=middleware,
+        exception_handlers={HTTPException: http_error},
+    )

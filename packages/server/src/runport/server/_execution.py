@@ -1,0 +1,140 @@
+"""One execution as an ASGI response: the envelope as JSON, or the run as server-sent events.
+
+The run happens in the request's own task, on the event loop (no worker thread), beside a
+watcher that waits for the client to go away. A client that disconnects cancels the run, and
+cancellation is the async port's caller stop: the adapter closes its upstream.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import anyio
+from pydantic import TypeAdapter
+from starlette.responses import Response
+from starlette.types import Message, Receive, Scope, Send
+
+from runport.application import aclose_adapter, aexecute_contract, astream
+from runport.contracts import ErrorCode, OperationEnvelope, StreamEvent
+from runport.core import Contract
+from runport.ports import AsyncRuntimeAdapter
+from runport.server._body import ExecutionCall
+
+_INPUT_CODES = frozenset(
+    {ErrorCode.VALUE_REQUIRED, ErrorCode.VALUE_SCHEMA, ErrorCode.VALUE_UNKNOWN}
+)
+_EVENT: TypeAdapter[StreamEvent] = TypeAdapter(StreamEvent)
+_SSE_HEADERS = [
+    (b"content-type", b"text/event-stream; charset=utf-8"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+]
+
+
+def status_for(envelope: OperationEnvelope) -> int:
+    """422 when the caller's inputs (or context) kept the call from being made; otherwise
+    200, a not-ok envelope included: the execution happened, and the envelope says how it
+    went."""
+    if envelope.ok or envelope.result is not None:
+        return 200
+    codes = {diagnostic.code for diagnostic in envelope.diagnostics}
+    return 422 if codes and codes <= _INPUT_CODES else 200
+
+
+def sse_frame(name: str, data: str) -> bytes:
+    """One event; ``data`` is compact JSON, so it is always a single ``data:`` line."""
+    return f"event: {name}\ndata: {data}\n\n".encode()
+
+
+def envelope_frame(envelope: OperationEnvelope) -> bytes:
+    """The closing ``envelope`` event, without the ``stream_events`` the client already has."""
+    return sse_frame(
+        "envelope", envelope.model_copy(update={"stream_events": None}).model_dump_json()
+    )
+
+
+def _json_start(status: int, body: bytes) -> list[Message]:
+    return [
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        },
+        {"type": "http.response.body", "body": body},
+    ]
+
+
+class Execution(Response):
+    """The response to one ``POST /v1/contracts/{id}/executions``: it runs the contract while
+    it is being sent."""
+
+    def __init__(
+        self,
+        contract: Contract,
+        adapter: AsyncRuntimeAdapter,
+        call: ExecutionCall,
+        *,
+        streamed: bool,
+    ) -> None:
+        self._contract = contract
+        self._adapter = adapter
+        self._call = call
+        self._streamed = streamed
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        respond = self._stream if self._streamed else self._whole
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(_until_disconnected, receive, group.cancel_scope)
+                # OSError: the client went away while we wrote, a caller stop too
+                with contextlib.suppress(OSError):
+                    await respond(send)
+                group.cancel_scope.cancel()
+        finally:
+            await aclose_adapter(self._adapter)
+
+    async def _whole(self, send: Send) -> None:
+        envelope = await aexecute_contract(
+            self._contract, self._adapter, inputs=self._call.inputs, context=self._call.context
+        )
+        for message in _json_start(status_for(envelope), envelope.model_dump_json().encode()):
+            await send(message)
+
+    async def _stream(self, send: Send) -> None:
+        started = False
+        async with astream(
+            self._contract, self._adapter, inputs=self._call.inputs, context=self._call.context
+        ) as events:
+            async for event in events:
+                if not started:
+                    await send(
+                        {"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS}
+                    )
+                    started = True
+                await _body(send, sse_frame(event.kind, _EVENT.dump_json(event).decode()))
+            envelope = events.envelope
+        if not started:
+            # No event at all: the call was refused before the adapter ran.
+            status = status_for(envelope)
+            if status != 200:
+                for message in _json_start(status, envelope.model_dump_json().encode()):
+                    await send(message)
+                return
+            await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+        await _body(send, envelope_frame(envelope))
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+async def _body(send: Send, chunk: bytes) -> None:
+    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+
+
+async def _until_disconnected(receive: Receive, scope: anyio.CancelScope) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            scope.cancel()
+            return

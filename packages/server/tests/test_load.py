@@ -1,0 +1,101 @@
+"""200 concurrent SSE clients over loopback: every client gets every event, in order.
+
+The time to first event is printed (p50/p99), never asserted: speed is a measurement, not a
+pass/fail condition on a shared machine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from .conftest import CONTRACTS, SCENARIO, parse_sse, split_stream
+
+CLIENTS = 200
+
+
+async def _one(http: httpx.AsyncClient, topic: str) -> tuple[float, str]:
+    started = time.perf_counter()
+    first: float | None = None
+    body: list[str] = []
+    async with http.stream(
+        "POST",
+        "/v1/contracts/demo.story/executions",
+        json={"inputs": {"topic": topic}},
+        headers={"Accept": "text/event-stream"},
+    ) as response:
+        assert response.status_code == 200
+        async for chunk in response.aiter_text():
+            if first is None:
+                first = time.perf_counter() - started
+            body.append(chunk)
+    assert first is not None
+    return first, "".join(body)
+
+
+async def _all(url: str) -> list[tuple[float, str]]:
+    limits = httpx.Limits(max_connections=CLIENTS + 10, max_keepalive_connections=CLIENTS + 10)
+    async with httpx.AsyncClient(base_url=url, limits=limits, timeout=120) as http:
+        return await asyncio.gather(*(_one(http, f"topic {n}") for n in range(CLIENTS)))
+
+
+SERVER = """
+import sys
+from runport.application import async_adapter_factory, load_catalog
+from runport.server import create_app, run_server
+
+app = create_app(
+    load_catalog(__import__("pathlib").Path(sys.argv[1]), warn=print),
+    async_adapter_factory("mock", scenario=sys.argv[2]),
+)
+run_server(app, port=0, on_ready=lambda url: print(url, flush=True))
+"""
+
+
+@contextlib.contextmanager
+def _server_process() -> Iterator[str]:
+    """The server in a process of its own, so the clients do not share its interpreter."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", SERVER, str(CONTRACTS), str(SCENARIO)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    try:
+        yield process.stdout.readline().strip()
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=30)
+
+
+def test_200_concurrent_sse_clients_lose_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    with _server_process() as url:
+        assert url.startswith("http://127.0.0.1:")
+        results = asyncio.run(_all(url))
+    assert len(results) == CLIENTS
+    outputs = set()
+    for _, text in results:
+        frames = parse_sse(text)
+        events, envelope = split_stream(frames)
+        assert [event.kind for event in events] == ["Delta", "Delta", "Delta", "Complete"]
+        assert envelope.ok
+        assert envelope.result is not None
+        outputs.add(envelope.result.output)
+    assert outputs == {"The lighthouse keeper counted ships that never came."}
+    firsts = sorted(first * 1000 for first, _ in results)
+    p50 = statistics.median(firsts)
+    p99 = firsts[int(len(firsts) * 0.99) - 1]
+    with capsys.disabled():
+        print(
+            f"\n{CLIENTS} concurrent SSE clients over loopback: time to first event "
+            f"p50 {p50:.1f} ms, p99 {p99:.1f} ms, max {firsts[-1]:.1f} ms"
+        )

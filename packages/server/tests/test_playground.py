@@ -1,0 +1,215 @@
+"""The playground as a person uses it, in a real headless Chromium against a live server.
+
+Chromium is Debian's ``chromium`` package, driven by Playwright pointed at the installed
+executable: nothing here downloads a browser. These tests run in their own tox env,
+``browser``, which CI runs after installing chromium with apt; elsewhere they are skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterator
+
+import pytest
+
+from runport.application import async_adapter_factory
+from runport.mock import AsyncEmitter, AsyncFunctionRuntime
+from runport.server import create_app, serve_in_background
+
+from .conftest import SCENARIO, PacedUpstream, catalog
+
+ENABLED = os.environ.get("RUNPORT_BROWSER_TESTS") == "1"
+SKIP_REASON = (
+    "the playground's browser tests run in their own tox env: `tox run -e browser` "
+    "(needs Debian's chromium package; .ci/run installs it)"
+)
+
+if not ENABLED:
+    pytest.skip(SKIP_REASON, allow_module_level=True)
+
+from playwright.sync_api import BrowserContext, Page, expect, sync_playwright  # noqa: E402
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def chromium_path() -> str:
+    found = os.environ.get("RUNPORT_CHROMIUM") or shutil.which("chromium")
+    if found is None:
+        pytest.fail("no chromium on PATH: install Debian's package (apt-get install -y chromium)")
+    return found
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Iterator[BrowserContext]:
+    """One Chromium for the session, with a fresh profile (``--user-data-dir``)."""
+    with (
+        tempfile.TemporaryDirectory(prefix="runport-chromium-") as profile,
+        sync_playwright() as playwright,
+    ):
+        context = playwright.chromium.launch_persistent_context(
+            profile, executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS
+        )
+        yield context
+        context.close()
+
+
+@pytest.fixture
+def page(chromium: BrowserContext) -> Iterator[Page]:
+    page = chromium.new_page()
+    page.set_viewport_size({"width": 1200, "height": 860})
+    page.set_default_timeout(20_000)
+    yield page
+    page.close()
+
+
+FINGERPRINT = re.compile(r"^[0-9a-f]{64}$")
+
+
+@pytest.fixture
+def paced_url(paced: PacedUpstream) -> Iterator[str]:
+    with serve_in_background(create_app(catalog(), paced.adapter)) as url:
+        yield url
+
+
+def open_story(page: Page, url: str) -> None:
+    page.goto(url)
+    page.locator('#contracts button[data-id="demo.story"]').click()
+    expect(page.locator("#contract-title")).to_have_text("demo.story")
+
+
+def test_the_page_lists_the_contracts_and_renders_a_form_from_the_schema(
+    page: Page, paced_url: str
+) -> None:
+    page.goto(paced_url)
+    buttons = page.locator("#contracts button")
+    expect(buttons).to_have_count(2)
+    expect(buttons.nth(0)).to_contain_text("demo.forecast")
+    expect(buttons.nth(1)).to_contain_text("Tell a very short story")
+    buttons.nth(1).click()
+    expect(page.locator("#contract-version")).to_have_text("v1.0.0")
+    expect(page.locator("#input-topic")).to_be_visible()
+    expect(page.locator('.field[data-name="topic"] .req')).to_have_count(1)
+    options = page.locator("#input-mood option")
+    expect(options).to_have_text(["(none)", "calm", "eerie", "cheerful"])
+    expect(page.locator("#input-sentences")).to_have_attribute("type", "number")
+
+
+def test_a_run_streams_text_as_it_arrives_then_shows_the_receipt(
+    page: Page, paced: PacedUpstream, paced_url: str
+) -> None:
+    open_story(page, paced_url)
+    page.fill("#input-topic", "a lighthouse")
+    page.select_option("#input-mood", label="eerie")
+    page.click("#run")
+    output = page.locator("#output-text")
+    paced.release(1)
+    expect(output).to_have_text("Once ")
+    expect(page.locator("#receipt")).to_be_hidden()
+    paced.release(1)
+    expect(output).to_have_text("Once upon ")
+    expect(page.locator("#receipt")).to_be_hidden()
+    paced.release_all()
+    expect(output).to_have_text("Once upon a time.")
+    receipt = page.locator("#receipt")
+    expect(receipt).to_be_visible()
+    expect(page.locator("#receipt-badge")).to_have_text("ok")
+    expect(receipt).to_contain_text("valid")
+    fingerprints = page.locator("#receipt-facts dd.mono")
+    expect(fingerprints).to_have_count(2)
+    for text in fingerprints.all_inner_texts():
+        assert FINGERPRINT.match(text), text
+    expect(page.locator("#status")).to_have_text("done")
+    expect(page.locator("#stop")).to_be_hidden()
+
+
+def test_stop_ends_the_run_midway_and_the_server_closes_the_upstream(
+    page: Page, paced: PacedUpstream, paced_url: str
+) -> None:
+    open_story(page, paced_url)
+    page.fill("#input-topic", "a lighthouse")
+    page.click("#run")
+    paced.release(1)
+    expect(page.locator("#output-text")).to_have_text("Once ")
+    page.click("#stop")
+    assert paced.closed.wait(20), "the server did not stop the run when the page stopped"
+    expect(page.locator("#receipt-badge")).to_have_text("stopped")
+    expect(page.locator("#status")).to_contain_text("stopped")
+    expect(page.locator("#output-text")).to_have_text("Once ")
+    # the page and the server both go on: the next run completes
+    paced.release(100)
+    page.click("#run")
+    expect(page.locator("#receipt-badge")).to_have_text("ok")
+
+
+def test_a_bad_input_shows_the_servers_error_readably(page: Page, paced_url: str) -> None:
+    open_story(page, paced_url)
+    page.click("#run")
+    error = page.locator("#error")
+    expect(error).to_be_visible()
+    expect(error).to_contain_text("The inputs were not accepted")
+    expect(error.locator(".diagnostics .code")).to_have_text(["TQX_VALUE_REQUIRED"])
+    expect(page.locator('.field[data-name="topic"]')).to_have_class(re.compile(r"\binvalid\b"))
+    expect(page.locator('.field[data-name="topic"] .field-error')).to_contain_text("missing")
+    expect(page.locator("#receipt")).to_be_hidden()
+    page.fill("#input-topic", "ships")
+    page.fill("#input-sentences", "9")
+    page.click("#run")
+    expect(error.locator(".diagnostics .code")).to_have_text(["TQX_VALUE_SCHEMA"])
+    expect(error).to_contain_text("/sentences")
+    expect(page.locator("#run-panel")).to_be_hidden()
+
+
+def test_tool_calls_appear_under_their_call(page: Page) -> None:
+    async def weather(request: object, emit: AsyncEmitter) -> None:
+        await emit.tool_call_fragment(0, '{"city": ', call_id="c1", name="get_weather")
+        await emit.tool_call_fragment(0, '"Delft"}')
+        await emit.tool_call("get_time", {"zone": "CET"}, call_id="c2")
+        await emit.finish("tool_calls")
+
+    app = create_app(catalog(), lambda: AsyncFunctionRuntime(weather))
+    with serve_in_background(app) as url:
+        page.goto(url)
+        page.locator('#contracts button[data-id="demo.forecast"]').click()
+        page.fill("#input-city", "Delft")
+        page.click("#run")
+        calls = page.locator("#tool-calls .tool-call")
+        expect(calls).to_have_count(2)
+        expect(calls.nth(0).locator(".name")).to_have_text("get_weather(…)")
+        expect(calls.nth(0).locator(".call-id")).to_have_text("call c1")
+        expect(calls.nth(0).locator(".arguments")).to_have_text('{"city": "Delft"}')
+        expect(calls.nth(1).locator(".name")).to_have_text("get_time(…)")
+        expect(page.locator("#receipt-diagnostics")).to_contain_text("TQX_TOOL_CALLS_PENDING")
+
+
+def test_the_page_asks_for_the_token_when_the_server_needs_one(page: Page) -> None:
+    app = create_app(
+        catalog(), async_adapter_factory("mock", scenario=SCENARIO), token="open-sesame"
+    )
+    with serve_in_background(app) as url:
+        page.goto(url)
+        expect(page.locator("#token-panel")).to_be_visible()
+        expect(page.locator("#contracts button")).to_have_count(0)
+        page.fill("#token", "wrong")
+        page.click("#token-form button")
+        expect(page.locator("#token-error")).to_have_text("That token was not accepted.")
+        page.fill("#token", "open-sesame")
+        page.click("#token-form button")
+        expect(page.locator("#token-panel")).to_be_hidden()
+        page.locator('#contracts button[data-id="demo.story"]').click()
+        page.fill("#input-topic", "ships")
+        page.click("#run")
+        expect(page.locator("#output-text")).to_have_text(
+            "The lighthouse keeper counted ships that never came."
+        )
+        expect(page.locator("#receipt-badge")).to_have_text("ok")
