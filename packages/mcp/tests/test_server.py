@@ -3,6 +3,7 @@ so these tests bring their own small, deterministic runtimes."""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 from mcp import Client, MCPError
 from mcp.types import CallToolResult, TextContent
 
-from runport.application import CatalogError, execute_contract, load_catalog
+from runport.application import CallerGone, CatalogError, execute_contract, load_catalog
 from runport.contracts import (
     AdapterDescriptor,
     Complete,
@@ -26,8 +27,8 @@ from runport.contracts import (
     StreamEvent,
 )
 from runport.core import build_receipt
-from runport.mcp import CallCancelled, create_server, prepare
-from runport.ports import PortError, RuntimeAdapter, Sink
+from runport.mcp import create_server, prepare
+from runport.ports import AsyncRuntimeAdapter, AsyncSink, PortError, RuntimeAdapter, Sink, deliver
 
 CONTRACTS = Path(__file__).with_name("contracts")
 DESCRIPTOR = AdapterDescriptor(
@@ -103,7 +104,9 @@ MODES = ["legacy", "auto"]
 Body = Callable[[Client], Awaitable[Any]]
 
 
-def served(adapter_factory: Callable[[], RuntimeAdapter], body: Body, *, mode: str) -> Any:
+def served(
+    adapter_factory: Callable[[], RuntimeAdapter | AsyncRuntimeAdapter], body: Body, *, mode: str
+) -> Any:
     server = create_server(CATALOG, adapter_factory)
     found: list[Any] = []
 
@@ -322,8 +325,8 @@ def test_cancelling_the_call_stops_the_run_like_a_raising_sink(mode: str) -> Non
             group.start_soon(call, scope)
             await first.wait()
             scope.cancel()
-        # Waiting for the worker thread is not a timing assumption: it ends once its sink
-        # raises; the bound only turns a regression into a failure instead of a hang.
+        # Waiting for the bridge's worker thread is not a timing assumption: it ends once its
+        # sink raises; the bound only turns a regression into a failure instead of a hang.
         assert await anyio.to_thread.run_sync(adapter.finished.wait, 60)
         # The session is still usable after a cancelled call.
         listing = await client.call_tool("list_contracts", {})
@@ -331,7 +334,8 @@ def test_cancelling_the_call_stops_the_run_like_a_raising_sink(mode: str) -> Non
 
     outcome, listing = served(lambda: adapter, body, mode=mode)
     assert outcome == []
-    assert isinstance(adapter.stopped_by, CallCancelled)
+    # a sync adapter runs bridged (to_async): its sink raises CallerGone once the task is gone
+    assert isinstance(adapter.stopped_by, CallerGone)
     assert adapter.sent < adapter.limit
     assert not listing.is_error
 
@@ -368,3 +372,52 @@ def test_prepare_refuses_an_adapter_that_is_not_installed() -> None:
         prepare(CONTRACTS, adapter="no-such-adapter", warn=print)
     assert caught.value.code == "TQX_DATA_INVALID"
     assert "no adapter named 'no-such-adapter'" in caught.value.message
+
+
+class AsyncChunks(AsyncRuntimeAdapter):
+    """``Chunks`` on the event loop: records the thread each call ran on."""
+
+    def __init__(self) -> None:
+        self.threads: set[int] = set()
+
+    def descriptor(self) -> AdapterDescriptor:
+        return DESCRIPTOR
+
+    async def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
+        return await self.execute_streaming(request, lambda event: None)
+
+    async def execute_streaming(
+        self, request: ExecutionRequest, sink: AsyncSink
+    ) -> ExecutionReceipt:
+        self.threads.add(threading.get_ident())
+        for chunk in CHUNKS:
+            await deliver(sink, Delta(text=chunk))
+        receipt = build_receipt(
+            request, adapter=DESCRIPTOR, text="".join(CHUNKS), finish_reason="stop"
+        )
+        await deliver(sink, Complete(receipt=receipt))
+        return receipt
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_async_adapter_runs_on_the_event_loop_with_no_thread_hop(mode: str) -> None:
+    adapter = AsyncChunks()
+
+    async def body(client: Client) -> Any:
+        progress: list[str | None] = []
+
+        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+            progress.append(message)
+
+        result = await client.call_tool(
+            "execute_contract", {**ECHO, "stream": True}, progress_callback=on_progress
+        )
+        return result, progress, threading.get_ident()
+
+    result, progress, loop_thread = served(lambda: adapter, body, mode=mode)
+    envelope = envelope_of(result)
+    assert envelope.ok
+    assert envelope.result is not None
+    assert envelope.result.text == "".join(CHUNKS)
+    assert [json.loads(m)["kind"] for m in progress if m] == ["Delta"] * 3 + ["Complete"]
+    assert adapter.threads == {loop_thread}

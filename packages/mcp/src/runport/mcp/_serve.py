@@ -12,7 +12,7 @@ import anyio
 
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
-from runport.application import adapter_factory, load_catalog
+from runport.application import async_adapter_factory, load_catalog
 from runport.mcp._server import create_server
 
 
@@ -35,7 +35,9 @@ def prepare(
     catalog = load_catalog(contracts, warn=warn)
     if not catalog:
         warn(f"no contracts loaded from {contracts}")
-    return create_server(catalog, adapter_factory(adapter, scenario=scenario), version=_version())
+    return create_server(
+        catalog, async_adapter_factory(adapter, scenario=scenario), version=_version()
+    )
 
 
 def serve_stdio(server: Server[Any]) -> None:

@@ -8,35 +8,28 @@ errors whose text starts with a stable ``TQX_`` code a host can key on.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
-import functools
 import json
 import logging
-import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import anyio
-import anyio.from_thread
-import anyio.lowlevel
-import anyio.to_thread
 from pydantic import TypeAdapter
 
 import mcp.types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
-from runport.application import Catalog, close_adapter, execute_contract
+from runport.application import Catalog, aclose_adapter, aexecute_contract, close_adapter, to_async
 from runport.contracts import ErrorCode, OperationEnvelope, StreamEvent
-from runport.ports import RuntimeAdapter
+from runport.ports import AsyncRuntimeAdapter, RuntimeAdapter
 
 _log = logging.getLogger("runport.mcp")
 
 LIST_CONTRACTS = "list_contracts"
 EXECUTE_CONTRACT = "execute_contract"
 
-AdapterFactory = Callable[[], RuntimeAdapter]
+AdapterFactory = Callable[[], RuntimeAdapter | AsyncRuntimeAdapter]
+"""Builds a fresh adapter per call: an async one runs on the event loop, a sync one bridged."""
 """Builds the adapter for one call. A fresh adapter per call keeps calls independent: the
 scripted mock, for one, plays its scenario from the first turn every time."""
 
@@ -88,15 +81,6 @@ _LIST_OUTPUT_SCHEMA: dict[str, Any] = {
 
 
 _ENVELOPE_SCHEMA: dict[str, Any] = OperationEnvelope.model_json_schema(mode="serialization")
-
-
-class CallCancelled(Exception):
-    """Raised inside the adapter's sink once the client has cancelled the call.
-
-    The port treats an exception from a sink as "stop now": the adapter closes its upstream
-    and lets the exception through, so a cancelled MCP call ends the run exactly as a caller's
-    raising sink would.
-    """
 
 
 class _Malformed(Exception):
@@ -163,50 +147,20 @@ def _json_type(value: object) -> str:
 
 
 class _Forwarder:
-    """The sink handed to the adapter, called on its worker thread.
+    """The async sink: each event goes out as a progress notification, awaited before the
+    adapter reads further, so events leave in the order the adapter produced them and all of
+    them before the result. A no-op notification when the request carried no progress token;
+    the event still lands in the envelope's ``stream_events``."""
 
-    Each event is carried to the event loop with ``anyio.from_thread.run`` and the thread waits
-    until the notification has been handed to the transport, so events leave in the order the
-    adapter produced them and all of them before the result. Once the client has cancelled the
-    call — seen as ``stopped`` being set, or as the delivery itself being cancelled — the sink
-    raises ``CallCancelled`` in the adapter instead.
-    """
-
-    def __init__(self, ctx: ServerRequestContext[Any], stopped: threading.Event) -> None:
+    def __init__(self, ctx: ServerRequestContext[Any]) -> None:
         self._ctx = ctx
-        self._stopped = stopped
         self._sent = 0
 
-    def __call__(self, event: StreamEvent) -> None:
-        if self._stopped.is_set():
-            raise CallCancelled("the client cancelled the call")
-        try:
-            anyio.from_thread.run(self._deliver, event)
-        except (concurrent.futures.CancelledError, asyncio.CancelledError):
-            # cancelled while being delivered: anyio raises either, depending on the moment
-            raise CallCancelled("the client cancelled the call") from None
-        except anyio.RunFinishedError:  # the server is shutting down
-            raise CallCancelled("the server stopped") from None
-
-    async def _deliver(self, event: StreamEvent) -> None:
+    async def __call__(self, event: StreamEvent) -> None:
         self._sent += 1
-        # A no-op when the request carried no progress token; the event still lands in the
-        # envelope's stream_events.
         await self._ctx.session.report_progress(
             self._sent, message=_EVENT.dump_json(event).decode()
         )
-
-
-async def _set_when_cancelled(stopped: threading.Event) -> None:
-    """Sleep until the surrounding scope is cancelled, then tell the worker thread.
-
-    The wait for the worker is shielded (anyio cannot interrupt a thread), so cancellation
-    reaches the run through this flag, which the sink checks before every event.
-    """
-    try:
-        await anyio.sleep_forever()
-    finally:
-        stopped.set()
 
 
 _EVENT: TypeAdapter[StreamEvent] = TypeAdapter(StreamEvent)
@@ -221,8 +175,9 @@ def create_server(
 ) -> Server[Any]:
     """An MCP server offering ``catalog`` through ``list_contracts`` and ``execute_contract``.
 
-    The adapter is synchronous, so each run happens on a worker thread while the session
-    stays responsive (other calls, cancellation, notifications).
+    Each run happens on the session's event loop (``aexecute_contract``), so the session stays
+    responsive (other calls, cancellation, notifications) and an async adapter's events reach
+    the client with no thread hop.
     """
     ids = ", ".join(sorted(catalog)) or "none loaded"
     tools = [
@@ -283,42 +238,23 @@ def create_server(
             code = getattr(error, "code", ErrorCode.RUNTIME_UNAVAILABLE)
             message = getattr(error, "message", None) or str(error)
             return _tool_error(str(code), f"cannot start the adapter: {message}")
-        stopped = threading.Event()
-        run = functools.partial(
-            execute_contract,
-            contract,
-            adapter,
-            inputs=call.inputs,
-            context=call.context,
-            on_event=_Forwarder(ctx, stopped) if call.stream else None,
-        )
-        envelope: OperationEnvelope | None = None
-        broken: Exception | None = None
-        async with anyio.create_task_group() as watcher:
-            watcher.start_soon(_set_when_cancelled, stopped)
-            try:
-                envelope = await anyio.to_thread.run_sync(run)
-            except CallCancelled:
-                pass
-            except Exception as error:  # an adapter that broke the port: not a PortError
-                broken = error
-            finally:
-                close_adapter(adapter)
-            watcher.cancel_scope.cancel()
-        if broken is not None:
-            # The details (which may include upstream text) go to the operator's log, not to
-            # the client; the session stays up for the next call.
-            _log.error("execute_contract %r: the adapter failed", call.contract, exc_info=broken)
-            raise MCPError(
-                code=types.INTERNAL_ERROR,
-                message=f"the adapter failed unexpectedly ({type(broken).__name__}); "
-                "see the server's log",
+        # The run stays on the event loop: an async adapter streams with no thread hop per
+        # event; a sync one is bridged. A client that cancels the call cancels this task, which
+        # is a caller stop: the adapter closes its upstream and the dispatcher sends no result.
+        runtime = adapter if isinstance(adapter, AsyncRuntimeAdapter) else to_async(adapter)
+        try:
+            envelope: OperationEnvelope = await aexecute_contract(
+                contract,
+                runtime,
+                inputs=call.inputs,
+                context=call.context,
+                on_event=_Forwarder(ctx) if call.stream else None,
             )
-        if envelope is None:
-            # Only a cancelled call stops the run; its cancellation is delivered here and the
-            # dispatcher sends no result, as MCP asks for a cancelled request.
-            await anyio.lowlevel.checkpoint()
-            raise MCPError(code=types.INTERNAL_ERROR, message="the run was stopped")
+        finally:
+            if isinstance(adapter, AsyncRuntimeAdapter):
+                await aclose_adapter(adapter)
+            else:
+                close_adapter(adapter)
         return _envelope_result(envelope)
 
     return Server(
