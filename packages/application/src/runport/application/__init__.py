@@ -1,7 +1,8 @@
 """Application services over the runtime port (docs/runs.md, docs/async.md):
 ``execute_contract`` for one turn, ``run``/``run_stream`` for tool turns and correction rounds,
 ``Fallback``, adapter discovery — and their event-loop twins (``aexecute_contract``, ``arun``,
-``arun_stream``, ``astream``, ``AsyncFallback``) with the bridges ``to_async``/``to_sync``.
+``arun_stream``, ``astream``, ``AsyncFallback``) with the bridges ``to_async``/``to_sync``;
+and ``run_batch``/``abatch``, a contract over many rows (docs/batch.md).
 """
 
 from runport.application._adapters import (
@@ -12,6 +13,10 @@ from runport.application._adapters import (
 )
 from runport.application._astream import EventStream, astream
 from runport.application._async import aexecute_contract, arun, arun_stream
+from runport.application._batch._output import BatchLine, BatchOutputError
+from runport.application._batch._rows import BatchRow, read_rows
+from runport.application._batch._run import abatch, run_batch
+from runport.application._batch._summary import BatchSummary
 from runport.application._bridges import BridgeUsageError, CallerGone, to_async, to_sync
 from runport.application._define import define_contract, output_as
 from runport.application._envelope import execute_contract
@@ -27,6 +32,10 @@ __all__ = [
     "ADAPTER_GROUP",
     "AdapterNotFoundError",
     "AsyncFallback",
+    "BatchLine",
+    "BatchOutputError",
+    "BatchRow",
+    "BatchSummary",
     "BridgeUsageError",
     "CallerGone",
     "EventStream",
@@ -36,6 +45,7 @@ __all__ = [
     "RunPartial",
     "RunResult",
     "Tool",
+    "abatch",
     "adapter_entry_points",
     "aexecute_contract",
     "arun",
@@ -45,8 +55,10 @@ __all__ = [
     "define_contract",
     "execute_contract",
     "output_as",
+    "read_rows",
     "repair_history",
     "run",
+    "run_batch",
     "run_stream",
     "to_async",
     "to_sync",
