@@ -17,6 +17,7 @@ from typing import Any, NoReturn
 
 from runport.cli import (
     _cmd_adapters,
+    _cmd_batch,
     _cmd_conformance,
     _cmd_mcp,
     _cmd_run,
@@ -33,6 +34,7 @@ COMMANDS: dict[str, ModuleType] = {
     "adapters": _cmd_adapters,
     "conformance": _cmd_conformance,
     "mcp": _cmd_mcp,
+    "batch": _cmd_batch,
 }
 
 

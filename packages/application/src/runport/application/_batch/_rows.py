@@ -116,14 +116,18 @@ def read_rows(path: str | os.PathLike[str]) -> Iterator[BatchRow]:
     """The rows of a ``.jsonl`` (or ``.ndjson``) or ``.csv`` file, read as they are needed."""
     source = Path(path)
     suffix = source.suffix.lower()
+    if suffix not in (".jsonl", ".ndjson", ".csv"):
+        raise ValueError(f"rows file {source}: expected .jsonl, .ndjson or .csv")
+    return _file_rows(source, suffix)
+
+
+def _file_rows(source: Path, suffix: str) -> Iterator[BatchRow]:
     if suffix == ".csv":
         with source.open("r", encoding="utf-8", errors="replace", newline="") as text:
             yield from csv_rows(text)
-    elif suffix in (".jsonl", ".ndjson"):
+    else:
         with source.open("rb") as lines:
             yield from jsonl_rows(lines)
-    else:
-        raise ValueError(f"rows file {source}: expected .jsonl, .ndjson or .csv")
 
 
 def rows_of(values: Iterable[object]) -> Iterator[BatchRow]:

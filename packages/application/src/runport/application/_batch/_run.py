@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from runport.application._async import aexecute_request
 from runport.application._batch._output import BatchLine, Done, OutputFile
 from runport.application._batch._rows import BatchRow, read_rows, rows_of
-from runport.application._batch._summary import BatchSummary, Tally, summary_path
+from runport.application._batch._summary import BatchSummary, Tally
 from runport.application._bridges import to_async
 from runport.application._envelope import OPERATION, ContractSource, prepare, resolve_contract
 from runport.contracts import OperationEnvelope, fingerprint
@@ -160,7 +160,7 @@ async def drive(
             task.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
         summary = tally.summary(skipped=skipped, torn=output.done.torn, interrupted=interrupted)
-        summary.write(summary_path(output.path))
+        summary.write(BatchSummary.path_for(output.path))
     return summary
 
 

@@ -49,6 +49,12 @@ class BatchSummary:
         text = json.dumps(self.to_json(), indent=2, sort_keys=True) + "\n"
         Path(path).write_text(text, encoding="utf-8")
 
+    @staticmethod
+    def path_for(out: str | os.PathLike[str]) -> Path:
+        """Where the summary of a batch into ``out`` is written: ``OUT.summary.json``."""
+        path = Path(out)
+        return path.with_name(f"{path.stem}.summary.json")
+
     def lines(self) -> list[str]:
         """The summary as a few lines for a terminal."""
         said = [f"{self.rows} row(s): {self.ok} ok, {self.failed} failed"]
@@ -124,9 +130,3 @@ class Tally:
             torn_lines_discarded=torn,
             interrupted=interrupted,
         )
-
-
-def summary_path(out: str | os.PathLike[str]) -> Path:
-    """``OUT.summary.json`` beside ``OUT.jsonl``."""
-    path = Path(out)
-    return path.with_name(f"{path.stem}.summary.json")
