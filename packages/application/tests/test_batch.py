@@ -56,7 +56,8 @@ def test_a_thousand_rows_give_exactly_one_line_each(tmp_path: Path) -> None:
     assert sorted(line["row"] for line in written) == list(range(1000))
     assert all(set(line) == {"row", "ok", "envelope"} and line["ok"] for line in written)
     assert (summary.rows, summary.ok, summary.failed, summary.ran) == (1000, 1000, 0, 1000)
-    assert summary.output_valid == 1000 and summary.input_tokens == 31 * 1000
+    assert summary.output_valid == 1000
+    assert summary.input_tokens == 31 * 1000
     assert json.loads(BatchSummary.path_for(out).read_text()) == summary.to_json()
 
 
@@ -136,7 +137,8 @@ def test_an_adapter_failure_is_carried_in_the_rows_envelope(tmp_path: Path) -> N
     rows = write_rows(tmp_path / "rows.jsonl", 3)
     summary = run_batch(CONTRACT, rows, lambda: AsyncScriptedRuntime(failing), out=out)
     written = lines(out)
-    assert len(written) == 3 and not any(line["ok"] for line in written)
+    assert len(written) == 3
+    assert not any(line["ok"] for line in written)
     for line in written:
         assert [d["code"] for d in line["envelope"]["diagnostics"]] == [
             ErrorCode.RUNTIME_UNAVAILABLE
@@ -230,7 +232,8 @@ def test_csv_rows_name_their_inputs_in_the_header(tmp_path: Path) -> None:
         {"topic": "rivers", "audience": "poets"},
         {"topic": "snow", "audience": "engineers"},
     ]
-    assert read[2].problem is not None and read[2].problem.code == ErrorCode.DATA_INVALID
+    assert read[2].problem is not None
+    assert read[2].problem.code == ErrorCode.DATA_INVALID
     out = tmp_path / "out.jsonl"
     summary = run_batch(CONTRACT, rows, fresh, out=out)
     assert (summary.ok, summary.failed) == (2, 1)
@@ -276,7 +279,8 @@ def test_a_cancelled_batch_keeps_its_finished_rows_and_says_so(tmp_path: Path) -
     asyncio.run(main())
     assert sorted(line["row"] for line in lines(out)) == [0, 1, 2, 3, 4]
     summary = json.loads(BatchSummary.path_for(out).read_text())
-    assert summary["interrupted"] is True and summary["rows"] == 5
+    assert summary["interrupted"] is True
+    assert summary["rows"] == 5
 
 
 @pytest.mark.parametrize("bad", [0, -1, True, 1.5])

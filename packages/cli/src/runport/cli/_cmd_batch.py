@@ -12,7 +12,6 @@ from typing import Any
 
 from runport.application import (
     AdapterNotFoundError,
-    BatchLine,
     BatchOutputError,
     BatchSummary,
     run_batch,
