@@ -80,9 +80,10 @@ def _rows_to_run(path: Path) -> int | None:
 
 
 def main(args: argparse.Namespace) -> int:
-    for path, what in ((args.contract, "contract"), (args.inputs, "rows")):
-        if not path.is_file():
-            raise CliError(ErrorCode.DATA_INVALID, f"{what} file not found: {path}")
+    if not args.contract.is_file():
+        raise CliError(ErrorCode.DATA_INVALID, f"contract file not found: {args.contract}")
+    if not args.inputs.exists() or args.inputs.is_dir():  # a named pipe is fine
+        raise CliError(ErrorCode.DATA_INVALID, f"rows file not found: {args.inputs}")
     if args.concurrency < 1:
         raise CliError("usage", f"--concurrency must be at least 1, not {args.concurrency}")
     engine = _engine(args.engine)

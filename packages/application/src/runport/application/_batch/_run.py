@@ -10,12 +10,13 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from runport.application._async import aexecute_request
 from runport.application._batch._output import BatchLine, Done, OutputFile
 from runport.application._batch._rows import BatchRow, read_rows, rows_of
+from runport.application._batch._source import PipedRows, RowSource, waits
 from runport.application._batch._summary import BatchSummary, Tally
 from runport.application._bridges import to_async
 from runport.application._envelope import OPERATION, ContractSource, prepare, resolve_contract
@@ -44,10 +45,10 @@ def adapter_for_rows(source: AdapterSource) -> Callable[[], AsyncRuntimeAdapter]
     return lambda: _as_async(source())
 
 
-def row_iterator(rows: Rows) -> Iterator[BatchRow]:
+def row_source(rows: Rows) -> RowSource:
     if isinstance(rows, str | os.PathLike):
-        return read_rows(rows)
-    return rows_of(rows)
+        return (PipedRows if waits(rows) else RowSource)(read_rows(rows))
+    return RowSource(rows_of(rows))
 
 
 @dataclass
@@ -122,14 +123,14 @@ async def abatch(
     output = OutputFile(out, fingerprint(resolved))
     runner = RowRunner(resolved, adapter_for_rows(adapter), output.done.keys)
     try:
-        return await drive(runner, row_iterator(rows), output, concurrency, on_line)
+        return await drive(runner, row_source(rows), output, concurrency, on_line)
     finally:
         output.close()
 
 
 async def drive(
     runner: RowRunner,
-    rows: Iterator[BatchRow],
+    rows: RowSource,
     output: OutputFile,
     concurrency: int,
     on_line: Callable[[BatchLine], None] | None,
@@ -139,7 +140,7 @@ async def drive(
 
     async def worker() -> None:
         nonlocal skipped
-        for row in rows:  # one iterator, taken from between awaits: no row twice
+        while (row := await rows.take()) is not None:
             ran = await runner.run(row)
             if ran is None:
                 skipped += 1
@@ -150,6 +151,7 @@ async def drive(
             if on_line is not None:
                 on_line(line)
 
+    rows.start()
     workers = [asyncio.create_task(worker()) for _ in range(concurrency)]
     interrupted = True
     try:
