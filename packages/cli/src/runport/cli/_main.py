@@ -20,6 +20,7 @@ from runport.cli import (
     _cmd_batch,
     _cmd_conformance,
     _cmd_mcp,
+    _cmd_record,
     _cmd_run,
     _cmd_scenarios,
     _cmd_validate,
@@ -35,6 +36,7 @@ COMMANDS: dict[str, ModuleType] = {
     "conformance": _cmd_conformance,
     "mcp": _cmd_mcp,
     "batch": _cmd_batch,
+    "record": _cmd_record,
 }
 
 
