@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
 from contextlib import nullcontext
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +14,7 @@ from runport.application import (
     AdapterNotFoundError,
     BatchOutputError,
     BatchSummary,
+    create_adapter,
     run_batch,
 )
 from runport.cli._cmd_run import adapter
@@ -50,26 +51,30 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _adapters(args: argparse.Namespace) -> Any:
-    """The mock as a fresh async runtime per row; any other adapter shared by every row."""
+def _adapters(args: argparse.Namespace) -> tuple[Any, bool]:
+    """The adapter source and whether each row gets a fresh adapter: the mock as a fresh
+    async runtime per row (each row plays the scenario from its first turn); any other
+    adapter shared (one per Ray shard on the ray engine)."""
     runtime = adapter(args.adapter, args.scenario)
     if isinstance(runtime, ScriptedRuntime):
-        scenario = runtime.scenario
-        return lambda: AsyncScriptedRuntime(scenario)
-    return runtime
+        return partial(AsyncScriptedRuntime, runtime.scenario), True
+    if args.engine == "ray":
+        return partial(create_adapter, args.adapter), False
+    return runtime, False
 
 
-def _engine(name: str) -> Callable[..., BatchSummary]:
-    if name == "local":
-        return run_batch
+def _run(args: argparse.Namespace, on_line: Any) -> BatchSummary:
+    source, fresh = _adapters(args)
+    options = {"out": args.out, "concurrency": args.concurrency, "on_line": on_line}
+    if args.engine == "local":
+        return run_batch(args.contract, args.inputs, source, **options)
     try:
         from runport.ray import ray_batch
     except ImportError as error:
         raise CliError(
-            "usage",
-            f"--engine ray needs runport-ray (pip install 'runport[ray]'): {error}",
+            "usage", f"--engine ray needs runport-ray (pip install 'runport[ray]'): {error}"
         ) from None
-    return ray_batch
+    return ray_batch(args.contract, args.inputs, source, fresh_per_row=fresh, **options)
 
 
 def _rows_to_run(path: Path) -> int | None:
@@ -86,8 +91,6 @@ def main(args: argparse.Namespace) -> int:
         raise CliError(ErrorCode.DATA_INVALID, f"rows file not found: {args.inputs}")
     if args.concurrency < 1:
         raise CliError("usage", f"--concurrency must be at least 1, not {args.concurrency}")
-    engine = _engine(args.engine)
-    source = _adapters(args)
     err = sys.stderr
     bar: Any = nullcontext(None)
     if err.isatty():
@@ -96,14 +99,7 @@ def main(args: argparse.Namespace) -> int:
         bar = progress_bar(err, _rows_to_run(args.inputs))
     try:
         with bar as on_line:
-            summary = engine(
-                args.contract,
-                args.inputs,
-                source,
-                out=args.out,
-                concurrency=args.concurrency,
-                on_line=on_line,
-            )
+            summary = _run(args, on_line)
     except KeyboardInterrupt:
         err.write("runport: interrupted: every finished row is in the output; rerun to resume\n")
         return INTERRUPTED

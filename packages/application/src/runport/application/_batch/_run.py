@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from runport.application._async import aexecute_request
@@ -45,10 +45,15 @@ def adapter_for_rows(source: AdapterSource) -> Callable[[], AsyncRuntimeAdapter]
     return lambda: _as_async(source())
 
 
+def row_iterator(rows: Rows) -> Iterator[BatchRow]:
+    """The rows of a file (read as they are needed) or of values in memory."""
+    return read_rows(rows) if isinstance(rows, str | os.PathLike) else rows_of(rows)
+
+
 def row_source(rows: Rows) -> RowSource:
-    if isinstance(rows, str | os.PathLike):
-        return (PipedRows if waits(rows) else RowSource)(read_rows(rows))
-    return RowSource(rows_of(rows))
+    if isinstance(rows, str | os.PathLike) and waits(rows):
+        return PipedRows(read_rows(rows))
+    return RowSource(row_iterator(rows))
 
 
 @dataclass
