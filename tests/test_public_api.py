@@ -142,9 +142,17 @@ PUBLIC = {
         "repair_history",
         "run",
         "run_stream",
+        "BatchLine",
+        "BatchOutputError",
+        "BatchRow",
+        "BatchSummary",
+        "abatch",
+        "read_rows",
+        "run_batch",
     },
     "runport.cli": {"main"},
     "runport.otel": {"Traced", "TracedAdapter", "AsyncTracedAdapter"},
+    "runport.ray": {"ray_batch", "start_ray"},
 }
 
 
