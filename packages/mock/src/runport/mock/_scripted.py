@@ -7,6 +7,7 @@ network and no wall clock, byte-identical on every run.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterator
 from typing import Any, Self
@@ -49,6 +50,13 @@ DESCRIPTOR = AdapterDescriptor(
 )
 """Each runtime's descriptor is this one with ``model`` set to the id of the scenario it plays,
 so telemetry names the script that answered (docs/observability.md)."""
+
+
+@functools.lru_cache(maxsize=256)
+def _descriptor(model: str) -> AdapterDescriptor:
+    """``DESCRIPTOR`` naming the scenario: made once per scenario id (descriptors are frozen),
+    since a batch starts a fresh runtime for every row."""
+    return DESCRIPTOR.model_copy(update={"model": model})
 
 
 def play_scenario_turn(spec: ScenarioTurn, turn: Turn) -> Iterator[StreamEvent]:
@@ -94,7 +102,7 @@ class ScenarioPlayer:
             raise TypeError(f"a ScriptedRuntime plays a Scenario, not {type(scenario).__name__}")
         self.scenario = scenario
         self.max_response_bytes = check_byte_count(max_response_bytes)
-        self.descriptor = DESCRIPTOR.model_copy(update={"model": scenario.id})
+        self.descriptor = _descriptor(scenario.id)
         self.counters = Counters()
         self._next_turn = 0
 
