@@ -21,11 +21,11 @@ from runport.application import BatchLine, BatchRow, BatchSummary
 from runport.application._batch._output import OutputFile
 from runport.application._batch._run import (
     AnyAdapter,
+    Ledger,
     RowRunner,
     Rows,
     adapter_for_rows,
     row_iterator,
-    tally_of,
 )
 from runport.application._envelope import ContractSource, resolve_contract
 from runport.contracts import fingerprint
@@ -110,16 +110,15 @@ def ray_batch(
     start_ray()
     cpus = ray.available_resources().get("CPU", 1)  # type: ignore[no-untyped-call]
     in_flight = shards_in_flight or max(2, 2 * int(cpus))
-    tally = tally_of(output.done)
-    skipped = 0
+    ledger = Ledger(output, on_line)
     interrupted = True
     pending: list[Any] = []
     contract_ref = ray.put(resolved)
     try:
-        shards = _shards(source, shard_rows)
-        for shard in itertools.chain(shards, [None]):
+        for shard in itertools.chain(_shards(source, shard_rows), [None]):
             if shard is not None:
-                keys = {key for key in output.done.keys if key[0] in {r.index for r in shard}}
+                indexes = {row.index for row in shard}
+                keys = {key for key in output.done.keys if key[0] in indexes}
                 pending.append(
                     _remote_shard.remote(
                         contract_ref, shard, adapter, fresh_per_row, keys, concurrency
@@ -128,19 +127,10 @@ def ray_batch(
             while pending and (len(pending) >= in_flight or shard is None):
                 ready, pending = ray.wait(pending, num_returns=1)
                 for ran in ray.get(ready[0]):
-                    if ran is None:
-                        skipped += 1
-                        continue
-                    line, latency = ran
-                    output.write(line)
-                    tally.add(line.envelope, latency)
-                    if on_line is not None:
-                        on_line(line)
+                    ledger.take(ran)
         interrupted = False
     finally:
         for ref in pending:
             ray.cancel(ref, force=True)
-        output.close()
-        summary = tally.summary(skipped=skipped, torn=output.done.torn, interrupted=interrupted)
-        summary.write(BatchSummary.path_for(output.path))
+        summary = ledger.close(interrupted=interrupted)
     return summary

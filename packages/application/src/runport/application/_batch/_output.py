@@ -46,13 +46,10 @@ def line_bytes(line: BatchLine) -> bytes:
     return head + line.envelope.model_dump_json().encode("utf-8") + b"}\n"
 
 
-def row_key(row: int, envelope: dict[str, Any] | OperationEnvelope) -> tuple[int, str | None]:
-    fingerprints = (
-        envelope.fingerprints
-        if isinstance(envelope, OperationEnvelope)
-        else envelope.get("fingerprints") or {}
-    )
-    return row, fingerprints.get("request")
+def row_key(row: int, envelope: dict[str, Any]) -> tuple[int, str | None]:
+    """What resuming compares: the row's index and its request's fingerprint (``None`` for a
+    row that never made a request)."""
+    return row, (envelope.get("fingerprints") or {}).get("request")
 
 
 @dataclass

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from runport.application._async import aexecute_request
-from runport.application._batch._output import BatchLine, Done, OutputFile
+from runport.application._batch._output import BatchLine, OutputFile
 from runport.application._batch._rows import BatchRow, read_rows, rows_of
 from runport.application._batch._source import PipedRows, RowSource, waits
 from runport.application._batch._summary import BatchSummary, Tally
@@ -127,34 +127,48 @@ async def abatch(
     resolved = resolve_contract(contract)
     output = OutputFile(out, fingerprint(resolved))
     runner = RowRunner(resolved, adapter_for_rows(adapter), output.done.keys)
-    try:
-        return await drive(runner, row_source(rows), output, concurrency, on_line)
-    finally:
-        output.close()
+    return await drive(runner, row_source(rows), Ledger(output, on_line), concurrency)
+
+
+class Ledger:
+    """Where finished rows go, whichever engine ran them: the output file, the tally, the
+    caller's ``on_line``; and the summary at the end."""
+
+    def __init__(self, output: OutputFile, on_line: Callable[[BatchLine], None] | None) -> None:
+        self.output = output
+        self.on_line = on_line
+        self.tally = Tally()
+        for envelope in output.done.envelopes:
+            self.tally.add(OperationEnvelope.model_validate(envelope), None)
+        self.skipped = 0
+
+    def take(self, ran: tuple[BatchLine, float] | None) -> None:
+        """A row's outcome: its line and latency, or ``None`` when it was already done."""
+        if ran is None:
+            self.skipped += 1
+            return
+        line, latency = ran
+        self.output.write(line)
+        self.tally.add(line.envelope, latency)
+        if self.on_line is not None:
+            self.on_line(line)
+
+    def close(self, *, interrupted: bool) -> BatchSummary:
+        """Close the output and write the summary beside it."""
+        self.output.close()
+        summary = self.tally.summary(
+            skipped=self.skipped, torn=self.output.done.torn, interrupted=interrupted
+        )
+        summary.write(BatchSummary.path_for(self.output.path))
+        return summary
 
 
 async def drive(
-    runner: RowRunner,
-    rows: RowSource,
-    output: OutputFile,
-    concurrency: int,
-    on_line: Callable[[BatchLine], None] | None,
+    runner: RowRunner, rows: RowSource, ledger: Ledger, concurrency: int
 ) -> BatchSummary:
-    tally = tally_of(output.done)
-    skipped = 0
-
     async def worker() -> None:
-        nonlocal skipped
         while (row := await rows.take()) is not None:
-            ran = await runner.run(row)
-            if ran is None:
-                skipped += 1
-                continue
-            line, latency = ran
-            output.write(line)
-            tally.add(line.envelope, latency)
-            if on_line is not None:
-                on_line(line)
+            ledger.take(await runner.run(row))
 
     rows.start()
     workers = [asyncio.create_task(worker()) for _ in range(concurrency)]
@@ -166,16 +180,8 @@ async def drive(
         for task in workers:
             task.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
-        summary = tally.summary(skipped=skipped, torn=output.done.torn, interrupted=interrupted)
-        summary.write(BatchSummary.path_for(output.path))
+        summary = ledger.close(interrupted=interrupted)
     return summary
-
-
-def tally_of(done: Done) -> Tally:
-    tally = Tally()
-    for envelope in done.envelopes:
-        tally.add(OperationEnvelope.model_validate(envelope), None)
-    return tally
 
 
 def run_batch(
