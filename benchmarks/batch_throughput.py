@@ -99,9 +99,7 @@ def sharded(folder: Path, rows: Path, count: int, concurrency: int) -> None:
     from runport.ray import ray_batch
 
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    ray.init(
-        num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False
-    )
+    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False)
     try:
         ray_batch(CONTRACT, rows_file(folder, 500), fresh, out=folder / "ray-warm.jsonl")
         rate(
