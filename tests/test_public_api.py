@@ -203,6 +203,13 @@ PUBLIC = {
         "repair_history",
         "run",
         "run_stream",
+        "BatchLine",
+        "BatchOutputError",
+        "BatchRow",
+        "BatchSummary",
+        "abatch",
+        "read_rows",
+        "run_batch",
     },
     "runport.server": {
         "DEFAULT_MAX_BODY_BYTES",
@@ -214,6 +221,7 @@ PUBLIC = {
     },
     "runport.cli": {"main"},
     "runport.otel": {"Traced", "TracedAdapter", "AsyncTracedAdapter", "RunTracer"},
+    "runport.ray": {"ray_batch", "start_ray"},
 }
 
 

@@ -3,7 +3,8 @@
 ``Fallback``, adapter discovery — and their event-loop twins (``aexecute_contract``, ``arun``,
 ``arun_stream``, ``astream``, ``AsyncFallback``) with the bridges ``to_async``/``to_sync`` —
 and what every surface shares: the folder of contracts it serves (``load_catalog``) and the
-adapter it builds per call (``adapter_factory``, ``async_adapter_factory``).
+adapter it builds per call (``adapter_factory``, ``async_adapter_factory``); and
+``run_batch``/``abatch``, a contract over many rows (docs/batch.md).
 """
 
 from runport.application._adapters import (
@@ -20,6 +21,10 @@ from runport.application._adapters import (
 )
 from runport.application._astream import EventStream, astream
 from runport.application._async import aexecute_contract, arun, arun_stream
+from runport.application._batch._output import BatchLine, BatchOutputError
+from runport.application._batch._rows import BatchRow, read_rows
+from runport.application._batch._run import abatch, run_batch
+from runport.application._batch._summary import BatchSummary
 from runport.application._bridges import BridgeUsageError, CallerGone, to_async, to_sync
 from runport.application._catalog import Catalog, CatalogError, input_schema, load_catalog
 from runport.application._define import define_contract, output_as
@@ -37,6 +42,10 @@ __all__ = [
     "ASYNC_ADAPTER_GROUP",
     "AdapterNotFoundError",
     "AsyncFallback",
+    "BatchLine",
+    "BatchOutputError",
+    "BatchRow",
+    "BatchSummary",
     "BridgeUsageError",
     "CallerGone",
     "Catalog",
@@ -48,6 +57,7 @@ __all__ = [
     "RunPartial",
     "RunResult",
     "Tool",
+    "abatch",
     "aclose_adapter",
     "adapter_entry_points",
     "adapter_factory",
@@ -64,8 +74,10 @@ __all__ = [
     "input_schema",
     "load_catalog",
     "output_as",
+    "read_rows",
     "repair_history",
     "run",
+    "run_batch",
     "run_stream",
     "to_async",
     "to_sync",

@@ -18,7 +18,7 @@ from runport.application._options import RunOptions, settings
 from runport.application._plan import Attempt, Steps, Wait
 from runport.application._relay import arelay
 from runport.application._state import RunResult, start_run
-from runport.contracts import ExecutionReceipt, OperationEnvelope
+from runport.contracts import ExecutionReceipt, ExecutionRequest, OperationEnvelope
 from runport.ports import AsyncRuntimeAdapter, AsyncSink, deliver
 
 if TYPE_CHECKING:
@@ -42,12 +42,20 @@ async def aexecute_contract(
     prepared = prepare(contract_or_path, adapter, inputs, context, fixture_output)
     if isinstance(prepared, OperationEnvelope):
         return prepared
-    call = Call(prepared, streamed=on_event is not None)
+    return await aexecute_request(prepared, adapter, on_event)
+
+
+async def aexecute_request(
+    request: ExecutionRequest, adapter: AsyncRuntimeAdapter, on_event: AsyncSink | None = None
+) -> OperationEnvelope:
+    """``aexecute_contract`` after ``prepare``: for a caller (the batch) that needs the
+    request itself before the call, so the contract is compiled once."""
+    call = Call(request, streamed=on_event is not None)
     try:
         if on_event is None:
-            receipt = await adapter.execute(prepared)
+            receipt = await adapter.execute(request)
         else:
-            receipt = await adapter.execute_streaming(prepared, arelay(call, on_event))
+            receipt = await adapter.execute_streaming(request, arelay(call, on_event))
     except Exception as error:
         envelope, owed = call.failed(error)
         if owed is not None and on_event is not None:

@@ -131,7 +131,7 @@ def _check_scenario(root: Path, path: Path, contracts: dict[str, Contract]) -> O
     try:
         scenario = load_scenario(path)
         outcome.name = f"scenario {scenario.id} ({rel})"
-        contract = _contract_for(scenario, contracts)
+        contract = _contract_for(scenario, contracts, root, path)
         inputs: dict[str, Any] = {}
         context: dict[str, Any] | None = None
         fixture: Any = None
@@ -216,7 +216,18 @@ def _play_run(
     return Observed.of_run(plain), Observed.of_run(streamed_outcome), played[0]
 
 
-def _contract_for(scenario: Scenario, contracts: dict[str, Contract]) -> Contract:
+def _contract_for(
+    scenario: Scenario, contracts: dict[str, Contract], root: Path, path: Path
+) -> Contract:
+    """The contract a scenario names: by id among the folder's contracts, or by a path
+    relative to the scenario file (what ``runport record`` writes)."""
+    if scenario.contract is not None and scenario.contract not in contracts:
+        named = _inside(root, path.parent, scenario.contract)
+        if named.is_file():
+            try:
+                return load_contract(named)
+            except ContractError as error:
+                raise CliError(error.diagnostics[0].code, str(error)) from None
     if scenario.contract is None:
         if len(contracts) == 1:
             return next(iter(contracts.values()))

@@ -17,8 +17,10 @@ from typing import Any, NoReturn
 
 from runport.cli import (
     _cmd_adapters,
+    _cmd_batch,
     _cmd_conformance,
     _cmd_mcp,
+    _cmd_record,
     _cmd_run,
     _cmd_scenarios,
     _cmd_serve,
@@ -36,6 +38,8 @@ COMMANDS: dict[str, ModuleType] = {
     "conformance": _cmd_conformance,
     "mcp": _cmd_mcp,
     "serve": _cmd_serve,
+    "batch": _cmd_batch,
+    "record": _cmd_record,
 }
 
 

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import copy
 import importlib.metadata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from runport.contracts import CompiledInteraction, Diagnostic, ErrorCode, Message
 from runport.core._contract import Contract, ContractError, ValueSpec, is_json
-from runport.core._document import json_pointer
+from runport.core._document import copy_json, json_pointer
 from runport.core._render import Scope, render_nodes
-from runport.core._schema import schema_errors, schema_problems
+from runport.core._schema import schema_errors
 
 
 def _compiler_version() -> str:
@@ -58,11 +57,11 @@ def compile_contract(
         contract_id=contract.id,
         contract_version=contract.version,
         messages=messages,
-        output_schema=copy.deepcopy(contract.output_schema),
+        output_schema=copy_json(contract.output_schema),
         required_capabilities=list(contract.capabilities),
         target_capabilities=list(target_capabilities or []),
-        runtime_policy=copy.deepcopy(contract.runtime_policy),
-        extensions=copy.deepcopy(contract.extensions),
+        runtime_policy=copy_json(contract.runtime_policy),
+        extensions=copy_json(contract.extensions),
         tools=list(contract.tools) or None,
     )
 
@@ -80,18 +79,17 @@ def _value_problems(root: str, specs: Mapping[str, ValueSpec], values: object) -
     noun = "input" if root == "inputs" else "context value"
     problems: list[Diagnostic] = []
     for name, spec in specs.items():
-        pointer = json_pointer([root, name])
         if name not in values:
             if spec.required:
                 problems.append(
                     Diagnostic(
                         code=ErrorCode.VALUE_REQUIRED,
-                        json_pointer=pointer,
+                        json_pointer=json_pointer([root, name]),
                         message=f"required {noun} {name!r} is missing",
                     )
                 )
             continue
-        problems.extend(_schema_problems(spec, values[name], pointer, f"{noun} {name!r}"))
+        problems.extend(_schema_problems(spec, values[name], (root, name), noun))
     for name in values:
         if name not in specs:
             declared = ", ".join(sorted(specs)) or "none"
@@ -105,30 +103,35 @@ def _value_problems(root: str, specs: Mapping[str, ValueSpec], values: object) -
     return problems
 
 
-def _schema_problems(spec: ValueSpec, value: object, pointer: str, what: str) -> list[Diagnostic]:
+def _schema_problems(
+    spec: ValueSpec, value: object, path: tuple[str, str], noun: str
+) -> list[Diagnostic]:
+    what = f"{noun} {path[1]!r}"
     if not is_json(value):
         return [
             Diagnostic(
                 code=ErrorCode.VALUE_SCHEMA,
-                json_pointer=pointer,
+                json_pointer=json_pointer(path),
                 message=(
                     f"{what} is not JSON data (objects with string keys, arrays, strings, "
                     "finite numbers, booleans and null only)"
                 ),
             )
         ]
-    # A contract built directly, not through parse_contract, may carry a broken schema.
-    reasons = schema_problems(spec.json_schema)
-    if reasons:
+    # A contract built directly, not through parse_contract, may carry a broken schema; its
+    # check and validator are made once per spec (``schema_errors`` keeps both).
+    errors = schema_errors(spec.json_schema, value, holder=spec)
+    if not errors:
+        return []
+    pointer = json_pointer(path)
+    if isinstance(errors, str):
         return [
             Diagnostic(
                 code=ErrorCode.CONTRACT_INVALID,
                 json_pointer=pointer,
-                message=f"the schema declared for {what} is invalid: {reasons[0]}",
+                message=f"the schema declared for {what} is invalid: {errors}",
             )
         ]
-    errors = schema_errors(spec.json_schema, value)
-    assert not isinstance(errors, str)  # the schema was just checked
     return [
         Diagnostic(
             code=ErrorCode.VALUE_SCHEMA,

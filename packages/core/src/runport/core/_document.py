@@ -442,6 +442,16 @@ def _mark(mark: Any) -> str:
 _Trail = tuple[Any, str | int] | None
 
 
+def copy_json(value: Any) -> Any:
+    """A copy of JSON data sharing no container with ``value``: what ``copy.deepcopy`` gives for
+    it, without the memo (JSON data holds no cycles and its scalars are immutable)."""
+    if type(value) is dict:
+        return {key: copy_json(item) for key, item in value.items()}
+    if type(value) is list:
+        return [copy_json(item) for item in value]
+    return value
+
+
 def json_pointer(path: Iterable[object]) -> str:
     """RFC 6901 pointer for a sequence of keys and indexes."""
     return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in path)

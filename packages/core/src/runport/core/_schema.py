@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-from collections.abc import Mapping
+import weakref
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from jsonschema import Draft202012Validator, FormatChecker
@@ -104,10 +105,43 @@ def _validator(schema: Mapping[str, Any]) -> Draft202012Validator | str:
     return found
 
 
-def schema_errors(schema: Mapping[str, Any], value: Any) -> list[tuple[str, str]] | str:
-    """``(json_pointer, message)`` for every way ``value`` fails ``schema``, sorted; or, when the
-    schema itself is invalid, why (a string)."""
+_HELD: dict[int, tuple[weakref.ref[object], Draft202012Validator | str]] = {}
+
+
+def _held_validator(holder: object, schema: Mapping[str, Any]) -> Draft202012Validator | str:
+    """``_validator(schema)`` for a schema an immutable ``holder`` (a frozen model) owns, found
+    by the holder's identity: no canonical encoding of the schema per call.
+
+    The entry holds only a weak reference and leaves when the holder is collected, so a new
+    object at a reused address never finds an old entry; a copy is a new holder.
+    """
+    key = id(holder)
+    found = _HELD.get(key)
+    if found is not None and found[0]() is holder:
+        return found[1]
     validator = _validator(schema)
+    if len(_HELD) >= _CACHE_LIMIT:
+        _HELD.pop(next(iter(_HELD)))
+    _HELD[key] = (weakref.ref(holder, _forget_later(key)), validator)
+    return validator
+
+
+def _forget_later(key: int) -> Callable[[weakref.ref[object]], None]:
+    def forget(gone: weakref.ref[object]) -> None:
+        entry = _HELD.get(key)
+        if entry is not None and entry[0] is gone:
+            del _HELD[key]
+
+    return forget
+
+
+def schema_errors(
+    schema: Mapping[str, Any], value: Any, *, holder: object = None
+) -> list[tuple[str, str]] | str:
+    """``(json_pointer, message)`` for every way ``value`` fails ``schema``, sorted; or, when the
+    schema itself is invalid, why (a string). ``holder``: the immutable object that owns
+    ``schema`` (its validator is then found by the holder's identity)."""
+    validator = _validator(schema) if holder is None else _held_validator(holder, schema)
     if isinstance(validator, str):
         return validator
     try:

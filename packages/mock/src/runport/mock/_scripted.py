@@ -7,6 +7,7 @@ network and no wall clock, byte-identical on every run.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from collections.abc import Iterator
@@ -54,6 +55,13 @@ DESCRIPTOR = AdapterDescriptor(
 so telemetry names the script that answered (docs/observability.md)."""
 
 
+@functools.lru_cache(maxsize=256)
+def _descriptor(model: str) -> AdapterDescriptor:
+    """``DESCRIPTOR`` naming the scenario: made once per scenario id (descriptors are frozen),
+    since a batch starts a fresh runtime for every row."""
+    return DESCRIPTOR.model_copy(update={"model": model})
+
+
 def play_scenario_turn(spec: ScenarioTurn, turn: Turn) -> Iterator[StreamEvent]:
     """The events of one scenario turn, in order, up to and including its terminal.
 
@@ -97,7 +105,7 @@ class ScenarioPlayer:
             raise TypeError(f"a ScriptedRuntime plays a Scenario, not {type(scenario).__name__}")
         self.scenario = scenario
         self.max_response_bytes = check_byte_count(max_response_bytes)
-        self.descriptor = DESCRIPTOR.model_copy(update={"model": scenario.id})
+        self.descriptor = _descriptor(scenario.id)
         self.counters = Counters()
         self._next_turn = 0
 

@@ -1,0 +1,135 @@
+"""``runport record CONTRACT --input FILE --adapter NAME --out SCENARIO.yaml``: one streamed
+turn, written as a scenario the mock replays to the same receipt (docs/batch.md)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from runport.application import execute_contract
+from runport.cli._cmd_run import adapter
+from runport.cli._errors import CliError
+from runport.cli._files import read_request
+from runport.cli._output import report
+from runport.cli._record import (
+    dump_json,
+    input_document,
+    redact,
+    redact_answer,
+    split_pointers,
+    turn_events,
+)
+from runport.contracts import ErrorCode, OperationEnvelope, StreamEvent
+from runport.core import ContractError, ScenarioError, load_contract, parse_scenario
+from runport.mock import ScriptedRuntime
+
+HELP = "run a contract once, streamed, and write what the adapter did as a mock scenario"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("contract", type=Path, help="contract file (YAML)")
+    parser.add_argument("--input", type=Path, help="inputs file (JSON or YAML)")
+    parser.add_argument("--adapter", default="mock", help="adapter name (default: mock)")
+    parser.add_argument("--scenario", type=Path, help="scenario file for the mock adapter")
+    parser.add_argument("--out", type=Path, required=True, help="scenario file to write (YAML)")
+    parser.add_argument(
+        "--redact",
+        action="append",
+        default=[],
+        metavar="POINTER",
+        help="replace a value by JSON pointer: /inputs/…, /context/… or /output… (repeatable)",
+    )
+
+
+def _relative(target: Path, scenario: Path) -> str:
+    return Path(os.path.relpath(target.resolve(), scenario.resolve().parent)).as_posix()
+
+
+def _expectations(envelope: OperationEnvelope) -> dict[str, Any]:
+    expect: dict[str, Any] = {
+        "status": "success" if envelope.ok else "failure",
+        "diagnostics": sorted({d.code for d in envelope.diagnostics}),
+    }
+    if envelope.result is not None:
+        expect["output_fingerprint"] = envelope.result.output_fingerprint
+        if envelope.result.output_schema_valid is not None:
+            expect["output_schema_valid"] = envelope.result.output_schema_valid
+    return expect
+
+
+def _comparable(envelope: OperationEnvelope) -> dict[str, Any] | None:
+    """The receipt without the adapter that made it: what a replay must reproduce."""
+    if envelope.result is None:
+        return None
+    return envelope.result.model_dump(mode="json", exclude={"adapter"})
+
+
+def main(args: argparse.Namespace) -> int:
+    if not args.contract.is_file():
+        raise CliError(ErrorCode.DATA_INVALID, f"contract file not found: {args.contract}")
+    try:
+        contract = load_contract(args.contract)
+    except ContractError as error:
+        raise CliError(error.diagnostics[0].code, str(error)) from None
+    on_request, on_answer = split_pointers(args.redact)
+    inputs, context, fixture = ({}, None, None) if args.input is None else read_request(args.input)
+    runtime = adapter(args.adapter, args.scenario)
+    seen: list[StreamEvent] = []
+    live = execute_contract(
+        contract, runtime, inputs=inputs, context=context, fixture_output=fixture,
+        on_event=seen.append,
+    )  # fmt: skip
+    request = input_document(inputs, context, fixture)
+    for pointer in on_request:
+        request, found = redact(request, pointer)
+        if not found:
+            raise CliError("usage", f"--redact {pointer!r} names no value in the input")
+    events = redact_answer(turn_events(seen), live.result, on_answer)
+    out: Path = args.out
+    descriptor = runtime.descriptor()
+    document: dict[str, Any] = {
+        "api_version": "runport.mock/v1",
+        "id": out.stem,
+        "contract": _relative(args.contract, out),
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if args.input is not None:
+        request_file = out.with_name(f"{out.stem}.input.json")
+        request_file.write_text(dump_json(request), encoding="utf-8")
+        document["input"] = request_file.name
+    document["turns"] = [{"events": events}]
+    try:
+        scenario = parse_scenario(document, source=str(out))
+    except ScenarioError as error:
+        raise CliError(error.code, f"the recording is not a valid scenario: {error}") from None
+    replayed = execute_contract(
+        contract,
+        ScriptedRuntime(scenario),
+        inputs=request["inputs"],
+        context=request.get("context"),
+        fixture_output=request.get("fixture_output"),
+    )
+    if not (args.redact or _comparable(replayed) == _comparable(live)):
+        raise CliError(
+            ErrorCode.RUNTIME_INVALID_RESPONSE,
+            "the recorded stream does not replay to the receipt the adapter gave "
+            "(the adapter's receipt disagrees with its own stream)",
+        )
+    document["expect"] = _expectations(replayed)
+    document["turns"] = document.pop("turns")  # expect before turns, as people write them
+    header = (
+        f"# Recorded by `runport record` from adapter {descriptor.id!r}"
+        + (f" (model {descriptor.model!r})" if descriptor.model else "")
+        + (f"; redacted: {', '.join(args.redact)}" if args.redact else "")
+        + "\n"
+    )
+    text = yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100)
+    out.write_text(header + text, encoding="utf-8")
+    sys.stderr.write(f"runport: recorded {len(events)} event(s) into {out}\n")
+    report(live, sys.stderr)  # a recorded failure is a recording all the same
+    return 0
