@@ -14,7 +14,13 @@ from runport.http._errors import (
     transport_error,
 )
 from runport.http._json import check_json_text, encode_json
-from runport.http._json_api import error_message, json_headers, reads_as_events
+from runport.http._json_api import (
+    DecoderFactory,
+    JSONAPICodec,
+    error_message,
+    json_headers,
+    reads_as_events,
+)
 from runport.http._settings import (
     DEFAULT_TIMEOUT,
     ClientT,
@@ -37,9 +43,11 @@ __all__ = [
     "ClientT",
     "Codec",
     "CodecCarrier",
+    "DecoderFactory",
     "DriverOptions",
     "HTTPAdapter",
     "HTTPRequest",
+    "JSONAPICodec",
     "JSONTurnDecoder",
     "ResponseDecoder",
     "SSEDecoder",
