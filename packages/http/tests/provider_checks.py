@@ -1,6 +1,6 @@
 """Shared by the tests of every provider codec on this layer (``runport.anthropic``,
-``runport.gemini``): requests to send, loopback replies, the parsed request a server saw, and a
-streamed call checked against the streaming law as its events arrive.
+``runport.gemini``, ``runport.openai``): requests to send, loopback replies, the parsed request
+a server saw, and a streamed call checked against the streaming law as its events arrive.
 
 Provider packages' ``conftest.py`` put this folder on ``sys.path`` (they depend on
 ``runport-http``, so its test doubles are theirs to use too).
@@ -183,8 +183,12 @@ class Outcome:
     error: PortError | None = None
 
     @property
+    def deltas(self) -> list[str]:
+        return [event.text for event in self.events if isinstance(event, Delta)]
+
+    @property
     def text(self) -> str:
-        return "".join(event.text for event in self.events if isinstance(event, Delta))
+        return "".join(self.deltas)
 
     @property
     def tool_deltas(self) -> list[ToolCallDelta]:

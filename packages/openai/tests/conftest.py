@@ -14,6 +14,8 @@ import httpx
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+# runport-http's tests folder: the request builders and streaming-law checks every provider shares.
+sys.path.append(str(Path(__file__).parents[2] / "http" / "tests"))
 
 from openai_upstream import LoopbackUpstream, TrackingTransport
 

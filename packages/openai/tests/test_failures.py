@@ -22,13 +22,12 @@ from openai_upstream import (
     chunk,
     completion,
     finish_chunk,
-    make_request,
-    run_streamed,
     sse,
     text_chunk,
     tool_chunk,
     usage_chunk,
 )
+from provider_checks import make_request, run_streamed
 
 from runport.contracts import Delta, ErrorCode, StreamEvent
 from runport.openai import OpenAIChatAdapter
