@@ -278,6 +278,26 @@ class Provider:
         with serving(*handlers) as server:
             return run_streamed(self.adapter_for(server, client, **kwargs), make_request())
 
+    def streamed_receipt(self, playback: Playback, body: bytes, cuts: list[int]) -> Any:
+        """The receipt of a streamed call whose reply is ``body`` cut at ``cuts``."""
+        playback.answer = stream_reply(rechunk(body, cuts))
+        with httpx.Client() as http:
+            adapter = self.adapter(
+                base_url=playback.base_url, model=self.model, api_key=self.api_key, http_client=http
+            )
+            receipt = run_streamed(adapter, make_request(tools=[WEATHER])).receipt
+        assert receipt is not None
+        return receipt
+
+    def unstreamed_receipt(self, playback: Playback, body: Any) -> Any:
+        """The receipt of an unstreamed call answered with the JSON ``body``."""
+        playback.answer = json_reply(body)
+        with httpx.Client() as http:
+            adapter = self.adapter(
+                base_url=playback.base_url, model=self.model, api_key=self.api_key, http_client=http
+            )
+            return adapter.execute(make_request(tools=[WEATHER]))
+
     def check_the_async_twin(self, client: httpx.Client, handler: Handler) -> None:
         """The async adapter gives the sync one's events and receipt for the same bytes."""
         with serving(handler) as server, serving(handler) as sync_server:
