@@ -309,17 +309,7 @@ def test_create_adapter_names_the_missing_variables(monkeypatch: pytest.MonkeyPa
     assert API_KEY not in str(raised.value)
     monkeypatch.setenv("RUNPORT_ANTHROPIC_MODEL", "claude-test")
     monkeypatch.setenv("RUNPORT_ANTHROPIC_BASE_URL", "http://127.0.0.1:9/")
-    adapter = create_adapter()
-    assert "127.0.0.1:9" in repr(adapter)
-    assert API_KEY not in repr(adapter)
-    adapter.close()
-
-
-def test_the_entry_point_is_registered() -> None:
-    from importlib.metadata import entry_points
-
-    (point,) = [p for p in entry_points(group="runport.adapters") if p.name == "anthropic"]
-    assert point.load() is create_adapter
+    PROVIDER.check_the_entry_point("anthropic", create_adapter)
 
 
 def test_bad_settings_are_refused() -> None:

@@ -275,17 +275,7 @@ def test_create_adapter_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv("GOOGLE_API_KEY", API_KEY)
     monkeypatch.setenv("RUNPORT_GEMINI_MODEL", "models/gemini-test")
     monkeypatch.setenv("RUNPORT_GEMINI_BASE_URL", "http://127.0.0.1:9")
-    adapter = create_adapter()
-    assert "127.0.0.1:9" in repr(adapter)
-    assert API_KEY not in repr(adapter)
-    adapter.close()
-
-
-def test_the_entry_point_is_registered() -> None:
-    from importlib.metadata import entry_points
-
-    (point,) = [p for p in entry_points(group="runport.adapters") if p.name == "gemini"]
-    assert point.load() is create_adapter
+    PROVIDER.check_the_entry_point("gemini", create_adapter)
 
 
 def test_bad_settings_are_refused() -> None:

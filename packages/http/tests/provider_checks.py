@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from importlib.metadata import entry_points
 from typing import Any
 
 import httpx
@@ -297,6 +298,17 @@ class Provider:
                 base_url=playback.base_url, model=self.model, api_key=self.api_key, http_client=http
             )
             return adapter.execute(make_request(tools=[WEATHER]))
+
+    def check_the_entry_point(self, name: str, create_adapter: object) -> None:
+        """``create_adapter`` is what ``runport.adapters`` names ``name``, and the adapter it
+        made from the environment (base URL ``http://127.0.0.1:9``) shows where it goes and
+        never the key."""
+        (point,) = [p for p in entry_points(group="runport.adapters") if p.name == name]
+        assert point.load() is create_adapter
+        adapter = point.load()()
+        assert "127.0.0.1:9" in repr(adapter)
+        assert self.api_key not in repr(adapter)
+        adapter.close()
 
     def check_the_async_twin(self, client: httpx.Client, handler: Handler) -> None:
         """The async adapter gives the sync one's events and receipt for the same bytes."""
