@@ -18,7 +18,7 @@ from anthropic_wire import (
     message_body,
     stream_events,
 )
-from http_faults import FaultServer, Handler, fixed_reply
+from http_faults import FaultServer, Handler
 from provider_checks import (
     OBJECT_SCHEMA,
     WEATHER,
@@ -249,15 +249,8 @@ def test_error_frames_map_by_type(client: httpx.Client, kind: str, code: ErrorCo
 def test_error_statuses_keep_the_providers_message_and_retry_after(
     client: httpx.Client, status: str, kind: str, code: ErrorCode
 ) -> None:
-    body = error_body(kind, "max_tokens: must be at most 8192")
-    outcome = streamed(
-        client, fixed_reply(status, {"Content-Type": "application/json", "Retry-After": "7"}, body)
-    )
-    assert outcome.error is not None
-    assert outcome.error.code == code
-    assert "max_tokens: must be at most 8192" in outcome.error.message
-    if code != ErrorCode.RUNTIME_PERMANENT:
-        assert outcome.error.retry_after_ms == 7000
+    message = "max_tokens: must be at most 8192"
+    PROVIDER.check_an_error_status(client, status, error_body(kind, message), code, message)
 
 
 def test_an_oversize_stream_fails_and_closes(client: httpx.Client) -> None:

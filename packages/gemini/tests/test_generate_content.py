@@ -16,7 +16,7 @@ from gemini_wire import (
     text,
     thought,
 )
-from http_faults import FaultServer, fixed_reply
+from http_faults import FaultServer
 from provider_checks import (
     OBJECT_SCHEMA,
     WEATHER,
@@ -222,14 +222,7 @@ def test_error_statuses_keep_the_providers_message_and_retry_after(
 ) -> None:
     code = int(status.split()[0])
     body = error_body(code, word, "Quota exceeded for metric generate_content_requests")
-    outcome = streamed(
-        client, fixed_reply(status, {"Content-Type": "application/json", "Retry-After": "3"}, body)
-    )
-    assert outcome.error is not None
-    assert outcome.error.code == expected
-    assert "Quota exceeded" in outcome.error.message
-    if expected != ErrorCode.RUNTIME_PERMANENT:
-        assert outcome.error.retry_after_ms == 3000
+    PROVIDER.check_an_error_status(client, status, body, expected, "Quota exceeded")
 
 
 def test_an_oversize_stream_fails_and_closes(client: httpx.Client) -> None:

@@ -19,7 +19,7 @@ from typing import Any
 
 import httpx
 import pytest
-from http_faults import SSE, Connection, FaultServer, Handler, head
+from http_faults import SSE, Connection, FaultServer, Handler, fixed_reply, head
 
 from runport.contracts import (
     CompiledInteraction,
@@ -359,6 +359,19 @@ class Provider:
             assert server.wait_closed(0)
         finally:
             server.close()
+
+    def check_an_error_status(
+        self, client: httpx.Client, status: str, body: bytes, code: ErrorCode, text: str
+    ) -> None:
+        """An error status answered with ``body``: the stable ``code``, the provider's own
+        ``text`` in the message and, unless permanent, the ``Retry-After``."""
+        headers = {"Content-Type": "application/json", "Retry-After": "3"}
+        outcome = self.streamed(client, fixed_reply(status, headers, body))
+        assert outcome.error is not None
+        assert outcome.error.code == code
+        assert text in outcome.error.message
+        if code != ErrorCode.RUNTIME_PERMANENT:
+            assert outcome.error.retry_after_ms == 3000
 
     def check_an_oversize_stream(self, client: httpx.Client, handler: Handler) -> None:
         """A stream past ``max_response_bytes`` fails as too large and is closed."""
