@@ -19,6 +19,9 @@ from typing import Any, Literal
 import httpx
 from provider_checks import OBJECT_SCHEMA as PROVIDER_OBJECT_SCHEMA
 
+API_KEY = "sk-test-SECRET-4f1c9a"
+"""Planted so tests can prove it never shows up in events, errors or logs."""
+
 OBJECT_SCHEMA: dict[str, Any] = {**PROVIDER_OBJECT_SCHEMA, "additionalProperties": False}
 """Strict structured outputs want every object closed."""
 

@@ -11,8 +11,8 @@ from email.utils import format_datetime
 
 import httpx
 import pytest
-from conftest import API_KEY
 from openai_upstream import (
+    API_KEY,
     Cut,
     LoopbackUpstream,
     Reply,

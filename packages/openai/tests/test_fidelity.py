@@ -8,8 +8,8 @@ import json
 from typing import Any
 
 import pytest
-from conftest import API_KEY
 from openai_upstream import (
+    API_KEY,
     OBJECT_SCHEMA,
     LoopbackUpstream,
     Reply,
