@@ -1,6 +1,6 @@
-"""`runport run … --adapter anthropic|gemini` end to end: the CLI finds each provider through
-its entry point, takes key and model from the environment, and streams a real SSE response from
-a server on 127.0.0.1; without the variables it says which are missing."""
+"""`runport run … --adapter openai|anthropic|gemini` end to end: the CLI finds each provider
+through its entry point, takes key and model from the environment, and streams a real SSE
+response from a server on 127.0.0.1; without the variables it says which are missing."""
 
 from __future__ import annotations
 
@@ -58,6 +58,19 @@ def _anthropic() -> bytes:
     return b"".join(out)
 
 
+def _openai() -> bytes:
+    def frame(payload: dict[str, Any]) -> bytes:
+        return b"data: " + json.dumps(payload).encode() + b"\n\n"
+
+    chunk = {"id": "c", "object": "chat.completion.chunk", "model": "m", "created": 0}
+    deltas = [{"role": "assistant"}, *({"content": piece} for piece in PIECES)]
+    out = [frame({**chunk, "choices": [{"index": 0, "delta": delta}]}) for delta in deltas]
+    out.append(frame({**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}))
+    usage = {"prompt_tokens": 9, "completion_tokens": 3}
+    out.append(frame({**chunk, "choices": [], "usage": usage}))
+    return b"".join([*out, b"data: [DONE]\n\n"])
+
+
 def _gemini() -> bytes:
     out = []
     for position, piece in enumerate(PIECES):
@@ -76,7 +89,7 @@ def _gemini() -> bytes:
     return b"".join(out)
 
 
-BODIES = {"anthropic": _anthropic(), "gemini": _gemini()}
+BODIES = {"openai": _openai(), "anthropic": _anthropic(), "gemini": _gemini()}
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -110,12 +123,13 @@ def upstream() -> Iterator[str]:
         server.server_close()
 
 
-def _run(adapter: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def _run(adapter: str, env: dict[str, str], *options: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [
             sys.executable,
             "-m",
             "runport.cli",
+            *options,
             "run",
             str(QUICK / "contract.yaml"),
             "--input",
@@ -133,17 +147,25 @@ def _run(adapter: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 
 
 def _clean_env() -> dict[str, str]:
-    names = ("ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
+    names = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
     return {
         k: v
         for k, v in os.environ.items()
-        if k not in names and not k.startswith(("RUNPORT_ANTHROPIC", "RUNPORT_GEMINI"))
+        if k not in names
+        and not k.startswith(("RUNPORT_OPENAI", "RUNPORT_ANTHROPIC", "RUNPORT_GEMINI"))
     }
 
 
 @pytest.mark.parametrize(
     ("adapter", "variables", "path", "key_header", "adapter_id"),
     [
+        (
+            "openai",
+            {"OPENAI_API_KEY": KEY, "RUNPORT_OPENAI_MODEL": "tiny"},
+            "/v1/chat/completions",
+            "authorization",
+            "openai-chat",
+        ),
         (
             "anthropic",
             {"ANTHROPIC_API_KEY": KEY, "RUNPORT_ANTHROPIC_MODEL": "claude-tiny"},
@@ -170,7 +192,8 @@ def test_run_streams_from_the_provider(
 ) -> None:
     _Handler.body = BODIES[adapter]
     base = f"RUNPORT_{adapter.upper()}_BASE_URL"
-    result = _run(adapter, {**_clean_env(), **variables, base: upstream})
+    url = upstream + "/v1" if adapter == "openai" else upstream  # OpenAI's base names its /v1
+    result = _run(adapter, {**_clean_env(), **variables, base: url})
     assert result.returncode == 0, result.stderr
     events = [json.loads(line) for line in result.stdout.splitlines()]
     assert [e["kind"] for e in events] == ["Delta", "Delta", "Delta", "Complete"]
@@ -181,12 +204,16 @@ def test_run_streams_from_the_provider(
     assert KEY not in result.stdout + result.stderr
     (request,) = _Handler.seen
     assert request["path"] == path
-    assert request["headers"][key_header] == KEY
+    assert request["headers"][key_header].removeprefix("Bearer ") == KEY
+    if adapter != "gemini":  # Gemini asks for a stream in its path, the others in the body
+        assert request["body"]["stream"] is True
+        assert request["body"]["model"] == variables[f"RUNPORT_{adapter.upper()}_MODEL"]
 
 
 @pytest.mark.parametrize(
     ("adapter", "named"),
     [
+        ("openai", "RUNPORT_OPENAI_BASE_URL and RUNPORT_OPENAI_MODEL"),
         ("anthropic", "ANTHROPIC_API_KEY and RUNPORT_ANTHROPIC_MODEL"),
         ("gemini", "GEMINI_API_KEY (or GOOGLE_API_KEY) and RUNPORT_GEMINI_MODEL"),
     ],
@@ -196,3 +223,24 @@ def test_run_without_key_or_model_names_the_variables(adapter: str, named: str) 
     assert result.returncode == 1
     assert named in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_vv_shows_the_wire_on_stderr_without_the_key_or_the_text(upstream: str) -> None:
+    _Handler.body = BODIES["openai"]
+    env = {
+        **_clean_env(),
+        "OPENAI_API_KEY": KEY,
+        "RUNPORT_OPENAI_MODEL": "tiny",
+        "RUNPORT_OPENAI_BASE_URL": upstream + "/v1",
+    }
+    result = _run("openai", env, "-vv")
+    assert result.returncode == 0, result.stderr
+    logged = [line for line in result.stderr.splitlines() if line.startswith("runport: ")]
+    target = f"POST {upstream}/v1/chat/completions"
+    assert f"runport: DEBUG runport.http: {target}: sending (streamed)" in logged
+    assert any(
+        line.startswith(f"runport: DEBUG runport.http: {target}: status 200, read ")
+        for line in logged
+    )
+    assert KEY not in result.stdout + result.stderr
+    assert not any(piece in result.stderr for piece in PIECES[1:])  # no model text either

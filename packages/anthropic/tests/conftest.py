@@ -12,4 +12,4 @@ HERE = Path(__file__).parent
 sys.path.append(str(HERE))
 sys.path.append(str(HERE.parents[1] / "http" / "tests"))
 
-from provider_checks import playback  # noqa: E402, F401  (a module-scoped fixture, found by name)
+from provider_checks import client, playback  # noqa: E402, F401  (fixtures, found by name)

@@ -3,9 +3,7 @@ the stream and of a whole message, and how each fault ends."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -20,15 +18,14 @@ from anthropic_wire import (
     message_body,
     stream_events,
 )
-from http_faults import FaultServer, Handler, fixed_reply
+from http_faults import FaultServer, Handler
 from provider_checks import (
     OBJECT_SCHEMA,
     WEATHER,
-    Outcome,
+    Provider,
     json_reply,
     make_request,
     run_streamed,
-    run_streamed_async,
     seen,
     serving,
     stream_reply,
@@ -46,7 +43,6 @@ from runport.contracts import ErrorCode, Message, ToolCall, ToolCallDelta, Usage
 from runport.ports import PortError
 
 API_KEY = "sk-ant-api03-SECRET-7f3a2c1b"
-TIMEOUT = httpx.Timeout(5.0, read=0.5)
 
 TOOL_TURN = Turn(
     blocks=[
@@ -65,22 +61,9 @@ TOOL_TURN = Turn(
 )
 
 
-@pytest.fixture
-def client() -> Iterator[httpx.Client]:
-    with httpx.Client(timeout=TIMEOUT) as http:
-        yield http
-
-
-def adapter_for(
-    server: FaultServer, client: httpx.Client, **kwargs: object
-) -> AnthropicMessagesAdapter:
-    return AnthropicMessagesAdapter(
-        base_url=server.base_url.removesuffix("/v1"),
-        model="claude-test",
-        api_key=API_KEY,
-        http_client=client,
-        **kwargs,  # type: ignore[arg-type]
-    )
+PROVIDER = Provider(AnthropicMessagesAdapter, AsyncAnthropicMessagesAdapter, "claude-test", API_KEY)
+adapter_for = PROVIDER.adapter_for
+streamed = PROVIDER.streamed
 
 
 def generating(text: str, *, times: int = 1, every: float = 0.01) -> Handler:
@@ -90,12 +73,6 @@ def generating(text: str, *, times: int = 1, every: float = 0.01) -> Handler:
         "content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}
     )
     return trickle(b"".join(stream_events(Turn([Text([])]), stop=False)[:2]), piece * times, every)
-
-
-def streamed(client: httpx.Client, *handlers: Handler, **kwargs: object) -> Outcome:
-    """One streamed call of the default request against a server playing ``handlers``."""
-    with serving(*handlers) as server:
-        return run_streamed(adapter_for(server, client, **kwargs), make_request())
 
 
 def test_a_streamed_turn_is_text_and_tool_use_blocks_only(client: httpx.Client) -> None:
@@ -226,15 +203,7 @@ def test_execute_and_execute_streaming_agree(client: httpx.Client) -> None:
 
 
 def test_the_async_twin_gives_the_same_receipt(client: httpx.Client) -> None:
-    handler = stream_reply(stream_events(TOOL_TURN))
-    with serving(handler) as server, serving(handler) as sync_server:
-        adapter = AsyncAnthropicMessagesAdapter(
-            base_url=server.base_url.removesuffix("/v1"), model="claude-test", api_key=API_KEY
-        )
-        async_outcome = run_streamed_async(adapter, make_request(tools=[WEATHER]))
-        sync_outcome = run_streamed(adapter_for(sync_server, client), make_request(tools=[WEATHER]))
-    assert async_outcome.events == sync_outcome.events
-    assert async_outcome.receipt == sync_outcome.receipt
+    PROVIDER.check_the_async_twin(client, stream_reply(stream_events(TOOL_TURN)))
 
 
 def test_a_stream_without_message_stop_is_truncated(client: httpx.Client) -> None:
@@ -280,77 +249,23 @@ def test_error_frames_map_by_type(client: httpx.Client, kind: str, code: ErrorCo
 def test_error_statuses_keep_the_providers_message_and_retry_after(
     client: httpx.Client, status: str, kind: str, code: ErrorCode
 ) -> None:
-    body = error_body(kind, "max_tokens: must be at most 8192")
-    outcome = streamed(
-        client, fixed_reply(status, {"Content-Type": "application/json", "Retry-After": "7"}, body)
-    )
-    assert outcome.error is not None
-    assert outcome.error.code == code
-    assert "max_tokens: must be at most 8192" in outcome.error.message
-    if code != ErrorCode.RUNTIME_PERMANENT:
-        assert outcome.error.retry_after_ms == 7000
+    message = "max_tokens: must be at most 8192"
+    PROVIDER.check_an_error_status(client, status, error_body(kind, message), code, message)
 
 
 def test_an_oversize_stream_fails_and_closes(client: httpx.Client) -> None:
-    with serving(generating("x" * 200, times=10, every=0.001)) as server:
-        outcome = run_streamed(
-            adapter_for(server, client, max_response_bytes=20_000), make_request()
-        )
-        assert server.wait_closed()
-    assert outcome.error is not None
-    assert outcome.error.code == ErrorCode.RUNTIME_RESPONSE_TOO_LARGE
-
-
-class Stop(Exception):
-    pass
+    PROVIDER.check_an_oversize_stream(client, generating("x" * 200, times=10, every=0.001))
 
 
 def test_a_caller_stop_closes_the_response_and_the_adapter_stays_usable(
     client: httpx.Client,
 ) -> None:
     server = FaultServer([generating("tick"), stream_reply(stream_events(Turn([Text(["ok"])])))])
-    adapter = adapter_for(server, client)
-    seen_events: list[object] = []
-
-    def sink(event_: object) -> None:
-        seen_events.append(event_)
-        if len(seen_events) == 3:
-            raise Stop
-
-    try:
-        with pytest.raises(Stop):
-            adapter.execute_streaming(make_request(), sink)
-        assert server.wait_closed(0)
-        assert len(seen_events) == 3
-        assert run_streamed(adapter, make_request()).receipt is not None
-    finally:
-        server.close()
+    PROVIDER.check_a_caller_stop(client, server, after=3)
 
 
 def test_cancelling_the_async_call_closes_the_upstream() -> None:
-    server = FaultServer([generating("tick")])
-    adapter = AsyncAnthropicMessagesAdapter(
-        base_url=server.base_url.removesuffix("/v1"), model="claude-test", api_key=API_KEY
-    )
-
-    async def main() -> None:
-        first = asyncio.Event()
-
-        def sink(event_: object) -> None:
-            first.set()
-
-        task = asyncio.create_task(adapter.execute_streaming(make_request(), sink))
-        await first.wait()
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-        await adapter.aclose()
-
-    try:
-        asyncio.run(main())
-        assert server.wait_closed(0)
-    finally:
-        server.close()
+    PROVIDER.check_cancelling_closes_the_upstream(FaultServer([generating("tick")]))
 
 
 def test_a_message_body_that_is_an_error_object_is_mapped(client: httpx.Client) -> None:
@@ -387,17 +302,7 @@ def test_create_adapter_names_the_missing_variables(monkeypatch: pytest.MonkeyPa
     assert API_KEY not in str(raised.value)
     monkeypatch.setenv("RUNPORT_ANTHROPIC_MODEL", "claude-test")
     monkeypatch.setenv("RUNPORT_ANTHROPIC_BASE_URL", "http://127.0.0.1:9/")
-    adapter = create_adapter()
-    assert "127.0.0.1:9" in repr(adapter)
-    assert API_KEY not in repr(adapter)
-    adapter.close()
-
-
-def test_the_entry_point_is_registered() -> None:
-    from importlib.metadata import entry_points
-
-    (point,) = [p for p in entry_points(group="runport.adapters") if p.name == "anthropic"]
-    assert point.load() is create_adapter
+    PROVIDER.check_the_entry_point("anthropic", create_adapter)
 
 
 def test_bad_settings_are_refused() -> None:

@@ -12,24 +12,19 @@ from collections.abc import Iterator
 from typing import Any
 
 import anthropic
-import httpx
 import pytest
 from anthropic_wire import Block, Text, Thinking, ToolUse, Turn, message_body, stream_events
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from provider_checks import (
-    WEATHER,
     Playback,
-    json_reply,
-    make_request,
-    rechunk,
-    run_streamed,
-    stream_reply,
+    Provider,
 )
 
-from runport.anthropic import AnthropicMessagesAdapter
+from runport.anthropic import AnthropicMessagesAdapter, AsyncAnthropicMessagesAdapter
 
 API_KEY = "sk-ant-differential-key"
+PROVIDER = Provider(AnthropicMessagesAdapter, AsyncAnthropicMessagesAdapter, "claude-test", API_KEY)
 
 _pieces = st.lists(st.text(min_size=1, max_size=12), min_size=1, max_size=5)
 _arguments = st.dictionaries(
@@ -101,17 +96,11 @@ def receipt_view(receipt: Any) -> dict[str, Any]:
 def test_the_streamed_receipt_agrees_with_the_sdk(
     playback: Playback, sdk: Any, turn: Turn, cuts: list[int]
 ) -> None:
-    playback.answer = stream_reply(rechunk(b"".join(stream_events(turn)), cuts))
-    with httpx.Client() as http:
-        adapter = AnthropicMessagesAdapter(
-            base_url=playback.base_url, model="claude-test", api_key=API_KEY, http_client=http
-        )
-        receipt = run_streamed(adapter, make_request(tools=[WEATHER])).receipt
+    receipt = PROVIDER.streamed_receipt(playback, b"".join(stream_events(turn)), cuts)
     with sdk.messages.stream(
         model="claude-test", max_tokens=64, messages=[{"role": "user", "content": "hi"}]
     ) as stream:
         message = stream.get_final_message()
-    assert receipt is not None
     assert receipt_view(receipt) == sdk_view(message)
 
 
@@ -122,12 +111,7 @@ def test_the_streamed_receipt_agrees_with_the_sdk(
 def test_the_unstreamed_receipt_agrees_with_the_sdk(
     playback: Playback, sdk: Any, turn: Turn
 ) -> None:
-    playback.answer = json_reply(message_body(turn))
-    with httpx.Client() as http:
-        adapter = AnthropicMessagesAdapter(
-            base_url=playback.base_url, model="claude-test", api_key=API_KEY, http_client=http
-        )
-        receipt = adapter.execute(make_request(tools=[WEATHER]))
+    receipt = PROVIDER.unstreamed_receipt(playback, message_body(turn))
     message = sdk.messages.create(
         model="claude-test", max_tokens=64, messages=[{"role": "user", "content": "hi"}]
     )

@@ -3,9 +3,6 @@ and of a whole response, and how each fault ends."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Iterator
-
 import httpx
 import pytest
 from gemini_wire import (
@@ -19,15 +16,14 @@ from gemini_wire import (
     text,
     thought,
 )
-from http_faults import FaultServer, Handler, fixed_reply
+from http_faults import FaultServer
 from provider_checks import (
     OBJECT_SCHEMA,
     WEATHER,
-    Outcome,
+    Provider,
     json_reply,
     make_request,
     run_streamed,
-    run_streamed_async,
     seen,
     serving,
     stream_reply,
@@ -39,7 +35,6 @@ from runport.gemini import AsyncGeminiAdapter, GeminiAdapter, create_adapter
 from runport.ports import PortError
 
 API_KEY = "AIzaSyTEST-SECRET-0123456789abcdef"
-TIMEOUT = httpx.Timeout(5.0, read=0.5)
 
 TOOL_TURN = Turn(
     chunks=[
@@ -54,26 +49,9 @@ TOOL_TURN = Turn(
 )
 
 
-@pytest.fixture
-def client() -> Iterator[httpx.Client]:
-    with httpx.Client(timeout=TIMEOUT) as http:
-        yield http
-
-
-def streamed(client: httpx.Client, *handlers: Handler, **kwargs: object) -> Outcome:
-    """One streamed call of the default request against a server playing ``handlers``."""
-    with serving(*handlers) as server:
-        return run_streamed(adapter_for(server, client, **kwargs), make_request())
-
-
-def adapter_for(server: FaultServer, client: httpx.Client, **kwargs: object) -> GeminiAdapter:
-    return GeminiAdapter(
-        base_url=server.base_url.removesuffix("/v1"),
-        model="gemini-test",
-        api_key=API_KEY,
-        http_client=client,
-        **kwargs,  # type: ignore[arg-type]
-    )
+PROVIDER = Provider(GeminiAdapter, AsyncGeminiAdapter, "gemini-test", API_KEY)
+adapter_for = PROVIDER.adapter_for
+streamed = PROVIDER.streamed
 
 
 def test_a_streamed_turn_keeps_thoughts_out_and_calls_whole(client: httpx.Client) -> None:
@@ -180,27 +158,7 @@ def test_execute_and_execute_streaming_agree(client: httpx.Client) -> None:
 
 
 def test_the_async_twin_gives_the_same_receipt(client: httpx.Client) -> None:
-    handler = stream_reply(stream_chunks(TOOL_TURN))
-    with serving(handler) as server, serving(handler) as sync_server:
-        adapter = AsyncGeminiAdapter(
-            base_url=server.base_url.removesuffix("/v1"), model="gemini-test", api_key=API_KEY
-        )
-        async_outcome = run_streamed_async(adapter, make_request(tools=[WEATHER]))
-        sync_outcome = run_streamed(adapter_for(sync_server, client), make_request(tools=[WEATHER]))
-    assert async_outcome.events == sync_outcome.events
-    assert async_outcome.receipt == sync_outcome.receipt
-
-
-@pytest.mark.parametrize("reason", ["SAFETY", "RECITATION", "MAX_TOKENS"])
-def test_a_stop_for_safety_recitation_or_length_is_a_complete_stream(
-    client: httpx.Client, reason: str
-) -> None:
-    outcome = streamed(
-        client,
-        stream_reply(stream_chunks(Turn([[text("Once upon")], [text(" a")]], finish=reason))),
-    )
-    assert outcome.receipt is not None
-    assert (outcome.receipt.text, outcome.receipt.finish_reason) == ("Once upon a", reason)
+    PROVIDER.check_the_async_twin(client, stream_reply(stream_chunks(TOOL_TURN)))
 
 
 def test_a_stream_without_finish_reason_is_truncated(client: httpx.Client) -> None:
@@ -264,29 +222,12 @@ def test_error_statuses_keep_the_providers_message_and_retry_after(
 ) -> None:
     code = int(status.split()[0])
     body = error_body(code, word, "Quota exceeded for metric generate_content_requests")
-    outcome = streamed(
-        client, fixed_reply(status, {"Content-Type": "application/json", "Retry-After": "3"}, body)
-    )
-    assert outcome.error is not None
-    assert outcome.error.code == expected
-    assert "Quota exceeded" in outcome.error.message
-    if expected != ErrorCode.RUNTIME_PERMANENT:
-        assert outcome.error.retry_after_ms == 3000
+    PROVIDER.check_an_error_status(client, status, body, expected, "Quota exceeded")
 
 
 def test_an_oversize_stream_fails_and_closes(client: httpx.Client) -> None:
     piece = stream_chunks(Turn([[text("x" * 300)]], finish=None))[0]
-    with serving(trickle(piece, piece, every=0.001)) as server:
-        outcome = run_streamed(
-            adapter_for(server, client, max_response_bytes=20_000), make_request()
-        )
-        assert server.wait_closed()
-    assert outcome.error is not None
-    assert outcome.error.code == ErrorCode.RUNTIME_RESPONSE_TOO_LARGE
-
-
-class Stop(Exception):
-    pass
+    PROVIDER.check_an_oversize_stream(client, trickle(piece, piece, every=0.001))
 
 
 def test_a_caller_stop_closes_the_response_and_the_adapter_stays_usable(
@@ -296,44 +237,12 @@ def test_a_caller_stop_closes_the_response_and_the_adapter_stays_usable(
     server = FaultServer(
         [trickle(piece, piece, every=0.01), stream_reply(stream_chunks(Turn([[text("ok")]])))]
     )
-    adapter = adapter_for(server, client)
-    got: list[object] = []
-
-    def sink(event: object) -> None:
-        got.append(event)
-        if len(got) == 2:
-            raise Stop
-
-    try:
-        with pytest.raises(Stop):
-            adapter.execute_streaming(make_request(), sink)
-        assert server.wait_closed(0)
-        assert run_streamed(adapter, make_request()).receipt is not None
-    finally:
-        server.close()
+    PROVIDER.check_a_caller_stop(client, server, after=2)
 
 
 def test_cancelling_the_async_call_closes_the_upstream() -> None:
     piece = stream_chunks(Turn([[text("tick")]], finish=None))[0]
-    server = FaultServer([trickle(piece, piece, every=0.01)])
-    adapter = AsyncGeminiAdapter(
-        base_url=server.base_url.removesuffix("/v1"), model="gemini-test", api_key=API_KEY
-    )
-
-    async def main() -> None:
-        first = asyncio.Event()
-        task = asyncio.create_task(adapter.execute_streaming(make_request(), lambda _: first.set()))
-        await first.wait()
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-        await adapter.aclose()
-
-    try:
-        asyncio.run(main())
-        assert server.wait_closed(0)
-    finally:
-        server.close()
+    PROVIDER.check_cancelling_closes_the_upstream(FaultServer([trickle(piece, piece, every=0.01)]))
 
 
 def test_content_after_the_finish_reason_is_invalid(client: httpx.Client) -> None:
@@ -359,17 +268,7 @@ def test_create_adapter_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv("GOOGLE_API_KEY", API_KEY)
     monkeypatch.setenv("RUNPORT_GEMINI_MODEL", "models/gemini-test")
     monkeypatch.setenv("RUNPORT_GEMINI_BASE_URL", "http://127.0.0.1:9")
-    adapter = create_adapter()
-    assert "127.0.0.1:9" in repr(adapter)
-    assert API_KEY not in repr(adapter)
-    adapter.close()
-
-
-def test_the_entry_point_is_registered() -> None:
-    from importlib.metadata import entry_points
-
-    (point,) = [p for p in entry_points(group="runport.adapters") if p.name == "gemini"]
-    assert point.load() is create_adapter
+    PROVIDER.check_the_entry_point("gemini", create_adapter)
 
 
 def test_bad_settings_are_refused() -> None:

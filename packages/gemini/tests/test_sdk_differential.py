@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import pytest
 from gemini_wire import Turn, call, response_body, stream_chunks, text, thought
 from google import genai
@@ -19,18 +18,14 @@ from google.genai import types
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from provider_checks import (
-    WEATHER,
     Playback,
-    json_reply,
-    make_request,
-    rechunk,
-    run_streamed,
-    stream_reply,
+    Provider,
 )
 
-from runport.gemini import GeminiAdapter
+from runport.gemini import AsyncGeminiAdapter, GeminiAdapter
 
 API_KEY = "AIza-differential-key"
+PROVIDER = Provider(GeminiAdapter, AsyncGeminiAdapter, "gemini-test", API_KEY)
 
 _arguments = st.dictionaries(
     st.sampled_from(["city", "days", "units", "ß"]),
@@ -130,14 +125,8 @@ def receipt_view(receipt: Any) -> dict[str, Any]:
 def test_the_streamed_receipt_agrees_with_the_sdk(
     playback: Playback, sdk: Any, turn: Turn, cuts: list[int]
 ) -> None:
-    playback.answer = stream_reply(rechunk(b"".join(stream_chunks(turn)), cuts))
-    with httpx.Client() as http:
-        adapter = GeminiAdapter(
-            base_url=playback.base_url, model="gemini-test", api_key=API_KEY, http_client=http
-        )
-        receipt = run_streamed(adapter, make_request(tools=[WEATHER])).receipt
+    receipt = PROVIDER.streamed_receipt(playback, b"".join(stream_chunks(turn)), cuts)
     chunks = list(sdk.models.generate_content_stream(model="gemini-test", contents="hi"))
-    assert receipt is not None
     assert receipt_view(receipt) == sdk_view(chunks)
 
 
@@ -148,11 +137,6 @@ def test_the_streamed_receipt_agrees_with_the_sdk(
 def test_the_unstreamed_receipt_agrees_with_the_sdk(
     playback: Playback, sdk: Any, turn: Turn
 ) -> None:
-    playback.answer = json_reply(response_body(turn))
-    with httpx.Client() as http:
-        adapter = GeminiAdapter(
-            base_url=playback.base_url, model="gemini-test", api_key=API_KEY, http_client=http
-        )
-        receipt = adapter.execute(make_request(tools=[WEATHER]))
+    receipt = PROVIDER.unstreamed_receipt(playback, response_body(turn))
     response = sdk.models.generate_content(model="gemini-test", contents="hi")
     assert receipt_view(receipt) == sdk_view([response])

@@ -1,6 +1,6 @@
 """Shared by the tests of every provider codec on this layer (``runport.anthropic``,
-``runport.gemini``): requests to send, loopback replies, the parsed request a server saw, and a
-streamed call checked against the streaming law as its events arrive.
+``runport.gemini``, ``runport.openai``): requests to send, loopback replies, the parsed request
+a server saw, and a streamed call checked against the streaming law as its events arrive.
 
 Provider packages' ``conftest.py`` put this folder on ``sys.path`` (they depend on
 ``runport-http``, so its test doubles are theirs to use too).
@@ -11,18 +11,21 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from importlib.metadata import entry_points
 from typing import Any
 
+import httpx
 import pytest
-from http_faults import SSE, Connection, FaultServer, Handler, head
+from http_faults import SSE, Connection, FaultServer, Handler, fixed_reply, head
 
 from runport.contracts import (
     CompiledInteraction,
     Complete,
     Delta,
+    ErrorCode,
     ExecutionReceipt,
     ExecutionRequest,
     Failed,
@@ -183,8 +186,12 @@ class Outcome:
     error: PortError | None = None
 
     @property
+    def deltas(self) -> list[str]:
+        return [event.text for event in self.events if isinstance(event, Delta)]
+
+    @property
     def text(self) -> str:
-        return "".join(event.text for event in self.events if isinstance(event, Delta))
+        return "".join(self.deltas)
 
     @property
     def tool_deltas(self) -> list[ToolCallDelta]:
@@ -229,3 +236,153 @@ def run_streamed_async(adapter: AsyncRuntimeAdapter, request: ExecutionRequest) 
         return _judged(assembler, receipt, None)
 
     return asyncio.run(main())
+
+
+# --- one provider's adapters, and the checks every provider shares --------------------------
+
+TIMEOUT = httpx.Timeout(5.0, read=0.5)
+"""A short read timeout, so a stalled stream fails fast; no test asserts on timing."""
+
+
+@pytest.fixture
+def client() -> Iterator[httpx.Client]:
+    with httpx.Client(timeout=TIMEOUT) as http:
+        yield http
+
+
+@dataclass(frozen=True)
+class Provider:
+    """A provider's sync and async adapter classes with the model and key its tests use, each
+    pointed at a loopback server by ``adapter_for`` / ``async_adapter_for``."""
+
+    adapter: Callable[..., Any]
+    async_adapter: Callable[..., Any]
+    model: str
+    api_key: str
+
+    def adapter_for(self, server: FaultServer, client: httpx.Client, **kwargs: Any) -> Any:
+        return self.adapter(
+            base_url=server.base_url.removesuffix("/v1"),
+            model=self.model,
+            api_key=self.api_key,
+            http_client=client,
+            **kwargs,
+        )
+
+    def async_adapter_for(self, server: FaultServer) -> Any:
+        return self.async_adapter(
+            base_url=server.base_url.removesuffix("/v1"), model=self.model, api_key=self.api_key
+        )
+
+    def streamed(self, client: httpx.Client, *handlers: Handler, **kwargs: Any) -> Outcome:
+        """One streamed call of the default request against a server playing ``handlers``."""
+        with serving(*handlers) as server:
+            return run_streamed(self.adapter_for(server, client, **kwargs), make_request())
+
+    def streamed_receipt(self, playback: Playback, body: bytes, cuts: list[int]) -> Any:
+        """The receipt of a streamed call whose reply is ``body`` cut at ``cuts``."""
+        playback.answer = stream_reply(rechunk(body, cuts))
+        with httpx.Client() as http:
+            adapter = self.adapter(
+                base_url=playback.base_url, model=self.model, api_key=self.api_key, http_client=http
+            )
+            receipt = run_streamed(adapter, make_request(tools=[WEATHER])).receipt
+        assert receipt is not None
+        return receipt
+
+    def unstreamed_receipt(self, playback: Playback, body: Any) -> Any:
+        """The receipt of an unstreamed call answered with the JSON ``body``."""
+        playback.answer = json_reply(body)
+        with httpx.Client() as http:
+            adapter = self.adapter(
+                base_url=playback.base_url, model=self.model, api_key=self.api_key, http_client=http
+            )
+            return adapter.execute(make_request(tools=[WEATHER]))
+
+    def check_the_entry_point(self, name: str, create_adapter: object) -> None:
+        """``create_adapter`` is what ``runport.adapters`` names ``name``, and the adapter it
+        made from the environment (base URL ``http://127.0.0.1:9``) shows where it goes and
+        never the key."""
+        (point,) = [p for p in entry_points(group="runport.adapters") if p.name == name]
+        assert point.load() is create_adapter
+        adapter = point.load()()
+        assert "127.0.0.1:9" in repr(adapter)
+        assert self.api_key not in repr(adapter)
+        adapter.close()
+
+    def check_the_async_twin(self, client: httpx.Client, handler: Handler) -> None:
+        """The async adapter gives the sync one's events and receipt for the same bytes."""
+        with serving(handler) as server, serving(handler) as sync_server:
+            request = make_request(tools=[WEATHER])
+            async_outcome = run_streamed_async(self.async_adapter_for(server), request)
+            sync_outcome = run_streamed(self.adapter_for(sync_server, client), request)
+        assert async_outcome.events == sync_outcome.events
+        assert async_outcome.receipt == sync_outcome.receipt
+
+    def check_a_caller_stop(self, client: httpx.Client, server: FaultServer, after: int) -> None:
+        """A sink that raises after ``after`` events: the exception leaves as it is, the
+        response is closed, and the adapter answers the server's next reply whole."""
+        adapter = self.adapter_for(server, client)
+        got: list[StreamEvent] = []
+
+        def sink(event: StreamEvent) -> None:
+            got.append(event)
+            if len(got) == after:
+                raise Stop
+
+        try:
+            with pytest.raises(Stop):
+                adapter.execute_streaming(make_request(), sink)
+            assert server.wait_closed(0)
+            assert len(got) == after
+            assert run_streamed(adapter, make_request()).receipt is not None
+        finally:
+            server.close()
+
+    def check_cancelling_closes_the_upstream(self, server: FaultServer) -> None:
+        """Cancelling the async call at its first event closes the upstream connection."""
+        adapter = self.async_adapter_for(server)
+
+        async def main() -> None:
+            first = asyncio.Event()
+            task = asyncio.create_task(
+                adapter.execute_streaming(make_request(), lambda _: first.set())
+            )
+            await first.wait()
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            await adapter.aclose()
+
+        try:
+            asyncio.run(main())
+            assert server.wait_closed(0)
+        finally:
+            server.close()
+
+    def check_an_error_status(
+        self, client: httpx.Client, status: str, body: bytes, code: ErrorCode, text: str
+    ) -> None:
+        """An error status answered with ``body``: the stable ``code``, the provider's own
+        ``text`` in the message and, unless permanent, the ``Retry-After``."""
+        headers = {"Content-Type": "application/json", "Retry-After": "3"}
+        outcome = self.streamed(client, fixed_reply(status, headers, body))
+        assert outcome.error is not None
+        assert outcome.error.code == code
+        assert text in outcome.error.message
+        if code != ErrorCode.RUNTIME_PERMANENT:
+            assert outcome.error.retry_after_ms == 3000
+
+    def check_an_oversize_stream(self, client: httpx.Client, handler: Handler) -> None:
+        """A stream past ``max_response_bytes`` fails as too large and is closed."""
+        with serving(handler) as server:
+            outcome = run_streamed(
+                self.adapter_for(server, client, max_response_bytes=20_000), make_request()
+            )
+            assert server.wait_closed()
+        assert outcome.error is not None
+        assert outcome.error.code == ErrorCode.RUNTIME_RESPONSE_TOO_LARGE
+
+
+class Stop(Exception):
+    """A sink's own exception."""

@@ -14,13 +14,12 @@ import httpx
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+# runport-http's tests folder: the request builders and streaming-law checks every provider shares.
+sys.path.append(str(Path(__file__).parents[2] / "http" / "tests"))
 
-from openai_upstream import LoopbackUpstream, TrackingTransport
+from openai_upstream import API_KEY, LoopbackUpstream, TrackingTransport
 
 from runport.openai import OpenAIChatAdapter
-
-API_KEY = "sk-test-SECRET-4f1c9a"
-"""Planted so tests can prove it never shows up in events, errors or logs."""
 
 READ_TIMEOUT = 0.5
 """Short, so a stalled stream fails fast; no test asserts on timing."""

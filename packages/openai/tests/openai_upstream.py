@@ -17,54 +17,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
 import httpx
+from provider_checks import OBJECT_SCHEMA as PROVIDER_OBJECT_SCHEMA
 
-from runport.contracts import (
-    CompiledInteraction,
-    Complete,
-    Delta,
-    ExecutionReceipt,
-    ExecutionRequest,
-    Failed,
-    Message,
-    StreamEvent,
-    ToolCallDelta,
-    ToolSpec,
-)
-from runport.core import StreamAssembler
-from runport.ports import PortError, RuntimeAdapter
+API_KEY = "sk-test-SECRET-4f1c9a"
+"""Planted so tests can prove it never shows up in events, errors or logs."""
 
-TEXT_SCHEMA: dict[str, Any] = {"type": "string"}
-OBJECT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"answer": {"type": "integer"}},
-    "required": ["answer"],
-    "additionalProperties": False,
-}
-WEATHER = ToolSpec(
-    name="get_weather",
-    description="The weather in a city.",
-    parameters={"type": "object", "properties": {"city": {"type": "string"}}},
-)
-
-
-def make_request(
-    schema: dict[str, Any] | None = None,
-    *,
-    messages: list[Message] | None = None,
-    tools: list[ToolSpec] | None = None,
-    runtime_policy: dict[str, Any] | None = None,
-) -> ExecutionRequest:
-    return ExecutionRequest(
-        interaction=CompiledInteraction(
-            compiler="test/0",
-            contract_id="openai-test",
-            contract_version="1.0.0",
-            messages=messages or [Message(role="user", content="Say hello.")],
-            output_schema=TEXT_SCHEMA if schema is None else schema,
-            runtime_policy=runtime_policy or {},
-            tools=tools,
-        )
-    )
+OBJECT_SCHEMA: dict[str, Any] = {**PROVIDER_OBJECT_SCHEMA, "additionalProperties": False}
+"""Strict structured outputs want every object closed."""
 
 
 # --- chat-completion chunks and bodies -------------------------------------------------------
@@ -407,42 +366,3 @@ class ChunkedBody(httpx.BaseTransport):
         return httpx.Response(
             200, headers={"Content-Type": self.content_type}, content=iter(self.reads)
         )
-
-
-# --- the streaming law, checked on every streamed call ---------------------------------------
-
-
-@dataclass
-class Outcome:
-    events: list[StreamEvent]
-    receipt: ExecutionReceipt | None = None
-    error: PortError | None = None
-
-    @property
-    def deltas(self) -> list[str]:
-        return [event.text for event in self.events if isinstance(event, Delta)]
-
-    @property
-    def tool_deltas(self) -> list[ToolCallDelta]:
-        return [event for event in self.events if isinstance(event, ToolCallDelta)]
-
-
-def run_streamed(adapter: RuntimeAdapter, request: ExecutionRequest) -> Outcome:
-    """``execute_streaming`` with a sink that checks the grammar as events arrive (law 1), then
-    the terminal against the outcome (laws 2, 3 and 5)."""
-    assembler = StreamAssembler()
-    failure: PortError | None = None
-    try:
-        receipt = adapter.execute_streaming(request, assembler.feed)
-    except PortError as error:
-        failure = error
-    terminal = assembler.terminal
-    if failure is not None:
-        assert isinstance(terminal, Failed), f"raised {failure!r} but the terminal is {terminal!r}"
-        assert terminal.code == failure.code
-        assert terminal.message == failure.message
-        return Outcome(assembler.events, error=failure)
-    assert isinstance(terminal, Complete), f"returned, but the terminal is {terminal!r}"
-    assert terminal.receipt == receipt
-    assert assembler.assembly_problems(receipt) == []
-    return Outcome(assembler.events, receipt=receipt)

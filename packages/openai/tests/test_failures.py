@@ -11,8 +11,8 @@ from email.utils import format_datetime
 
 import httpx
 import pytest
-from conftest import API_KEY
 from openai_upstream import (
+    API_KEY,
     Cut,
     LoopbackUpstream,
     Reply,
@@ -22,13 +22,12 @@ from openai_upstream import (
     chunk,
     completion,
     finish_chunk,
-    make_request,
-    run_streamed,
     sse,
     text_chunk,
     tool_chunk,
     usage_chunk,
 )
+from provider_checks import make_request, run_streamed
 
 from runport.contracts import Delta, ErrorCode, StreamEvent
 from runport.openai import OpenAIChatAdapter

@@ -8,22 +8,21 @@ import json
 from typing import Any
 
 import pytest
-from conftest import API_KEY
 from openai_upstream import (
+    API_KEY,
     OBJECT_SCHEMA,
     LoopbackUpstream,
     Reply,
     chunk,
     completion,
     finish_chunk,
-    make_request,
     role_chunk,
-    run_streamed,
     sse,
     text_chunk,
     tool_chunk,
     usage_chunk,
 )
+from provider_checks import make_request, run_streamed
 
 from runport.contracts import ErrorCode, Message, Usage
 from runport.core import strict_schema

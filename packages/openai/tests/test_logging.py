@@ -10,20 +10,20 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import API_KEY
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from openai_upstream import (
+    API_KEY,
     LoopbackUpstream,
     Reply,
     Reset,
     completion,
     finish_chunk,
-    make_request,
     sse,
     text_chunk,
     usage_chunk,
 )
+from provider_checks import make_request
 
 from runport.openai import AsyncOpenAIChatAdapter, OpenAIChatAdapter, create_adapter
 from runport.ports import PortError

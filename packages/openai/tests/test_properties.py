@@ -23,13 +23,12 @@ from openai_upstream import (
     Reply,
     chunk,
     completion,
-    make_request,
     role_chunk,
-    run_streamed,
     sse,
     text_chunk,
     usage_chunk,
 )
+from provider_checks import make_request, run_streamed
 
 from runport.contracts import (
     Delta,

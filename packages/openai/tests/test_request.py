@@ -8,13 +8,12 @@ import httpx
 import pytest
 from openai_upstream import (
     OBJECT_SCHEMA,
-    WEATHER,
     ChunkedBody,
     LoopbackUpstream,
     Reply,
     completion,
-    make_request,
 )
+from provider_checks import WEATHER, make_request
 
 import runport.openai
 from runport.contracts import Message, ToolCall
@@ -48,7 +47,7 @@ def test_structured_contract_asks_for_a_strict_json_schema() -> None:
     body = sent_body({"schema": OBJECT_SCHEMA})
     assert body["response_format"] == {
         "type": "json_schema",
-        "json_schema": {"name": "openai-test", "schema": OBJECT_SCHEMA, "strict": True},
+        "json_schema": {"name": "provider-test", "schema": OBJECT_SCHEMA, "strict": True},
     }
 
 

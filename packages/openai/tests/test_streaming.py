@@ -18,14 +18,13 @@ from openai_upstream import (
     chunk,
     completion,
     finish_chunk,
-    make_request,
     role_chunk,
-    run_streamed,
     sse,
     text_chunk,
     tool_chunk,
     usage_chunk,
 )
+from provider_checks import make_request, run_streamed
 
 from runport.contracts import ToolCall, ToolCallDelta, Usage
 from runport.openai import OpenAIChatAdapter

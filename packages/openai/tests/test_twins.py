@@ -12,19 +12,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from openai_upstream import (
-    WEATHER,
     LoopbackUpstream,
     Part,
     Reply,
     completion,
     finish_chunk,
-    make_request,
     role_chunk,
     sse,
     text_chunk,
     tool_chunk,
     usage_chunk,
 )
+from provider_checks import WEATHER, make_request
 
 from runport.conformance import CASES, Case, ScriptedUpstream
 from runport.contracts import Complete, ExecutionReceipt, Failed, StreamEvent

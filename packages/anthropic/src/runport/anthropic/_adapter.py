@@ -4,12 +4,19 @@
 from __future__ import annotations
 
 import os
-from typing import Final
+from typing import Final, Unpack
 
 import httpx
 
 from runport.anthropic._codec import MessagesCodec
-from runport.http import HTTPAdapter, redact_url
+from runport.http import (
+    ClientT,
+    CodecCarrier,
+    DriverOptions,
+    HTTPAdapter,
+    checked_api_key,
+    require,
+)
 
 DEFAULT_BASE_URL: Final = "https://api.anthropic.com"
 DEFAULT_MAX_TOKENS: Final = 4096
@@ -20,14 +27,30 @@ def make_codec(*, model: str, api_key: str | None, max_tokens: int) -> MessagesC
     """The codec both flavours share, with its arguments checked."""
     if not model:
         raise ValueError("model must name the upstream model")
-    if api_key is not None and not (api_key.isascii() and api_key.isprintable()):
-        raise ValueError("api_key must be printable ASCII (it goes in a header)")
+    checked_api_key(api_key)
     if type(max_tokens) is not int or max_tokens < 1:
         raise ValueError("max_tokens must be a positive integer")
     return MessagesCodec(model=model, api_key=api_key, max_tokens=max_tokens)
 
 
-class AnthropicMessagesAdapter(HTTPAdapter):
+class MessagesKeywords(CodecCarrier[ClientT]):
+    """The keywords of both flavours, written once."""
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        api_key: str | None = None,
+        base_url: str = DEFAULT_BASE_URL,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        **options: Unpack[DriverOptions[ClientT]],
+    ) -> None:
+        codec = make_codec(model=model, api_key=api_key, max_tokens=max_tokens)
+        super().__init__(codec, base_url=base_url, **options)
+        self._show(base_url, model)
+
+
+class AnthropicMessagesAdapter(MessagesKeywords[httpx.Client], HTTPAdapter):
     """A runtime adapter for Anthropic's Messages API.
 
     ``execute`` posts without ``stream``; ``execute_streaming`` with ``stream: true`` and
@@ -42,31 +65,6 @@ class AnthropicMessagesAdapter(HTTPAdapter):
     otherwise the adapter owns one, released by ``close()`` or a ``with`` block.
     """
 
-    def __init__(
-        self,
-        *,
-        model: str,
-        api_key: str | None = None,
-        base_url: str = DEFAULT_BASE_URL,
-        http_client: httpx.Client | None = None,
-        timeout: float | httpx.Timeout | None = None,
-        max_response_bytes: int | None = None,
-        max_tokens: int = DEFAULT_MAX_TOKENS,
-        deadline: float | None = None,
-    ) -> None:
-        super().__init__(
-            make_codec(model=model, api_key=api_key, max_tokens=max_tokens),
-            base_url=base_url,
-            http_client=http_client,
-            timeout=timeout,
-            max_response_bytes=max_response_bytes,
-            deadline=deadline,
-        )
-        self._repr = f"{type(self).__name__}(url={redact_url(base_url)!r}, model={model!r})"
-
-    def __repr__(self) -> str:
-        return self._repr
-
 
 def create_adapter(
     *, base_url: str | None = None, model: str | None = None, api_key: str | None = None
@@ -79,16 +77,11 @@ def create_adapter(
     """
     api_key = api_key or os.environ.get("ANTHROPIC_API_KEY") or ""
     model = model or os.environ.get("RUNPORT_ANTHROPIC_MODEL") or ""
-    missing = [
-        name
-        for name, value in (("ANTHROPIC_API_KEY", api_key), ("RUNPORT_ANTHROPIC_MODEL", model))
-        if not value
-    ]
-    if missing:
-        raise ValueError(
-            f"the anthropic adapter needs {' and '.join(missing)} "
-            "(e.g. RUNPORT_ANTHROPIC_MODEL=claude-sonnet-4-5)"
-        )
+    require(
+        "anthropic",
+        (("ANTHROPIC_API_KEY", api_key), ("RUNPORT_ANTHROPIC_MODEL", model)),
+        "RUNPORT_ANTHROPIC_MODEL=claude-sonnet-4-5",
+    )
     return AnthropicMessagesAdapter(
         base_url=base_url or os.environ.get("RUNPORT_ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL,
         model=model,

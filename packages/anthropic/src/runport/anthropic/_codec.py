@@ -3,23 +3,19 @@ events or one JSON message the other, with no I/O of its own."""
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Final
 
 from runport.anthropic._errors import error_event, invalid
 from runport.anthropic._message import MessageAssembly
 from runport.anthropic._request import answer_tool_in_use, request_body
 from runport.contracts import AdapterDescriptor, ExecutionRequest
 from runport.http import (
-    Codec,
     HTTPRequest,
+    JSONAPICodec,
     JSONTurnDecoder,
-    ResponseDecoder,
     SSETurnDecoder,
     encode_json,
-    error_message,
-    json_headers,
     json_object,
-    reads_as_events,
 )
 from runport.ports import distribution_version
 
@@ -34,24 +30,20 @@ ANTHROPIC_VERSION: Final = "2023-06-01"
 """The ``anthropic-version`` header: the API version whose shapes this codec reads."""
 
 
-class MessagesCodec(Codec):
+class MessagesCodec(JSONAPICodec):
     """``POST /v1/messages``, with ``stream: true`` when streamed. The completion marker is
     ``message_stop``."""
 
     def __init__(self, *, model: str, api_key: str | None, max_tokens: int) -> None:
-        self.model = model
-        self._descriptor = DESCRIPTOR.model_copy(update={"model": model})
-        self.max_tokens = max_tokens
-        credentials = {"anthropic-version": ANTHROPIC_VERSION}
-        if api_key:
-            credentials["x-api-key"] = api_key
-            self.secrets = (api_key,)
-        self._stream_headers, self._json_headers = json_headers(
-            f"runport-anthropic/{DESCRIPTOR.version}", credentials
+        super().__init__(
+            DESCRIPTOR,
+            distribution="runport-anthropic",
+            model=model,
+            api_key=api_key,
+            credentials={"anthropic-version": ANTHROPIC_VERSION, "x-api-key": api_key},
+            decoders=(_EventStream, _Message),
         )
-
-    def descriptor(self) -> AdapterDescriptor:
-        return self._descriptor
+        self.max_tokens = max_tokens
 
     def encode(self, request: ExecutionRequest, *, stream: bool) -> HTTPRequest:
         body = request_body(
@@ -61,18 +53,8 @@ class MessagesCodec(Codec):
             "POST",
             "v1/messages",
             encode_json(body),
-            self._stream_headers if stream else self._json_headers,
+            self.headers(stream=stream),
         )
-
-    def decoder(
-        self, request: ExecutionRequest, *, stream: bool, media_type: str
-    ) -> ResponseDecoder:
-        if reads_as_events(stream, media_type):
-            return _EventStream(request, self.secrets, self._descriptor)
-        return _Message(request, self.secrets, self._descriptor)
-
-    def error_text(self, body: Any) -> Any:
-        return error_message(body)
 
 
 class _EventStream(SSETurnDecoder):

@@ -5,12 +5,19 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Final
+from typing import Final, Unpack
 
 import httpx
 
 from runport.gemini._codec import GenerateContentCodec
-from runport.http import HTTPAdapter, redact_url
+from runport.http import (
+    ClientT,
+    CodecCarrier,
+    DriverOptions,
+    HTTPAdapter,
+    checked_api_key,
+    require,
+)
 
 DEFAULT_BASE_URL: Final = "https://generativelanguage.googleapis.com"
 
@@ -24,12 +31,25 @@ def make_codec(*, model: str, api_key: str | None) -> GenerateContentCodec:
         raise ValueError(
             "model must name a Gemini model (letters, digits, '.', '_', '-'), e.g. gemini-2.5-flash"
         )
-    if api_key is not None and not (api_key.isascii() and api_key.isprintable()):
-        raise ValueError("api_key must be printable ASCII (it goes in a header)")
-    return GenerateContentCodec(model=model, api_key=api_key)
+    return GenerateContentCodec(model=model, api_key=checked_api_key(api_key))
 
 
-class GeminiAdapter(HTTPAdapter):
+class GenerateContentKeywords(CodecCarrier[ClientT]):
+    """The keywords of both flavours, written once."""
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        api_key: str | None = None,
+        base_url: str = DEFAULT_BASE_URL,
+        **options: Unpack[DriverOptions[ClientT]],
+    ) -> None:
+        super().__init__(make_codec(model=model, api_key=api_key), base_url=base_url, **options)
+        self._show(base_url, model)
+
+
+class GeminiAdapter(GenerateContentKeywords[httpx.Client], HTTPAdapter):
     """A runtime adapter for the Gemini API.
 
     ``execute`` posts to ``:generateContent``; ``execute_streaming`` to
@@ -45,30 +65,6 @@ class GeminiAdapter(HTTPAdapter):
     otherwise the adapter owns one, released by ``close()`` or a ``with`` block.
     """
 
-    def __init__(
-        self,
-        *,
-        model: str,
-        api_key: str | None = None,
-        base_url: str = DEFAULT_BASE_URL,
-        http_client: httpx.Client | None = None,
-        timeout: float | httpx.Timeout | None = None,
-        max_response_bytes: int | None = None,
-        deadline: float | None = None,
-    ) -> None:
-        super().__init__(
-            make_codec(model=model, api_key=api_key),
-            base_url=base_url,
-            http_client=http_client,
-            timeout=timeout,
-            max_response_bytes=max_response_bytes,
-            deadline=deadline,
-        )
-        self._repr = f"{type(self).__name__}(url={redact_url(base_url)!r}, model={model!r})"
-
-    def __repr__(self) -> str:
-        return self._repr
-
 
 def create_adapter(
     *, base_url: str | None = None, model: str | None = None, api_key: str | None = None
@@ -81,19 +77,11 @@ def create_adapter(
     """
     api_key = api_key or os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY") or ""
     model = model or os.environ.get("RUNPORT_GEMINI_MODEL") or ""
-    missing = [
-        name
-        for name, value in (
-            ("GEMINI_API_KEY (or GOOGLE_API_KEY)", api_key),
-            ("RUNPORT_GEMINI_MODEL", model),
-        )
-        if not value
-    ]
-    if missing:
-        raise ValueError(
-            f"the gemini adapter needs {' and '.join(missing)} "
-            "(e.g. RUNPORT_GEMINI_MODEL=gemini-2.5-flash)"
-        )
+    require(
+        "gemini",
+        (("GEMINI_API_KEY (or GOOGLE_API_KEY)", api_key), ("RUNPORT_GEMINI_MODEL", model)),
+        "RUNPORT_GEMINI_MODEL=gemini-2.5-flash",
+    )
     return GeminiAdapter(
         base_url=base_url or os.environ.get("RUNPORT_GEMINI_BASE_URL") or DEFAULT_BASE_URL,
         model=model,

@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Final
 
 from runport.contracts import AdapterDescriptor, ExecutionRequest
 from runport.gemini._request import request_body
 from runport.gemini._response import ResponseAssembly
 from runport.http import (
-    Codec,
     HTTPRequest,
+    JSONAPICodec,
     JSONTurnDecoder,
-    ResponseDecoder,
     SSETurnDecoder,
     encode_json,
-    error_message,
-    json_headers,
     json_object,
-    reads_as_events,
 )
 from runport.ports import distribution_version
 
@@ -31,23 +27,19 @@ DESCRIPTOR: Final = AdapterDescriptor(
 _MARKER: Final = "a candidate's finishReason"
 
 
-class GenerateContentCodec(Codec):
+class GenerateContentCodec(JSONAPICodec):
     """``POST /v1beta/models/{model}:streamGenerateContent?alt=sse`` streamed,
     ``:generateContent`` unstreamed; the key goes in ``x-goog-api-key``, never in the URL."""
 
     def __init__(self, *, model: str, api_key: str | None) -> None:
-        self.model = model
-        self._descriptor = DESCRIPTOR.model_copy(update={"model": model})
-        credentials: dict[str, str] = {}
-        if api_key:
-            credentials["x-goog-api-key"] = api_key
-            self.secrets = (api_key,)
-        self._stream_headers, self._json_headers = json_headers(
-            f"runport-gemini/{DESCRIPTOR.version}", credentials
+        super().__init__(
+            DESCRIPTOR,
+            distribution="runport-gemini",
+            model=model,
+            api_key=api_key,
+            credentials={"x-goog-api-key": api_key},
+            decoders=(_Chunks, _Response),
         )
-
-    def descriptor(self) -> AdapterDescriptor:
-        return self._descriptor
 
     def encode(self, request: ExecutionRequest, *, stream: bool) -> HTTPRequest:
         body = encode_json(request_body(request.interaction))
@@ -56,22 +48,12 @@ class GenerateContentCodec(Codec):
                 "POST",
                 f"v1beta/models/{self.model}:streamGenerateContent",
                 body,
-                self._stream_headers,
+                self.headers(stream=True),
                 {"alt": "sse"},
             )
         return HTTPRequest(
-            "POST", f"v1beta/models/{self.model}:generateContent", body, self._json_headers
+            "POST", f"v1beta/models/{self.model}:generateContent", body, self.headers(stream=False)
         )
-
-    def decoder(
-        self, request: ExecutionRequest, *, stream: bool, media_type: str
-    ) -> ResponseDecoder:
-        if reads_as_events(stream, media_type):
-            return _Chunks(request, self.secrets, self._descriptor)
-        return _Response(request, self.secrets, self._descriptor)
-
-    def error_text(self, body: Any) -> Any:
-        return error_message(body)
 
 
 class _Chunks(SSETurnDecoder):

@@ -14,8 +14,21 @@ from runport.http._errors import (
     transport_error,
 )
 from runport.http._json import check_json_text, encode_json
-from runport.http._json_api import error_message, json_headers, reads_as_events
-from runport.http._settings import DEFAULT_TIMEOUT
+from runport.http._json_api import (
+    DecoderFactory,
+    JSONAPICodec,
+    error_message,
+    json_headers,
+    reads_as_events,
+)
+from runport.http._settings import (
+    DEFAULT_TIMEOUT,
+    ClientT,
+    CodecCarrier,
+    DriverOptions,
+    checked_api_key,
+    require,
+)
 from runport.http._sse import ServerSentEvent, SSEDecoder
 from runport.http._sync import HTTPAdapter
 from runport.http._turn import TextPieces, TurnBuilder, parsed_tool_call, turn_receipt
@@ -27,9 +40,14 @@ __all__ = [
     "MAX_RETRY_AFTER_MS",
     "PROVIDER_TEXT_LIMIT",
     "AsyncHTTPAdapter",
+    "ClientT",
     "Codec",
+    "CodecCarrier",
+    "DecoderFactory",
+    "DriverOptions",
     "HTTPAdapter",
     "HTTPRequest",
+    "JSONAPICodec",
     "JSONTurnDecoder",
     "ResponseDecoder",
     "SSEDecoder",
@@ -38,6 +56,7 @@ __all__ = [
     "TextPieces",
     "TurnBuilder",
     "check_json_text",
+    "checked_api_key",
     "encode_json",
     "error_from_words",
     "error_message",
@@ -47,6 +66,7 @@ __all__ = [
     "provider_text",
     "reads_as_events",
     "redact_url",
+    "require",
     "retry_after_ms",
     "status_error",
     "transport_error",

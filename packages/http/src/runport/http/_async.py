@@ -24,7 +24,6 @@ from runport.contracts import (
     Failed,
     StreamEvent,
 )
-from runport.http._codec import Codec
 from runport.http._exchange import Exchange, codec_raised, too_deep
 from runport.http._settings import CodecCarrier
 from runport.ports import AsyncRuntimeAdapter, AsyncSink, PortError, deliver
@@ -40,7 +39,7 @@ async def _discard(event: StreamEvent) -> None:
     """The sink of ``execute``: the same reading, with nobody listening."""
 
 
-class AsyncHTTPAdapter(CodecCarrier, AsyncRuntimeAdapter):
+class AsyncHTTPAdapter(CodecCarrier[httpx.AsyncClient], AsyncRuntimeAdapter):
     """A codec made an async runtime adapter, over an ``httpx.AsyncClient``.
 
     Same settings and behaviour as ``HTTPAdapter``, so the two give equal receipts and
@@ -50,23 +49,7 @@ class AsyncHTTPAdapter(CodecCarrier, AsyncRuntimeAdapter):
     ``async with`` on that loop.
     """
 
-    def __init__(
-        self,
-        codec: Codec,
-        *,
-        base_url: str,
-        http_client: httpx.AsyncClient | None = None,
-        timeout: float | httpx.Timeout | None = None,
-        max_response_bytes: int | None = None,
-        deadline: float | None = None,
-    ) -> None:
-        self._carry(
-            codec,
-            base_url,
-            timeout=timeout,
-            max_response_bytes=max_response_bytes,
-            deadline=deadline,
-        )
+    def _hold(self, http_client: httpx.AsyncClient | None) -> None:
         self._client = http_client
         # A client made here belongs to the loop that first used it (its pooled connections
         # do): one per running loop, made on first use, so construction binds to none.
@@ -126,20 +109,12 @@ class AsyncHTTPAdapter(CodecCarrier, AsyncRuntimeAdapter):
     ) -> ExecutionReceipt | PortError:
         """The receipt, or the upstream's failure (returned, not raised, so nothing a sink
         raises can be mistaken for it: what the sink raises propagates from here as is)."""
-        settings = self._settings
-        try:
-            exchange = Exchange(
-                self._codec,
-                request,
-                stream=stream,
-                max_response_bytes=settings.max_response_bytes,
-                deadline=settings.deadline,
-            )
-            wire = self._codec.encode(request, stream=stream)
-        except PortError as error:
-            return error
+        opened = self._open(request, stream=stream)
+        if isinstance(opened, PortError):
+            return opened
+        exchange, wire = opened
         client = self._client_here()
-        http_request = settings.http_request(client, wire, exchange)
+        http_request = self._settings.http_request(client, wire, exchange)
         limit = asyncio.timeout(exchange.remaining())
         try:
             async with limit:

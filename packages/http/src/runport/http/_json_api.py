@@ -4,10 +4,13 @@ streamed and an unstreamed request, which way a response is read, and the error 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeAlias
 
-__all__ = ["error_message", "json_headers", "reads_as_events"]
+from runport.contracts import AdapterDescriptor, ExecutionRequest
+from runport.http._codec import Codec, ResponseDecoder
+
+__all__ = ["DecoderFactory", "JSONAPICodec", "error_message", "json_headers", "reads_as_events"]
 
 
 def json_headers(
@@ -34,3 +37,56 @@ def error_message(body: Any) -> Any:
         if type(error) is dict:
             return error.get("message")
     return None
+
+
+DecoderFactory: TypeAlias = Callable[
+    [ExecutionRequest, tuple[str, ...], AdapterDescriptor], ResponseDecoder
+]
+"""A decoder class of a JSON API codec: built per call from the request, the secrets to keep
+out of messages and the codec's descriptor."""
+
+
+class JSONAPICodec(Codec):
+    """The setup every JSON-over-HTTP codec shares: the model it asks for in its descriptor,
+    the credentials in the headers (and among the secrets), one decoder for an event stream
+    and one for a whole JSON body, and ``{"error": {"message": …}}`` errors. A provider
+    writes ``encode`` and its two decoders.
+
+    ``credentials`` with an empty value are left out, so a key that is absent sends no header.
+    """
+
+    def __init__(
+        self,
+        descriptor: AdapterDescriptor,
+        *,
+        distribution: str,
+        model: str,
+        api_key: str | None,
+        credentials: Mapping[str, str | None],
+        decoders: tuple[DecoderFactory, DecoderFactory],
+    ) -> None:
+        self.model = model
+        self._descriptor = descriptor.model_copy(update={"model": model})
+        if api_key:
+            self.secrets = (api_key,)
+        self._stream_headers, self._json_headers = json_headers(
+            f"{distribution}/{descriptor.version}",
+            {name: value for name, value in credentials.items() if value},
+        )
+        self._decoders = decoders
+
+    def descriptor(self) -> AdapterDescriptor:
+        return self._descriptor
+
+    def decoder(
+        self, request: ExecutionRequest, *, stream: bool, media_type: str
+    ) -> ResponseDecoder:
+        events, whole = self._decoders
+        chosen = events if reads_as_events(stream, media_type) else whole
+        return chosen(request, self.secrets, self._descriptor)
+
+    def error_text(self, body: Any) -> Any:
+        return error_message(body)
+
+    def headers(self, *, stream: bool) -> dict[str, str]:
+        return self._stream_headers if stream else self._json_headers

@@ -3,17 +3,27 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Generic, TypedDict, TypeVar
 
 import httpx
 
-from runport.contracts import AdapterDescriptor
+from runport.contracts import AdapterDescriptor, ExecutionRequest
 from runport.http._codec import Codec, HTTPRequest
 from runport.http._exchange import BASE_HEADERS, Exchange
 from runport.http._urls import checked_base_url, redact_url, request_url
-from runport.ports import check_byte_count, check_seconds
+from runport.ports import PortError, check_byte_count, check_seconds
 
-__all__ = ["DEFAULT_TIMEOUT", "AdapterSettings", "CodecCarrier"]
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "AdapterSettings",
+    "ClientT",
+    "CodecCarrier",
+    "DriverOptions",
+    "checked_api_key",
+    "require",
+]
+
+ClientT = TypeVar("ClientT", bound=httpx.Client | httpx.AsyncClient)
 
 DEFAULT_TIMEOUT: Final = httpx.Timeout(600.0, connect=10.0)
 """Ten minutes of silence at most, as long as a slow unstreamed completion may take to start;
@@ -61,26 +71,78 @@ class AdapterSettings:
         return DEFAULT_TIMEOUT if self.timeout is None else self.timeout
 
 
-class CodecCarrier:
-    """What both drivers hold and show: the codec, the checked settings, the descriptor and a
-    repr without credentials."""
+class DriverOptions(TypedDict, Generic[ClientT], total=False):
+    """The keywords every provider adapter passes on to its driver unchanged: with
+    ``**options: Unpack[DriverOptions[httpx.Client]]`` a provider names only its own."""
 
-    def _carry(
+    http_client: ClientT | None
+    timeout: float | httpx.Timeout | None
+    max_response_bytes: int | None
+    deadline: float | None
+
+
+class CodecCarrier(Generic[ClientT]):
+    """What both drivers hold and show: the codec, the checked settings, the descriptor and a
+    repr without credentials. The drivers differ only in how they hold a client."""
+
+    def __init__(
         self,
         codec: Codec,
-        base_url: str,
         *,
-        timeout: float | httpx.Timeout | None,
-        max_response_bytes: int | None,
-        deadline: float | None,
+        base_url: str,
+        http_client: ClientT | None = None,
+        timeout: float | httpx.Timeout | None = None,
+        max_response_bytes: int | None = None,
+        deadline: float | None = None,
     ) -> None:
         self._codec = codec
         self._settings = AdapterSettings.build(
             base_url, timeout=timeout, max_response_bytes=max_response_bytes, deadline=deadline
         )
+        self._repr = f"{type(self).__name__}(base_url={redact_url(self._settings.base_url)!r})"
+        self._hold(http_client)
+
+    def _hold(self, http_client: ClientT | None) -> None:
+        raise NotImplementedError
+
+    def _show(self, url: str, model: str) -> None:
+        """A provider adapter's repr: where it posts and which model, never the key nor
+        credentials in the URL."""
+        self._repr = f"{type(self).__name__}(url={redact_url(url)!r}, model={model!r})"
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(base_url={redact_url(self._settings.base_url)!r})"
+        return self._repr
 
     def descriptor(self) -> AdapterDescriptor:
         return self._codec.descriptor()
+
+    def _open(
+        self, request: ExecutionRequest, *, stream: bool
+    ) -> tuple[Exchange, HTTPRequest] | PortError:
+        """A call's exchange and the codec's request for it, or why the call cannot start."""
+        try:
+            exchange = Exchange(
+                self._codec,
+                request,
+                stream=stream,
+                max_response_bytes=self._settings.max_response_bytes,
+                deadline=self._settings.deadline,
+            )
+            return exchange, self._codec.encode(request, stream=stream)
+        except PortError as error:
+            return error
+
+
+def require(adapter: str, named: tuple[tuple[str, str], ...], example: str) -> None:
+    """An entry point's check that every value it needs came from an argument or the
+    environment, naming all that are missing at once."""
+    missing = [name for name, value in named if not value]
+    if missing:
+        raise ValueError(f"the {adapter} adapter needs {' and '.join(missing)} (e.g. {example})")
+
+
+def checked_api_key(api_key: str | None) -> str | None:
+    """A key as a header can carry it; the error never repeats the value."""
+    if api_key is not None and not (api_key.isascii() and api_key.isprintable()):
+        raise ValueError("api_key must be printable ASCII (it goes in a header)")
+    return api_key

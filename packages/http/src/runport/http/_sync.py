@@ -14,7 +14,6 @@ from runport.contracts import (
     ExecutionRequest,
     Failed,
 )
-from runport.http._codec import Codec
 from runport.http._exchange import Exchange, codec_raised, too_deep
 from runport.http._settings import CodecCarrier
 from runport.ports import PortError, RuntimeAdapter, Sink
@@ -22,7 +21,7 @@ from runport.ports import PortError, RuntimeAdapter, Sink
 __all__ = ["HTTPAdapter"]
 
 
-class HTTPAdapter(CodecCarrier, RuntimeAdapter):
+class HTTPAdapter(CodecCarrier[httpx.Client], RuntimeAdapter):
     """A codec made a runtime adapter, on the caller's thread, over an ``httpx.Client``.
 
     ``execute`` asks the codec for an unstreamed request, ``execute_streaming`` for a
@@ -34,23 +33,7 @@ class HTTPAdapter(CodecCarrier, RuntimeAdapter):
     threads, as the ``httpx.Client`` is.
     """
 
-    def __init__(
-        self,
-        codec: Codec,
-        *,
-        base_url: str,
-        http_client: httpx.Client | None = None,
-        timeout: float | httpx.Timeout | None = None,
-        max_response_bytes: int | None = None,
-        deadline: float | None = None,
-    ) -> None:
-        self._carry(
-            codec,
-            base_url,
-            timeout=timeout,
-            max_response_bytes=max_response_bytes,
-            deadline=deadline,
-        )
+    def _hold(self, http_client: httpx.Client | None) -> None:
         self._owns_client = http_client is None
         if http_client is None:
             http_client = httpx.Client(timeout=self._settings.client_timeout())
@@ -94,19 +77,11 @@ class HTTPAdapter(CodecCarrier, RuntimeAdapter):
         """The receipt, or the upstream's failure — returned, not raised, so nothing a sink
         raises can be mistaken for it: what the sink raises leaves from here as it is, and
         the ``finally`` closes the response on the way."""
-        settings = self._settings
-        try:
-            exchange = Exchange(
-                self._codec,
-                request,
-                stream=stream,
-                max_response_bytes=settings.max_response_bytes,
-                deadline=settings.deadline,
-            )
-            wire = self._codec.encode(request, stream=stream)
-        except PortError as error:
-            return error
-        http_request = settings.http_request(self._client, wire, exchange)
+        opened = self._open(request, stream=stream)
+        if isinstance(opened, PortError):
+            return opened
+        exchange, wire = opened
+        http_request = self._settings.http_request(self._client, wire, exchange)
         exchange.sending(http_request)
         try:
             response = self._client.send(http_request, stream=True)

@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Final
+from typing import Final, Unpack
 
 import httpx
 
 from runport.http import DEFAULT_TIMEOUT as _HTTP_DEFAULT_TIMEOUT
-from runport.http import HTTPAdapter, redact_url
+from runport.http import (
+    ClientT,
+    CodecCarrier,
+    DriverOptions,
+    HTTPAdapter,
+    checked_api_key,
+    redact_url,
+    require,
+)
 from runport.openai._codec import ChatCompletionsCodec
 from runport.openai._request import ResponseFormatMode, as_response_format_mode
 from runport.ports import DEFAULT_MAX_RESPONSE_BYTES as _PORT_MAX_RESPONSE_BYTES
@@ -28,21 +36,31 @@ def make_codec(
     """The codec both flavours share, with its arguments checked."""
     if not model:
         raise ValueError("model must name the upstream model")
-    if api_key is not None and not (api_key.isascii() and api_key.isprintable()):
-        # Said without the value: an error message is no place for a key.
-        raise ValueError("api_key must be printable ASCII (it goes in a header)")
+    checked_api_key(api_key)
     as_response_format_mode(response_format_mode)
     return ChatCompletionsCodec(
         model=model, api_key=api_key, response_format_mode=response_format_mode
     )
 
 
-def describe(name: str, base_url: str, model: str) -> str:
-    """The repr of either flavour: never the key, nor credentials in the URL."""
-    return f"{name}(url={redact_url(base_url)!r}, model={model!r})"
+class ChatCompletionsKeywords(CodecCarrier[ClientT]):
+    """The keywords of both flavours, written once."""
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        response_format_mode: ResponseFormatMode = "json_schema",
+        **options: Unpack[DriverOptions[ClientT]],
+    ) -> None:
+        codec = make_codec(model=model, api_key=api_key, response_format_mode=response_format_mode)
+        super().__init__(codec, base_url=base_url, **options)
+        self._show(base_url.rstrip("/") + "/chat/completions", model)
 
 
-class OpenAIChatAdapter(HTTPAdapter):
+class OpenAIChatAdapter(ChatCompletionsKeywords[httpx.Client], HTTPAdapter):
     """A runtime adapter for any server that speaks OpenAI's chat-completions API.
 
     ``execute`` posts without ``stream``; ``execute_streaming`` posts with ``stream: true``
@@ -61,34 +79,6 @@ class OpenAIChatAdapter(HTTPAdapter):
     threads, as the ``httpx.Client`` is.
     """
 
-    def __init__(
-        self,
-        *,
-        base_url: str,
-        model: str,
-        api_key: str | None = None,
-        http_client: httpx.Client | None = None,
-        timeout: float | httpx.Timeout | None = None,
-        max_response_bytes: int | None = None,
-        deadline: float | None = None,
-        response_format_mode: ResponseFormatMode = "json_schema",
-    ) -> None:
-        codec = make_codec(model=model, api_key=api_key, response_format_mode=response_format_mode)
-        super().__init__(
-            codec,
-            base_url=base_url,
-            http_client=http_client,
-            timeout=timeout,
-            max_response_bytes=max_response_bytes,
-            deadline=deadline,
-        )
-        self._repr = describe(
-            type(self).__name__, base_url.rstrip("/") + "/chat/completions", model
-        )
-
-    def __repr__(self) -> str:
-        return self._repr
-
 
 def create_adapter(
     *,
@@ -106,17 +96,11 @@ def create_adapter(
     """
     base_url = base_url or os.environ.get("RUNPORT_OPENAI_BASE_URL") or ""
     model = model or os.environ.get("RUNPORT_OPENAI_MODEL") or ""
-    missing = [
-        name
-        for name, value in (("RUNPORT_OPENAI_BASE_URL", base_url), ("RUNPORT_OPENAI_MODEL", model))
-        if not value
-    ]
-    if missing:
-        raise ValueError(
-            f"the openai adapter needs {' and '.join(missing)} "
-            "(e.g. RUNPORT_OPENAI_BASE_URL=https://api.openai.com/v1, "
-            "RUNPORT_OPENAI_MODEL=gpt-4o-mini)"
-        )
+    require(
+        "openai",
+        (("RUNPORT_OPENAI_BASE_URL", base_url), ("RUNPORT_OPENAI_MODEL", model)),
+        "RUNPORT_OPENAI_BASE_URL=https://api.openai.com/v1, RUNPORT_OPENAI_MODEL=gpt-4o-mini",
+    )
     mode = response_format_mode or os.environ.get("RUNPORT_OPENAI_RESPONSE_FORMAT")
     key = api_key or os.environ.get("OPENAI_API_KEY") or None
     adapter = OpenAIChatAdapter(

@@ -15,7 +15,7 @@ from runport.contracts import (
     ExecutionRequest,
     StreamEvent,
 )
-from runport.http import Codec, HTTPRequest, ResponseDecoder, SSEDecoder, encode_json
+from runport.http import HTTPRequest, JSONAPICodec, ResponseDecoder, SSEDecoder, encode_json
 from runport.openai._errors import error_frame, error_message, invalid
 from runport.openai._request import ResponseFormatMode, request_body
 from runport.openai._turn import TurnAssembler
@@ -30,33 +30,22 @@ DESCRIPTOR = AdapterDescriptor(
 """Each codec's descriptor is this one with ``model`` set to the model it asks for."""
 
 
-class ChatCompletionsCodec(Codec):
+class ChatCompletionsCodec(JSONAPICodec):
     """``POST …/chat/completions``, with ``stream: true`` (and ``include_usage``) when
     streamed. The completion marker is a non-null ``finish_reason`` or ``data: [DONE]``."""
 
     def __init__(
         self, *, model: str, api_key: str | None, response_format_mode: ResponseFormatMode
     ) -> None:
-        self.model = model
-        self._descriptor = DESCRIPTOR.model_copy(update={"model": model})
+        super().__init__(
+            DESCRIPTOR,
+            distribution="runport-openai",
+            model=model,
+            api_key=api_key,
+            credentials={"Authorization": f"Bearer {api_key}" if api_key else None},
+            decoders=(_ChunkStream, _Completion),
+        )
         self.response_format_mode: ResponseFormatMode = response_format_mode
-        headers = {"User-Agent": f"runport-openai/{DESCRIPTOR.version}"}
-        if api_key:
-            headers["Authorization"] = f"Bearer {api_key}"
-            self.secrets = (api_key,)
-        self._stream_headers = {
-            **headers,
-            "Accept": "text/event-stream",
-            "Content-Type": "application/json",
-        }
-        self._json_headers = {
-            **headers,
-            "Accept": "application/json",
-            "Content-Type": "application/json",
-        }
-
-    def descriptor(self) -> AdapterDescriptor:
-        return self._descriptor
 
     def encode(self, request: ExecutionRequest, *, stream: bool) -> HTTPRequest:
         body = request_body(
@@ -69,17 +58,8 @@ class ChatCompletionsCodec(Codec):
             "POST",
             "chat/completions",
             encode_json(body),
-            self._stream_headers if stream else self._json_headers,
+            self.headers(stream=stream),
         )
-
-    def decoder(
-        self, request: ExecutionRequest, *, stream: bool, media_type: str
-    ) -> ResponseDecoder:
-        # The body is read as what it says it is, so a server that ignores `stream` either
-        # way is still understood; an unlabelled body is what was asked for.
-        if media_type == "text/event-stream" or (stream and media_type != "application/json"):
-            return _ChunkStream(request, self.secrets, self._descriptor)
-        return _Completion(request, self.secrets, self._descriptor)
 
     def error_text(self, body: Any) -> Any:
         return error_message(body)
