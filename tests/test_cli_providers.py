@@ -16,6 +16,8 @@ from typing import Any, ClassVar
 
 import pytest
 
+from runport.application import create_adapter, create_async_adapter
+
 ROOT = Path(__file__).resolve().parent.parent
 QUICK = ROOT / "examples" / "quickstart"
 PIECES = ["Bytes ", "arrive ", "one by one"]
@@ -244,3 +246,23 @@ def test_vv_shows_the_wire_on_stderr_without_the_key_or_the_text(upstream: str) 
     )
     assert KEY not in result.stdout + result.stderr
     assert not any(piece in result.stderr for piece in PIECES[1:])  # no model text either
+
+
+@pytest.mark.parametrize(
+    ("adapter", "variables", "kind"),
+    [
+        ("openai", {"RUNPORT_OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}, "AsyncOpenAIChatAdapter"),
+        ("anthropic", {"ANTHROPIC_API_KEY": KEY}, "AsyncAnthropicMessagesAdapter"),
+        ("gemini", {"GEMINI_API_KEY": KEY}, "AsyncGeminiAdapter"),
+    ],
+)
+def test_every_provider_registers_its_async_twin(
+    monkeypatch: pytest.MonkeyPatch, adapter: str, variables: dict[str, str], kind: str
+) -> None:
+    """Event-loop surfaces (mcp, serve, batch) build the provider's own async adapter, not a
+    sync one bridged onto a worker thread."""
+    for name, value in {**variables, f"RUNPORT_{adapter.upper()}_MODEL": "tiny"}.items():
+        monkeypatch.setenv(name, value)
+    built = create_async_adapter(adapter)
+    assert type(built).__name__ == kind
+    assert built.descriptor() == create_adapter(adapter).descriptor()

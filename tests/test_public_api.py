@@ -146,8 +146,15 @@ PUBLIC = {
         "AnthropicMessagesAdapter",
         "AsyncAnthropicMessagesAdapter",
         "create_adapter",
+        "create_async_adapter",
     },
-    "runport.gemini": {"DEFAULT_BASE_URL", "AsyncGeminiAdapter", "GeminiAdapter", "create_adapter"},
+    "runport.gemini": {
+        "DEFAULT_BASE_URL",
+        "AsyncGeminiAdapter",
+        "GeminiAdapter",
+        "create_adapter",
+        "create_async_adapter",
+    },
     "runport.openai": {
         "AsyncOpenAIChatAdapter",
         "OpenAIChatAdapter",
@@ -155,6 +162,7 @@ PUBLIC = {
         "DEFAULT_MAX_RESPONSE_BYTES",
         "DEFAULT_TIMEOUT",
         "create_adapter",
+        "create_async_adapter",
     },
     "runport.conformance": {
         "CASES",

@@ -6,6 +6,7 @@ from runport.anthropic._adapter import (
     DEFAULT_MAX_TOKENS,
     AnthropicMessagesAdapter,
     create_adapter,
+    create_async_adapter,
 )
 from runport.anthropic._async_adapter import AsyncAnthropicMessagesAdapter
 from runport.anthropic._codec import ANTHROPIC_VERSION
@@ -19,4 +20,5 @@ __all__ = [
     "AnthropicMessagesAdapter",
     "AsyncAnthropicMessagesAdapter",
     "create_adapter",
+    "create_async_adapter",
 ]

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import os
-from typing import Final, Unpack
+from typing import TYPE_CHECKING, Any, Final, TypeVar, Unpack
 
 import httpx
 
@@ -75,6 +75,36 @@ def create_adapter(
     ``RUNPORT_ANTHROPIC_MODEL`` (both required), ``RUNPORT_ANTHROPIC_BASE_URL`` (default
     ``https://api.anthropic.com``).
     """
+    return _configured(AnthropicMessagesAdapter, base_url=base_url, model=model, api_key=api_key)
+
+
+if TYPE_CHECKING:
+    from runport.anthropic._async_adapter import AsyncAnthropicMessagesAdapter
+
+
+def create_async_adapter(
+    *, base_url: str | None = None, model: str | None = None, api_key: str | None = None
+) -> AsyncAnthropicMessagesAdapter:
+    """The ``runport.async_adapters`` entry point: ``create_adapter``'s settings, on the
+    event loop (``runport mcp``, ``serve`` and ``batch`` run it with no thread hop per
+    event)."""
+    from runport.anthropic._async_adapter import AsyncAnthropicMessagesAdapter
+
+    return _configured(
+        AsyncAnthropicMessagesAdapter, base_url=base_url, model=model, api_key=api_key
+    )
+
+
+_A = TypeVar("_A", bound="MessagesKeywords[Any]")
+
+
+def _configured(
+    kind: type[_A],
+    *,
+    base_url: str | None = None,
+    model: str | None = None,
+    api_key: str | None = None,
+) -> _A:
     api_key = api_key or os.environ.get("ANTHROPIC_API_KEY") or ""
     model = model or os.environ.get("RUNPORT_ANTHROPIC_MODEL") or ""
     require(
@@ -82,7 +112,7 @@ def create_adapter(
         (("ANTHROPIC_API_KEY", api_key), ("RUNPORT_ANTHROPIC_MODEL", model)),
         "RUNPORT_ANTHROPIC_MODEL=claude-sonnet-4-5",
     )
-    return AnthropicMessagesAdapter(
+    return kind(
         base_url=base_url or os.environ.get("RUNPORT_ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL,
         model=model,
         api_key=api_key,

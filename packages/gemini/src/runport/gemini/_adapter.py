@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Final, Unpack
+from typing import TYPE_CHECKING, Any, Final, TypeVar, Unpack
 
 import httpx
 
@@ -75,6 +75,34 @@ def create_adapter(
     and ``RUNPORT_GEMINI_MODEL`` (both required), ``RUNPORT_GEMINI_BASE_URL`` (default
     ``https://generativelanguage.googleapis.com``).
     """
+    return _configured(GeminiAdapter, base_url=base_url, model=model, api_key=api_key)
+
+
+if TYPE_CHECKING:
+    from runport.gemini._async_adapter import AsyncGeminiAdapter
+
+
+def create_async_adapter(
+    *, base_url: str | None = None, model: str | None = None, api_key: str | None = None
+) -> AsyncGeminiAdapter:
+    """The ``runport.async_adapters`` entry point: ``create_adapter``'s settings, on the
+    event loop (``runport mcp``, ``serve`` and ``batch`` run it with no thread hop per
+    event)."""
+    from runport.gemini._async_adapter import AsyncGeminiAdapter
+
+    return _configured(AsyncGeminiAdapter, base_url=base_url, model=model, api_key=api_key)
+
+
+_A = TypeVar("_A", bound="GenerateContentKeywords[Any]")
+
+
+def _configured(
+    kind: type[_A],
+    *,
+    base_url: str | None = None,
+    model: str | None = None,
+    api_key: str | None = None,
+) -> _A:
     api_key = api_key or os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY") or ""
     model = model or os.environ.get("RUNPORT_GEMINI_MODEL") or ""
     require(
@@ -82,7 +110,7 @@ def create_adapter(
         (("GEMINI_API_KEY (or GOOGLE_API_KEY)", api_key), ("RUNPORT_GEMINI_MODEL", model)),
         "RUNPORT_GEMINI_MODEL=gemini-2.5-flash",
     )
-    return GeminiAdapter(
+    return kind(
         base_url=base_url or os.environ.get("RUNPORT_GEMINI_BASE_URL") or DEFAULT_BASE_URL,
         model=model,
         api_key=api_key,

@@ -5,6 +5,7 @@ from runport.openai._adapter import (
     DEFAULT_TIMEOUT,
     OpenAIChatAdapter,
     create_adapter,
+    create_async_adapter,
 )
 from runport.openai._async_adapter import AsyncOpenAIChatAdapter
 from runport.openai._request import ResponseFormatMode
@@ -16,4 +17,5 @@ __all__ = [
     "OpenAIChatAdapter",
     "ResponseFormatMode",
     "create_adapter",
+    "create_async_adapter",
 ]

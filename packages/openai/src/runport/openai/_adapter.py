@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Final, Unpack
+from typing import TYPE_CHECKING, Any, Final, TypeVar, Unpack
 
 import httpx
 
@@ -94,6 +94,51 @@ def create_adapter(
     ``RUNPORT_OPENAI_RESPONSE_FORMAT`` (``json_schema``, ``json_object`` or ``none``). There
     is no default server or model: a run must say where it goes.
     """
+    return _configured(
+        OpenAIChatAdapter,
+        base_url=base_url,
+        model=model,
+        api_key=api_key,
+        response_format_mode=response_format_mode,
+    )
+
+
+if TYPE_CHECKING:
+    from runport.openai._async_adapter import AsyncOpenAIChatAdapter
+
+
+def create_async_adapter(
+    *,
+    base_url: str | None = None,
+    model: str | None = None,
+    api_key: str | None = None,
+    response_format_mode: str | None = None,
+) -> AsyncOpenAIChatAdapter:
+    """The ``runport.async_adapters`` entry point: ``create_adapter``'s settings, on the
+    event loop (``runport mcp``, ``serve`` and ``batch`` run it with no thread hop per
+    event)."""
+    from runport.openai._async_adapter import AsyncOpenAIChatAdapter
+
+    return _configured(
+        AsyncOpenAIChatAdapter,
+        base_url=base_url,
+        model=model,
+        api_key=api_key,
+        response_format_mode=response_format_mode,
+    )
+
+
+_A = TypeVar("_A", bound="ChatCompletionsKeywords[Any]")
+
+
+def _configured(
+    kind: type[_A],
+    *,
+    base_url: str | None = None,
+    model: str | None = None,
+    api_key: str | None = None,
+    response_format_mode: str | None = None,
+) -> _A:
     base_url = base_url or os.environ.get("RUNPORT_OPENAI_BASE_URL") or ""
     model = model or os.environ.get("RUNPORT_OPENAI_MODEL") or ""
     require(
@@ -103,7 +148,7 @@ def create_adapter(
     )
     mode = response_format_mode or os.environ.get("RUNPORT_OPENAI_RESPONSE_FORMAT")
     key = api_key or os.environ.get("OPENAI_API_KEY") or None
-    adapter = OpenAIChatAdapter(
+    adapter = kind(
         base_url=base_url,
         model=model,
         api_key=key,
