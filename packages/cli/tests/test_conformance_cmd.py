@@ -14,9 +14,10 @@ import pytest
 from runport.cli._main import main
 
 FACTORIES = """
-from runport.contracts import Complete
+from runport.application import Fallback
+from runport.contracts import Complete, ErrorCode
 from runport.mock import ScriptedRuntime
-from runport.ports import AsyncRuntimeAdapter
+from runport.ports import AsyncRuntimeAdapter, PortError, RuntimeAdapter
 
 
 def good(upstream):
@@ -49,6 +50,28 @@ class AsyncExecuteOnly(AsyncRuntimeAdapter):
 
 def async_good(upstream):
     return AsyncExecuteOnly(upstream.scenario)
+
+
+class Unavailable(RuntimeAdapter):
+    # always down: Fallback must move past it without showing its Failed
+
+    def __init__(self, descriptor):
+        self._descriptor = descriptor
+
+    def descriptor(self):
+        return self._descriptor
+
+    def execute(self, request):
+        raise PortError(ErrorCode.RUNTIME_UNAVAILABLE, "down")
+
+
+def fallback_one(upstream):
+    return Fallback([ScriptedRuntime(upstream.scenario)])
+
+
+def fallback_two(upstream):
+    member = ScriptedRuntime(upstream.scenario)
+    return Fallback([Unavailable(member.descriptor().model_copy(update={"id": "down"})), member])
 """
 
 
@@ -78,6 +101,16 @@ def test_an_async_factory_runs_the_async_suite(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr
     assert "(async, protocol 'scenario')" in result.stdout
     assert "cancellation_at_every_event" in result.stdout
+    assert " failed" not in result.stdout
+
+
+@pytest.mark.parametrize("factory", ["fallback_one", "fallback_two"])
+def test_fallback_is_a_composite_and_passes_with_one_or_two_members(
+    tmp_path: Path, factory: str
+) -> None:
+    result = conformance(tmp_path, f"my_factories:{factory}", "--protocol", "scenario")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr
+    assert "law_7_single_attempt" in result.stdout
     assert " failed" not in result.stdout
 
 
