@@ -1,0 +1,36 @@
+"""Both Gemini adapters pass the whole conformance suite on the ``gemini``
+protocol, over real HTTP to the suite's loopback upstream (docs/conformance.md)."""
+
+from __future__ import annotations
+
+from runport.gemini import AsyncGeminiAdapter, GeminiAdapter
+from runport.conformance import (
+    AsyncRuntimeAdapterConformance,
+    RuntimeAdapterConformance,
+    Upstream,
+)
+from runport.ports import AsyncRuntimeAdapter, RuntimeAdapter
+
+
+class TestGeminiAdapter(RuntimeAdapterConformance):
+    protocol = "gemini"
+
+    def make_adapter(self, upstream: Upstream) -> RuntimeAdapter:
+        return GeminiAdapter(
+            base_url=upstream.base_url,
+            model=upstream.model,
+            api_key=upstream.api_key,
+            timeout=upstream.read_timeout,
+        )
+
+
+class TestAsyncGeminiAdapter(AsyncRuntimeAdapterConformance):
+    protocol = "gemini"
+
+    def make_adapter(self, upstream: Upstream) -> AsyncRuntimeAdapter:
+        return AsyncGeminiAdapter(
+            base_url=upstream.base_url,
+            model=upstream.model,
+            api_key=upstream.api_key,
+            timeout=upstream.read_timeout,
+        )
