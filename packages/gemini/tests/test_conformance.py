@@ -3,12 +3,12 @@ protocol, over real HTTP to the suite's loopback upstream (docs/conformance.md).
 
 from __future__ import annotations
 
-from runport.gemini import AsyncGeminiAdapter, GeminiAdapter
 from runport.conformance import (
     AsyncRuntimeAdapterConformance,
     RuntimeAdapterConformance,
     Upstream,
 )
+from runport.gemini import AsyncGeminiAdapter, GeminiAdapter
 from runport.ports import AsyncRuntimeAdapter, RuntimeAdapter
 
 

@@ -54,14 +54,10 @@ Adapter = RuntimeAdapter | AsyncRuntimeAdapter
 
 def protocol_of(cls: type) -> Protocol:
     if "protocol" not in {name for klass in cls.__mro__ for name in vars(klass)}:
-        raise ConformanceUsageError(
-            f"{cls.__name__} must set protocol = {NAMES}"
-        )
+        raise ConformanceUsageError(f"{cls.__name__} must set protocol = {NAMES}")
     protocol = getattr(cls, "protocol", None)
     if protocol not in PROTOCOLS:
-        raise ConformanceUsageError(
-            f"{cls.__name__}.protocol is {protocol!r}; expected {NAMES}"
-        )
+        raise ConformanceUsageError(f"{cls.__name__}.protocol is {protocol!r}; expected {NAMES}")
     return protocol
 
 

@@ -25,11 +25,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, ClassVar, Final
+from typing import Any, Final
 
 from runport.conformance._cases import Case
 from runport.conformance._pacer import PACING_BOUND, Pacer, Pacing
-from runport.conformance._render import WIRES, Frame, Response, render, render_scenario
+from runport.conformance._render import WIRES, Frame, Response, render_scenario
 from runport.core import Scenario
 
 __all__ = [
@@ -196,6 +196,7 @@ class ScriptedUpstream(Upstream):
             )
         super().__init__(read_timeout=read_timeout)
         self.protocol = protocol
+        self.wire = WIRES[protocol]
         self.plan = tuple(plan)
         self.pacing = pacing
         self.pacer = Pacer()
@@ -220,7 +221,7 @@ class ScriptedUpstream(Upstream):
     @property
     def base_url(self) -> str:
         host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}{WIRES[self.protocol].root}"
+        return f"http://{host!s}:{port}{self.wire.root}"
 
     def close(self) -> None:
         self._closing.set()
@@ -248,7 +249,7 @@ class ScriptedUpstream(Upstream):
             body: Any = json.loads(raw)
         except ValueError:
             body = None
-        route = WIRES[self.protocol].route(path, body)
+        route = self.wire.route(path, body)
         refused = route if isinstance(route, str) else None
         stream = route is True
         with self._lock:
@@ -295,8 +296,7 @@ class _Handler(BaseHTTPRequestHandler):
             if refused is not None:
                 self._plain(404, json.dumps({"error": {"message": refused}}).encode())
                 return
-            response = render(
-                upstream.protocol,
+            response = upstream.wire.respond(
                 case,
                 stream=record.stream,
                 model=upstream.model,

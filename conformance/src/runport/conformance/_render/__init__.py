@@ -48,6 +48,9 @@ class Wire:
     route: Callable[[str, Any], bool | str]
     """``(path, JSON body)`` → whether the request asks for a stream, or why it is refused."""
 
+    def respond(self, case: Case, *, stream: bool, model: str, marker: str) -> Response:
+        return (self.streamed if stream else self.unstreamed)(case, model=model, marker=marker)
+
 
 def _chat_route(path: str, body: Any) -> bool | str:
     if not urlsplit(path).path.rstrip("/").endswith("/chat/completions"):
@@ -84,5 +87,5 @@ WIRES: Final[Mapping[str, Wire]] = {
 
 
 def render(protocol: str, case: Case, *, stream: bool, model: str, marker: str) -> Response:
-    wire = WIRES[protocol]
-    return (wire.streamed if stream else wire.unstreamed)(case, model=model, marker=marker)
+    """``case`` as a ``protocol`` server answers a streamed or unstreamed request."""
+    return WIRES[protocol].respond(case, stream=stream, model=model, marker=marker)

@@ -16,7 +16,7 @@ from runport.conformance._render._wire import (
     stream_response,
 )
 
-__all__ = ["message_response", "event_stream_response"]
+__all__ = ["event_stream_response", "message_response"]
 
 MESSAGE_ID: Final = "msg_runport_conformance"
 

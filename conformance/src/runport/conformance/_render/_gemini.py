@@ -30,7 +30,9 @@ def _sse(value: Any) -> bytes:
 
 def _error(marker: str, code: int) -> bytes:
     status = _STATUS.get(code, "UNKNOWN")
-    return dumps({"error": {"code": code, "message": f"{marker} scripted {status}", "status": status}})
+    return dumps(
+        {"error": {"code": code, "message": f"{marker} scripted {status}", "status": status}}
+    )
 
 
 def _response(model: str, parts: list[dict[str, Any]], **candidate: Any) -> dict[str, Any]:
@@ -63,11 +65,6 @@ def _parts(case: Case) -> list[tuple[dict[str, Any], int]]:
     return parts
 
 
-def _finish(case: Case) -> dict[str, Any]:
-    finish: dict[str, Any] = {"finishReason": case.finish_reason}
-    return finish
-
-
 def _usage(case: Case) -> dict[str, Any]:
     usage = next((step for step in case.steps if isinstance(step, UsageStep)), None)
     if usage is None:
@@ -92,7 +89,7 @@ def stream_generate_response(case: Case, *, model: str, marker: str) -> Response
     steps: list[Piece] = [
         (_sse(_response(model, [part])), carried) for part, carried in _parts(case)
     ]
-    last = {**_response(model, [{"text": ""}], **_finish(case)), **_usage(case)}
+    last = {**_response(model, [{"text": ""}], finishReason=case.finish_reason), **_usage(case)}
     return stream_response(
         case,
         opening=(),
@@ -113,7 +110,7 @@ def generate_response(case: Case, *, model: str, marker: str) -> Response:
             parts[-1] = {"text": parts[-1]["text"] + part["text"]}
         else:
             parts.append(part)
-    body = {**_response(model, parts, **_finish(case)), **_usage(case)}
+    body = {**_response(model, parts, finishReason=case.finish_reason), **_usage(case)}
     return body_response(
         case,
         body,

@@ -11,6 +11,8 @@ from runport.conformance._cases import Call, Case, Text
 from runport.core import Scenario, parse_scenario
 
 __all__ = ["render_scenario"]
+
+
 def _scenario_events(case: Case) -> list[dict[str, Any]]:
     events: list[dict[str, Any]] = []
     usage: list[dict[str, Any]] = []
@@ -62,4 +64,3 @@ def render_scenario(cases: Sequence[Case], *, scenario_id: str) -> Scenario:
         },
         source=f"<runport.conformance {scenario_id}>",
     )
-
