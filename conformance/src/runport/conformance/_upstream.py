@@ -1,8 +1,9 @@
 """The upstreams ``make_adapter`` is given: a scenario, a loopback HTTP server, or nothing.
 
 ``ScriptedUpstream`` is a real HTTP/1.1 server on 127.0.0.1 (threaded, one thread per
-connection, ``Connection: close``) that answers ``POST …/chat/completions`` with the next case
-of its plan — SSE when the request body says ``"stream": true``, one JSON body otherwise — and
+connection, ``Connection: close``) that speaks one protocol (``_render.WIRES``: chat
+completions, the Messages API or the Gemini API) and answers its endpoint with the next case
+of its plan — an event stream when the request asks for one, one JSON body otherwise — and
 commits the case's fault on the wire. It counts requests (law 7), notes whether the client
 closed the connection when a call ended before the stream did (laws 6 and 8), and, when
 paced, withholds each frame until the sink has seen the previous frame's event (law 4): a
