@@ -197,7 +197,7 @@ class ScriptedUpstream(Upstream):
             )
         super().__init__(read_timeout=read_timeout)
         self.protocol = protocol
-        self.wire = WIRES[protocol]
+        self._wire = WIRES[protocol]
         self.plan = tuple(plan)
         self.pacing = pacing
         self.pacer = Pacer()
@@ -222,7 +222,7 @@ class ScriptedUpstream(Upstream):
     @property
     def base_url(self) -> str:
         host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}{self.wire.root}"
+        return f"http://{host!s}:{port}{self._wire.root}"
 
     def close(self) -> None:
         self._closing.set()
@@ -250,7 +250,7 @@ class ScriptedUpstream(Upstream):
             body: Any = json.loads(raw)
         except ValueError:
             body = None
-        route = self.wire.route(path, body)
+        route = self._wire.route(path, body)
         refused = route if isinstance(route, str) else None
         stream = route is True
         with self._lock:
@@ -297,7 +297,7 @@ class _Handler(BaseHTTPRequestHandler):
             if refused is not None:
                 self._plain(404, json.dumps({"error": {"message": refused}}).encode())
                 return
-            response = upstream.wire.respond(
+            response = upstream._wire.respond(
                 case,
                 stream=record.stream,
                 model=upstream.model,
