@@ -3,6 +3,8 @@ protocol, over real HTTP to the suite's loopback upstream (docs/conformance.md).
 
 from __future__ import annotations
 
+from provider_checks import wired
+
 from runport.anthropic import AnthropicMessagesAdapter, AsyncAnthropicMessagesAdapter
 from runport.conformance import (
     AsyncRuntimeAdapterConformance,
@@ -16,21 +18,11 @@ class TestAnthropicMessagesAdapter(RuntimeAdapterConformance):
     protocol = "anthropic-messages"
 
     def make_adapter(self, upstream: Upstream) -> RuntimeAdapter:
-        return AnthropicMessagesAdapter(
-            base_url=upstream.base_url,
-            model=upstream.model,
-            api_key=upstream.api_key,
-            timeout=upstream.read_timeout,
-        )
+        return AnthropicMessagesAdapter(**wired(upstream))
 
 
 class TestAsyncAnthropicMessagesAdapter(AsyncRuntimeAdapterConformance):
     protocol = "anthropic-messages"
 
     def make_adapter(self, upstream: Upstream) -> AsyncRuntimeAdapter:
-        return AsyncAnthropicMessagesAdapter(
-            base_url=upstream.base_url,
-            model=upstream.model,
-            api_key=upstream.api_key,
-            timeout=upstream.read_timeout,
-        )
+        return AsyncAnthropicMessagesAdapter(**wired(upstream))

@@ -3,6 +3,8 @@ protocol, over real HTTP to the suite's loopback upstream (docs/conformance.md).
 
 from __future__ import annotations
 
+from provider_checks import wired
+
 from runport.conformance import (
     AsyncRuntimeAdapterConformance,
     RuntimeAdapterConformance,
@@ -16,21 +18,11 @@ class TestGeminiAdapter(RuntimeAdapterConformance):
     protocol = "gemini"
 
     def make_adapter(self, upstream: Upstream) -> RuntimeAdapter:
-        return GeminiAdapter(
-            base_url=upstream.base_url,
-            model=upstream.model,
-            api_key=upstream.api_key,
-            timeout=upstream.read_timeout,
-        )
+        return GeminiAdapter(**wired(upstream))
 
 
 class TestAsyncGeminiAdapter(AsyncRuntimeAdapterConformance):
     protocol = "gemini"
 
     def make_adapter(self, upstream: Upstream) -> AsyncRuntimeAdapter:
-        return AsyncGeminiAdapter(
-            base_url=upstream.base_url,
-            model=upstream.model,
-            api_key=upstream.api_key,
-            timeout=upstream.read_timeout,
-        )
+        return AsyncGeminiAdapter(**wired(upstream))
