@@ -37,6 +37,18 @@ from runport.contracts import (
 from runport.core import StreamAssembler
 from runport.ports import AsyncRuntimeAdapter, PortError, RuntimeAdapter
 
+
+def wired(upstream: Any) -> dict[str, Any]:
+    """The upstream's address, model, planted key and read timeout, as both flavours take
+    them."""
+    return {
+        "base_url": upstream.base_url,
+        "model": upstream.model,
+        "api_key": upstream.api_key,
+        "timeout": upstream.read_timeout,
+    }
+
+
 TEXT_SCHEMA: dict[str, Any] = {"type": "string"}
 OBJECT_SCHEMA: dict[str, Any] = {
     "type": "object",

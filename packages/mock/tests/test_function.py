@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import contextlib
-import itertools
-import threading
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scenario_handlers import scenario_handler
 
 from runport.conformance import RuntimeAdapterConformance, Upstream
 from runport.contracts import (
@@ -26,14 +25,7 @@ from runport.contracts import (
     Usage,
 )
 from runport.core import (
-    DelayEvent,
-    DeltaEvent,
-    FailEvent,
-    FinishEvent,
-    Scenario,
     StreamAssembler,
-    ToolCallDeltaEvent,
-    UsageEvent,
 )
 from runport.mock import Emitter, FunctionRuntime, RuntimeStats, TurnUsageError
 from runport.ports import PortError, RuntimeAdapter
@@ -44,34 +36,6 @@ OBJECT_SCHEMA: dict[str, Any] = {
     "required": ["answer"],
 }
 MakeRequest = Any
-
-
-def scenario_handler(scenario: Scenario) -> Any:
-    """A handler that says, call by call, what the scenario's turns say."""
-    calls = itertools.count()
-    lock = threading.Lock()
-
-    def handler(request: ExecutionRequest, emit: Emitter) -> None:
-        with lock:
-            number = next(calls)
-        for event in scenario.turns[number].events:
-            if isinstance(event, DeltaEvent):
-                emit.text(event.text)
-            elif isinstance(event, ToolCallDeltaEvent):
-                emit.tool_call_fragment(
-                    event.index, event.arguments_fragment, call_id=event.call_id, name=event.name
-                )
-            elif isinstance(event, UsageEvent):
-                emit.usage(event.input_tokens, event.output_tokens)
-            elif isinstance(event, DelayEvent):
-                emit.delay(event.ms)
-            elif isinstance(event, FinishEvent):
-                emit.finish(event.finish_reason)
-            else:
-                assert isinstance(event, FailEvent)
-                raise PortError(event.code, event.message, retry_after_ms=event.retry_after_ms)
-
-    return handler
 
 
 class TestFunctionRuntime(RuntimeAdapterConformance):

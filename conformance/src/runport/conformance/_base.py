@@ -16,6 +16,7 @@ import pytest
 from runport.conformance._cases import CASES, Case, Progress
 from runport.conformance._harness import Harness, protocol_of
 from runport.conformance._observe import Outcome
+from runport.conformance._played import played_as
 from runport.conformance._upstream import ConformanceUsageError, Upstream
 from runport.contracts import ExecutionRequest
 
@@ -187,7 +188,8 @@ class ConformanceBase:
                     ],
                 )
             else:
-                chosen = [case for case in CASES if select(case)]
+                played = [played_as(case, protocol) for case in CASES]
+                chosen = [case for case in played if select(case)]
                 metafunc.parametrize("case", chosen, ids=[case.name for case in chosen])
         if "sample" in metafunc.fixturenames:
             samples = list(self.sample_requests()) if protocol is None else []

@@ -18,6 +18,8 @@ import pytest
 
 from runport.conformance._cases import CASES_BY_NAME, Case
 from runport.conformance._observe import Outcome, Recorder, broken, observe
+from runport.conformance._played import played_as
+from runport.conformance._render import WIRES
 from runport.conformance._upstream import (
     BlackBoxUpstream,
     ConformanceUsageError,
@@ -32,10 +34,19 @@ from runport.ports import AsyncRuntimeAdapter, RuntimeAdapter
 if TYPE_CHECKING:
     from runport.conformance._base import ConformanceBase
 
-__all__ = ["PROTOCOLS", "READ_TIMEOUT_TEST", "Harness", "Protocol", "protocol_of"]
+__all__ = [
+    "HTTP_PROTOCOLS",
+    "PROTOCOLS",
+    "READ_TIMEOUT_TEST",
+    "Harness",
+    "Protocol",
+    "protocol_of",
+]
 
-Protocol = Literal["scenario", "openai-chat"] | None
-PROTOCOLS: Final = ("scenario", "openai-chat", None)
+Protocol = Literal["scenario", "openai-chat", "anthropic-messages", "gemini"] | None
+PROTOCOLS: Final = ("scenario", "openai-chat", "anthropic-messages", "gemini", None)
+HTTP_PROTOCOLS: Final = frozenset(WIRES)
+NAMES: Final = "'scenario', 'openai-chat', 'anthropic-messages', 'gemini' or None"
 READ_TIMEOUT_TEST: Final = "test_read_timeout_is_passed_on"
 
 Adapter = RuntimeAdapter | AsyncRuntimeAdapter
@@ -43,14 +54,10 @@ Adapter = RuntimeAdapter | AsyncRuntimeAdapter
 
 def protocol_of(cls: type) -> Protocol:
     if "protocol" not in {name for klass in cls.__mro__ for name in vars(klass)}:
-        raise ConformanceUsageError(
-            f"{cls.__name__} must set protocol = 'scenario', 'openai-chat' or None"
-        )
+        raise ConformanceUsageError(f"{cls.__name__} must set protocol = {NAMES}")
     protocol = getattr(cls, "protocol", None)
     if protocol not in PROTOCOLS:
-        raise ConformanceUsageError(
-            f"{cls.__name__}.protocol is {protocol!r}; expected 'scenario', 'openai-chat' or None"
-        )
+        raise ConformanceUsageError(f"{cls.__name__}.protocol is {protocol!r}; expected {NAMES}")
     return protocol
 
 
@@ -88,7 +95,7 @@ class Harness:
         owner = type(self.suite)
         if any(case.fault is not None and case.fault.kind == "stall" for case in plan):
             ignored = owner._runport_read_timeout_ignored
-            if ignored is not None and self.protocol == "openai-chat":
+            if ignored is not None and self.protocol in HTTP_PROTOCOLS:
                 pytest.skip(
                     f"the adapter does not honour upstream.read_timeout ({ignored}); "
                     f"the stall cases wait for that fix — see {READ_TIMEOUT_TEST}"
@@ -96,10 +103,12 @@ class Harness:
         upstream: Upstream
         if self.protocol == "scenario":
             upstream = ScenarioUpstream(plan)
-        elif self.protocol == "openai-chat":
+        elif self.protocol in HTTP_PROTOCOLS:
             if owner._runport_buffers is not None and not strict:
                 pacing = "off"
-            upstream = ScriptedUpstream(plan, pacing="off" if shared else pacing)
+            upstream = ScriptedUpstream(
+                plan, pacing="off" if shared else pacing, protocol=self.protocol
+            )
             upstream.shared = shared
         else:
             upstream = BlackBoxUpstream()
@@ -226,6 +235,7 @@ class Harness:
             if held_back:
                 owner._runport_buffers = record.case
                 case = CASES_BY_NAME.get(record.case)
+                case = None if case is None else played_as(case, self.protocol)
                 owed, seen = record.held_at or (0, 0)
                 broken(  # the sequences as they stood when the upstream held the next frame
                     4,

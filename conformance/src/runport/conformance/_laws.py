@@ -19,7 +19,7 @@ from runport.conformance._base import (
 from runport.conformance._cases import CASES_BY_NAME, Case, sentinel_case
 from runport.conformance._checks import diff, dump, grammar_problem, leaks
 from runport.conformance._composite import check_composite
-from runport.conformance._harness import Harness, protocol_of
+from runport.conformance._harness import HTTP_PROTOCOLS, Harness, protocol_of
 from runport.conformance._observe import broken
 from runport.conformance._stops import after_stop, stop_plan
 from runport.conformance._upstream import ScriptedUpstream
@@ -40,8 +40,8 @@ class LawTests(ConformanceBase):
         """Up front: a stalled upstream ends the call soon after ``upstream.read_timeout``.
         An adapter built without it fails here once, naming the keyword, and the stall
         cases skip instead of each waiting on the adapter's own timeout."""
-        if protocol_of(type(self)) != "openai-chat":
-            pytest.skip("only an openai-chat upstream can stall on the wire")
+        if protocol_of(type(self)) not in HTTP_PROTOCOLS:
+            pytest.skip("only an HTTP upstream can stall on the wire")
         h = conformance_harness
         upstream = h.upstream([STALL_CASE], pacing="off", strict=True)
         adapter = h.adapter(upstream)
@@ -134,7 +134,7 @@ class LawTests(ConformanceBase):
     @over(select_all)
     def test_law_4_order_and_promptness(self, case: Case, conformance_harness: Harness) -> None:
         """Progress events in upstream order, each delivered before the upstream sends the
-        next frame (an ``openai-chat`` upstream withholds it until the sink has seen the
+        next frame (an HTTP upstream withholds it until the sink has seen the
         event; a scripted runtime has no frames to withhold, so only order is checked)."""
         h = conformance_harness
         upstream = h.upstream([case], pacing="every", strict=True)

@@ -24,7 +24,7 @@ import pytest
 from runport.conformance._async_suite import AsyncRuntimeAdapterConformance
 from runport.conformance._base import ConformanceBase
 from runport.conformance._cases import RESUME_CASE
-from runport.conformance._harness import PROTOCOLS
+from runport.conformance._harness import HTTP_PROTOCOLS, PROTOCOLS
 from runport.conformance._suite import RuntimeAdapterConformance
 from runport.conformance._upstream import (
     BlackBoxUpstream,
@@ -85,8 +85,8 @@ def _makes_async(factory: Callable[..., Any], protocol: str | None, with_upstrea
     upstream: Upstream
     if protocol == "scenario":
         upstream = ScenarioUpstream([RESUME_CASE])
-    elif protocol == "openai-chat":
-        upstream = ScriptedUpstream([RESUME_CASE])
+    elif protocol in HTTP_PROTOCOLS:
+        upstream = ScriptedUpstream([RESUME_CASE], protocol=protocol)
     else:
         upstream = BlackBoxUpstream()
     try:
@@ -103,7 +103,8 @@ def suite_for(
     the async suite when the factory makes ``AsyncRuntimeAdapter``s, else the sync one."""
     if protocol not in PROTOCOLS:
         raise ConformanceUsageError(
-            f"unknown protocol {protocol!r}; expected scenario, openai-chat or none"
+            f"unknown protocol {protocol!r}; expected scenario, openai-chat, "
+            "anthropic-messages, gemini or none"
         )
     with_upstream = _takes_upstream(factory)
 

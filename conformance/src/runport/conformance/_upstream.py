@@ -1,8 +1,9 @@
 """The upstreams ``make_adapter`` is given: a scenario, a loopback HTTP server, or nothing.
 
 ``ScriptedUpstream`` is a real HTTP/1.1 server on 127.0.0.1 (threaded, one thread per
-connection, ``Connection: close``) that answers ``POST …/chat/completions`` with the next case
-of its plan — SSE when the request body says ``"stream": true``, one JSON body otherwise — and
+connection, ``Connection: close``) that speaks one protocol (``_render.WIRES``: chat
+completions, the Messages API or the Gemini API) and answers its endpoint with the next case
+of its plan — an event stream when the request asks for one, one JSON body otherwise — and
 commits the case's fault on the wire. It counts requests (law 7), notes whether the client
 closed the connection when a call ended before the stream did (laws 6 and 8), and, when
 paced, withholds each frame until the sink has seen the previous frame's event (law 4): a
@@ -25,17 +26,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, ClassVar, Final
+from typing import Any, Final
 
 from runport.conformance._cases import Case
 from runport.conformance._pacer import PACING_BOUND, Pacer, Pacing
-from runport.conformance._render import (
-    Frame,
-    Response,
-    json_response,
-    render_scenario,
-    sse_response,
-)
+from runport.conformance._render import WIRES, Frame, Response, render_scenario
 from runport.core import Scenario
 
 __all__ = [
@@ -75,10 +70,10 @@ class Upstream:
 
     Every upstream carries ``read_timeout`` (pass it on, so stall cases end quickly),
     ``api_key`` (a planted secret: pass it on; law 10 checks it never leaks) and ``model``.
-    ``scenario`` exists for ``protocol = "scenario"``, ``base_url`` for ``"openai-chat"``.
+    ``scenario`` exists for ``protocol = "scenario"``, ``base_url`` for the HTTP protocols.
     """
 
-    protocol: ClassVar[str | None] = None
+    protocol: str | None = None
 
     def __init__(self, *, read_timeout: float = READ_TIMEOUT) -> None:
         self.read_timeout = read_timeout
@@ -97,7 +92,7 @@ class Upstream:
     def base_url(self) -> str:
         raise ConformanceUsageError(
             f"a {self.protocol or 'black-box'} upstream has no base_url "
-            '(only protocol = "openai-chat" does)'
+            "(only an HTTP protocol's does: openai-chat, anthropic-messages, gemini)"
         )
 
     @property
@@ -175,7 +170,8 @@ class _Server(ThreadingHTTPServer):
 
 
 class ScriptedUpstream(Upstream):
-    """For ``protocol = "openai-chat"``: a loopback chat-completions server.
+    """For an HTTP protocol (``"openai-chat"``, the default, ``"anthropic-messages"``,
+    ``"gemini"``): a loopback server speaking it.
 
     Request *n* is answered with ``plan[n]`` (a request past the plan gets HTTP 400, so a
     retrying adapter fails visibly rather than hanging). ``requests`` records each one. With
@@ -187,16 +183,21 @@ class ScriptedUpstream(Upstream):
     reads; ``"off"`` paces nothing (concurrent calls share the upstream, not a pacer).
     """
 
-    protocol = "openai-chat"
-
     def __init__(
         self,
         plan: Sequence[Case],
         *,
         pacing: Pacing = "last",
         read_timeout: float = READ_TIMEOUT,
+        protocol: str = "openai-chat",
     ) -> None:
+        if protocol not in WIRES:
+            raise ConformanceUsageError(
+                f"no scripted HTTP upstream speaks {protocol!r}; expected one of {sorted(WIRES)}"
+            )
         super().__init__(read_timeout=read_timeout)
+        self.protocol = protocol
+        self._wire = WIRES[protocol]
         self.plan = tuple(plan)
         self.pacing = pacing
         self.pacer = Pacer()
@@ -221,7 +222,7 @@ class ScriptedUpstream(Upstream):
     @property
     def base_url(self) -> str:
         host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
+        return f"http://{host!s}:{port}{self._wire.root}"
 
     def close(self) -> None:
         self._closing.set()
@@ -244,12 +245,14 @@ class ScriptedUpstream(Upstream):
 
     def _begin(
         self, sock: socket.socket, path: str, headers: dict[str, str], raw: bytes
-    ) -> tuple[RecordedRequest, Case | None]:
+    ) -> tuple[RecordedRequest, Case | None, str | None]:
         try:
             body: Any = json.loads(raw)
         except ValueError:
             body = None
-        stream = isinstance(body, dict) and body.get("stream") is True
+        route = self._wire.route(path, body)
+        refused = route if isinstance(route, str) else None
+        stream = route is True
         with self._lock:
             self._sockets.add(sock)
             number = len(self.requests)
@@ -260,7 +263,7 @@ class ScriptedUpstream(Upstream):
             )
             record.seen_at_start = self.pacer.seen
             self.requests.append(record)
-        return record, case
+        return record, case, refused
 
     def _done(self, sock: socket.socket) -> None:
         with self._lock:
@@ -286,16 +289,20 @@ class _Handler(BaseHTTPRequestHandler):
         upstream = self.server.upstream
         raw = self._read_body()
         headers = {key.lower(): value for key, value in self.headers.items()}
-        record, case = upstream._begin(self.connection, self.path, headers, raw)
+        record, case, refused = upstream._begin(self.connection, self.path, headers, raw)
         try:
             if case is None:
                 self._plain(400, b'{"error": {"message": "no scripted response left"}}')
                 return
-            if not self.path.rstrip("/").endswith("/chat/completions"):
-                self._plain(404, b'{"error": {"message": "POST {base_url}/chat/completions"}}')
+            if refused is not None:
+                self._plain(404, json.dumps({"error": {"message": refused}}).encode())
                 return
-            render = sse_response if record.stream else json_response
-            response = render(case, model=upstream.model, marker=upstream.body_marker)
+            response = upstream._wire.respond(
+                case,
+                stream=record.stream,
+                model=upstream.model,
+                marker=upstream.body_marker,
+            )
             self._play(upstream, record, response, prefix_only=case.prefix_only)
         finally:
             upstream._done(self.connection)

@@ -1,0 +1,108 @@
+"""A case as a protocol can play it: the fragmentation and finish reason its wire dictates.
+
+The catalogue writes each case once, with chat-completions' freedoms (calls interleaved, a
+call's first fragment carrying arguments, ``stop`` / ``tool_calls``). Anthropic's Messages
+API and Gemini cannot say all of that, so before a case is rendered for them — and before the
+suite derives what it expects — it is rewritten by the rules below (docs/conformance.md).
+Every rule is idempotent: a played case plays as itself, so the renderers may apply it again.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Final
+
+from runport.conformance._cases import Call, Case, Step
+
+__all__ = ["FINISH_REASONS", "played_as"]
+
+FINISH_REASONS: Final = {
+    "anthropic-messages": {
+        "stop": "end_turn",
+        "tool_calls": "tool_use",
+        "length": "max_tokens",
+    },
+    "gemini": {
+        "stop": "STOP",
+        "tool_calls": "STOP",
+        "length": "MAX_TOKENS",
+        "content_filter": "SAFETY",
+    },
+}
+"""The finish reason each protocol sends for chat-completions' (kept as sent, so expected)."""
+
+
+def compact(arguments: str) -> str:
+    """A whole call's arguments as Gemini's assembled object reads back: compact JSON, keys in
+    the order sent, non-ASCII kept."""
+    try:
+        value = json.loads(arguments)
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):
+        raise ValueError(f"a gemini call's arguments must be a JSON object, got {arguments!r}")
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _blocks(steps: tuple[Step, ...]) -> list[Step]:
+    """Each call contiguous at its first step, numbered in order of first appearance,
+    announced by an empty fragment; a call whose arguments never arrive gets ``{}``."""
+    numbers: dict[int, int] = {}
+    calls: dict[int, list[Call]] = {}
+    order: list[Step | int] = []
+    for step in steps:
+        if isinstance(step, Call):
+            if step.index not in numbers:
+                number = numbers[step.index] = len(numbers)
+                calls[number] = [Call(number, "", name=step.name, call_id=step.call_id)]
+                order.append(number)
+            if step.fragment:
+                calls[numbers[step.index]].append(Call(numbers[step.index], step.fragment))
+        else:
+            order.append(step)
+    played: list[Step] = []
+    for item in order:
+        if isinstance(item, int):
+            block = calls[item]
+            if len(block) == 1:
+                block.append(Call(item, "{}"))
+            played += block
+        else:
+            played.append(item)
+    return played
+
+
+def _whole(steps: list[Step]) -> list[Step]:
+    """Gemini: a call is one part, so its fragments are its announcement and one fragment."""
+    played: list[Step] = []
+    pending: dict[int, list[str]] = {}
+    for step in steps:
+        if isinstance(step, Call) and step.name is None:
+            pending[step.index].append(step.fragment)
+            continue
+        if isinstance(step, Call):
+            pending[step.index] = []
+        played.append(step)
+    result: list[Step] = []
+    for step in played:
+        result.append(step)
+        if isinstance(step, Call):
+            result.append(Call(step.index, compact("".join(pending[step.index]))))
+    return result
+
+
+def played_as(case: Case, protocol: str | None) -> Case:
+    """``case`` as ``protocol`` plays it (unchanged for ``scenario``, ``openai-chat``, none)."""
+    reasons = FINISH_REASONS.get(protocol or "")
+    if reasons is None:
+        return case
+    steps = _blocks(case.steps)
+    if protocol == "gemini":
+        steps = _whole(steps)
+    reason = case.finish_reason
+    if reason is not None:
+        reason = reasons.get(reason, reason)
+    if tuple(steps) == case.steps and reason == case.finish_reason:
+        return case
+    return replace(case, steps=tuple(steps), finish_reason=reason)

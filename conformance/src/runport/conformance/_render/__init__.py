@@ -1,0 +1,91 @@
+"""Renders the protocol-neutral cases per protocol.
+
+``scenario``: a ``runport.mock/v1`` mapping. ``openai-chat``, ``anthropic-messages``,
+``gemini``: the bytes such a server sends — an event stream for a streamed request, one JSON
+body otherwise — each frame tagged with how many progress events the client owes once it has
+the frame (the promptness bookkeeping of law 4). Faults that an event stream cannot express
+as data (reset, stall) are an ``ending``; faults the upstream commits before any frame are an
+HTTP status. Anthropic and Gemini render a case as that protocol plays it (``_played``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+from urllib.parse import parse_qs, urlsplit
+
+from runport.conformance._cases import Case
+from runport.conformance._render._anthropic import event_stream_response, message_response
+from runport.conformance._render._gemini import generate_response, stream_generate_response
+from runport.conformance._render._openai import json_response, sse_response
+from runport.conformance._render._scenario import render_scenario
+from runport.conformance._render._wire import Frame, Response
+
+__all__ = [
+    "WIRES",
+    "Frame",
+    "Response",
+    "Wire",
+    "json_response",
+    "render",
+    "render_scenario",
+    "sse_response",
+]
+
+Render = Callable[..., Response]
+
+
+@dataclass(frozen=True)
+class Wire:
+    """One HTTP protocol: where its server lives under the upstream's address (``root``),
+    which requests it answers, and its two renderings."""
+
+    root: str
+    streamed: Render
+    unstreamed: Render
+    route: Callable[[str, Any], bool | str]
+    """``(path, JSON body)`` → whether the request asks for a stream, or why it is refused."""
+
+    def respond(self, case: Case, *, stream: bool, model: str, marker: str) -> Response:
+        return (self.streamed if stream else self.unstreamed)(case, model=model, marker=marker)
+
+
+def _chat_route(path: str, body: Any) -> bool | str:
+    if not urlsplit(path).path.rstrip("/").endswith("/chat/completions"):
+        return "POST {base_url}/chat/completions"
+    return isinstance(body, Mapping) and body.get("stream") is True
+
+
+def _messages_route(path: str, body: Any) -> bool | str:
+    if urlsplit(path).path.rstrip("/") != "/v1/messages":
+        return "POST {base_url}/v1/messages"
+    return isinstance(body, Mapping) and body.get("stream") is True
+
+
+_GEMINI_PATH: Final = re.compile(r"/v1beta/models/([^/:]+):(streamGenerateContent|generateContent)")
+
+
+def _gemini_route(path: str, body: Any) -> bool | str:
+    parts = urlsplit(path)
+    found = _GEMINI_PATH.fullmatch(parts.path)
+    if found is None:
+        return "POST {base_url}/v1beta/models/{model}:streamGenerateContent?alt=sse"
+    if found[2] == "generateContent":
+        return False
+    if parse_qs(parts.query).get("alt") != ["sse"]:
+        return "a streamed request needs ?alt=sse (without it the API sends a JSON array)"
+    return True
+
+
+WIRES: Final[Mapping[str, Wire]] = {
+    "openai-chat": Wire("/v1", sse_response, json_response, _chat_route),
+    "anthropic-messages": Wire("", event_stream_response, message_response, _messages_route),
+    "gemini": Wire("", stream_generate_response, generate_response, _gemini_route),
+}
+
+
+def render(protocol: str, case: Case, *, stream: bool, model: str, marker: str) -> Response:
+    """``case`` as a ``protocol`` server answers a streamed or unstreamed request."""
+    return WIRES[protocol].respond(case, stream=stream, model=model, marker=marker)

@@ -1,0 +1,148 @@
+"""``anthropic-messages``: a played case (``_played``) as the Messages API sends it — typed
+content blocks in an event stream ending with ``message_stop``, or one message object."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+from runport.conformance._cases import Call, Case, Text, UsageStep
+from runport.conformance._played import played_as
+from runport.conformance._render._wire import (
+    Piece,
+    Response,
+    body_response,
+    dumps,
+    stream_response,
+)
+
+__all__ = ["event_stream_response", "message_response"]
+
+MESSAGE_ID: Final = "msg_runport_conformance"
+
+
+def _event(name: str, value: dict[str, Any]) -> bytes:
+    return b"event: " + name.encode() + b"\ndata: " + dumps({"type": name, **value}) + b"\n\n"
+
+
+def _error(marker: str, kind: str) -> bytes:
+    return dumps({"type": "error", "error": {"type": kind, "message": f"{marker} scripted {kind}"}})
+
+
+def _status_body(case: Case, marker: str) -> bytes:
+    status = case.fault.status if case.fault is not None else None
+    return _error(marker, "rate_limit_error" if status == 429 else "api_error")
+
+
+def _usage(case: Case) -> UsageStep | None:
+    return next((step for step in case.steps if isinstance(step, UsageStep)), None)
+
+
+def _input(case: Case, index: int) -> dict[str, Any]:
+    joined = "".join(s.fragment for s in case.steps if isinstance(s, Call) and s.index == index)
+    value = json.loads(joined)
+    if not isinstance(value, dict):
+        raise ValueError(f"{case.name}: a tool_use input must be a JSON object, got {joined!r}")
+    return value
+
+
+def _tool_use(step: Call, value: dict[str, Any]) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "tool_use"}
+    if step.call_id is not None:
+        block["id"] = step.call_id
+    return {**block, "name": step.name, "input": value}
+
+
+def event_stream_response(case: Case, *, model: str, marker: str) -> Response:
+    """The case as a streamed Messages API response (``"stream": true``)."""
+    case = played_as(case, "anthropic-messages")
+    usage = _usage(case)
+    message: dict[str, Any] = {
+        "id": MESSAGE_ID,
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+    }
+    if usage is not None:
+        message["usage"] = {"input_tokens": usage.input_tokens, "output_tokens": 1}
+    opening = [_event("message_start", {"message": message}), _event("ping", {})]
+    steps: list[Piece] = []
+    block = -1
+    open_kind: str | int | None = None
+    for step in case.steps:
+        if isinstance(step, UsageStep):
+            continue
+        kind: str | int = "text" if isinstance(step, Text) else step.index
+        if kind != open_kind:
+            if open_kind is not None:
+                steps.append((_event("content_block_stop", {"index": block}), 0))
+            block += 1
+            open_kind = kind
+            if isinstance(step, Text):
+                start = {"index": block, "content_block": {"type": "text", "text": ""}}
+                steps.append((_event("content_block_start", start), 0))
+            else:
+                start = {"index": block, "content_block": _tool_use(step, {})}
+                steps.append((_event("content_block_start", start), 1))
+                continue
+        if isinstance(step, Text):
+            delta = {"type": "text_delta", "text": step.text}
+        else:
+            delta = {"type": "input_json_delta", "partial_json": step.fragment}
+        steps.append((_event("content_block_delta", {"index": block, "delta": delta}), 1))
+    if open_kind is not None:
+        steps.append((_event("content_block_stop", {"index": block}), 0))
+    delta_event: dict[str, Any] = {
+        "delta": {"stop_reason": case.finish_reason, "stop_sequence": None}
+    }
+    if usage is not None:
+        delta_event["usage"] = {"output_tokens": usage.output_tokens}
+    return stream_response(
+        case,
+        opening=opening,
+        steps=steps,
+        closing=[_event("message_delta", delta_event), _event("message_stop", {})],
+        error_frame=b"event: error\ndata: " + _error(marker, "overloaded_error") + b"\n\n",
+        garbage=b'event: content_block_delta\ndata: {"type": ' + marker.encode() + b"\n\n",
+        status_body=_status_body(case, marker),
+    )
+
+
+def message_response(case: Case, *, model: str, marker: str) -> Response:
+    """The case as one Messages API message (no ``stream``)."""
+    case = played_as(case, "anthropic-messages")
+    content: list[dict[str, Any]] = []
+    for step in case.steps:
+        if isinstance(step, Text):
+            if content and content[-1]["type"] == "text":
+                content[-1]["text"] += step.text
+            else:
+                content.append({"type": "text", "text": step.text})
+        elif isinstance(step, Call) and step.name is not None:
+            content.append(_tool_use(step, _input(case, step.index)))
+    message: dict[str, Any] = {
+        "id": MESSAGE_ID,
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": case.finish_reason,
+        "stop_sequence": None,
+    }
+    usage = _usage(case)
+    if usage is not None:
+        message["usage"] = {
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+        }
+    return body_response(
+        case,
+        message,
+        error_status=529,
+        error_body=_error(marker, "overloaded_error"),
+        status_body=_status_body(case, marker),
+        marker=marker,
+    )

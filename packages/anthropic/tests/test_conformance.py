@@ -1,0 +1,28 @@
+"""Both Messages API adapters pass the whole conformance suite on the ``anthropic-messages``
+protocol, over real HTTP to the suite's loopback upstream (docs/conformance.md)."""
+
+from __future__ import annotations
+
+from provider_checks import wired
+
+from runport.anthropic import AnthropicMessagesAdapter, AsyncAnthropicMessagesAdapter
+from runport.conformance import (
+    AsyncRuntimeAdapterConformance,
+    RuntimeAdapterConformance,
+    Upstream,
+)
+from runport.ports import AsyncRuntimeAdapter, RuntimeAdapter
+
+
+class TestAnthropicMessagesAdapter(RuntimeAdapterConformance):
+    protocol = "anthropic-messages"
+
+    def make_adapter(self, upstream: Upstream) -> RuntimeAdapter:
+        return AnthropicMessagesAdapter(**wired(upstream))
+
+
+class TestAsyncAnthropicMessagesAdapter(AsyncRuntimeAdapterConformance):
+    protocol = "anthropic-messages"
+
+    def make_adapter(self, upstream: Upstream) -> AsyncRuntimeAdapter:
+        return AsyncAnthropicMessagesAdapter(**wired(upstream))
