@@ -15,7 +15,6 @@ from openai_upstream import (
 )
 from provider_checks import WEATHER, make_request
 
-import runport.openai
 from runport.contracts import Message, ToolCall
 from runport.openai import DEFAULT_TIMEOUT, OpenAIChatAdapter, create_adapter
 from runport.openai._codec import ChatCompletionsCodec
@@ -176,17 +175,6 @@ def test_a_client_passed_in_is_not_closed_by_the_adapter() -> None:
     with httpx.Client() as client:
         OpenAIChatAdapter(base_url="http://x/v1", model="m", http_client=client).close()
         assert not client.is_closed
-
-
-def test_public_surface() -> None:
-    assert set(runport.openai.__all__) == {
-        "AsyncOpenAIChatAdapter",
-        "DEFAULT_MAX_RESPONSE_BYTES",
-        "DEFAULT_TIMEOUT",
-        "OpenAIChatAdapter",
-        "ResponseFormatMode",
-        "create_adapter",
-    }
 
 
 # --- the entry-point factory -----------------------------------------------------------------
