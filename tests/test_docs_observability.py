@@ -4,33 +4,25 @@ the shell blocks configure the example with standard OTEL_* variables only."""
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+# --import-mode=importlib puts no test folder on sys.path; test_snippets runs snippets.
+sys.path.append(str(Path(__file__).parent))
+from test_snippets import run_python
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "observability.md"
 BLOCKS = re.findall(r"```(\w+)\n(.*?)```", PAGE.read_text(encoding="utf-8"), re.DOTALL)
 
 
-def _run(code: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
 def test_the_printed_output_is_the_one_the_page_shows(tmp_path: Path) -> None:
     position = next(i for i, (_, code) in enumerate(BLOCKS) if "print(sorted(" in code)
     lang, shown = BLOCKS[position + 1]
     assert lang == "text"
-    assert _run(BLOCKS[position][1], tmp_path).stdout == shown
+    assert run_python(BLOCKS[position][1], tmp_path).stdout == shown
 
 
 def test_the_example_is_configured_by_standard_variables_alone() -> None:
@@ -55,4 +47,4 @@ PRINTING = [
 @pytest.mark.parametrize("position", PRINTING)
 def test_every_printing_snippet_prints_the_block_after_it(position: int, tmp_path: Path) -> None:
     """The run's span tree, the logging records: what the page says a snippet prints."""
-    assert _run(BLOCKS[position][1], tmp_path).stdout == BLOCKS[position + 1][1]
+    assert run_python(BLOCKS[position][1], tmp_path).stdout == BLOCKS[position + 1][1]

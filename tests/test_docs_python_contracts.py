@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import ast
 import re
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+# --import-mode=importlib puts no test folder on sys.path; test_snippets runs snippets.
+sys.path.append(str(Path(__file__).parent))
+from test_snippets import run_python
 
 from runport.core import parse_contract, parse_document
 
@@ -20,22 +23,11 @@ PYTHON = [code for lang, code in BLOCKS if lang == "python"]
 STREAMING = next(code for code in PYTHON if "run_stream(" in code)
 
 
-def _run(code: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
 def test_the_printed_errors_are_the_ones_the_page_shows(tmp_path: Path) -> None:
     position = next(i for i, (_, code) in enumerate(BLOCKS) if "except ContractError" in code)
     lang, shown = BLOCKS[position + 1]
     assert lang == "text"
-    assert _run(BLOCKS[position][1], tmp_path).stdout == shown
+    assert run_python(BLOCKS[position][1], tmp_path).stdout == shown
 
 
 def test_the_yaml_on_the_page_is_a_contract_and_a_content_list() -> None:

@@ -131,6 +131,7 @@ PUBLIC = {
         "status_error",
         "transport_error",
         "error_message",
+        "from_environment",
         "json_headers",
         "json_object",
         "parsed_tool_call",

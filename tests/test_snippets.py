@@ -123,16 +123,7 @@ def test_snippet_runs(snippet: Snippet, tmp_path: Path) -> None:
     env = _environment(tmp_path)
     with _openai_server(snippet.marker == "openai-server") as server_env:
         env.update(server_env)
-        result = subprocess.run(
-            _command(snippet, tmp_path),
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT_S,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
+        result = _run(_command(snippet, tmp_path), tmp_path, env)
     assert result.returncode == 0, (
         f"{snippet.name} ({snippet.language}) exited {result.returncode}\n"
         f"--- code\n{snippet.code}--- stdout\n{result.stdout[-4000:]}\n"
@@ -140,11 +131,36 @@ def test_snippet_runs(snippet: Snippet, tmp_path: Path) -> None:
     )
 
 
+def run_python(code: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """A python block run as ``test_snippet_runs`` runs it: for the docs tests that compare
+    what a snippet prints with the block the page shows after it."""
+    return _run(_script(code, tmp_path), tmp_path, _environment(tmp_path))
+
+
+def _run(
+    command: list[str], tmp_path: Path, env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        command,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+
+
+def _script(code: str, tmp_path: Path) -> list[str]:
+    script = tmp_path / "snippet.py"
+    script.write_text(code, encoding="utf-8")
+    return [sys.executable, str(script)]
+
+
 def _command(snippet: Snippet, tmp_path: Path) -> list[str]:
     if snippet.language == "python":
-        script = tmp_path / "snippet.py"
-        script.write_text(snippet.code, encoding="utf-8")
-        return [sys.executable, str(script)]
+        return _script(snippet.code, tmp_path)
     code = snippet.code
     if snippet.language == "console":
         code = "".join(

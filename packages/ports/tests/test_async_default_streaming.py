@@ -6,38 +6,21 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 import pytest
+from port_doubles import REQUEST, answered
 
 from runport.contracts import (
     AdapterDescriptor,
-    CompiledInteraction,
     Complete,
     ErrorCode,
     ExecutionReceipt,
     ExecutionRequest,
     Failed,
     StreamEvent,
-    fingerprint,
 )
 from runport.ports import AsyncRuntimeAdapter, PortError
 
 DESCRIPTOR = AdapterDescriptor(id="async-execute-only", version="1", capabilities=["text"])
-REQUEST = ExecutionRequest(
-    interaction=CompiledInteraction(
-        compiler="test",
-        contract_id="c",
-        contract_version="1.0.0",
-        messages=[],
-        output_schema={"type": "string"},
-    )
-)
-RECEIPT = ExecutionReceipt(
-    adapter=DESCRIPTOR,
-    request_fingerprint=fingerprint(REQUEST.interaction.model_dump(mode="json")),
-    output_fingerprint=fingerprint("hi"),
-    output="hi",
-    output_schema_valid=True,
-    text="hi",
-)
+RECEIPT = answered(DESCRIPTOR)
 
 
 class AsyncExecuteOnly(AsyncRuntimeAdapter):

@@ -1,30 +1,20 @@
 from __future__ import annotations
 
 import pytest
+from port_doubles import REQUEST, answered
 
 from runport.contracts import (
     AdapterDescriptor,
-    CompiledInteraction,
     Complete,
     ErrorCode,
     ExecutionReceipt,
     ExecutionRequest,
     Failed,
     StreamEvent,
-    fingerprint,
 )
 from runport.ports import PortError, RuntimeAdapter
 
 DESCRIPTOR = AdapterDescriptor(id="execute-only", version="1", capabilities=["text"])
-REQUEST = ExecutionRequest(
-    interaction=CompiledInteraction(
-        compiler="test",
-        contract_id="c",
-        contract_version="1.0.0",
-        messages=[],
-        output_schema={"type": "string"},
-    )
-)
 
 
 class ExecuteOnly(RuntimeAdapter):
@@ -44,14 +34,7 @@ class ExecuteOnly(RuntimeAdapter):
         return self.outcome
 
 
-RECEIPT = ExecutionReceipt(
-    adapter=DESCRIPTOR,
-    request_fingerprint=fingerprint(REQUEST.interaction),
-    output_fingerprint=fingerprint("hi"),
-    output="hi",
-    output_schema_valid=True,
-    text="hi",
-)
+RECEIPT = answered(DESCRIPTOR)
 
 
 def test_success_sends_one_complete_carrying_the_returned_receipt() -> None:

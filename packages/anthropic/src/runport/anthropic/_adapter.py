@@ -15,7 +15,7 @@ from runport.http import (
     DriverOptions,
     HTTPAdapter,
     checked_api_key,
-    require,
+    from_environment,
 )
 
 DEFAULT_BASE_URL: Final = "https://api.anthropic.com"
@@ -105,12 +105,11 @@ def _configured(
     model: str | None = None,
     api_key: str | None = None,
 ) -> _A:
-    api_key = api_key or os.environ.get("ANTHROPIC_API_KEY") or ""
-    model = model or os.environ.get("RUNPORT_ANTHROPIC_MODEL") or ""
-    require(
+    api_key, model = from_environment(
         "anthropic",
-        (("ANTHROPIC_API_KEY", api_key), ("RUNPORT_ANTHROPIC_MODEL", model)),
         "RUNPORT_ANTHROPIC_MODEL=claude-sonnet-4-5",
+        (api_key, "ANTHROPIC_API_KEY"),
+        (model, "RUNPORT_ANTHROPIC_MODEL"),
     )
     return kind(
         base_url=base_url or os.environ.get("RUNPORT_ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL,

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 from pydantic import JsonValue
 
 from runport.application._envelope import Call, ContractSource, prepare
-from runport.application._options import RunOptions, settings
-from runport.application._plan import Attempt, Steps, Wait
+from runport.application._options import RunOptions
+from runport.application._plan import Attempt, Wait, steps_for
 from runport.application._relay import arelay
-from runport.application._state import RunResult, start_run
+from runport.application._state import RunResult
 from runport.contracts import ExecutionReceipt, ExecutionRequest, OperationEnvelope
 from runport.ports import AsyncRuntimeAdapter, AsyncSink, deliver
 
@@ -98,13 +98,12 @@ async def _adrive(
     options: RunOptions,
     on_event: AsyncSink | None,
 ) -> RunResult:
-    chosen = settings(options)
-    descriptor = adapter.descriptor()
-    state = start_run(contract_or_path, descriptor, inputs, context, chosen)
-    sleep = chosen.sleep or asyncio.sleep
-    with Steps(state, on_event is not None, descriptor) as steps:
-        while (action := steps.next()) is not None:
-            try:
+    with steps_for(
+        contract_or_path, adapter.descriptor(), inputs, context, options, on_event is not None
+    ) as steps:
+        sleep = steps.sleep or asyncio.sleep
+        for action in steps:
+            with steps.performing():
                 if isinstance(action, Attempt):
                     steps.reply = await _attempt(adapter, action, on_event)
                 elif isinstance(action, Wait):
@@ -113,10 +112,7 @@ async def _adrive(
                         await waited
                 elif on_event is not None:
                     await deliver(on_event, action.event)
-            except Exception as error:
-                steps.failure = error
-    assert steps.result is not None
-    return steps.result
+    return steps.outcome()
 
 
 async def _attempt(

@@ -7,13 +7,17 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Generator
+from collections.abc import Generator, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from types import TracebackType
+from typing import Any
 
+from runport.application._envelope import ContractSource
 from runport.application._errors import RunError
+from runport.application._options import RunOptions, Sleep, settings
 from runport.application._relay import TurnWatch
-from runport.application._state import Retry, RunResult, RunState, log
+from runport.application._state import Retry, RunResult, RunState, log, start_run
 from runport.contracts import (
     AdapterDescriptor,
     ErrorCode,
@@ -23,7 +27,7 @@ from runport.contracts import (
 )
 from runport.ports import error_type
 
-__all__ = ["Action", "Attempt", "Show", "Steps", "Wait", "run_plan"]
+__all__ = ["Action", "Attempt", "Show", "Steps", "Wait", "run_plan", "steps_for"]
 
 
 @dataclass(frozen=True)
@@ -139,6 +143,28 @@ class Steps:
         else:
             scope.failed(error_type(error))
 
+    @property
+    def sleep(self) -> Sleep | None:
+        """The caller's ``sleep`` option (``None``: the driver's own wait)."""
+        return self._state.options.sleep
+
+    def __iter__(self) -> Iterator[Action]:
+        while (action := self.next()) is not None:
+            yield action
+
+    @contextmanager
+    def performing(self) -> Iterator[None]:
+        """Around performing one action: what it raises (an ``Exception``, never a
+        cancellation) is thrown back into the plan."""
+        try:
+            yield
+        except Exception as error:
+            self.failure = error
+
+    def outcome(self) -> RunResult:
+        assert self.result is not None
+        return self.result
+
     def next(self) -> Action | None:
         reply, failure = self.reply, self.failure
         self.reply, self.failure = None, None
@@ -147,3 +173,16 @@ class Steps:
         except StopIteration as finished:
             self.result = finished.value
             return None
+
+
+def steps_for(
+    contract_or_path: ContractSource,
+    descriptor: AdapterDescriptor,
+    inputs: Mapping[str, Any] | None,
+    context: Mapping[str, Any] | None,
+    options: RunOptions,
+    streamed: bool,
+) -> Steps:
+    """The checked run both drivers walk: settings resolved, contract compiled, adapter checked."""
+    state = start_run(contract_or_path, descriptor, inputs, context, settings(options))
+    return Steps(state, streamed, descriptor)

@@ -11,10 +11,10 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from runport.application._envelope import ContractSource
-from runport.application._options import RunOptions, settings
-from runport.application._plan import Attempt, Steps, Wait
+from runport.application._options import RunOptions
+from runport.application._plan import Attempt, Wait, steps_for
 from runport.application._relay import relay
-from runport.application._state import RunResult, start_run
+from runport.application._state import RunResult
 from runport.contracts import ExecutionReceipt, StreamEvent
 from runport.ports import RuntimeAdapter
 
@@ -65,23 +65,19 @@ def _drive(
     options: RunOptions,
     on_event: EventHandler | None,
 ) -> RunResult:
-    chosen = settings(options)
-    descriptor = adapter.descriptor()
-    state = start_run(contract_or_path, descriptor, inputs, context, chosen)
-    sleep = chosen.sleep or time.sleep
-    with Steps(state, on_event is not None, descriptor) as steps:
-        while (action := steps.next()) is not None:
-            try:
+    with steps_for(
+        contract_or_path, adapter.descriptor(), inputs, context, options, on_event is not None
+    ) as steps:
+        sleep = steps.sleep or time.sleep
+        for action in steps:
+            with steps.performing():
                 if isinstance(action, Attempt):
                     steps.reply = _attempt(adapter, action, on_event)
                 elif isinstance(action, Wait):
                     sleep(action.seconds)
                 elif on_event is not None:
                     on_event(action.event)
-            except Exception as error:
-                steps.failure = error
-    assert steps.result is not None
-    return steps.result
+    return steps.outcome()
 
 
 def _attempt(

@@ -16,7 +16,7 @@ from runport.http import (
     DriverOptions,
     HTTPAdapter,
     checked_api_key,
-    require,
+    from_environment,
 )
 
 DEFAULT_BASE_URL: Final = "https://generativelanguage.googleapis.com"
@@ -103,12 +103,11 @@ def _configured(
     model: str | None = None,
     api_key: str | None = None,
 ) -> _A:
-    api_key = api_key or os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY") or ""
-    model = model or os.environ.get("RUNPORT_GEMINI_MODEL") or ""
-    require(
+    api_key, model = from_environment(
         "gemini",
-        (("GEMINI_API_KEY (or GOOGLE_API_KEY)", api_key), ("RUNPORT_GEMINI_MODEL", model)),
         "RUNPORT_GEMINI_MODEL=gemini-2.5-flash",
+        (api_key, "GEMINI_API_KEY", "GOOGLE_API_KEY"),
+        (model, "RUNPORT_GEMINI_MODEL"),
     )
     return kind(
         base_url=base_url or os.environ.get("RUNPORT_GEMINI_BASE_URL") or DEFAULT_BASE_URL,

@@ -27,6 +27,7 @@ from runport.http._settings import (
     CodecCarrier,
     DriverOptions,
     checked_api_key,
+    from_environment,
     require,
 )
 from runport.http._sse import ServerSentEvent, SSEDecoder
@@ -60,6 +61,7 @@ __all__ = [
     "encode_json",
     "error_from_words",
     "error_message",
+    "from_environment",
     "json_headers",
     "json_object",
     "parsed_tool_call",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Final, Generic, TypedDict, TypeVar
 
@@ -139,6 +140,24 @@ def require(adapter: str, named: tuple[tuple[str, str], ...], example: str) -> N
     missing = [name for name, value in named if not value]
     if missing:
         raise ValueError(f"the {adapter} adapter needs {' and '.join(missing)} (e.g. {example})")
+
+
+def from_environment(
+    adapter: str, example: str, *wanted: tuple[str | None, *tuple[str, ...]]
+) -> list[str]:
+    """An entry point's required values: each ``(argument, VARIABLE, ...)`` is the argument
+    given, else the first of its environment variables that is set, and ``require`` refuses
+    them at once if any is still empty — so every provider reads its settings the same way."""
+    values = [
+        given or next((os.environ[name] for name in names if os.environ.get(name)), "")
+        for given, *names in wanted
+    ]
+    named = tuple(
+        (names[0] + "".join(f" (or {name})" for name in names[1:]), value)
+        for (_, *names), value in zip(wanted, values, strict=True)
+    )
+    require(adapter, named, example)
+    return values
 
 
 def checked_api_key(api_key: str | None) -> str | None:

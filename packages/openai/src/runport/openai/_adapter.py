@@ -15,8 +15,8 @@ from runport.http import (
     DriverOptions,
     HTTPAdapter,
     checked_api_key,
+    from_environment,
     redact_url,
-    require,
 )
 from runport.openai._codec import ChatCompletionsCodec
 from runport.openai._request import ResponseFormatMode, as_response_format_mode
@@ -139,12 +139,11 @@ def _configured(
     api_key: str | None = None,
     response_format_mode: str | None = None,
 ) -> _A:
-    base_url = base_url or os.environ.get("RUNPORT_OPENAI_BASE_URL") or ""
-    model = model or os.environ.get("RUNPORT_OPENAI_MODEL") or ""
-    require(
+    base_url, model = from_environment(
         "openai",
-        (("RUNPORT_OPENAI_BASE_URL", base_url), ("RUNPORT_OPENAI_MODEL", model)),
         "RUNPORT_OPENAI_BASE_URL=https://api.openai.com/v1, RUNPORT_OPENAI_MODEL=gpt-4o-mini",
+        (base_url, "RUNPORT_OPENAI_BASE_URL"),
+        (model, "RUNPORT_OPENAI_MODEL"),
     )
     mode = response_format_mode or os.environ.get("RUNPORT_OPENAI_RESPONSE_FORMAT")
     key = api_key or os.environ.get("OPENAI_API_KEY") or None

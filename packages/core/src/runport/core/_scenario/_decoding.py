@@ -3,7 +3,7 @@ names the file, the turn, the event and the offending kind or field."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Annotated, Final, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, field_validator
@@ -118,6 +118,17 @@ def kind_of(data: object, kinds: Mapping[str, object], where: Where, noun: str) 
     if not isinstance(kind, str) or kind not in kinds:
         raise where.error(f"unknown kind {kind!r} (expected one of {', '.join(kinds)})")
     return kind
+
+
+def decode_each(
+    items: Sequence[object], models: Mapping[str, type[_M]], where: Where, noun: str, what: str
+) -> Iterator[tuple[int, _M, Where]]:
+    """Each item of a list of events or steps, read as the model its ``kind`` names, with its
+    number and where it stands (``{noun} {number} ({kind})``) for the checks that follow."""
+    for number, item in enumerate(items):
+        kind = kind_of(item, models, where.at(f"{noun} {number}"), what)
+        at = where.at(f"{noun} {number} ({kind})")
+        yield number, check(models[kind], item, at), at
 
 
 def valid_code(code: str) -> str:

@@ -51,7 +51,7 @@ from runport.core._scenario._decoding import (
     UsageFields,
     Where,
     check,
-    kind_of,
+    decode_each,
     valid_code,
 )
 from runport.core._scenario._expectations import (
@@ -185,10 +185,7 @@ def _mock_turn(data: object, where: Where) -> ScenarioTurn:
     calls: dict[int, _CallState] = {}
     texts: list[str] = []
     last = len(turn.events) - 1
-    for number, item in enumerate(turn.events):
-        kind = kind_of(item, _MOCK_EVENTS, where.at(f"event {number}"), "an event")
-        at = where.at(f"event {number} ({kind})")
-        parsed = check(_MOCK_EVENTS[kind], item, at)
+    for number, parsed, at in decode_each(turn.events, _MOCK_EVENTS, where, "event", "an event"):
         if isinstance(parsed, _FinishFile | _FailFile) and number != last:
             raise at.error("a terminal event (finish or fail) must be the last event of its turn")
         if isinstance(parsed, _DeltaFile):

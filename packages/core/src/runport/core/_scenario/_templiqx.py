@@ -24,7 +24,7 @@ from runport.core._scenario._decoding import (
     UsageFields,
     Where,
     check,
-    kind_of,
+    decode_each,
     valid_code,
 )
 from runport.core._scenario._expectations import (
@@ -198,10 +198,7 @@ def _parse_items(
 ) -> None:
     """Validate each item's shape and id uniqueness, then hand it to ``visit`` in order."""
     ids: dict[str, int] = {}
-    for number, item in enumerate(items):
-        kind = kind_of(item, models, where.at(f"{noun} {number}"), f"a {noun}")
-        at = where.at(f"{noun} {number} ({kind})")
-        parsed = check(models[kind], item, at)
+    for number, parsed, at in decode_each(items, models, where, noun, f"a {noun}"):
         if not parsed.id.strip():
             raise at.error("field 'id' must be non-empty")
         if parsed.id in ids:
