@@ -43,8 +43,9 @@ __all__ = [
     "Upstream",
 ]
 
-READ_TIMEOUT: Final = 0.5
-"""Seconds: short, so a stalled stream ends fast; ``make_adapter`` should pass it on."""
+READ_TIMEOUT: Final = 1.5
+"""Seconds: short, so a stalled stream ends fast, and long enough that a loaded two-core
+machine never mistakes a slow first frame for a stall; ``make_adapter`` should pass it on."""
 
 CLOSE_BOUND: Final = 2.0
 """Seconds the upstream waits for the client to close after a call ended mid-stream (an
