@@ -9,7 +9,6 @@ errors whose text starts with a stable ``TQX_`` code a host can key on.
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -22,8 +21,6 @@ from mcp.shared.exceptions import MCPError
 from runport.application import Catalog, aclose_adapter, aexecute_contract, close_adapter, to_async
 from runport.contracts import ErrorCode, OperationEnvelope, StreamEvent
 from runport.ports import AsyncRuntimeAdapter, RuntimeAdapter
-
-_log = logging.getLogger("runport.mcp")
 
 LIST_CONTRACTS = "list_contracts"
 EXECUTE_CONTRACT = "execute_contract"
