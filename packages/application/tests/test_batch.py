@@ -16,6 +16,7 @@ from runport.application import (
     BatchLine,
     BatchOutputError,
     BatchRow,
+    BatchRowsError,
     BatchSummary,
     abatch,
     execute_contract,
@@ -290,5 +291,10 @@ def test_concurrency_must_be_a_positive_whole_number(tmp_path: Path, bad: Any) -
 
 
 def test_a_rows_file_of_an_unknown_kind_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match=r"\.jsonl"):
-        read_rows(tmp_path / "rows.parquet")
+    with pytest.raises(BatchRowsError, match=r"\.jsonl, \.ndjson, \.csv, \.parquet") as refused:
+        read_rows(tmp_path / "rows.xlsx")
+    assert refused.value.code == ErrorCode.DATA_INVALID
+    out = tmp_path / "out.jsonl"
+    with pytest.raises(BatchRowsError):
+        run_batch(CONTRACT, tmp_path / "rows.xlsx", fresh, out=out)
+    assert not out.exists()  # refused before the output is opened

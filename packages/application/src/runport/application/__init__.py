@@ -4,7 +4,8 @@
 ``arun_stream``, ``astream``, ``AsyncFallback``) with the bridges ``to_async``/``to_sync`` —
 and what every surface shares: the folder of contracts it serves (``load_catalog``) and the
 adapter it builds per call (``adapter_factory``, ``async_adapter_factory``); and
-``run_batch``/``abatch``, a contract over many rows (docs/batch.md).
+``run_batch``/``abatch``, a contract over many rows, with the two halves another engine
+builds on (``RowRunner`` on the workers, ``BatchOutput`` on the driver) (docs/batch.md).
 """
 
 from runport.application._adapters import (
@@ -21,9 +22,10 @@ from runport.application._adapters import (
 )
 from runport.application._astream import EventStream, astream
 from runport.application._async import aexecute_contract, arun, arun_stream
-from runport.application._batch._output import BatchLine, BatchOutputError
-from runport.application._batch._rows import BatchRow, read_rows
+from runport.application._batch._output import BatchLine, BatchOutput, BatchOutputError
+from runport.application._batch._rows import BatchRow, BatchRowsError, read_rows
 from runport.application._batch._run import abatch, run_batch
+from runport.application._batch._runner import RowRunner
 from runport.application._batch._summary import BatchSummary
 from runport.application._bridges import BridgeUsageError, CallerGone, to_async, to_sync
 from runport.application._catalog import Catalog, CatalogError, input_schema, load_catalog
@@ -43,8 +45,10 @@ __all__ = [
     "AdapterNotFoundError",
     "AsyncFallback",
     "BatchLine",
+    "BatchOutput",
     "BatchOutputError",
     "BatchRow",
+    "BatchRowsError",
     "BatchSummary",
     "BridgeUsageError",
     "CallerGone",
@@ -52,6 +56,7 @@ __all__ = [
     "CatalogError",
     "EventStream",
     "Fallback",
+    "RowRunner",
     "RunError",
     "RunOptions",
     "RunPartial",

@@ -1,11 +1,17 @@
 """``ray_batch``: the rows of a batch sharded over Ray tasks (docs/batch.md).
 
 The driver reads the rows, cuts them into shards and keeps a bounded number of shards in
-flight as Ray tasks; each task runs the async batch's ``RowRunner`` over its shard on the
-worker's own event loop and returns the shard's lines. Only the driver writes the output file,
-through the same ``OutputFile`` as the local engine, so the lines, the resume (by row and
-request fingerprint, a torn last line discarded, another contract's file refused) and the
-summary are the same; a killed batch loses at most the shards in flight.
+flight as Ray tasks. Each task is a Ray streaming generator: it runs ``RowRunner`` over its
+shard on the worker's own event loop, ``concurrency`` rows at a time, and sends every finished
+row back as soon as it finishes, not when the shard ends. Only the driver writes the output
+file, through the same ``BatchOutput`` as the local engine, so the lines, the resume (by row
+and request fingerprint, a torn last line discarded, another contract's file refused) and the
+summary are the same, and a killed batch loses at most the rows in flight: those running on a
+worker and those on their way to the driver.
+
+A task Ray retries (its worker died) runs its shard again from the start: the driver drops a
+row it already wrote and sends again any row of the shard that never came back, so a retry
+neither duplicates nor loses a row.
 """
 
 from __future__ import annotations
@@ -13,25 +19,25 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import ray
-from runport.application import BatchLine, BatchRow, BatchSummary
-from runport.application._batch._output import OutputFile
-from runport.application._batch._run import (
-    AnyAdapter,
-    Ledger,
+from runport.application import (
+    BatchLine,
+    BatchOutput,
+    BatchRow,
+    BatchSummary,
     RowRunner,
-    Rows,
-    adapter_for_rows,
-    row_iterator,
+    read_rows,
 )
-from runport.application._envelope import ContractSource, resolve_contract
-from runport.contracts import fingerprint
 from runport.core import Contract
+from runport.ports import AsyncRuntimeAdapter, RuntimeAdapter
 
+AdapterFactory = Callable[[], AsyncRuntimeAdapter | RuntimeAdapter]
 Ran = tuple[BatchLine, float] | None
+Outcome = tuple[int, Ran]
+"""A row's index and what ``RowRunner.run`` made of it."""
 
 SHARD_ROWS = 256
 
@@ -39,26 +45,48 @@ SHARD_ROWS = 256
 def _shard(
     contract: Contract,
     rows: list[BatchRow],
-    adapter: Callable[[], AnyAdapter],
+    adapter: AdapterFactory,
     fresh_per_row: bool,
     done: set[tuple[int, str | None]],
     concurrency: int,
-) -> list[Ran]:
-    """One shard on a worker: the rows through the async batch's runner, ``concurrency`` at a
-    time, in the shard's order."""
-    source: Any = adapter if fresh_per_row else adapter()
-    runner = RowRunner(contract, adapter_for_rows(source), done)
+) -> Iterator[list[Outcome]]:
+    """One shard on a worker: its rows through the async batch's runner, ``concurrency`` at a
+    time; yields the rows finished since the last yield, as they finish."""
+    runner = RowRunner(contract, adapter if fresh_per_row else adapter(), done)
+    loop = asyncio.new_event_loop()
+    finished: asyncio.Queue[Outcome | BaseException] = asyncio.Queue()
+    waiting = iter(rows)
 
-    async def run_all() -> list[Ran]:
-        gate = asyncio.Semaphore(concurrency)
+    async def worker() -> None:
+        for row in waiting:
+            try:
+                outcome: Outcome | BaseException = (row.index, await runner.run(row))
+            except Exception as error:  # handed to the driver, which raises it
+                outcome = error
+            await finished.put(outcome)
 
-        async def one(row: BatchRow) -> Ran:
-            async with gate:
-                return await runner.run(row)
+    async def start() -> list[asyncio.Task[None]]:
+        return [asyncio.create_task(worker()) for _ in range(min(concurrency, len(rows)))]
 
-        return list(await asyncio.gather(*(one(row) for row in rows)))
-
-    return asyncio.run(run_all())
+    tasks = loop.run_until_complete(start())
+    try:
+        owed = len(rows)
+        while owed:
+            items = [loop.run_until_complete(finished.get())]
+            while not finished.empty():
+                items.append(finished.get_nowait())
+            outcomes: list[Outcome] = []
+            for item in items:
+                if isinstance(item, BaseException):
+                    raise item
+                outcomes.append(item)
+            owed -= len(outcomes)
+            yield outcomes
+    finally:
+        for task in tasks:
+            task.cancel()
+        loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+        loop.close()
 
 
 _remote_shard = ray.remote(_shard)
@@ -81,10 +109,40 @@ def start_ray() -> None:
     ray.init(include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False)
 
 
+class _Shards:
+    """The shards in flight, each a streaming generator, and the rows each still owes."""
+
+    def __init__(self, submit: Callable[[list[BatchRow]], Any]) -> None:
+        self._submit = submit
+        self.owed: dict[Any, dict[int, BatchRow]] = {}
+
+    def add(self, rows: list[BatchRow]) -> None:
+        self.owed[self._submit(rows)] = {row.index: row for row in rows}
+
+    def next_outcomes(self) -> list[Outcome]:
+        """The next rows any shard has finished (waiting for one); a shard that ended
+        owing rows (a retried task that skipped what its first run sent) is sent again."""
+        ready, _ = ray.wait(list(self.owed), num_returns=1)
+        stream: Any = ready[0]
+        owed = self.owed[stream]
+        try:
+            outcomes: list[Outcome] = ray.get(next(stream))
+        except StopIteration:
+            del self.owed[stream]
+            if owed:
+                self.add(list(owed.values()))
+            return []
+        return [outcome for outcome in outcomes if owed.pop(outcome[0], None) is not None]
+
+    def cancel(self) -> None:
+        for stream in self.owed:
+            ray.cancel(stream, force=True)
+
+
 def ray_batch(
-    contract: ContractSource,
-    rows: Rows,
-    adapter: Callable[[], AnyAdapter],
+    contract: Contract | str | os.PathLike[str],
+    rows: str | os.PathLike[str] | Iterable[object],
+    adapter: AdapterFactory,
     *,
     out: str | os.PathLike[str],
     concurrency: int = 8,
@@ -97,40 +155,40 @@ def ray_batch(
 
     ``adapter`` is a factory, called on the workers: once per row when ``fresh_per_row`` (a
     mock that plays its scenario from the first turn for each row), else once per shard (an
-    adapter with a connection pool). ``concurrency`` rows run at once in each shard. Joins
-    the cluster ``ray.init`` was given (or ``RAY_ADDRESS`` names), else starts a local one.
+    adapter with a connection pool). ``concurrency`` rows run at once in each shard, and each
+    finished row reaches the output file as soon as it is done. Joins the cluster ``ray.init``
+    was given (or ``RAY_ADDRESS`` names), else starts a local one.
     """
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise ValueError(f"concurrency must be a whole number ≥ 1, not {concurrency!r}")
     if shard_rows < 1:
         raise ValueError(f"shard_rows must be at least 1, not {shard_rows!r}")
-    resolved = resolve_contract(contract)
-    source = row_iterator(rows)
-    output = OutputFile(out, fingerprint(resolved))
+    source = read_rows(rows)
+    output = BatchOutput(contract, out, on_line=on_line)
     start_ray()
     cpus = ray.available_resources().get("CPU", 1)  # type: ignore[no-untyped-call]
     in_flight = shards_in_flight or max(2, 2 * int(cpus))
-    ledger = Ledger(output, on_line)
+    contract_ref = ray.put(output.contract)
+
+    def submit(shard: list[BatchRow]) -> Any:
+        indexes = {row.index for row in shard}
+        keys = {key for key in output.done if key[0] in indexes}
+        return _remote_shard.remote(contract_ref, shard, adapter, fresh_per_row, keys, concurrency)
+
+    running = _Shards(submit)
+    shards = _shards(source, shard_rows)
     interrupted = True
-    pending: list[Any] = []
-    contract_ref = ray.put(resolved)
     try:
-        for shard in itertools.chain(_shards(source, shard_rows), [None]):
-            if shard is not None:
-                indexes = {row.index for row in shard}
-                keys = {key for key in output.done.keys if key[0] in indexes}
-                pending.append(
-                    _remote_shard.remote(
-                        contract_ref, shard, adapter, fresh_per_row, keys, concurrency
-                    )
-                )
-            while pending and (len(pending) >= in_flight or shard is None):
-                ready, pending = ray.wait(pending, num_returns=1)
-                for ran in ray.get(ready[0]):
-                    ledger.take(ran)
+        for shard in shards:
+            running.add(shard)
+            while len(running.owed) >= in_flight:
+                for _, ran in running.next_outcomes():
+                    output.take(ran)
+        while running.owed:
+            for _, ran in running.next_outcomes():
+                output.take(ran)
         interrupted = False
     finally:
-        for ref in pending:
-            ray.cancel(ref, force=True)
-        summary = ledger.close(interrupted=interrupted)
+        running.cancel()
+        summary = output.close(interrupted=interrupted)
     return summary

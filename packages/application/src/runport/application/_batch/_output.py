@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runport.contracts import ErrorCode, OperationEnvelope
-
-__all__ = ["BatchOutputError", "Done", "OutputFile", "line_bytes"]
+from runport.application._batch._summary import BatchSummary, Tally
+from runport.application._envelope import ContractSource, resolve_contract
+from runport.contracts import ErrorCode, OperationEnvelope, fingerprint
 
 
 class BatchOutputError(Exception):
@@ -112,3 +113,60 @@ class OutputFile:
 
     def close(self) -> None:
         self._handle.close()
+
+
+class BatchOutput:
+    """Where a batch's finished rows go, whichever engine ran them: the output file ``out``
+    (opened to append, resumed if it exists), the tally the summary is made of, and the
+    caller's ``on_line``.
+
+    Opening reads what ``out`` already holds (:attr:`done`, the keys a :class:`RowRunner` skips),
+    discards a torn last line, and refuses a file written for another contract with
+    :class:`BatchOutputError`. An engine that runs rows elsewhere (``runport.ray``) hands each
+    outcome to :meth:`take` as it arrives and ends with :meth:`close`.
+    """
+
+    def __init__(
+        self,
+        contract: ContractSource,
+        out: str | os.PathLike[str],
+        *,
+        on_line: Callable[[BatchLine], None] | None = None,
+    ) -> None:
+        self.contract = resolve_contract(contract)
+        self._file = OutputFile(out, fingerprint(self.contract))
+        self.on_line = on_line
+        self.tally = Tally()
+        for envelope in self._file.done.envelopes:
+            self.tally.add(OperationEnvelope.model_validate(envelope), None)
+        self.skipped = 0
+
+    @property
+    def path(self) -> Path:
+        return self._file.path
+
+    @property
+    def done(self) -> set[tuple[int, str | None]]:
+        """The ``(row, request fingerprint)`` of every row already in the file when it opened."""
+        return self._file.done.keys
+
+    def take(self, ran: tuple[BatchLine, float] | None) -> None:
+        """A row's outcome from :meth:`RowRunner.run`: its line and latency, written at once,
+        or ``None`` when the row was already done."""
+        if ran is None:
+            self.skipped += 1
+            return
+        line, latency = ran
+        self._file.write(line)
+        self.tally.add(line.envelope, latency)
+        if self.on_line is not None:
+            self.on_line(line)
+
+    def close(self, *, interrupted: bool) -> BatchSummary:
+        """Close the file and write the summary beside it (``OUT.summary.json``)."""
+        self._file.close()
+        summary = self.tally.summary(
+            skipped=self.skipped, torn=self._file.done.torn, interrupted=interrupted
+        )
+        summary.write(BatchSummary.path_for(self._file.path))
+        return summary

@@ -1,4 +1,4 @@
-"""A batch's input rows: JSONL or CSV, each row what ``runport run --input`` reads
+"""A batch's input rows: JSONL, CSV or Parquet, each row what ``runport run --input`` reads
 (docs/batch.md).
 
 A row that cannot be used is not an exception: it becomes a ``BatchRow`` with a ``problem``, which
@@ -18,6 +18,17 @@ from runport.contracts import Diagnostic, ErrorCode
 from runport.core import JsonLimitError, parse_json_text
 
 REQUEST_KEYS = frozenset({"inputs", "context", "fixture_output"})
+SUFFIXES = (".jsonl", ".ndjson", ".csv", ".parquet")
+
+
+class BatchRowsError(ValueError):
+    """A rows file the batch cannot read at all (as opposed to one bad row, which is a failed
+    line): an unknown suffix, a Parquet file with no JSON form, or pyarrow not installed."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.code = ErrorCode.DATA_INVALID
+        self.message = message
 
 
 @dataclass(frozen=True)
@@ -112,12 +123,22 @@ def csv_rows(text: Iterable[str]) -> Iterator[BatchRow]:
         )
 
 
-def read_rows(path: str | os.PathLike[str]) -> Iterator[BatchRow]:
-    """The rows of a ``.jsonl`` (or ``.ndjson``) or ``.csv`` file, read as they are needed."""
-    source = Path(path)
+def read_rows(rows: str | os.PathLike[str] | Iterable[object]) -> Iterator[BatchRow]:
+    """The rows of a ``.jsonl`` (or ``.ndjson``), ``.csv`` or ``.parquet`` file, read as they
+    are needed; or of values in memory (``BatchRow`` objects, or values in the row shape).
+
+    A file that cannot be read at all raises :class:`BatchRowsError` here, before any row.
+    """
+    if not isinstance(rows, str | os.PathLike):
+        return rows_of(rows)
+    source = Path(rows)
     suffix = source.suffix.lower()
-    if suffix not in (".jsonl", ".ndjson", ".csv"):
-        raise ValueError(f"rows file {source}: expected .jsonl, .ndjson or .csv")
+    if suffix not in SUFFIXES:
+        raise BatchRowsError(f"rows file {source}: expected {', '.join(SUFFIXES)}")
+    if suffix == ".parquet":
+        from runport.application._batch._parquet import parquet_rows
+
+        return parquet_rows(source)
     return _file_rows(source, suffix)
 
 
