@@ -136,3 +136,50 @@ def test_ctrl_c_flushes_the_output_and_exits_130(runport: Cli, tmp_path: Path) -
     summary = json.loads((tmp_path / "out.summary.json").read_text(encoding="utf-8"))
     assert summary["interrupted"] is True
     assert summary["rows"] == 50
+
+
+def write_parquet(path: Path, count: int) -> Path:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    topics = [f"topic {i}" for i in range(count)]
+    pq.write_table(pa.table({"inputs": [{"topic": topic} for topic in topics]}), path)
+    return path
+
+
+def test_parquet_rows_give_the_lines_of_their_jsonl_twin_and_resume(
+    runport: Cli, tmp_path: Path
+) -> None:
+    parquet = write_parquet(tmp_path / "rows.parquet", 600)
+    jsonl = tmp_path / "rows.jsonl"
+    jsonl.write_text(row_text(600), encoding="utf-8")
+    out, twin = tmp_path / "out.jsonl", tmp_path / "twin.jsonl"
+    done = batch(runport, parquet, out)
+    assert done.returncode == 0, done.stderr
+    assert batch(runport, jsonl, twin).returncode == 0
+    by_row = {line["row"]: line for line in lines(out)}
+    assert sorted(by_row) == list(range(600))
+    assert by_row == {line["row"]: line for line in lines(twin)}
+    kept = out.read_bytes().splitlines(keepends=True)[:250]
+    out.write_bytes(b"".join(kept) + b'{"row": 9, "ok": tr')  # a kill mid-write
+    again = batch(runport, parquet, out)
+    assert again.returncode == 0, again.stderr
+    assert {line["row"]: line for line in lines(out)} == by_row  # each row once, none lost
+    summary = json.loads((tmp_path / "out.summary.json").read_text(encoding="utf-8"))
+    assert (summary["skipped"], summary["ran"]) == (250, 350)
+
+
+def test_parquet_without_pyarrow_names_the_extra(runport: Cli, tmp_path: Path) -> None:
+    parquet = write_parquet(tmp_path / "rows.parquet", 2)
+    out = tmp_path / "out.jsonl"
+    argv = runport.argv("batch", CONTRACT, "--inputs", parquet, "--scenario", SCENARIO)
+    blocked = "import sys; sys.modules['pyarrow'] = None; sys.argv[1:] = sys.argv[3:]; "
+    blocked += "import runport.cli; runport.cli.main()"
+    argv = [argv[0], "-c", blocked, *argv[1:], "--out", str(out)]
+    done = subprocess.run(
+        argv, capture_output=True, text=True, env=runport.env(), timeout=GUARD_S, check=False
+    )
+    assert done.returncode == 1, done.stderr
+    assert "TQX_DATA_INVALID" in done.stderr
+    assert "pip install 'runport-application[parquet]' (or 'runport[parquet]')" in done.stderr
+    assert not out.exists()

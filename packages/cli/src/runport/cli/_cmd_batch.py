@@ -13,6 +13,7 @@ from typing import Any
 from runport.application import (
     AdapterNotFoundError,
     BatchOutputError,
+    BatchRowsError,
     BatchSummary,
     create_adapter,
     run_batch,
@@ -23,7 +24,7 @@ from runport.contracts import ErrorCode
 from runport.core import ContractError, DocumentError
 from runport.mock import AsyncScriptedRuntime, ScriptedRuntime
 
-HELP = "execute a contract once per input row (JSONL or CSV), resumably"
+HELP = "execute a contract once per input row (JSONL, CSV or Parquet), resumably"
 
 INTERRUPTED = 130
 
@@ -31,7 +32,10 @@ INTERRUPTED = 130
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("contract", type=Path, help="contract file (YAML)")
     parser.add_argument(
-        "--inputs", type=Path, required=True, help="rows file: .jsonl (one row a line) or .csv"
+        "--inputs",
+        type=Path,
+        required=True,
+        help="rows file: .jsonl (one row a line), .csv or .parquet (runport[parquet])",
     )
     parser.add_argument("--adapter", default="mock", help="adapter name (default: mock)")
     parser.add_argument(
@@ -103,7 +107,7 @@ def main(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         err.write("runport: interrupted: every finished row is in the output; rerun to resume\n")
         return INTERRUPTED
-    except BatchOutputError as error:
+    except (BatchOutputError, BatchRowsError) as error:
         raise CliError(error.code, error.message) from None
     except ContractError as error:
         raise CliError(error.diagnostics[0].code, str(error)) from None
