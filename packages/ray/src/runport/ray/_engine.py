@@ -19,6 +19,8 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
+import queue
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -51,28 +53,34 @@ def _shard(
     concurrency: int,
 ) -> Iterator[list[Outcome]]:
     """One shard on a worker: its rows through the async batch's runner, ``concurrency`` at a
-    time; yields the rows finished since the last yield, as they finish."""
+    time, on an event loop of its own thread; yields the rows finished since the last yield.
+
+    The loop runs on its own thread so that a row is sent the moment it is finished even when
+    rows never wait on I/O (the mock): the generator is never the one that drives the loop.
+    """
     runner = RowRunner(contract, adapter if fresh_per_row else adapter(), done)
-    loop = asyncio.new_event_loop()
-    finished: asyncio.Queue[Outcome | BaseException] = asyncio.Queue()
+    finished: queue.SimpleQueue[Outcome | BaseException] = queue.SimpleQueue()
     waiting = iter(rows)
 
     async def worker() -> None:
         for row in waiting:
             try:
-                outcome: Outcome | BaseException = (row.index, await runner.run(row))
+                finished.put((row.index, await runner.run(row)))
             except Exception as error:  # handed to the driver, which raises it
-                outcome = error
-            await finished.put(outcome)
+                finished.put(error)
+                return
 
-    async def start() -> list[asyncio.Task[None]]:
-        return [asyncio.create_task(worker()) for _ in range(min(concurrency, len(rows)))]
+    async def run_all() -> None:
+        await asyncio.gather(*(worker() for _ in range(min(concurrency, len(rows)))))
 
-    tasks = loop.run_until_complete(start())
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, name="runport-shard", daemon=True)
+    thread.start()
+    running = asyncio.run_coroutine_threadsafe(run_all(), loop)
     try:
         owed = len(rows)
         while owed:
-            items = [loop.run_until_complete(finished.get())]
+            items = [finished.get()]
             while not finished.empty():
                 items.append(finished.get_nowait())
             outcomes: list[Outcome] = []
@@ -83,9 +91,9 @@ def _shard(
             owed -= len(outcomes)
             yield outcomes
     finally:
-        for task in tasks:
-            task.cancel()
-        loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+        running.cancel()
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join()
         loop.close()
 
 
