@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -74,6 +75,11 @@ def test_the_contracts_hold_on_the_real_tree(tmp_path: Path) -> None:
             "import runport.mock",
             "application and mcp reach adapters only through entry points",
         ),
+        (
+            "ray/src/runport/ray/_engine.py",
+            "from runport.application._batch._runner import RowRunner as _Private",
+            "ray reaches application only through its public names",
+        ),
     ],
 )
 def test_a_planted_forbidden_import_breaks_a_contract(
@@ -86,6 +92,22 @@ def test_a_planted_forbidden_import_breaks_a_contract(
     assert result.returncode != 0
     assert "BROKEN" in result.stdout
     assert contract in result.stdout
+
+
+def test_ray_is_kept_from_every_private_module_of_application() -> None:
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    contract = next(
+        c
+        for c in contracts["tool"]["importlinter"]["contracts"]
+        if c["id"] == "ray-public-application"
+    )
+    package = ROOT / "packages" / "application" / "src" / "runport" / "application"
+    private = {
+        f"runport.application.{path.name.removesuffix('.py')}"
+        for path in package.iterdir()
+        if path.name.startswith("_") and path.name not in ("__init__.py", "__pycache__")
+    }
+    assert set(contract["forbidden_modules"]) == private
 
 
 def test_a_new_unplaced_package_breaks_the_exhaustive_layers(tmp_path: Path) -> None:
