@@ -35,12 +35,11 @@ def fresh() -> AsyncScriptedRuntime:
 
 
 def by_row(path: Path) -> dict[int, dict[str, Any]]:
-    found: dict[int, dict[str, Any]] = {}
-    for text in path.read_text(encoding="utf-8").splitlines():
-        line = json.loads(text)
-        assert line["row"] not in found, f"row {line['row']} twice"
-        found[line["row"]] = line
-    return found
+    """The output's lines by row; a row written twice fails the test."""
+    lines = [json.loads(text) for text in path.read_text(encoding="utf-8").splitlines()]
+    rows = {line["row"]: line for line in lines}
+    assert len(rows) == len(lines), "a row was written twice"
+    return rows
 
 
 def twins(tmp_path: Path, count: int) -> tuple[Path, Path]:
