@@ -5,6 +5,7 @@ docs/limits.md)."""
 from runport.core._assembler import StreamAssembler, StreamGrammarError
 from runport.core._compile import compile_contract
 from runport.core._contract import Contract, ContractError, load_contract, parse_contract
+from runport.core._held import HeldCache
 from runport.core._discovery import is_contract_document, is_scenario_document
 from runport.core._document import (
     MAX_DOCUMENT_BYTES,
@@ -45,6 +46,7 @@ __all__ = [
     "DocumentError",
     "FailEvent",
     "FinishEvent",
+    "HeldCache",
     "JsonLimitError",
     "Scenario",
     "ScenarioError",

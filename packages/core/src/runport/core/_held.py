@@ -10,7 +10,7 @@ from typing import Generic, TypeVar
 _V = TypeVar("_V")
 
 
-class Held(Generic[_V]):
+class HeldCache(Generic[_V]):
     """A bounded map from a live frozen object (a contract, a value declaration, a scenario, an
     interaction) to a value derived from it, found by identity: no hashing or encoding of the
     object per lookup.

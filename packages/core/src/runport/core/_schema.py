@@ -11,7 +11,7 @@ from jsonschema.exceptions import SchemaError
 
 from runport.contracts import MAX_JSON_DEPTH, Diagnostic, ErrorCode, canonical_json
 from runport.core._document import json_pointer
-from runport.core._held import Held
+from runport.core._held import HeldCache
 from runport.core._schema_patterns import PatternValidator, is_regex, pattern_problems
 from runport.core._schema_quick import Quick, quick_check
 from runport.core._schema_refs import LOCAL_ONLY, reference_problems
@@ -92,7 +92,7 @@ Checked = tuple[Draft202012Validator | str, Quick | None]
 _VALIDATORS: dict[str, Checked] = {}
 _CACHE_LIMIT = 256
 _LOCK = threading.Lock()
-_HELD: Held[Checked] = Held(_CACHE_LIMIT)
+_HELD: HeldCache[Checked] = HeldCache(_CACHE_LIMIT)
 
 
 def checked_schema(schema: Mapping[str, Any]) -> Checked:

@@ -15,24 +15,28 @@ from typing import Any, Self
 
 from runport.contracts import (
     AdapterDescriptor,
+    Delta,
     ErrorCode,
     ExecutionReceipt,
     ExecutionRequest,
     StreamEvent,
+    Usage,
 )
 from runport.core import (
     DelayEvent,
     DeltaEvent,
     FailEvent,
     FinishEvent,
+    HeldCache,
     Scenario,
+    ScenarioEvent,
     ScenarioTurn,
     ToolCallDeltaEvent,
     UsageEvent,
     load_scenario,
 )
 from runport.mock._function import CAPABILITIES, Counters, RuntimeStats
-from runport.mock._turn import VERSION, Turn, discard
+from runport.mock._turn import VERSION, Turn, byte_size, discard
 from runport.ports import PortError, RuntimeAdapter, Sink, check_byte_count
 
 log = logging.getLogger("runport.mock")
@@ -66,8 +70,13 @@ def play_scenario_turn(spec: ScenarioTurn, turn: Turn) -> Iterator[StreamEvent]:
     """The events of one scenario turn, in order, up to and including its terminal.
 
     A generator with no I/O, so the sync and async runtimes deliver the very same events."""
-    for event in spec.events:
-        if isinstance(event, DeltaEvent):
+    for event, made in planned(spec):
+        if made is not None:
+            if isinstance(made, Usage):
+                turn.add_usage(made)
+            else:
+                yield turn.played(*made)
+        elif isinstance(event, DeltaEvent):
             yield turn.text(event.text)
         elif isinstance(event, ToolCallDeltaEvent):
             yield turn.fragment(
@@ -85,6 +94,32 @@ def play_scenario_turn(spec: ScenarioTurn, turn: Turn) -> Iterator[StreamEvent]:
             yield turn.fail(error)
         if turn.done:
             return
+
+
+_Made = tuple[Delta, int] | Usage | None
+_PLANS: HeldCache[tuple[tuple[ScenarioEvent, _Made], ...]] = HeldCache()
+
+
+def planned(spec: ScenarioTurn) -> tuple[tuple[ScenarioEvent, _Made], ...]:
+    """The turn's events, each delta and usage beside the frozen event it plays as, made once
+    per turn: a batch plays one scenario with a fresh runtime per row."""
+    found = _PLANS.get(spec)
+    if found is None:
+        found = _PLANS.put(spec, tuple((event, _made(event)) for event in spec.events))
+    return found
+
+
+def _made(event: ScenarioEvent) -> _Made:
+    """What the event plays as, when that can be made ahead; an event built in code that is not
+    valid is left to its play, which reports it at its place in the turn."""
+    try:
+        if isinstance(event, DeltaEvent):
+            return Delta(text=event.text), byte_size(event.text)
+        if isinstance(event, UsageEvent):
+            return Usage(input_tokens=event.input_tokens, output_tokens=event.output_tokens)
+    except (ValueError, TypeError, AttributeError):
+        pass
+    return None
 
 
 def _output(spec: ScenarioTurn, finish: FinishEvent, request: ExecutionRequest) -> dict[str, Any]:
