@@ -7,8 +7,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from runport.contracts import CompiledInteraction, Diagnostic, ErrorCode, Message
-from runport.core._contract import Contract, ContractError, ValueSpec, is_json
+from runport.core._contract import (
+    Contract,
+    ContractError,
+    MessageTemplate,
+    TextNode,
+    ValueSpec,
+    is_json,
+)
 from runport.core._document import copy_json, json_pointer
+from runport.core._held import HeldCache
 from runport.core._render import Scope, render_nodes
 from runport.core._schema import schema_errors
 
@@ -41,29 +49,84 @@ def compile_contract(
     if problems:
         raise ContractError(problems)
 
-    scope = Scope(dict(inputs), dict(context or {}))
+    plan = _plan(contract)
+    scope: Scope | None = None
     errors: list[Diagnostic] = []
-    messages = [
-        Message(
-            role=template.role,
-            content=render_nodes(template.content, scope, f"/messages/{index}/content", errors),
-        )
-        for index, template in enumerate(contract.messages)
-    ]
+    messages: list[Message] = []
+    for index, template in enumerate(contract.messages):
+        fixed = plan.fixed[index]
+        if fixed is None:
+            if scope is None:
+                scope = Scope(dict(inputs), dict(context or {}))
+            pointer = f"/messages/{index}/content"
+            content = render_nodes(template.content, scope, pointer, errors)
+            fixed = Message(role=template.role, content=content)
+        messages.append(fixed)
     if errors:
         raise ContractError(errors)
+    if target_capabilities:
+        return _interaction(contract, messages, target_capabilities)
+    if plan.frame is None:
+        plan.frame = _interaction(contract, [], None)
+    # The frame was validated from this very contract; each container is copied so no two
+    # interactions share one, and the messages were validated as they were made.
+    update: dict[str, Any] = {
+        name: copy_json(value)
+        for name, value in plan.frame.__dict__.items()
+        if type(value) is dict or type(value) is list
+    }
+    update["messages"] = messages
+    return plan.frame.model_copy(update=update)
+
+
+def _interaction(
+    contract: Contract, messages: list[Message], target_capabilities: Sequence[str] | None
+) -> CompiledInteraction:
+    # validation copies the contract's containers: the interaction shares none with it
     return CompiledInteraction(
         compiler=COMPILER,
         contract_id=contract.id,
         contract_version=contract.version,
         messages=messages,
-        output_schema=copy_json(contract.output_schema),
+        output_schema=contract.output_schema,
         required_capabilities=list(contract.capabilities),
         target_capabilities=list(target_capabilities or []),
-        runtime_policy=copy_json(contract.runtime_policy),
-        extensions=copy_json(contract.extensions),
+        runtime_policy=contract.runtime_policy,
+        extensions=contract.extensions,
         tools=list(contract.tools) or None,
     )
+
+
+class _Plan:
+    """What compiling a contract makes the same way every time: the message of each template
+    that is text only, and the interaction's frame (every field but the messages)."""
+
+    __slots__ = ("fixed", "frame")
+
+    def __init__(self, fixed: tuple[Message | None, ...]) -> None:
+        self.fixed = fixed
+        self.frame: CompiledInteraction | None = None
+
+
+_PLANS: HeldCache[_Plan] = HeldCache()
+
+
+def _plan(contract: Contract) -> _Plan:
+    found = _PLANS.get(contract)
+    if found is None:
+        found = _PLANS.put(contract, _Plan(tuple(map(_fixed, contract.messages))))
+    return found
+
+
+def _fixed(template: MessageTemplate) -> Message | None:
+    """The message of a template of text nodes only; ``None`` for any other (it is rendered per
+    call, and a template built in code that is not valid fails there, as it always has)."""
+    if not all(isinstance(node, TextNode) for node in template.content):
+        return None
+    try:
+        return Message(role=template.role, content="".join(node.value for node in template.content))
+    except (ValueError, TypeError, AttributeError):
+        return None
 
 
 def _value_problems(root: str, specs: Mapping[str, ValueSpec], values: object) -> list[Diagnostic]:
