@@ -71,23 +71,22 @@ def play_scenario_turn(spec: ScenarioTurn, turn: Turn) -> Iterator[StreamEvent]:
 
     A generator with no I/O, so the sync and async runtimes deliver the very same events."""
     for event, made in planned(spec):
-        if made is not None:
-            if isinstance(made, Usage):
-                turn.add_usage(made)
-            else:
-                yield turn.played(*made)
-        elif isinstance(event, DeltaEvent):
+        if type(made) is tuple:
+            yield turn.played(*made)
+        elif type(made) is Usage:
+            turn.add_usage(made)
+        elif event.kind == "delay":
+            turn.delay(event.ms)
+        elif event.kind == "finish":
+            yield turn.finish(event.finish_reason, **_output(spec, event, turn.request))
+        elif event.kind == "delta":
             yield turn.text(event.text)
-        elif isinstance(event, ToolCallDeltaEvent):
+        elif event.kind == "tool_call_delta":
             yield turn.fragment(
                 event.index, event.arguments_fragment, call_id=event.call_id, name=event.name
             )
-        elif isinstance(event, DelayEvent):
-            turn.delay(event.ms)
-        elif isinstance(event, UsageEvent):
+        elif event.kind == "usage":
             turn.usage(event.input_tokens, event.output_tokens)
-        elif isinstance(event, FinishEvent):
-            yield turn.finish(event.finish_reason, **_output(spec, event, turn.request))
         else:
             assert isinstance(event, FailEvent)
             error = PortError(event.code, event.message, retry_after_ms=event.retry_after_ms)
