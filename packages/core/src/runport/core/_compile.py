@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.metadata
+import marshal
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -18,6 +19,7 @@ from runport.core._contract import (
 from runport.core._document import copy_json, json_pointer
 from runport.core._held import HeldCache
 from runport.core._render import Scope, render_nodes
+from runport.core._render_plan import Rendered, planned_template
 from runport.core._schema import schema_errors
 
 
@@ -54,29 +56,26 @@ def compile_contract(
     errors: list[Diagnostic] = []
     messages: list[Message] = []
     for index, template in enumerate(contract.messages):
-        fixed = plan.fixed[index]
-        if fixed is None:
+        made = plan.made[index]
+        if type(made) is Message:
+            messages.append(made)
+            continue
+        if made is not None:
+            content = made(inputs, {} if context is None else context)  # type: ignore[operator]
+        else:
             if scope is None:
                 scope = Scope(dict(inputs), dict(context or {}))
             pointer = f"/messages/{index}/content"
             content = render_nodes(template.content, scope, pointer, errors)
-            fixed = Message(role=template.role, content=content)
-        messages.append(fixed)
+        messages.append(Message(role=template.role, content=content))
     if errors:
         raise ContractError(errors)
     if target_capabilities:
         return _interaction(contract, messages, target_capabilities)
-    if plan.frame is None:
-        plan.frame = _interaction(contract, [], None)
-    # The frame was validated from this very contract; each container is copied so no two
-    # interactions share one, and the messages were validated as they were made.
-    update: dict[str, Any] = {
-        name: copy_json(value)
-        for name, value in plan.frame.__dict__.items()
-        if type(value) is dict or type(value) is list
-    }
-    update["messages"] = messages
-    return plan.frame.model_copy(update=update)
+    frame = plan.frame
+    if frame is None:
+        frame = plan.frame = _Frame(_interaction(contract, [], None))
+    return frame.interaction(messages)
 
 
 def _interaction(
@@ -97,15 +96,47 @@ def _interaction(
     )
 
 
+class _Frame:
+    """An interaction validated once from the contract, with no messages, and its containers
+    (schema, policy, capabilities…) as one ``marshal`` image: loading it gives fresh copies of
+    them all in one C call, so no two interactions share a container."""
+
+    __slots__ = ("image", "loose", "validated")
+
+    def __init__(self, validated: CompiledInteraction) -> None:
+        self.validated = validated
+        packed: dict[str, Any] = {}
+        self.loose: list[str] = []
+        for name, value in validated.__dict__.items():
+            if type(value) is dict or type(value) is list:
+                try:
+                    marshal.dumps(value)
+                except ValueError:  # models inside (tools): copied by copy_json
+                    self.loose.append(name)
+                else:
+                    packed[name] = value
+        self.image = marshal.dumps(packed)
+
+    def interaction(self, messages: list[Message]) -> CompiledInteraction:
+        """The frame with ``messages``: every other field is the validated frame's, copied,
+        and each message was validated as it was made."""
+        update: dict[str, Any] = marshal.loads(self.image)
+        for name in self.loose:
+            update[name] = copy_json(getattr(self.validated, name))
+        update["messages"] = messages
+        return self.validated.model_copy(update=update)
+
+
 class _Plan:
-    """What compiling a contract makes the same way every time: the message of each template
-    that is text only, and the interaction's frame (every field but the messages)."""
+    """What compiling a contract makes the same way every time: for each template its message
+    (text only), or its rendering function (``planned_template``), or ``None`` (rendered by
+    ``render_nodes``); and the interaction's frame (every field but the messages)."""
 
-    __slots__ = ("fixed", "frame")
+    __slots__ = ("frame", "made")
 
-    def __init__(self, fixed: tuple[Message | None, ...]) -> None:
-        self.fixed = fixed
-        self.frame: CompiledInteraction | None = None
+    def __init__(self, made: tuple[Message | Rendered | None, ...]) -> None:
+        self.made = made
+        self.frame: _Frame | None = None
 
 
 _PLANS: HeldCache[_Plan] = HeldCache()
@@ -114,19 +145,20 @@ _PLANS: HeldCache[_Plan] = HeldCache()
 def _plan(contract: Contract) -> _Plan:
     found = _PLANS.get(contract)
     if found is None:
-        found = _PLANS.put(contract, _Plan(tuple(map(_fixed, contract.messages))))
+        found = _PLANS.put(contract, _Plan(tuple(map(_made, contract.messages))))
     return found
 
 
-def _fixed(template: MessageTemplate) -> Message | None:
-    """The message of a template of text nodes only; ``None`` for any other (it is rendered per
-    call, and a template built in code that is not valid fails there, as it always has)."""
-    if not all(isinstance(node, TextNode) for node in template.content):
-        return None
+def _made(template: MessageTemplate) -> Message | Rendered | None:
+    """A template built in code that is not valid is left to ``render_nodes`` and the
+    validation of its message, which report it as they always have."""
     try:
-        return Message(role=template.role, content="".join(node.value for node in template.content))
+        rendered = planned_template(template.content)
+        if rendered is not None and all(isinstance(node, TextNode) for node in template.content):
+            return Message(role=template.role, content=rendered({}, {}))
     except (ValueError, TypeError, AttributeError):
         return None
+    return rendered
 
 
 def _value_problems(root: str, specs: Mapping[str, ValueSpec], values: object) -> list[Diagnostic]:
