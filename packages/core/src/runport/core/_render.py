@@ -145,7 +145,7 @@ def walk(value: Any, rest: Sequence[str]) -> Any:
     """The value ``rest`` (keys and indexes) leads to from ``value``; null where it leads
     nowhere."""
     for part in rest:
-        if isinstance(value, Mapping):
+        if type(value) is dict or isinstance(value, Mapping):
             value = value.get(part)
         elif isinstance(value, list) and part.isascii() and part.isdigit():
             index = int(part)

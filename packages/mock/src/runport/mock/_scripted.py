@@ -72,10 +72,15 @@ def play_scenario_turn(spec: ScenarioTurn, turn: Turn) -> Iterator[StreamEvent]:
     A generator with no I/O, so the sync and async runtimes deliver the very same events."""
     for event, made in planned(spec):
         if type(made) is tuple:
-            yield turn.played(*made)
-        elif type(made) is Usage:
-            turn.add_usage(made)
-        elif event.kind == "delay":
+            out = turn.played(*made)
+            yield out
+            if out is not made[0]:  # the Failed of a response past its bound
+                return
+            continue
+        if type(made) is Usage:
+            turn.add_usage(made)  # usage never ends a turn
+            continue
+        if event.kind == "delay":
             turn.delay(event.ms)
         elif event.kind == "finish":
             yield turn.finish(event.finish_reason, **_output(spec, event, turn.request))
