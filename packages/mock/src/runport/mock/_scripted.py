@@ -172,6 +172,17 @@ class ScenarioPlayer:
             return turn, iter([turn.fail(exhausted)])
         return turn, play_scenario_turn(turns[number], turn)
 
+    def play(self, request: ExecutionRequest, sink: Sink) -> ExecutionReceipt:
+        """The next turn played into a plain sink: the sync runtime's whole call, and the
+        async one's when nobody listens (``discard`` never suspends, so nothing is awaited)."""
+        turn, events = self.start(request)
+        try:
+            for event in events:
+                sink(event)
+        finally:
+            self.counters.add_time(turn)
+        return self.outcome(turn)
+
     @staticmethod
     def outcome(turn: Turn) -> ExecutionReceipt:
         """The played turn's receipt, or its failure raised (after its ``Failed`` went out)."""
@@ -216,19 +227,10 @@ class ScriptedRuntime(ScenarioDouble, RuntimeAdapter):
     """
 
     def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
-        return self._play(request, discard)
+        return self._player.play(request, discard)
 
     def execute_streaming(self, request: ExecutionRequest, sink: Sink) -> ExecutionReceipt:
-        return self._play(request, sink)
-
-    def _play(self, request: ExecutionRequest, sink: Sink) -> ExecutionReceipt:
-        turn, events = self._player.start(request)
-        try:
-            for event in events:
-                sink(event)
-        finally:
-            self._player.counters.add_time(turn)
-        return self._player.outcome(turn)
+        return self._player.play(request, sink)
 
 
 def create_adapter(*, scenario: str | os.PathLike[str] | None = None) -> ScriptedRuntime:
