@@ -108,14 +108,14 @@ class _Frame:
         packed: dict[str, Any] = {}
         self.loose: list[str] = []
         for name, value in validated.__dict__.items():
-            if type(value) is dict or type(value) is list:
+            if name != "messages" and (type(value) is dict or type(value) is list):
                 try:
-                    marshal.dumps(value)
+                    marshal.dumps(value, 2)
                 except ValueError:  # models inside (tools): copied by copy_json
                     self.loose.append(name)
                 else:
                     packed[name] = value
-        self.image = marshal.dumps(packed)
+        self.image = marshal.dumps(packed, 2)
 
     def interaction(self, messages: list[Message]) -> CompiledInteraction:
         """The frame with ``messages``: every other field is the validated frame's, copied,

@@ -9,6 +9,7 @@ the very one ``fingerprint(interaction)`` gives, byte for byte.
 from __future__ import annotations
 
 import hashlib
+import marshal
 import threading
 from json.encoder import encode_basestring
 from typing import Any
@@ -16,18 +17,22 @@ from typing import Any
 from runport.contracts import CompiledInteraction, Message, canonical_json
 
 _Frame = tuple[str, str]
-_FRAMES: dict[str, _Frame] = {}
+_FRAMES: dict[bytes | str, _Frame] = {}
 _LIMIT = 256
 _LOCK = threading.Lock()
 
 
 def request_fingerprint(interaction: CompiledInteraction) -> str:
-    """``fingerprint(interaction)``, the frame around the messages found by the ``repr`` of the
-    other fields: on JSON data and frozen models it tells apart all the canonical encoding
-    does, so a frame is never served to fields it was not made from."""
+    """``fingerprint(interaction)``, the frame around the messages found by the other fields'
+    ``marshal`` image (their ``repr`` when they hold models): both tell apart all the canonical
+    encoding does (``1``, ``1.0`` and ``true`` included), so a frame is never served to fields
+    it was not made from; a different key order is only one more entry."""
     others = dict(interaction.__dict__)
     messages = others.pop("messages")
-    key = repr(others)
+    try:
+        key: bytes | str = marshal.dumps(others, 2)
+    except ValueError:  # models inside (tools)
+        key = repr(others)
     frame = _FRAMES.get(key)
     if frame is None:
         frame = _frame(interaction)
