@@ -1,6 +1,6 @@
-"""The per-contract caches give exactly what the uncached paths give (adr/0028-per-contract-caches.md):
-the quick schema verdict, the request fingerprint's frame, the planned templates and the
-identity-keyed ``HeldCache``."""
+"""The per-contract caches give exactly what the uncached paths give
+(adr/0028-per-contract-caches.md): the quick schema verdict, the request fingerprint's frame,
+the planned templates and the identity-keyed ``HeldCache``."""
 
 from __future__ import annotations
 
@@ -21,8 +21,12 @@ from runport.core._schema import bounded_validator
 from runport.core._schema_quick import quick_check
 
 scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(-5, 5), st.floats(-3, 3, allow_nan=False), st.text(max_size=4)
-)  # fmt: skip
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 5),
+    st.floats(-3, 3, allow_nan=False),
+    st.text(max_size=4),
+)
 json_values = st.recursive(
     scalars,
     lambda inner: st.one_of(
@@ -83,8 +87,10 @@ messages = st.lists(
 )
 tools = st.one_of(
     st.none(),
-    st.lists(st.builds(ToolSpec, name=st.text(min_size=1, max_size=3), parameters=objects), max_size=2),
-)  # fmt: skip
+    st.lists(
+        st.builds(ToolSpec, name=st.text(min_size=1, max_size=3), parameters=objects), max_size=2
+    ),
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -175,11 +181,11 @@ nodes = st.recursive(
             lambda p: {"kind": "interpolate", "expression": p[0], "filters": p[1]}
         ),
     ),
-    lambda inner: st.tuples(expressions, st.lists(inner, max_size=3), st.lists(inner, max_size=2)).map(
-        lambda p: {"kind": "when", "condition": p[0], "then": p[1], "else": p[2]}
-    ),
+    lambda inner: st.tuples(
+        expressions, st.lists(inner, max_size=3), st.lists(inner, max_size=2)
+    ).map(lambda p: {"kind": "when", "condition": p[0], "then": p[1], "else": p[2]}),
     max_leaves=6,
-)  # fmt: skip
+)
 
 
 @settings(max_examples=300, deadline=None)

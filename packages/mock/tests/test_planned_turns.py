@@ -10,8 +10,8 @@ import pytest
 
 from runport.contracts import ExecutionRequest, StreamEvent
 from runport.core import DeltaEvent, Scenario, ScenarioTurn, parse_scenario
-from runport.mock import AsyncScriptedRuntime, ScriptedRuntime, TurnUsageError
-from runport.mock import _scripted
+from runport.mock import AsyncScriptedRuntime, ScriptedRuntime, TurnUsageError, _scripted
+from runport.ports import PortError
 
 DOCUMENT = {
     "api_version": "runport.mock/v1",
@@ -54,12 +54,12 @@ def test_every_runtime_plays_the_same_events_and_receipt(text_request: Execution
 def test_a_byte_bound_still_cuts_a_planned_delta(text_request: ExecutionRequest) -> None:
     scenario = parse_scenario(DOCUMENT)
     events: list[StreamEvent] = []
-    with pytest.raises(Exception) as raised:
+    with pytest.raises(PortError) as raised:
         ScriptedRuntime(scenario, max_response_bytes=3).execute_streaming(
             text_request, events.append
         )
     assert [e.kind for e in events] == ["Delta", "Failed"]
-    assert getattr(raised.value, "code", None) == "TQX_RUNTIME_RESPONSE_TOO_LARGE"
+    assert raised.value.code == "TQX_RUNTIME_RESPONSE_TOO_LARGE"
 
 
 def test_a_delta_built_in_code_without_text_fails_at_its_place(

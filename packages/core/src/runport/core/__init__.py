@@ -5,7 +5,6 @@ docs/limits.md)."""
 from runport.core._assembler import StreamAssembler, StreamGrammarError
 from runport.core._compile import compile_contract
 from runport.core._contract import Contract, ContractError, load_contract, parse_contract
-from runport.core._held import HeldCache
 from runport.core._discovery import is_contract_document, is_scenario_document
 from runport.core._document import (
     MAX_DOCUMENT_BYTES,
@@ -16,6 +15,7 @@ from runport.core._document import (
     load_document,
     parse_document,
 )
+from runport.core._held import HeldCache
 from runport.core._receipt import build_receipt, is_text_schema, parse_json_text
 from runport.core._scenario import (
     DelayEvent,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import weakref
 from collections.abc import Callable
@@ -39,10 +40,9 @@ class HeldCache(Generic[_V]):
         reference = weakref.ref(holder, self._forget(key))
         with self._lock:
             if len(self._entries) >= self._limit and key not in self._entries:
-                try:
+                # a collection may empty or change the map meanwhile
+                with contextlib.suppress(StopIteration, RuntimeError):
                     self._entries.pop(next(iter(self._entries)), None)
-                except (StopIteration, RuntimeError):  # emptied by a collection meanwhile
-                    pass
             self._entries[key] = (reference, value)
         return value
 

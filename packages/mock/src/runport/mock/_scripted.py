@@ -23,7 +23,6 @@ from runport.contracts import (
     Usage,
 )
 from runport.core import (
-    DelayEvent,
     DeltaEvent,
     FailEvent,
     FinishEvent,
@@ -31,7 +30,6 @@ from runport.core import (
     Scenario,
     ScenarioEvent,
     ScenarioTurn,
-    ToolCallDeltaEvent,
     UsageEvent,
     load_scenario,
 )
