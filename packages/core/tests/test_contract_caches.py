@@ -302,3 +302,19 @@ def test_threads_sharing_a_cache_see_only_whole_entries() -> None:
         thread.join()
     assert problems == []
     assert len(cache) <= 16
+
+
+def test_an_interaction_built_around_validation_is_fingerprinted_the_long_way() -> None:
+    class Noted(Message):
+        note: str = "extra"
+
+    odd = CompiledInteraction.model_construct(
+        compiler="c",
+        contract_id="c",
+        contract_version="1",
+        messages=[Noted(role="user", content="hi")],
+        output_schema={},
+    )
+    assert request_fingerprint(odd) == fingerprint(odd)
+    bare = CompiledInteraction.model_construct(compiler="c", output_schema={})
+    assert request_fingerprint(bare) == fingerprint(bare)

@@ -14,7 +14,7 @@ import threading
 from json.encoder import encode_basestring
 from typing import Any
 
-from runport.contracts import CompiledInteraction, Message, canonical_json
+from runport.contracts import CompiledInteraction, Message, canonical_json, fingerprint
 
 _Frame = tuple[str, str]
 _FRAMES: dict[bytes | str, _Frame] = {}
@@ -28,7 +28,14 @@ def request_fingerprint(interaction: CompiledInteraction) -> str:
     encoding does (``1``, ``1.0`` and ``true`` included), so a frame is never served to fields
     it was not made from; a different key order is only one more entry."""
     others = dict(interaction.__dict__)
-    messages = others.pop("messages")
+    messages = others.pop("messages", None)
+    if type(messages) is not list:
+        return fingerprint(interaction)  # built around validation: encoded the long way
+    encoded: list[str] = []
+    for message in messages:
+        if type(message) is not Message:
+            return fingerprint(interaction)
+        encoded.append(_message(message))
     try:
         key: bytes | str = marshal.dumps(others, 2)
     except ValueError:  # models inside (tools)
@@ -40,7 +47,7 @@ def request_fingerprint(interaction: CompiledInteraction) -> str:
             if len(_FRAMES) >= _LIMIT:
                 _FRAMES.pop(next(iter(_FRAMES)), None)
             _FRAMES[key] = frame
-    text = frame[0] + ",".join(map(_message, messages)) + frame[1]
+    text = frame[0] + ",".join(encoded) + frame[1]
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
