@@ -93,38 +93,23 @@ tools = st.one_of(
 )
 
 
-@settings(max_examples=200, deadline=None)
-@given(
+interactions = st.builds(
+    CompiledInteraction,
     compiler=texts,
-    version=texts,
+    contract_id=st.just("c"),
+    contract_version=texts,
     messages=messages,
-    schema=objects,
-    policy=objects,
+    output_schema=objects,
+    required_capabilities=st.lists(st.text(max_size=3), max_size=3),
+    runtime_policy=objects,
     extensions=objects,
-    capabilities=st.lists(st.text(max_size=3), max_size=3),
     tools=tools,
 )
-def test_the_framed_fingerprint_is_the_fingerprint(
-    compiler: str,
-    version: str,
-    messages: list[Message],
-    schema: dict[str, Any],
-    policy: dict[str, Any],
-    extensions: dict[str, Any],
-    capabilities: list[str],
-    tools: list[ToolSpec] | None,
-) -> None:
-    interaction = CompiledInteraction(
-        compiler=compiler,
-        contract_id="c",
-        contract_version=version,
-        messages=messages,
-        output_schema=schema,
-        required_capabilities=capabilities,
-        runtime_policy=policy,
-        extensions=extensions,
-        tools=tools,
-    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(interaction=interactions)
+def test_the_framed_fingerprint_is_the_fingerprint(interaction: CompiledInteraction) -> None:
     assert request_fingerprint(interaction) == fingerprint(interaction)
     assert request_fingerprint(interaction) == fingerprint(interaction)  # from the frame
 

@@ -12,19 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from runport.core._contract import (
-    AndExpr,
-    EqualsExpr,
-    Expression,
-    InterpolateNode,
-    LiteralExpr,
-    Node,
-    NotExpr,
-    OrExpr,
-    RefExpr,
-    TextNode,
-    WhenNode,
-)
+from runport.core import _contract as model
 from runport.core._render import ROOTS, apply_filter, is_truthy, json_equal, render_value, walk
 
 Roots = Mapping[str, Any]
@@ -32,7 +20,7 @@ Rendered = Callable[[Roots, Roots], str]
 _Value = Callable[[Roots, Roots], Any]
 
 
-def planned_template(nodes: Sequence[Node]) -> Rendered | None:
+def planned_template(nodes: Sequence[model.Node]) -> Rendered | None:
     """``render_nodes(nodes, …)`` as a function of ``(inputs, context)``, or ``None`` when the
     template needs ``render_nodes`` (a ``for_each``, or a ref that names nothing)."""
     pieces: list[str | Rendered] = []
@@ -50,16 +38,16 @@ def planned_template(nodes: Sequence[Node]) -> Rendered | None:
     )
 
 
-def _node(node: Node) -> str | Rendered | None:
-    if isinstance(node, TextNode):
+def _node(node: model.Node) -> str | Rendered | None:
+    if isinstance(node, model.TextNode):
         return node.value
-    if isinstance(node, InterpolateNode):
+    if isinstance(node, model.InterpolateNode):
         value = _expression(node.expression)
         if value is None:
             return None
         filters = tuple(node.filters)
         return _interpolate(value, filters)
-    if isinstance(node, WhenNode):
+    if isinstance(node, model.WhenNode):
         condition = _expression(node.condition)
         then = planned_template(node.then)
         otherwise = planned_template(node.otherwise)
@@ -82,8 +70,8 @@ def _interpolate(value: _Value, filters: tuple[Any, ...]) -> Rendered:
     return interpolate
 
 
-def _expression(expr: Expression) -> _Value | None:
-    if isinstance(expr, RefExpr):
+def _expression(expr: model.Expression) -> _Value | None:
+    if isinstance(expr, model.RefExpr):
         parts = expr.path.split(".")
         if parts[0] not in ROOTS or len(parts) < 2:
             return None
@@ -91,25 +79,25 @@ def _expression(expr: Expression) -> _Value | None:
         if parts[0] == "inputs":
             return lambda i, c: walk(i, rest)
         return lambda i, c: walk(c, rest)
-    if isinstance(expr, LiteralExpr):
+    if isinstance(expr, model.LiteralExpr):
         literal = expr.value
         return lambda i, c: literal
-    if isinstance(expr, EqualsExpr):
+    if isinstance(expr, model.EqualsExpr):
         left, right = _expression(expr.left), _expression(expr.right)
         if left is None or right is None:
             return None
         return lambda i, c: json_equal(left(i, c), right(i, c))
-    if isinstance(expr, NotExpr):
+    if isinstance(expr, model.NotExpr):
         operand = _expression(expr.expr)
         if operand is None:
             return None
         return lambda i, c: not is_truthy(operand(i, c))
-    if isinstance(expr, AndExpr | OrExpr):
+    if isinstance(expr, model.AndExpr | model.OrExpr):
         operands = [_expression(each) for each in expr.exprs]
         if any(each is None for each in operands):
             return None
         known = tuple(each for each in operands if each is not None)
-        if isinstance(expr, AndExpr):
+        if isinstance(expr, model.AndExpr):
             return lambda i, c: all(is_truthy(each(i, c)) for each in known)
         return lambda i, c: any(is_truthy(each(i, c)) for each in known)
     return None
