@@ -85,6 +85,7 @@ PUBLIC = {
         "parse_scenario",
         "ScenarioError",
         "strict_schema",
+        "HeldCache",
     },
     "runport.mock": {
         "AsyncEmitter",

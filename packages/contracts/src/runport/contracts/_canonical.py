@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from json.encoder import encode_basestring
 from typing import Any
 
 from pydantic import BaseModel
@@ -43,8 +44,11 @@ def fingerprint(value: object) -> str:
     exact: JSON escapes characters one at a time, so the slices' encodings concatenate to the
     whole encoding.
     """
-    if type(value) is not str or len(value) <= _SLICE:
+    if type(value) is not str:
         return hashlib.sha256(canonical_json(value)).hexdigest()
+    if len(value) <= _SLICE:
+        # what json.dumps does for a lone string, without making an encoder for it
+        return hashlib.sha256(encode_basestring(value).encode("utf-8")).hexdigest()
     digest = hashlib.sha256(b'"')
     for start in range(0, len(value), _SLICE):
         piece = value[start : start + _SLICE].encode("utf-8")

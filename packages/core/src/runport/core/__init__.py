@@ -15,6 +15,7 @@ from runport.core._document import (
     load_document,
     parse_document,
 )
+from runport.core._held import HeldCache
 from runport.core._receipt import build_receipt, is_text_schema, parse_json_text
 from runport.core._scenario import (
     DelayEvent,
@@ -45,6 +46,7 @@ __all__ = [
     "DocumentError",
     "FailEvent",
     "FinishEvent",
+    "HeldCache",
     "JsonLimitError",
     "Scenario",
     "ScenarioError",

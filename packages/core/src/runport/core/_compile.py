@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 import importlib.metadata
+import marshal
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from runport.contracts import CompiledInteraction, Diagnostic, ErrorCode, Message
-from runport.core._contract import Contract, ContractError, ValueSpec, is_json
+from runport.core._contract import (
+    Contract,
+    ContractError,
+    MessageTemplate,
+    TextNode,
+    ValueSpec,
+    is_json,
+)
 from runport.core._document import copy_json, json_pointer
+from runport.core._held import HeldCache
 from runport.core._render import Scope, render_nodes
+from runport.core._render_plan import Rendered, planned_template
 from runport.core._schema import schema_errors
 
 
@@ -41,29 +51,114 @@ def compile_contract(
     if problems:
         raise ContractError(problems)
 
-    scope = Scope(dict(inputs), dict(context or {}))
+    plan = _plan(contract)
+    scope: Scope | None = None
     errors: list[Diagnostic] = []
-    messages = [
-        Message(
-            role=template.role,
-            content=render_nodes(template.content, scope, f"/messages/{index}/content", errors),
-        )
-        for index, template in enumerate(contract.messages)
-    ]
+    messages: list[Message] = []
+    for index, template in enumerate(contract.messages):
+        made = plan.made[index]
+        if type(made) is Message:
+            messages.append(made)
+            continue
+        if made is not None:
+            content = made(inputs, {} if context is None else context)  # type: ignore[operator]
+        else:
+            if scope is None:
+                scope = Scope(dict(inputs), dict(context or {}))
+            pointer = f"/messages/{index}/content"
+            content = render_nodes(template.content, scope, pointer, errors)
+        messages.append(Message(role=template.role, content=content))
     if errors:
         raise ContractError(errors)
+    if target_capabilities:
+        return _interaction(contract, messages, target_capabilities)
+    frame = plan.frame
+    if frame is None:
+        frame = plan.frame = _Frame(_interaction(contract, [], None))
+    return frame.interaction(messages)
+
+
+def _interaction(
+    contract: Contract, messages: list[Message], target_capabilities: Sequence[str] | None
+) -> CompiledInteraction:
+    # validation copies the contract's containers: the interaction shares none with it
     return CompiledInteraction(
         compiler=COMPILER,
         contract_id=contract.id,
         contract_version=contract.version,
         messages=messages,
-        output_schema=copy_json(contract.output_schema),
+        output_schema=contract.output_schema,
         required_capabilities=list(contract.capabilities),
         target_capabilities=list(target_capabilities or []),
-        runtime_policy=copy_json(contract.runtime_policy),
-        extensions=copy_json(contract.extensions),
+        runtime_policy=contract.runtime_policy,
+        extensions=contract.extensions,
         tools=list(contract.tools) or None,
     )
+
+
+class _Frame:
+    """An interaction validated once from the contract, with no messages, and its containers
+    (schema, policy, capabilities…) as one ``marshal`` image: loading it gives fresh copies of
+    them all in one C call, so no two interactions share a container."""
+
+    __slots__ = ("image", "loose", "validated")
+
+    def __init__(self, validated: CompiledInteraction) -> None:
+        self.validated = validated
+        packed: dict[str, Any] = {}
+        self.loose: list[str] = []
+        for name, value in validated.__dict__.items():
+            if name != "messages" and (type(value) is dict or type(value) is list):
+                try:
+                    marshal.dumps(value, 2)
+                except ValueError:  # models inside (tools): copied by copy_json
+                    self.loose.append(name)
+                else:
+                    packed[name] = value
+        self.image = marshal.dumps(packed, 2)
+
+    def interaction(self, messages: list[Message]) -> CompiledInteraction:
+        """The frame with ``messages``: every other field is the validated frame's, copied,
+        and each message was validated as it was made."""
+        update: dict[str, Any] = marshal.loads(self.image)
+        for name in self.loose:
+            update[name] = copy_json(getattr(self.validated, name))
+        update["messages"] = messages
+        return self.validated.model_copy(update=update)
+
+
+class _Plan:
+    """What compiling a contract makes the same way every time: for each template its message
+    (text only), or its rendering function (``planned_template``), or ``None`` (rendered by
+    ``render_nodes``); and the interaction's frame (every field but the messages)."""
+
+    __slots__ = ("frame", "made")
+
+    def __init__(self, made: tuple[Message | Rendered | None, ...]) -> None:
+        self.made = made
+        self.frame: _Frame | None = None
+
+
+_PLANS: HeldCache[_Plan] = HeldCache()
+
+
+def _plan(contract: Contract) -> _Plan:
+    found = _PLANS.get(contract)
+    if found is None:
+        found = _PLANS.put(contract, _Plan(tuple(map(_made, contract.messages))))
+    return found
+
+
+def _made(template: MessageTemplate) -> Message | Rendered | None:
+    """A template built in code that is not valid is left to ``render_nodes`` and the
+    validation of its message, which report it as they always have."""
+    try:
+        rendered = planned_template(template.content)
+        if rendered is not None and all(isinstance(node, TextNode) for node in template.content):
+            return Message(role=template.role, content=rendered({}, {}))
+    except (ValueError, TypeError, AttributeError):
+        return None
+    return rendered
 
 
 def _value_problems(root: str, specs: Mapping[str, ValueSpec], values: object) -> list[Diagnostic]:

@@ -16,6 +16,7 @@ from runport.contracts import (
     fingerprint,
 )
 from runport.core._document import JsonLimitError, NotJsonError, bounded_json
+from runport.core._request_fingerprint import request_fingerprint
 from runport.core._schema import is_valid
 
 _UNSET: Any = object()
@@ -93,7 +94,7 @@ def build_receipt(
     valid = None if tool_calls else parsed_ok and is_valid(schema, output)
     return ExecutionReceipt(
         adapter=adapter,
-        request_fingerprint=fingerprint(request.interaction),
+        request_fingerprint=request_fingerprint(request.interaction),
         output_fingerprint=fingerprint(output),
         output=output,
         output_schema_valid=valid,

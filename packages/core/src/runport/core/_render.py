@@ -27,7 +27,7 @@ from runport.core._contract import (
     WhenNode,
 )
 
-_ROOTS = ("inputs", "context")
+ROOTS = ("inputs", "context")
 
 
 class RenderError(Exception):
@@ -131,22 +131,28 @@ class Scope:
         if head in self._items:
             value: Any = self._items[head]
             rest = parts[1:]
-        elif head in _ROOTS and len(parts) >= 2:
+        elif head in ROOTS and len(parts) >= 2:
             value = self._roots[head]
             rest = parts[1:]
         else:
             raise RenderError(
                 ErrorCode.CONTRACT_INVALID, pointer, f"reference {path!r} names nothing in scope"
             )
-        for part in rest:
-            if isinstance(value, Mapping):
-                value = value.get(part)
-            elif isinstance(value, list) and part.isascii() and part.isdigit():
-                index = int(part)
-                value = value[index] if index < len(value) else None
-            else:
-                return None
-        return value
+        return walk(value, rest)
+
+
+def walk(value: Any, rest: Sequence[str]) -> Any:
+    """The value ``rest`` (keys and indexes) leads to from ``value``; null where it leads
+    nowhere."""
+    for part in rest:
+        if type(value) is dict or isinstance(value, Mapping):
+            value = value.get(part)
+        elif isinstance(value, list) and part.isascii() and part.isdigit():
+            index = int(part)
+            value = value[index] if index < len(value) else None
+        else:
+            return None
+    return value
 
 
 def evaluate(expr: Expression, scope: Scope, pointer: str) -> Any:

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-import weakref
-from collections.abc import Callable, Mapping
+import threading
+from collections.abc import Mapping
 from typing import Any
 
 from jsonschema import Draft202012Validator, FormatChecker
@@ -11,7 +11,9 @@ from jsonschema.exceptions import SchemaError
 
 from runport.contracts import MAX_JSON_DEPTH, Diagnostic, ErrorCode, canonical_json
 from runport.core._document import json_pointer
+from runport.core._held import HeldCache
 from runport.core._schema_patterns import PatternValidator, is_regex, pattern_problems
+from runport.core._schema_quick import Quick, quick_check
 from runport.core._schema_refs import LOCAL_ONLY, reference_problems
 
 # RFC 3339 §5.6. jsonschema checks `date-time` only when rfc3339-validator is installed; we
@@ -84,66 +86,56 @@ def schema_problems(schema: Mapping[str, Any]) -> list[str]:
     return reference_problems(schema) + pattern_problems(schema)
 
 
-_VALIDATORS: dict[bytes, Draft202012Validator | str] = {}
+Checked = tuple[Draft202012Validator | str, Quick | None]
+"""A schema's validator (or why the schema is invalid) and its quick verdict, if it has one."""
+
+_VALIDATORS: dict[str, Checked] = {}
 _CACHE_LIMIT = 256
+_LOCK = threading.Lock()
+_HELD: HeldCache[Checked] = HeldCache(_CACHE_LIMIT)
 
 
-def _validator(schema: Mapping[str, Any]) -> Draft202012Validator | str:
-    """A validator for ``schema``, or why the schema is invalid — built once per schema.
+def checked_schema(schema: Mapping[str, Any]) -> Checked:
+    """The validator for ``schema``, or why the schema is invalid — built once per schema.
 
     Checking a schema against the meta-schema and building its validator costs far more than
     validating a value, and a run validates against the same few schemas again and again.
+    The key is the schema's ``repr``: on JSON data it tells apart everything the canonical
+    encoding does (``1``, ``1.0`` and ``true`` included) at a fraction of the cost, and a schema
+    written with its keys in another order is only one more entry.
     """
-    key = canonical_json(schema)
+    key = repr(schema)
     found = _VALIDATORS.get(key)
     if found is None:
+        canonical_json(schema)  # refuses what is not JSON (NaN, objects), as it always has
         problems = schema_problems(schema)
-        found = problems[0] if problems else bounded_validator(schema)
-        if len(_VALIDATORS) >= _CACHE_LIMIT:
-            _VALIDATORS.pop(next(iter(_VALIDATORS)))
-        _VALIDATORS[key] = found
+        if problems:
+            found = (problems[0], None)
+        else:
+            found = (bounded_validator(schema), quick_check(schema))
+        with _LOCK:
+            if len(_VALIDATORS) >= _CACHE_LIMIT:
+                _VALIDATORS.pop(next(iter(_VALIDATORS)), None)
+            _VALIDATORS[key] = found
     return found
 
 
-_HELD: dict[int, tuple[weakref.ref[object], Draft202012Validator | str]] = {}
+def held_schema(holder: object, schema: Mapping[str, Any]) -> Checked:
+    """``checked_schema(schema)`` for a schema an immutable ``holder`` (a frozen model) owns,
+    found by the holder's identity: no canonical encoding of the schema per call."""
+    found = _HELD.get(holder)
+    if found is None:
+        found = _HELD.put(holder, checked_schema(schema))
+    return found
 
 
-def _held_validator(holder: object, schema: Mapping[str, Any]) -> Draft202012Validator | str:
-    """``_validator(schema)`` for a schema an immutable ``holder`` (a frozen model) owns, found
-    by the holder's identity: no canonical encoding of the schema per call.
-
-    The entry holds only a weak reference and leaves when the holder is collected, so a new
-    object at a reused address never finds an old entry; a copy is a new holder.
-    """
-    key = id(holder)
-    found = _HELD.get(key)
-    if found is not None and found[0]() is holder:
-        return found[1]
-    validator = _validator(schema)
-    if len(_HELD) >= _CACHE_LIMIT:
-        _HELD.pop(next(iter(_HELD)))
-    _HELD[key] = (weakref.ref(holder, _forget_later(key)), validator)
-    return validator
-
-
-def _forget_later(key: int) -> Callable[[weakref.ref[object]], None]:
-    def forget(gone: weakref.ref[object]) -> None:
-        entry = _HELD.get(key)
-        if entry is not None and entry[0] is gone:
-            del _HELD[key]
-
-    return forget
-
-
-def schema_errors(
-    schema: Mapping[str, Any], value: Any, *, holder: object = None
-) -> list[tuple[str, str]] | str:
-    """``(json_pointer, message)`` for every way ``value`` fails ``schema``, sorted; or, when the
-    schema itself is invalid, why (a string). ``holder``: the immutable object that owns
-    ``schema`` (its validator is then found by the holder's identity)."""
-    validator = _validator(schema) if holder is None else _held_validator(holder, schema)
+def checked_errors(checked: Checked, value: Any) -> list[tuple[str, str]] | str:
+    """``schema_errors`` for a schema already looked up."""
+    validator, quick = checked
     if isinstance(validator, str):
         return validator
+    if quick is not None and quick(value):
+        return []
     try:
         return sorted(
             (json_pointer(error.absolute_path), error.message)
@@ -155,12 +147,26 @@ def schema_errors(
         return [("", f"the value is nested more than {MAX_JSON_DEPTH} levels deep")]
 
 
+def schema_errors(
+    schema: Mapping[str, Any], value: Any, *, holder: object = None
+) -> list[tuple[str, str]] | str:
+    """``(json_pointer, message)`` for every way ``value`` fails ``schema``, sorted; or, when the
+    schema itself is invalid, why (a string). ``holder``: the immutable object that owns
+    ``schema`` (its validator is then found by the holder's identity)."""
+    checked = checked_schema(schema) if holder is None else held_schema(holder, schema)
+    return checked_errors(checked, value)
+
+
 def validate_output(schema: Mapping[str, Any], value: Any) -> list[Diagnostic]:
     """Every way ``value`` fails ``schema`` (Draft 2020-12, ``date``/``date-time`` asserted).
 
     Empty when the value is valid. An invalid schema gives one ``TQX_OUTPUT_SCHEMA_INVALID``.
     """
-    errors = schema_errors(schema, value)
+    return output_diagnostics(schema_errors(schema, value))
+
+
+def output_diagnostics(errors: list[tuple[str, str]] | str) -> list[Diagnostic]:
+    """``schema_errors`` of an output as diagnostics."""
     if isinstance(errors, str):
         return [Diagnostic(code=ErrorCode.OUTPUT_SCHEMA_INVALID, message=errors, json_pointer="")]
     return [

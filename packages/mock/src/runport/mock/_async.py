@@ -38,7 +38,7 @@ class AsyncScriptedRuntime(ScenarioDouble, AsyncRuntimeAdapter):
     receipts."""
 
     async def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
-        return await self.execute_streaming(request, discard)
+        return self._player.play(request, discard)
 
     async def execute_streaming(
         self, request: ExecutionRequest, sink: AsyncSink

@@ -15,24 +15,26 @@ from typing import Any, Self
 
 from runport.contracts import (
     AdapterDescriptor,
+    Delta,
     ErrorCode,
     ExecutionReceipt,
     ExecutionRequest,
     StreamEvent,
+    Usage,
 )
 from runport.core import (
-    DelayEvent,
     DeltaEvent,
     FailEvent,
     FinishEvent,
+    HeldCache,
     Scenario,
+    ScenarioEvent,
     ScenarioTurn,
-    ToolCallDeltaEvent,
     UsageEvent,
     load_scenario,
 )
 from runport.mock._function import CAPABILITIES, Counters, RuntimeStats
-from runport.mock._turn import VERSION, Turn, discard
+from runport.mock._turn import VERSION, Turn, byte_size, discard
 from runport.ports import PortError, RuntimeAdapter, Sink, check_byte_count
 
 log = logging.getLogger("runport.mock")
@@ -66,25 +68,60 @@ def play_scenario_turn(spec: ScenarioTurn, turn: Turn) -> Iterator[StreamEvent]:
     """The events of one scenario turn, in order, up to and including its terminal.
 
     A generator with no I/O, so the sync and async runtimes deliver the very same events."""
-    for event in spec.events:
-        if isinstance(event, DeltaEvent):
+    for event, made in planned(spec):
+        if type(made) is tuple:
+            out = turn.played(*made)
+            yield out
+            if out is not made[0]:  # the Failed of a response past its bound
+                return
+            continue
+        if type(made) is Usage:
+            turn.add_usage(made)  # usage never ends a turn
+            continue
+        if event.kind == "delay":
+            turn.delay(event.ms)
+        elif event.kind == "finish":
+            yield turn.finish(event.finish_reason, **_output(spec, event, turn.request))
+        elif event.kind == "delta":
             yield turn.text(event.text)
-        elif isinstance(event, ToolCallDeltaEvent):
+        elif event.kind == "tool_call_delta":
             yield turn.fragment(
                 event.index, event.arguments_fragment, call_id=event.call_id, name=event.name
             )
-        elif isinstance(event, DelayEvent):
-            turn.delay(event.ms)
-        elif isinstance(event, UsageEvent):
+        elif event.kind == "usage":
             turn.usage(event.input_tokens, event.output_tokens)
-        elif isinstance(event, FinishEvent):
-            yield turn.finish(event.finish_reason, **_output(spec, event, turn.request))
         else:
             assert isinstance(event, FailEvent)
             error = PortError(event.code, event.message, retry_after_ms=event.retry_after_ms)
             yield turn.fail(error)
         if turn.done:
             return
+
+
+_Made = tuple[Delta, int] | Usage | None
+_PLANS: HeldCache[tuple[tuple[ScenarioEvent, _Made], ...]] = HeldCache()
+
+
+def planned(spec: ScenarioTurn) -> tuple[tuple[ScenarioEvent, _Made], ...]:
+    """The turn's events, each delta and usage beside the frozen event it plays as, made once
+    per turn: a batch plays one scenario with a fresh runtime per row."""
+    found = _PLANS.get(spec)
+    if found is None:
+        found = _PLANS.put(spec, tuple((event, _made(event)) for event in spec.events))
+    return found
+
+
+def _made(event: ScenarioEvent) -> _Made:
+    """What the event plays as, when that can be made ahead; an event built in code that is not
+    valid is left to its play, which reports it at its place in the turn."""
+    try:
+        if isinstance(event, DeltaEvent):
+            return Delta(text=event.text), byte_size(event.text)
+        if isinstance(event, UsageEvent):
+            return Usage(input_tokens=event.input_tokens, output_tokens=event.output_tokens)
+    except (ValueError, TypeError, AttributeError):
+        pass
+    return None
 
 
 def _output(spec: ScenarioTurn, finish: FinishEvent, request: ExecutionRequest) -> dict[str, Any]:
@@ -133,6 +170,17 @@ class ScenarioPlayer:
             return turn, iter([turn.fail(exhausted)])
         return turn, play_scenario_turn(turns[number], turn)
 
+    def play(self, request: ExecutionRequest, sink: Sink) -> ExecutionReceipt:
+        """The next turn played into a plain sink: the sync runtime's whole call, and the
+        async one's when nobody listens (``discard`` never suspends, so nothing is awaited)."""
+        turn, events = self.start(request)
+        try:
+            for event in events:
+                sink(event)
+        finally:
+            self.counters.add_time(turn)
+        return self.outcome(turn)
+
     @staticmethod
     def outcome(turn: Turn) -> ExecutionReceipt:
         """The played turn's receipt, or its failure raised (after its ``Failed`` went out)."""
@@ -177,19 +225,10 @@ class ScriptedRuntime(ScenarioDouble, RuntimeAdapter):
     """
 
     def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
-        return self._play(request, discard)
+        return self._player.play(request, discard)
 
     def execute_streaming(self, request: ExecutionRequest, sink: Sink) -> ExecutionReceipt:
-        return self._play(request, sink)
-
-    def _play(self, request: ExecutionRequest, sink: Sink) -> ExecutionReceipt:
-        turn, events = self._player.start(request)
-        try:
-            for event in events:
-                sink(event)
-        finally:
-            self._player.counters.add_time(turn)
-        return self._player.outcome(turn)
+        return self._player.play(request, sink)
 
 
 def create_adapter(*, scenario: str | os.PathLike[str] | None = None) -> ScriptedRuntime:

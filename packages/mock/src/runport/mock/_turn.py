@@ -29,7 +29,7 @@ from runport.contracts import (
 from runport.core import JsonLimitError, StreamAssembler, StreamGrammarError, build_receipt
 from runport.ports import PortError, distribution_version, max_response_bytes_for
 
-__all__ = ["UNSET", "VERSION", "Turn", "TurnUsageError", "discard"]
+__all__ = ["UNSET", "VERSION", "Turn", "TurnUsageError", "byte_size", "discard"]
 
 VERSION: Final = distribution_version("runport-mock")
 
@@ -37,6 +37,10 @@ _T = TypeVar("_T", Failed, Complete)
 
 UNSET: Any = object()
 """``finish``'s ``output`` when none was given: derive it from the text."""
+
+
+def byte_size(piece: str) -> int:
+    return len(piece.encode("utf-8", "surrogatepass"))
 
 
 def discard(event: StreamEvent) -> None:
@@ -86,7 +90,7 @@ class Turn:
     def text(self, text: str) -> StreamEvent:
         if not isinstance(text, str) or not text:
             raise TurnUsageError(f"a Delta must carry non-empty text, not {text!r}")
-        return self._progress(Delta(text=text), text)
+        return self.played(Delta(text=text), byte_size(text))
 
     def fragment(
         self,
@@ -110,7 +114,7 @@ class Turn:
         event = ToolCallDelta(
             index=index, call_id=known[0], name=known[1], arguments_fragment=arguments_fragment
         )
-        result = self._progress(event, arguments_fragment)
+        result = self.played(event, byte_size(arguments_fragment))
         self._ids.setdefault(index, known)
         return result
 
@@ -123,8 +127,10 @@ class Turn:
         return self.fragment(index, fragment, call_id=call_id, name=name)
 
     def usage(self, input_tokens: int, output_tokens: int) -> None:
+        self.add_usage(Usage(input_tokens=input_tokens, output_tokens=output_tokens))
+
+    def add_usage(self, played: Usage) -> None:
         self._check_open("usage")
-        played = Usage(input_tokens=input_tokens, output_tokens=output_tokens)
         self._usage = played if self._usage is None else self._usage + played
 
     def delay(self, ms: int) -> None:
@@ -181,9 +187,10 @@ class Turn:
         assert isinstance(terminal, Complete)
         return terminal.receipt
 
-    def _progress(self, event: Delta | ToolCallDelta, piece: str) -> StreamEvent:
+    def played(self, event: Delta | ToolCallDelta, size: int) -> StreamEvent:
+        """Play a progress event of ``size`` bytes (what ``byte_size`` gives for its piece): a
+        scripted runtime builds its deltas once per scenario and plays them here."""
         self._check_open(event.kind)
-        size = len(piece.encode("utf-8", "surrogatepass"))
         if self._played + size > self._limit:
             return self.fail(
                 PortError(

@@ -24,7 +24,7 @@ further from its upstream, which is how a slow consumer holds a fast upstream ba
 async def deliver(sink: AsyncSink, event: StreamEvent) -> None:
     """Hand ``event`` to ``sink`` and await it when it returned an awaitable."""
     result = sink(event)
-    if inspect.isawaitable(result):
+    if result is not None and inspect.isawaitable(result):
         await result
 
 
