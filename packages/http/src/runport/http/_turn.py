@@ -10,6 +10,8 @@ response fed through the same calls gives the same receipt (law 2).
 
 from __future__ import annotations
 
+from pydantic import JsonValue
+
 from runport.contracts import (
     AdapterDescriptor,
     Delta,
@@ -69,13 +71,14 @@ class TextPieces:
 
 
 class _Call:
-    __slots__ = ("arguments", "call_id", "closed", "name")
+    __slots__ = ("arguments", "call_id", "closed", "metadata", "name")
 
     def __init__(self, call_id: str, name: str) -> None:
         self.call_id = call_id
         self.name = name
         self.arguments = TextPieces()
         self.closed = False
+        self.metadata: dict[str, JsonValue] | None = None
 
 
 class TurnBuilder:
@@ -133,9 +136,17 @@ class TurnBuilder:
                 self.call_arguments(index, "{}")
             call.closed = True
 
-    def whole_call(self, name: str, call_id: str | None, arguments: str) -> None:
-        """A call that arrives in one piece: announced, its arguments sent as one fragment."""
+    def whole_call(
+        self,
+        name: str,
+        call_id: str | None,
+        arguments: str,
+        metadata: dict[str, JsonValue] | None = None,
+    ) -> None:
+        """A call that arrives in one piece: announced, its arguments sent as one fragment;
+        ``metadata`` is what the provider wants back with it (``ToolCall.provider_metadata``)."""
         index = self.open_call(name, call_id)
+        self._calls[index].metadata = metadata
         self.call_arguments(index, arguments)
         self.close_call(index)
 
@@ -145,7 +156,7 @@ class TurnBuilder:
         for index in range(len(self._calls)):
             self.close_call(index)
         calls = [
-            parsed_tool_call(index, call.call_id, call.name, call.arguments.take())
+            parsed_tool_call(index, call.call_id, call.name, call.arguments.take(), call.metadata)
             for index, call in enumerate(self._calls)
         ]
         return turn_receipt(
@@ -160,11 +171,22 @@ class TurnBuilder:
         )
 
 
-def parsed_tool_call(index: int, call_id: str, name: str, arguments: str) -> ToolCall:
+def parsed_tool_call(
+    index: int,
+    call_id: str,
+    name: str,
+    arguments: str,
+    metadata: dict[str, JsonValue] | None = None,
+) -> ToolCall:
     """A call whose arguments' text is checked against the JSON bounds, then parsed (or kept
     as a string when it is not JSON, docs/wire-types.md)."""
     check_json_text(arguments, f"tool call {index}'s arguments")
-    return ToolCall(call_id=call_id, name=name, arguments=parse_json_text(arguments)[1])
+    return ToolCall(
+        call_id=call_id,
+        name=name,
+        arguments=parse_json_text(arguments)[1],
+        provider_metadata=metadata,
+    )
 
 
 def turn_receipt(
