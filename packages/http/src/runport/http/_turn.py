@@ -33,17 +33,19 @@ __all__ = ["TextPieces", "TurnBuilder", "parsed_tool_call", "turn_receipt"]
 class TextPieces:
     """Text that arrives in many pieces, held compactly.
 
-    Every ``BLOCK`` pieces are joined into one block, so a turn of tiny deltas costs about its
-    own size in memory rather than a string header (~50 bytes) per piece, and the final join
-    copies each character once.
+    Every ``BLOCK`` pieces are joined and appended to one growing string, so a turn of tiny
+    deltas costs about its own size in memory rather than a string header (~50 bytes) per
+    piece, and taking the text copies nothing: the string is grown in place (CPython resizes
+    a string nothing else refers to), so the pieces and the joined text are never held side
+    by side — the turn's peak stays near one copy of its text, not two.
     """
 
-    __slots__ = ("_blocks", "_pending", "count")
+    __slots__ = ("_joined", "_pending", "count")
 
     BLOCK = 256
 
     def __init__(self) -> None:
-        self._blocks: list[str] = []
+        self._joined = ""
         self._pending: list[str] = []
         self.count = 0
 
@@ -52,21 +54,24 @@ class TextPieces:
         pending = self._pending
         pending.append(piece)
         if len(pending) == self.BLOCK:
-            self._blocks.append("".join(pending))
-            pending.clear()
+            self._grow()
+
+    def _grow(self) -> None:
+        joined = self._joined
+        self._joined = ""  # the local is then the string's one reference: it grows in place
+        joined += "".join(self._pending)
+        self._joined = joined
+        self._pending.clear()
 
     def held(self) -> str:
         """What has arrived so far (for a call announced after its first arguments)."""
-        return "".join(self._blocks) + "".join(self._pending)
+        return self._joined + "".join(self._pending)
 
     def take(self) -> str:
         """Everything, joined; the pieces are dropped, so the text is not held twice."""
-        blocks = self._blocks
-        blocks.append("".join(self._pending))
-        self._blocks = []
-        self._pending = []
-        text = "".join(blocks)
-        blocks.clear()
+        self._grow()
+        text = self._joined
+        self._joined = ""
         return text
 
 
