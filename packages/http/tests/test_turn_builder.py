@@ -87,7 +87,7 @@ def test_a_nameless_call_and_over_deep_arguments_are_invalid() -> None:
     assert raised.value.code == ErrorCode.RUNTIME_INVALID_RESPONSE
     turn = TurnBuilder()
     turn.whole_call("f", None, "[" * 100 + "]" * 100)
-    with pytest.raises(PortError, match="nests deeper"):
+    with pytest.raises(PortError, match="nested more than 64 levels deep"):
         turn.receipt(make_request(), ADAPTER)
 
 

@@ -23,8 +23,8 @@ from runport.contracts import (
     ToolCallDelta,
     Usage,
 )
-from runport.core import build_receipt, is_text_schema, parse_json_text
-from runport.http._json import check_json_text
+from runport.core import JsonLimitError, build_receipt, parse_json_text
+from runport.http._json import bounds_error
 from runport.ports import PortError
 
 __all__ = ["TextPieces", "TurnBuilder", "parsed_tool_call", "turn_receipt"]
@@ -211,13 +211,11 @@ def parsed_tool_call(
 ) -> ToolCall:
     """A call whose arguments' text is checked against the JSON bounds, then parsed (or kept
     as a string when it is not JSON, docs/wire-types.md)."""
-    check_json_text(arguments, f"tool call {index}'s arguments")
-    return ToolCall(
-        call_id=call_id,
-        name=name,
-        arguments=parse_json_text(arguments)[1],
-        provider_metadata=metadata,
-    )
+    try:
+        value = parse_json_text(arguments)[1]
+    except JsonLimitError as error:
+        raise bounds_error(error, f"tool call {index}'s arguments") from None
+    return ToolCall(call_id=call_id, name=name, arguments=value, provider_metadata=metadata)
 
 
 def turn_receipt(
@@ -229,11 +227,9 @@ def turn_receipt(
     finish_reason: str | None,
     usage: Usage | None,
 ) -> ExecutionReceipt:
-    """A decoded turn's receipt through ``runport.core.build_receipt``: a structured answer's
-    text is checked against the JSON bounds first, and text that is not valid Unicode (a lone
-    surrogate escape), which cannot be fingerprinted, is ``INVALID_RESPONSE``."""
-    if text and not is_text_schema(request.interaction.output_schema):
-        check_json_text(text, "the answer")
+    """A decoded turn's receipt through ``runport.core.build_receipt``: a structured answer
+    past the JSON bounds (met while it is parsed, once) and text that is not valid Unicode (a
+    lone surrogate escape), which cannot be fingerprinted, are ``INVALID_RESPONSE``."""
     try:
         return build_receipt(
             request,
@@ -243,6 +239,8 @@ def turn_receipt(
             finish_reason=finish_reason,
             usage=usage,
         )
+    except JsonLimitError as error:
+        raise bounds_error(error, "the answer") from None
     except UnicodeEncodeError:
         raise PortError(
             ErrorCode.RUNTIME_INVALID_RESPONSE, "the response's text is not valid Unicode"
