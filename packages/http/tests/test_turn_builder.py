@@ -11,7 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from provider_checks import make_request
 
-from runport.contracts import AdapterDescriptor, Complete, ErrorCode, ToolCall, ToolCallDelta
+from runport.contracts import (
+    AdapterDescriptor,
+    Complete,
+    Delta,
+    ErrorCode,
+    ToolCall,
+    ToolCallDelta,
+)
 from runport.core import StreamAssembler
 from runport.http import (
     JSONTurnDecoder,
@@ -174,4 +181,18 @@ def test_a_fragments_event_is_the_model_validation_would_make(
         assert event.model_fields_set == made.model_fields_set
         assert event.model_dump_json() == made.model_dump_json()
         assert ToolCallDelta.model_validate_json(event.model_dump_json()) == made
+        assert hash(event) == hash(made)
+
+
+@settings(max_examples=60, deadline=None)
+@given(pieces=st.lists(st.text(max_size=6), max_size=6))
+def test_a_text_pieces_event_is_the_model_validation_would_make(pieces: list[str]) -> None:
+    turn = TurnBuilder()
+    for piece in pieces:
+        turn.text(piece)
+    wanted = [Delta(text=piece) for piece in pieces if piece]
+    assert turn.events == wanted
+    for event, made in zip(turn.events, wanted, strict=True):
+        assert event.model_fields_set == made.model_fields_set
+        assert event.model_dump_json() == made.model_dump_json()
         assert hash(event) == hash(made)

@@ -78,6 +78,7 @@ class TextPieces:
 _new = object.__new__
 _set = object.__setattr__
 _FRAGMENT_FIELDS = frozenset(("index", "call_id", "name", "arguments_fragment"))
+_TEXT_FIELDS = frozenset(("text",))
 
 
 class _Call:
@@ -130,7 +131,14 @@ class TurnBuilder:
 
     def text(self, piece: str) -> None:
         if piece:
-            self.events.append(Delta(text=piece))
+            # ``Delta(text=piece)`` without re-validating a non-empty ``str`` (as for
+            # ``_Call``'s fragments): this runs once per streamed text piece.
+            event = _new(Delta)
+            _set(event, "__dict__", {"kind": "Delta", "text": piece})
+            _set(event, "__pydantic_fields_set__", _TEXT_FIELDS)
+            _set(event, "__pydantic_extra__", None)
+            _set(event, "__pydantic_private__", None)
+            self.events.append(event)
             self._text.add(piece)
 
     def open_call(self, name: str, call_id: str | None = None) -> int:
