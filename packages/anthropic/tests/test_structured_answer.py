@@ -6,6 +6,7 @@ escapes stay as written."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import httpx
@@ -18,6 +19,8 @@ from runport.anthropic import ANSWER_TOOL, AnthropicMessagesAdapter
 from runport.anthropic._answer import SpaceStripper, compact, raw_member
 
 SCHEMA: dict[str, Any] = {"type": "object"}
+_STRINGS = re.compile(r'("(?:[^"\\]|\\.)*")')
+_SPACES = re.compile(r"[ \t\n\r]+")
 SCALARS = [
     '"caf\\u00e9"',
     '"café"',
@@ -61,23 +64,10 @@ def _json_text(draw: st.DrawFn, depth: int = 0) -> str:
 
 
 def _reference(text: str) -> str:
-    """Whitespace outside strings dropped, one character at a time."""
-    kept: list[str] = []
-    in_string = escaped = False
-    for char in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in " \t\n\r":
-            continue
-        kept.append(char)
-    return "".join(kept)
+    """A whole JSON text's whitespace outside strings dropped: split around the string
+    literals, squeeze the rest."""
+    parts = _STRINGS.split(text)
+    return "".join(part if odd % 2 else _SPACES.sub("", part) for odd, part in enumerate(parts))
 
 
 def _pieces(text: str, cuts: list[int]) -> list[str]:
