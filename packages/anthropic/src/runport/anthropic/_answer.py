@@ -108,7 +108,7 @@ def _member(body: str, position: int, key: str) -> int | None:
     if body[position] == "}":
         return None
     while True:
-        name, position = json.decoder.scanstring(body, position + 1)
+        name, position = _DECODER.raw_decode(body, position)
         position = _at(body, position)
         if body[position] != ":":
             return None

@@ -7,6 +7,8 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from pydantic import JsonValue
+
 from runport.contracts import ErrorCode
 from runport.gemini._request import PROVIDER, SIGNATURE
 from runport.http import TurnBuilder, error_from_words, error_message, provider_text
@@ -129,7 +131,9 @@ class ResponseAssembly:
             if signature is not None and type(signature) is not str:
                 raise invalid(f"functionCall {name!r}: thoughtSignature is not a string")
             # Sent back with the call in later turns, as thinking models require.
-            metadata = {PROVIDER: {SIGNATURE: signature}} if signature else None
+            metadata: dict[str, JsonValue] | None = (
+                {PROVIDER: {SIGNATURE: signature}} if signature else None
+            )
             turn.whole_call(name, call_id or None, arguments, metadata)
 
     def _prompt_feedback(self, feedback: Any) -> None:
