@@ -223,7 +223,11 @@ def parsed_tool_call(
         value = parse_json_text(arguments)[1]
     except JsonLimitError as error:
         raise bounds_error(error, f"tool call {index}'s arguments") from None
-    return ToolCall(call_id=call_id, name=name, arguments=value, provider_metadata=metadata)
+    # The parsed value (or the text itself) is JSON by construction: validating it again as a
+    # ``JsonValue`` would walk every element in Python, so only the call's identity is
+    # validated and the value is put in unvalidated.
+    call = ToolCall(call_id=call_id, name=name, arguments=None, provider_metadata=metadata)
+    return call.model_copy(update={"arguments": value})
 
 
 def turn_receipt(
