@@ -8,6 +8,9 @@ Every contender reads the same SSE body from the same loopback HTTP server on 12
                counting sink;
 - ``sdk``      ``anthropic``'s ``messages.create(stream=True)`` loop / ``google-genai``'s
                ``generate_content_stream`` loop, accumulating text and arguments;
+- ``bare sdk`` (Anthropic) the SDK's event loop with every event dropped unread: the least
+               any SDK consumer pays, so ``bare sdk ÷ floor`` bounds how much faster than the
+               SDK even a zero-cost adapter could be;
 - ``floor``    httpx ``iter_bytes`` + split on blank lines + ``json.loads``: the least any
                consumer that decodes every frame can do.
 
@@ -155,6 +158,19 @@ def anthropic_sdk(base_url: str) -> int:
     return count
 
 
+def anthropic_sdk_bare(base_url: str) -> int:
+    """The SDK's cheapest possible consumer: its event loop, every event dropped unread."""
+    client = anthropic.Anthropic(base_url=base_url, api_key=KEY, max_retries=0)
+    count = 0
+    stream = client.messages.create(
+        model="m", max_tokens=64, stream=True, messages=[{"role": "user", "content": "Go."}]
+    )
+    for _ in stream:
+        count += 1
+    client.close()
+    return count
+
+
 # --- Gemini ------------------------------------------------------------------------------------
 
 
@@ -293,11 +309,13 @@ def measure(
 ) -> None:
     upstream = Upstream()
     print(f"\n{name}: median µs per delta over {rounds} rounds\n")
+    bare = "bare sdk" in runs
     print(
         "| workload | adapter | sdk | floor | adapter ÷ floor | sdk ÷ adapter "
-        "| adapter peak | ÷ output |"
+        + ("| bare sdk | bare sdk ÷ floor " if bare else "")
+        + "| adapter peak | ÷ output |"
     )
-    print("|---" * 8 + "|")
+    print("|---" * (10 if bare else 8) + "|")
     for workload in workloads:
         upstream.body = workload.body
         for run in runs.values():
@@ -318,7 +336,13 @@ def measure(
         print(
             f"| {workload.name} | {micros['adapter']:.2f} | {micros['sdk']:.2f} "
             f"| {micros['floor']:.2f} | {micros['adapter'] / micros['floor']:.2f}× "
-            f"| {micros['sdk'] / micros['adapter']:.1f}× | {memory / 2**20:.1f} MiB "
+            f"| {micros['sdk'] / micros['adapter']:.1f}× "
+            + (
+                f"| {micros['bare sdk']:.2f} | {micros['bare sdk'] / micros['floor']:.1f}× "
+                if bare
+                else ""
+            )
+            + f"| {memory / 2**20:.1f} MiB "
             f"| {memory / workload.output_bytes:.2f}× |"
         )
     upstream.server.shutdown()
@@ -340,6 +364,7 @@ def main() -> None:
                     )
                 ),
                 "sdk": anthropic_sdk,
+                "bare sdk": anthropic_sdk_bare,
                 "floor": floor,
             },
             args.rounds,

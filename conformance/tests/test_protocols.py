@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from runport.conformance import CASES, Case, ScriptedUpstream
 from runport.conformance._cases import Call, Text
-from runport.conformance._played import played_as
+from runport.conformance._played import json_answer, played_as
 from runport.conformance._render import Response, render
 from runport.conformance._strategies import generated_case
 from runport.contracts import ToolCallDelta
@@ -34,8 +34,10 @@ def meaning(case: Case) -> dict[str, Any]:
     ]
     first_seen = [e.index for e in case.progress() if isinstance(e, ToolCallDelta)]
     order = list(dict.fromkeys(first_seen))
+    text = "".join(step.text for step in case.steps if isinstance(step, Text))
     return {
-        "text": "".join(step.text for step in case.steps if isinstance(step, Text)),
+        # A JSON answer means its value: Anthropic's is played without the spacing.
+        "text": json.loads(text) if json_answer(case) else text,
         "calls": [calls[index] for index in order],
         "usage": receipt.get("usage"),
         "fault": case.fault,
@@ -228,3 +230,44 @@ def test_a_call_without_arguments_gets_an_empty_object() -> None:
     case = Case("bare", "a call announced and never given arguments", (Call(0, name="f"),))
     for protocol in PROTOCOLS:
         assert call_events(played_as(case, protocol)) == {0: ["", "{}"]}
+
+
+FORCED = {"tool_choice": {"type": "tool", "name": "runport_answer"}}
+
+
+def test_a_forced_tool_gets_the_json_answer_as_its_input_spaced_only_on_the_stream() -> None:
+    case = next(case for case in CASES if case.name == "structured_json")
+    spaced = "".join(step.text for step in case.steps if isinstance(step, Text))
+    played = played_as(case, "anthropic-messages")
+    unspaced = "".join(step.text for step in played.steps if isinstance(step, Text))
+    assert unspaced == '{"city":"Paris","temperature_c":21.5}'
+    streamed = render(
+        "anthropic-messages", played, stream=True, model="m", marker=MARKER, request=FORCED
+    )
+    frames = sse_frames(streamed)
+    starts = [d["content_block"] for _, d in frames if d.get("type") == "content_block_start"]
+    assert [(block["type"], block["name"]) for block in starts] == [("tool_use", "runport_answer")]
+    fragments = [
+        d["delta"]["partial_json"] for _, d in frames if d.get("type") == "content_block_delta"
+    ]
+    assert "".join(fragments) == spaced
+    owed = [frame.owes for frame in streamed.frames]
+    assert owed[-1] == len([step for step in played.steps if isinstance(step, Text) and step.text])
+    whole = render(
+        "anthropic-messages", played, stream=False, model="m", marker=MARKER, request=FORCED
+    )
+    body = whole.frames[0].data.decode()
+    assert '"input":' + unspaced in body
+    assert json.loads(body)["content"] == [
+        {
+            "type": "tool_use",
+            "id": "toolu_runport_conformance_answer",
+            "name": "runport_answer",
+            "input": json.loads(spaced),
+        }
+    ]
+    # Not forced: the unspaced answer as a text block.
+    plain = json.loads(
+        render("anthropic-messages", played, stream=False, model="m", marker=MARKER).frames[0].data
+    )
+    assert plain["content"] == [{"type": "text", "text": unspaced}]

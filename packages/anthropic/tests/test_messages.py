@@ -175,7 +175,8 @@ def test_a_structured_answer_is_the_forced_tool_input_streamed_as_text(
     assert body["tools"][-1]["input_schema"] == OBJECT_SCHEMA
     receipt = outcome.receipt
     assert receipt is not None
-    assert outcome.text == '{"answer": 42}'
+    assert outcome.text == '{"answer":42}'  # whitespace outside strings dropped (ADR 0025)
+    assert whole.text == outcome.text
     assert receipt.output == {"answer": 42}
     assert receipt.output_schema_valid is True
     assert receipt.tool_calls is None

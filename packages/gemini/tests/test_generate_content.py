@@ -276,3 +276,69 @@ def test_bad_settings_are_refused() -> None:
         GeminiAdapter(model="a/../b")
     with pytest.raises(ValueError, match="api_key"):
         GeminiAdapter(model="m", api_key="bad\nkey")
+
+
+SIGNED_TURN = Turn(
+    chunks=[
+        [
+            {
+                **call("get_weather", {"city": "Paris"}, call_id="fc-9"),
+                "thoughtSignature": "CpUBc2ln",
+            },
+            call("get_weather", {"city": "Rome"}),
+        ]
+    ],
+    finish="STOP",
+)
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["streamed", "unstreamed"])
+def test_a_calls_thought_signature_goes_back_with_it_in_the_next_turn(
+    client: httpx.Client, stream: bool
+) -> None:
+    """Thinking models refuse a later turn whose function-call part lost its signature."""
+    first = (
+        stream_reply(stream_chunks(SIGNED_TURN))
+        if stream
+        else json_reply(response_body(SIGNED_TURN))
+    )
+    with serving(first, stream_reply(stream_chunks(Turn([[text("Sunny.")]])))) as server:
+        adapter = adapter_for(server, client)
+        question = [Message(role="user", content="Weather in Paris and Rome?")]
+        request = make_request(messages=question, tools=[WEATHER])
+        if stream:
+            outcome = run_streamed(adapter, request)
+            assert outcome.receipt is not None
+            receipt = outcome.receipt
+        else:
+            receipt = adapter.execute(request)
+        assert receipt.tool_calls is not None
+        signed, unsigned = receipt.tool_calls
+        assert signed.provider_metadata == {"gemini": {"thoughtSignature": "CpUBc2ln"}}
+        assert unsigned.provider_metadata is None
+        # The next turn, as a tool loop builds it from the receipt.
+        history = [
+            *question,
+            Message(role="assistant", content="", tool_calls=receipt.tool_calls),
+            Message(role="tool", content="sunny", tool_call_id=signed.call_id),
+            Message(role="tool", content="rain", tool_call_id=unsigned.call_id),
+        ]
+        run_streamed(adapter, make_request(messages=history, tools=[WEATHER]))
+        second = seen(server).body
+    assert second["contents"][1] == {
+        "role": "model",
+        "parts": [
+            {
+                "functionCall": {"name": "get_weather", "args": {"city": "Paris"}},
+                "thoughtSignature": "CpUBc2ln",
+            },
+            {"functionCall": {"name": "get_weather", "args": {"city": "Rome"}}},
+        ],
+    }
+
+
+def test_a_thought_signature_that_is_not_a_string_is_invalid(client: httpx.Client) -> None:
+    turn = Turn([[{**call("get_weather", {"city": "Paris"}), "thoughtSignature": 7}]])
+    outcome = streamed(client, stream_reply(stream_chunks(turn)))
+    assert outcome.error is not None
+    assert outcome.error.code == ErrorCode.RUNTIME_INVALID_RESPONSE

@@ -73,7 +73,7 @@ def test_json_nested_past_the_bound_is_a_coded_failure() -> None:
     with pytest.raises(PortError) as raised:
         check_json_text("[" * 1000 + "]" * 1000, "the answer")
     assert raised.value.code == ErrorCode.RUNTIME_INVALID_RESPONSE
-    assert f"deeper than {MAX_JSON_DEPTH}" in raised.value.message
+    assert f"nested more than {MAX_JSON_DEPTH} levels deep" in raised.value.message
 
 
 def test_brackets_inside_strings_do_not_count() -> None:
@@ -84,8 +84,8 @@ def test_an_integer_past_pythons_limit_is_a_coded_failure() -> None:
     check_json_text('{"n": 1.' + "5" * 5000 + "}", "the answer")  # a long fraction is a float
     with pytest.raises(PortError) as raised:
         check_json_text('{"n": ' + "7" * 4301 + "}", "tool call 0's arguments")
-    assert (
-        raised.value.message == "tool call 0's arguments holds an integer of more than 4300 digits"
+    assert raised.value.message == (
+        "tool call 0's arguments: the JSON holds an integer with more than 4300 digits"
     )
 
 

@@ -11,7 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from provider_checks import make_request
 
-from runport.contracts import AdapterDescriptor, Complete, ErrorCode, ToolCall
+from runport.contracts import (
+    AdapterDescriptor,
+    Complete,
+    Delta,
+    ErrorCode,
+    ToolCall,
+    ToolCallDelta,
+)
 from runport.core import StreamAssembler
 from runport.http import (
     JSONTurnDecoder,
@@ -87,7 +94,7 @@ def test_a_nameless_call_and_over_deep_arguments_are_invalid() -> None:
     assert raised.value.code == ErrorCode.RUNTIME_INVALID_RESPONSE
     turn = TurnBuilder()
     turn.whole_call("f", None, "[" * 100 + "]" * 100)
-    with pytest.raises(PortError, match="nests deeper"):
+    with pytest.raises(PortError, match="nested more than 64 levels deep"):
         turn.receipt(make_request(), ADAPTER)
 
 
@@ -149,3 +156,43 @@ def test_json_headers_ask_for_each_answer_with_the_credentials() -> None:
     assert whole["Accept"] == "application/json"
     for headers in (streamed, whole):
         assert (headers["x-key"], headers["Content-Type"]) == ("k", "application/json")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    call_id=st.one_of(st.none(), st.text(min_size=1, max_size=8)),
+    name=st.text(min_size=1, max_size=8),
+    fragments=st.lists(st.text(min_size=1, max_size=6), max_size=5),
+)
+def test_a_fragments_event_is_the_model_validation_would_make(
+    call_id: str | None, name: str, fragments: list[str]
+) -> None:
+    """Fragment events skip re-validation; they must still be exactly the validated model."""
+    turn = TurnBuilder()
+    index = turn.open_call(name, call_id)
+    for fragment in fragments:
+        turn.call_arguments(index, fragment)
+    announcement, *events = turn.events
+    for fragment, event in zip(fragments, events, strict=True):
+        made = ToolCallDelta(
+            index=index, call_id=announcement.call_id, name=name, arguments_fragment=fragment
+        )
+        assert event == made
+        assert event.model_fields_set == made.model_fields_set
+        assert event.model_dump_json() == made.model_dump_json()
+        assert ToolCallDelta.model_validate_json(event.model_dump_json()) == made
+        assert hash(event) == hash(made)
+
+
+@settings(max_examples=60, deadline=None)
+@given(pieces=st.lists(st.text(max_size=6), max_size=6))
+def test_a_text_pieces_event_is_the_model_validation_would_make(pieces: list[str]) -> None:
+    turn = TurnBuilder()
+    for piece in pieces:
+        turn.text(piece)
+    wanted = [Delta(text=piece) for piece in pieces if piece]
+    assert turn.events == wanted
+    for event, made in zip(turn.events, wanted, strict=True):
+        assert event.model_fields_set == made.model_fields_set
+        assert event.model_dump_json() == made.model_dump_json()
+        assert hash(event) == hash(made)

@@ -42,9 +42,15 @@ Progress = Delta | ToolCallDelta
 
 @dataclass(frozen=True)
 class Text:
-    """One upstream text fragment: one ``Delta``."""
+    """One upstream text fragment: one ``Delta`` (none when ``text`` is empty).
+
+    ``wire`` is what the upstream writes when that differs from the text the client must
+    deliver: a structured answer a protocol sends as a forced tool's input keeps the model's
+    spacing on the wire (``_played``).
+    """
 
     text: str
+    wire: str | None = None
 
 
 @dataclass(frozen=True)
@@ -170,7 +176,8 @@ class Case:
         identity: dict[int, tuple[str, str]] = {}
         for step in self.steps:
             if isinstance(step, Text):
-                events.append(Delta(text=step.text))
+                if step.text:
+                    events.append(Delta(text=step.text))
             elif isinstance(step, Call):
                 if step.index not in identity:
                     assert step.name is not None, f"{self.name}: a call's first step names it"
@@ -309,7 +316,14 @@ CASES: Final[tuple[Case, ...]] = (
     Case(
         "structured_json",
         "a JSON answer split mid-token, valid against the schema",
-        (Text('{"city": "Pa'), Text('ris", "tempera'), Text('ture_c": 21.5}'), UsageStep(20, 9)),
+        (
+            Text('{"city": "Pa'),
+            Text('ris", "tempera'),
+            Text('ture_c": 21.5'),
+            Text("\n"),
+            Text("}"),
+            UsageStep(20, 9),
+        ),
         schema=WEATHER_SCHEMA,
     ),
     Case(

@@ -13,9 +13,9 @@ import json
 from dataclasses import replace
 from typing import Final
 
-from runport.conformance._cases import Call, Case, Step
+from runport.conformance._cases import Call, Case, Step, Text
 
-__all__ = ["FINISH_REASONS", "played_as"]
+__all__ = ["FINISH_REASONS", "json_answer", "played_as"]
 
 FINISH_REASONS: Final = {
     "anthropic-messages": {
@@ -92,6 +92,46 @@ def _whole(steps: list[Step]) -> list[Step]:
     return result
 
 
+def json_answer(case: Case) -> bool:
+    """Whether the case's answer is a JSON object asked for by an object schema — what the
+    Messages API can give as a forced tool's input (``input`` must be an object)."""
+    if case.schema.get("type") != "object" or any(isinstance(s, Call) for s in case.steps):
+        return False
+    try:
+        value = json.loads("".join(s.text for s in case.steps if isinstance(s, Text)))
+    except ValueError:
+        return False
+    return isinstance(value, dict)
+
+
+def _unspaced(steps: list[Step]) -> list[Step]:
+    """Anthropic, a JSON answer: each text step without the whitespace outside strings (what
+    the stream and the message body agree on when the answer is a tool's input: the stream
+    keeps the model's spacing, the body the server's), the spaced text kept as ``wire``."""
+    played: list[Step] = []
+    in_string = escaped = False
+    for step in steps:
+        if not isinstance(step, Text):
+            played.append(step)
+            continue
+        kept: list[str] = []
+        for char in step.text:
+            if in_string:
+                if escaped:
+                    escaped = False
+                elif char == "\\":
+                    escaped = True
+                elif char == '"':
+                    in_string = False
+            elif char == '"':
+                in_string = True
+            elif char in " \t\n\r":
+                continue
+            kept.append(char)
+        played.append(Text("".join(kept), wire=step.wire or step.text))
+    return played
+
+
 def played_as(case: Case, protocol: str | None) -> Case:
     """``case`` as ``protocol`` plays it (unchanged for ``scenario``, ``openai-chat``, none)."""
     reasons = FINISH_REASONS.get(protocol or "")
@@ -100,6 +140,8 @@ def played_as(case: Case, protocol: str | None) -> Case:
     steps = _blocks(case.steps)
     if protocol == "gemini":
         steps = _whole(steps)
+    elif json_answer(case):
+        steps = _unspaced(steps)
     reason = case.finish_reason
     if reason is not None:
         reason = reasons.get(reason, reason)

@@ -303,6 +303,7 @@ class _Handler(BaseHTTPRequestHandler):
                 stream=record.stream,
                 model=upstream.model,
                 marker=upstream.body_marker,
+                request=record.body,
             )
             self._play(upstream, record, response, prefix_only=case.prefix_only)
         finally:

@@ -48,8 +48,12 @@ class Wire:
     route: Callable[[str, Any], bool | str]
     """``(path, JSON body)`` → whether the request asks for a stream, or why it is refused."""
 
-    def respond(self, case: Case, *, stream: bool, model: str, marker: str) -> Response:
-        return (self.streamed if stream else self.unstreamed)(case, model=model, marker=marker)
+    def respond(
+        self, case: Case, *, stream: bool, model: str, marker: str, request: Any = None
+    ) -> Response:
+        """``request`` is the JSON body the client sent (Anthropic reads its ``tool_choice``)."""
+        render = self.streamed if stream else self.unstreamed
+        return render(case, model=model, marker=marker, request=request)
 
 
 def _chat_route(path: str, body: Any) -> bool | str:
@@ -86,6 +90,8 @@ WIRES: Final[Mapping[str, Wire]] = {
 }
 
 
-def render(protocol: str, case: Case, *, stream: bool, model: str, marker: str) -> Response:
+def render(
+    protocol: str, case: Case, *, stream: bool, model: str, marker: str, request: Any = None
+) -> Response:
     """``case`` as a ``protocol`` server answers a streamed or unstreamed request."""
-    return WIRES[protocol].respond(case, stream=stream, model=model, marker=marker)
+    return WIRES[protocol].respond(case, stream=stream, model=model, marker=marker, request=request)

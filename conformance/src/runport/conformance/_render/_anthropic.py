@@ -1,5 +1,11 @@
 """``anthropic-messages``: a played case (``_played``) as the Messages API sends it — typed
-content blocks in an event stream ending with ``message_stop``, or one message object."""
+content blocks in an event stream ending with ``message_stop``, or one message object.
+
+A JSON answer goes as the model gives it when the request forces a tool (``tool_choice``
+``{"type": "tool", "name": …}``, how a structured answer is asked for through a tool): the
+forced tool's ``input``, streamed as ``input_json_delta`` fragments with the model's spacing
+(each Text step's ``wire``) and written without that spacing in the message body. Otherwise
+it is a text block of the played text."""
 
 from __future__ import annotations
 
@@ -7,7 +13,7 @@ import json
 from typing import Any, Final
 
 from runport.conformance._cases import Call, Case, Text, UsageStep
-from runport.conformance._played import played_as
+from runport.conformance._played import json_answer, played_as
 from runport.conformance._render._wire import (
     Piece,
     Response,
@@ -19,6 +25,17 @@ from runport.conformance._render._wire import (
 __all__ = ["event_stream_response", "message_response"]
 
 MESSAGE_ID: Final = "msg_runport_conformance"
+ANSWER_ID: Final = "toolu_runport_conformance_answer"
+_SPLICE: Final = "RUNPORT-CONFORMANCE-ANSWER"
+
+
+def _forced_tool(case: Case, request: Any) -> str | None:
+    """The tool the request forces, when the case's answer can be its input."""
+    choice = request.get("tool_choice") if isinstance(request, dict) else None
+    if not isinstance(choice, dict) or choice.get("type") != "tool":
+        return None
+    name = choice.get("name")
+    return name if isinstance(name, str) and name and json_answer(case) else None
 
 
 def _event(name: str, value: dict[str, Any]) -> bytes:
@@ -53,9 +70,10 @@ def _tool_use(step: Call, value: dict[str, Any]) -> dict[str, Any]:
     return {**block, "name": step.name, "input": value}
 
 
-def event_stream_response(case: Case, *, model: str, marker: str) -> Response:
+def event_stream_response(case: Case, *, model: str, marker: str, request: Any = None) -> Response:
     """The case as a streamed Messages API response (``"stream": true``)."""
     case = played_as(case, "anthropic-messages")
+    forced = _forced_tool(case, request)
     usage = _usage(case)
     message: dict[str, Any] = {
         "id": MESSAGE_ID,
@@ -73,7 +91,7 @@ def event_stream_response(case: Case, *, model: str, marker: str) -> Response:
     block = -1
     open_kind: str | int | None = None
     for step in case.steps:
-        if isinstance(step, UsageStep):
+        if isinstance(step, UsageStep) or (isinstance(step, Text) and not (forced or step.text)):
             continue
         kind: str | int = "text" if isinstance(step, Text) else step.index
         if kind != open_kind:
@@ -81,13 +99,28 @@ def event_stream_response(case: Case, *, model: str, marker: str) -> Response:
                 steps.append((_event("content_block_stop", {"index": block}), 0))
             block += 1
             open_kind = kind
-            if isinstance(step, Text):
+            if isinstance(step, Text) and forced:
+                answer = {"type": "tool_use", "id": ANSWER_ID, "name": forced, "input": {}}
+                steps.append(
+                    (_event("content_block_start", {"index": block, "content_block": answer}), 0)
+                )
+            elif isinstance(step, Text):
                 start = {"index": block, "content_block": {"type": "text", "text": ""}}
                 steps.append((_event("content_block_start", start), 0))
             else:
                 start = {"index": block, "content_block": _tool_use(step, {})}
                 steps.append((_event("content_block_start", start), 1))
                 continue
+        if isinstance(step, Text) and forced:
+            fragment = step.wire if step.wire is not None else step.text
+            delta = {"type": "input_json_delta", "partial_json": fragment}
+            steps.append(
+                (
+                    _event("content_block_delta", {"index": block, "delta": delta}),
+                    int(bool(step.text)),
+                )
+            )
+            continue
         if isinstance(step, Text):
             delta = {"type": "text_delta", "text": step.text}
         else:
@@ -111,11 +144,17 @@ def event_stream_response(case: Case, *, model: str, marker: str) -> Response:
     )
 
 
-def message_response(case: Case, *, model: str, marker: str) -> Response:
+def message_response(case: Case, *, model: str, marker: str, request: Any = None) -> Response:
     """The case as one Messages API message (no ``stream``)."""
     case = played_as(case, "anthropic-messages")
+    forced = _forced_tool(case, request)
     content: list[dict[str, Any]] = []
+    if forced:
+        answer = {"type": "tool_use", "id": ANSWER_ID, "name": forced, "input": _SPLICE}
+        content.append(answer)
     for step in case.steps:
+        if isinstance(step, Text) and forced:
+            continue
         if isinstance(step, Text):
             if content and content[-1]["type"] == "text":
                 content[-1]["text"] += step.text
@@ -138,9 +177,14 @@ def message_response(case: Case, *, model: str, marker: str) -> Response:
             "input_tokens": usage.input_tokens,
             "output_tokens": usage.output_tokens,
         }
+    encoded = dumps(message)
+    if forced:
+        # The answer's tokens as the model wrote them, only the spacing gone.
+        answer_text = "".join(step.text for step in case.steps if isinstance(step, Text))
+        encoded = encoded.replace(dumps(_SPLICE), answer_text.encode("utf-8"), 1)
     return body_response(
         case,
-        message,
+        encoded,
         error_status=529,
         error_body=_error(marker, "overloaded_error"),
         status_body=_status_body(case, marker),

@@ -83,7 +83,9 @@ def _status_body(case: Case, marker: str) -> bytes:
     return _error(marker, status or 500)
 
 
-def stream_generate_response(case: Case, *, model: str, marker: str) -> Response:
+def stream_generate_response(
+    case: Case, *, model: str, marker: str, request: Any = None
+) -> Response:
     """The case as ``:streamGenerateContent?alt=sse`` answers it."""
     case = played_as(case, "gemini")
     steps: list[Piece] = [
@@ -101,7 +103,7 @@ def stream_generate_response(case: Case, *, model: str, marker: str) -> Response
     )
 
 
-def generate_response(case: Case, *, model: str, marker: str) -> Response:
+def generate_response(case: Case, *, model: str, marker: str, request: Any = None) -> Response:
     """The case as ``:generateContent`` answers it: one response, texts joined per run."""
     case = played_as(case, "gemini")
     parts: list[dict[str, Any]] = []

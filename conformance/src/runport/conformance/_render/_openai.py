@@ -56,7 +56,7 @@ def _status_body(case: Case, marker: str) -> bytes:
     return _error_body(marker, "server_error", "server_error")
 
 
-def sse_response(case: Case, *, model: str, marker: str) -> Response:
+def sse_response(case: Case, *, model: str, marker: str, request: Any = None) -> Response:
     """The case as a streamed chat-completions response."""
     opening = [b": runport-conformance keep-alive\n\n"]
     if case.role_frame:
@@ -127,7 +127,7 @@ def _message(case: Case) -> dict[str, Any]:
     return message
 
 
-def json_response(case: Case, *, model: str, marker: str) -> Response:
+def json_response(case: Case, *, model: str, marker: str, request: Any = None) -> Response:
     """The case as a non-streamed chat-completions response (``stream`` not true)."""
     usage = next((step for step in case.steps if isinstance(step, UsageStep)), None)
     completion: dict[str, Any] = {

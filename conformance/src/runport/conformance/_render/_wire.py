@@ -124,7 +124,8 @@ def stream_response(
 def body_response(
     case: Case, body: Any, *, error_status: int, error_body: bytes, status_body: bytes, marker: str
 ) -> Response:
-    """The case as one JSON body (an unstreamed call): ``body`` when the turn succeeds, else
+    """The case as one JSON body (an unstreamed call): ``body`` (a value, or its encoding)
+    when the turn succeeds, else
     the fault — a status, an error body (``error_status``), garbage, half the body then a
     clean end, a reset or a stall."""
     fault = case.fault
@@ -135,7 +136,7 @@ def body_response(
         return _whole(error_status, JSON_HEADERS, error_body)
     if fault is not None and fault.kind == "garbage":
         return _whole(200, JSON_HEADERS, b"{not json " + marker.encode())
-    data = dumps(body)
+    data = body if isinstance(body, bytes) else dumps(body)
     if fault is None or fault.kind == "oversize":
         return _whole(200, JSON_HEADERS, data)
     half = data[: len(data) // 2]

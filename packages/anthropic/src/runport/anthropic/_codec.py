@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from runport.anthropic._answer import raw_member
 from runport.anthropic._errors import error_event, invalid
 from runport.anthropic._message import MessageAssembly
 from runport.anthropic._request import answer_tool_in_use, request_body
@@ -118,6 +119,11 @@ class _Message(JSONTurnDecoder):
         assembly = self._message
         for index, block in enumerate(content):
             assembly.start(index, block)
+            if assembly.answers(index):
+                # The answer's text as the server wrote it, not re-serialized (ADR 0025).
+                raw = raw_member(data.decode("utf-8", "surrogatepass"), index, "input")
+                if raw is not None:
+                    assembly.delta(index, {"type": "input_json_delta", "partial_json": raw})
             assembly.stop(index)
         assembly.stop_reason(message.get("stop_reason"))
         assembly.usage(message.get("usage"))

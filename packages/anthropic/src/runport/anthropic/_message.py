@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from runport.anthropic._answer import SpaceStripper
 from runport.anthropic._errors import invalid
 from runport.anthropic._request import ANSWER_TOOL
 from runport.http import TurnBuilder
@@ -17,19 +18,22 @@ _IGNORED = -3
 
 
 class _Block:
-    __slots__ = ("fragments", "initial", "kind")
+    __slots__ = ("fragments", "initial", "kind", "stripper")
 
     def __init__(self, kind: int, initial: Any = None) -> None:
         self.kind = kind  # a call's index in the turn, or one of the negative kinds
         self.initial = initial
         self.fragments = 0
+        self.stripper = SpaceStripper() if kind == _ANSWER else None
 
 
 class MessageAssembly:
     """Content blocks by their index. Only ``tool_use`` blocks are tool calls; a server-side
     tool (``server_tool_use``, ``mcp_tool_use``) ran at the provider and is not. Thinking
     (``thinking``, ``redacted_thinking``) is not the answer and never reaches it. With a
-    structured contract the forced answer tool's input *is* the answer: its fragments are text.
+    structured contract the forced answer tool's input *is* the answer: its fragments are text,
+    without the whitespace outside strings, so a streamed and a whole answer read the same
+    (ADR 0025).
 
     Usage: ``message_delta``'s counts are cumulative and override ``message_start``'s;
     ``input_tokens`` is taken as reported (cache tokens are not added).
@@ -87,8 +91,8 @@ class MessageAssembly:
             if type(fragment) is str:
                 if fragment:
                     block.fragments += 1
-                    if block.kind == _ANSWER:
-                        self.turn.text(fragment)
+                    if block.stripper is not None:
+                        self.turn.text(block.stripper.strip(fragment))
                     else:
                         self.turn.call_arguments(block.kind, fragment)
             elif fragment is not None:
@@ -116,6 +120,11 @@ class MessageAssembly:
             self.turn.text(fragment)
         else:
             self.turn.call_arguments(block.kind, fragment)
+
+    def answers(self, index: int) -> bool:
+        """Whether block ``index`` is the forced answer tool's."""
+        block = self._blocks.get(index)
+        return block is not None and block.kind == _ANSWER
 
     def stop_reason(self, reason: Any) -> None:
         if reason is not None:

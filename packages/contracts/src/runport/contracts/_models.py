@@ -49,9 +49,14 @@ class ToolSpec(_Wire):
 
 
 class ToolCall(_Wire):
+    """A call the model asked for. ``provider_metadata`` holds what the provider needs sent
+    back with this call when a later turn repeats it (Gemini's ``thoughtSignature``), keyed
+    by provider; it is opaque to runport and never part of what the call means."""
+
     call_id: Annotated[str, Field(min_length=1)]
     name: Annotated[str, Field(min_length=1)]
     arguments: JsonValue
+    provider_metadata: dict[str, JsonValue] | None = _omitted()
 
 
 class Message(_Wire):

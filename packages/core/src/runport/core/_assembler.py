@@ -106,7 +106,11 @@ class StreamAssembler:
         if self.text != receipt.text:
             problems.append(f"joined Delta text {self.text!r} != receipt.text {receipt.text!r}")
         streamed = self.tool_calls
-        received = receipt.tool_calls or []
+        # What the provider asks back (``provider_metadata``) is not streamed: law 3 is about
+        # what a call means.
+        received = [
+            call.model_copy(update={"provider_metadata": None}) for call in receipt.tool_calls or []
+        ]
         if streamed != received:
             problems.append(
                 "tool calls assembled from ToolCallDelta "

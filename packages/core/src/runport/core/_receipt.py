@@ -33,7 +33,8 @@ def parse_json_text(text: str) -> tuple[bool, JsonValue]:
         value = bounded_json(text)
     except (ValueError, NotJsonError):
         return False, text
-    if _deeper_than_bound(value):
+    # Nesting needs an opening bracket per level: with few of them the walk is skipped.
+    if text.count("[") + text.count("{") > MAX_JSON_DEPTH and _deeper_than_bound(value):
         raise JsonLimitError(f"the JSON is nested more than {MAX_JSON_DEPTH} levels deep")
     if "\\u" in text and not _unicode(value):
         return False, text

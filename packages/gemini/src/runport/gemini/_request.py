@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
-from runport.contracts import CompiledInteraction, ErrorCode, Message, ToolSpec
+from runport.contracts import CompiledInteraction, ErrorCode, Message, ToolCall, ToolSpec
 from runport.core import is_text_schema, parse_json_text
 from runport.ports import PortError
 
@@ -17,6 +17,11 @@ _CONFIG = {
     "seed": "seed",
 }
 """``runtime_policy`` keys and the ``generationConfig`` field each becomes."""
+
+PROVIDER: Final = "gemini"
+SIGNATURE: Final = "thoughtSignature"
+"""A call's ``provider_metadata`` holds ``{"gemini": {"thoughtSignature": …}}`` when its part
+carried one; the part that repeats the call in a later turn carries it back."""
 
 
 def request_body(interaction: CompiledInteraction) -> dict[str, Any]:
@@ -70,7 +75,11 @@ def _contents(messages: list[Message]) -> list[dict[str, Any]]:
             for call in message.tool_calls or ():
                 names[call.call_id] = call.name
                 arguments = call.arguments if isinstance(call.arguments, dict) else {}
-                parts.append({"functionCall": {"name": call.name, "args": arguments}})
+                part: dict[str, Any] = {"functionCall": {"name": call.name, "args": arguments}}
+                signature = _signature(call)
+                if signature is not None:
+                    part[SIGNATURE] = signature
+                parts.append(part)
         if not parts:
             continue
         if contents and contents[-1]["role"] == role:
@@ -78,6 +87,12 @@ def _contents(messages: list[Message]) -> list[dict[str, Any]]:
         else:
             contents.append({"role": role, "parts": parts})
     return contents
+
+
+def _signature(call: ToolCall) -> str | None:
+    mine = (call.provider_metadata or {}).get(PROVIDER)
+    signature = mine.get(SIGNATURE) if isinstance(mine, dict) else None
+    return signature if isinstance(signature, str) and signature else None
 
 
 def _response(message: Message) -> dict[str, Any]:

@@ -7,7 +7,10 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from pydantic import JsonValue
+
 from runport.contracts import ErrorCode
+from runport.gemini._request import PROVIDER, SIGNATURE
 from runport.http import TurnBuilder, error_from_words, error_message, provider_text
 from runport.ports import PortError
 
@@ -124,7 +127,14 @@ class ResponseAssembly:
             if args is not None and type(args) is not dict:
                 raise invalid(f"functionCall {name!r}: args is not an object")
             arguments = json.dumps(args, ensure_ascii=False, separators=(",", ":")) if args else ""
-            turn.whole_call(name, call_id or None, arguments)
+            signature = part.get("thoughtSignature")
+            if signature is not None and type(signature) is not str:
+                raise invalid(f"functionCall {name!r}: thoughtSignature is not a string")
+            # Sent back with the call in later turns, as thinking models require.
+            metadata: dict[str, JsonValue] | None = (
+                {PROVIDER: {SIGNATURE: signature}} if signature else None
+            )
+            turn.whole_call(name, call_id or None, arguments, metadata)
 
     def _prompt_feedback(self, feedback: Any) -> None:
         if type(feedback) is not dict:

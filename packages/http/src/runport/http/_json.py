@@ -10,47 +10,33 @@ failure, never a ``RecursionError`` or a ``ValueError`` deep in a parser.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
-from runport.contracts import MAX_INT_DIGITS, MAX_JSON_DEPTH, ErrorCode
+from runport.contracts import ErrorCode
+from runport.core import JsonLimitError, parse_json_text
 from runport.ports import PortError
 
-__all__ = ["check_json_text", "encode_json"]
-
-_TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]|(?<![.\d])-?\d{%d,}' % (MAX_INT_DIGITS + 1))
+__all__ = ["bounds_error", "check_json_text", "encode_json"]
 
 
 def check_json_text(text: str, what: str) -> None:
-    """Raise ``TQX_RUNTIME_INVALID_RESPONSE`` when ``text`` nests deeper than
-    ``MAX_JSON_DEPTH`` or holds an integer of more than ``MAX_INT_DIGITS`` digits.
+    """Raise ``TQX_RUNTIME_INVALID_RESPONSE`` when ``text`` is JSON past the bounds: nested
+    deeper than ``MAX_JSON_DEPTH`` or holding an integer of more than ``MAX_INT_DIGITS``
+    digits. Text that is not JSON at all passes; parsing it is the caller's business.
 
-    Linear: one regular-expression pass skips strings at C speed; only brackets and
-    over-long numbers reach Python. Text that is not JSON at all passes; parsing it is the
-    caller's business.
+    The bounds are ``runport.core.parse_json_text``'s, the one place they are kept: a text
+    that is about to be parsed anyway should be parsed once, with ``JsonLimitError`` mapped
+    by ``bounds_error``, as the turn assembly does.
     """
-    if "[" not in text and "{" not in text and len(text) <= MAX_INT_DIGITS:
-        return
-    depth = 0
-    for match in _TOKENS.finditer(text.encode("utf-8", "surrogatepass")):
-        token = match.group()
-        first = token[:1]
-        if first == b'"':
-            continue
-        if first in (b"[", b"{"):
-            depth += 1
-            if depth > MAX_JSON_DEPTH:
-                raise PortError(
-                    ErrorCode.RUNTIME_INVALID_RESPONSE,
-                    f"{what} nests deeper than {MAX_JSON_DEPTH} levels",
-                )
-        elif first in (b"]", b"}"):
-            depth = max(0, depth - 1)
-        else:
-            raise PortError(
-                ErrorCode.RUNTIME_INVALID_RESPONSE,
-                f"{what} holds an integer of more than {MAX_INT_DIGITS} digits",
-            )
+    try:
+        parse_json_text(text)
+    except JsonLimitError as error:
+        raise bounds_error(error, what) from None
+
+
+def bounds_error(error: JsonLimitError, what: str) -> PortError:
+    """``JsonLimitError`` met in an upstream's ``what`` as the coded failure of the call."""
+    return PortError(ErrorCode.RUNTIME_INVALID_RESPONSE, f"{what}: {error.message}")
 
 
 def encode_json(body: Any) -> bytes:

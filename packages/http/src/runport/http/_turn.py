@@ -10,6 +10,8 @@ response fed through the same calls gives the same receipt (law 2).
 
 from __future__ import annotations
 
+from pydantic import JsonValue
+
 from runport.contracts import (
     AdapterDescriptor,
     Delta,
@@ -21,8 +23,8 @@ from runport.contracts import (
     ToolCallDelta,
     Usage,
 )
-from runport.core import build_receipt, is_text_schema, parse_json_text
-from runport.http._json import check_json_text
+from runport.core import JsonLimitError, build_receipt, parse_json_text
+from runport.http._json import bounds_error
 from runport.ports import PortError
 
 __all__ = ["TextPieces", "TurnBuilder", "parsed_tool_call", "turn_receipt"]
@@ -31,17 +33,19 @@ __all__ = ["TextPieces", "TurnBuilder", "parsed_tool_call", "turn_receipt"]
 class TextPieces:
     """Text that arrives in many pieces, held compactly.
 
-    Every ``BLOCK`` pieces are joined into one block, so a turn of tiny deltas costs about its
-    own size in memory rather than a string header (~50 bytes) per piece, and the final join
-    copies each character once.
+    Every ``BLOCK`` pieces are joined and appended to one growing string, so a turn of tiny
+    deltas costs about its own size in memory rather than a string header (~50 bytes) per
+    piece, and taking the text copies nothing: the string is grown in place (CPython resizes
+    a string nothing else refers to), so the pieces and the joined text are never held side
+    by side — the turn's peak stays near one copy of its text, not two.
     """
 
-    __slots__ = ("_blocks", "_pending", "count")
+    __slots__ = ("_joined", "_pending", "count")
 
     BLOCK = 256
 
     def __init__(self) -> None:
-        self._blocks: list[str] = []
+        self._joined = ""
         self._pending: list[str] = []
         self.count = 0
 
@@ -50,32 +54,59 @@ class TextPieces:
         pending = self._pending
         pending.append(piece)
         if len(pending) == self.BLOCK:
-            self._blocks.append("".join(pending))
-            pending.clear()
+            self._grow()
+
+    def _grow(self) -> None:
+        joined = self._joined
+        self._joined = ""  # the local is then the string's one reference: it grows in place
+        joined += "".join(self._pending)
+        self._joined = joined
+        self._pending.clear()
 
     def held(self) -> str:
         """What has arrived so far (for a call announced after its first arguments)."""
-        return "".join(self._blocks) + "".join(self._pending)
+        return self._joined + "".join(self._pending)
 
     def take(self) -> str:
         """Everything, joined; the pieces are dropped, so the text is not held twice."""
-        blocks = self._blocks
-        blocks.append("".join(self._pending))
-        self._blocks = []
-        self._pending = []
-        text = "".join(blocks)
-        blocks.clear()
+        self._grow()
+        text = self._joined
+        self._joined = ""
         return text
 
 
-class _Call:
-    __slots__ = ("arguments", "call_id", "closed", "name")
+_new = object.__new__
+_set = object.__setattr__
+_FRAGMENT_FIELDS = frozenset(("index", "call_id", "name", "arguments_fragment"))
+_TEXT_FIELDS = frozenset(("text",))
 
-    def __init__(self, call_id: str, name: str) -> None:
-        self.call_id = call_id
-        self.name = name
+
+class _Call:
+    """One call's state; ``announcement`` is its validated first event, whose fields every
+    later fragment's event repeats.
+
+    A fragment's event is the announcement's state with the fragment in place, built without
+    re-validating what the announcement's validation proved (the fragment, a ``str``, is the
+    one field that differs): on a stream of tiny fragments, validating four fields per
+    fragment was the largest cost beside the parse. It is the model ``ToolCallDelta(...)``
+    would make, state for state.
+    """
+
+    __slots__ = ("announcement", "arguments", "closed", "metadata")
+
+    def __init__(self, announcement: ToolCallDelta) -> None:
+        self.announcement = announcement
         self.arguments = TextPieces()
         self.closed = False
+        self.metadata: dict[str, JsonValue] | None = None
+
+    @property
+    def call_id(self) -> str:
+        return self.announcement.call_id
+
+    @property
+    def name(self) -> str:
+        return self.announcement.name
 
 
 class TurnBuilder:
@@ -100,7 +131,14 @@ class TurnBuilder:
 
     def text(self, piece: str) -> None:
         if piece:
-            self.events.append(Delta(text=piece))
+            # ``Delta(text=piece)`` without re-validating a non-empty ``str`` (as for
+            # ``_Call``'s fragments): this runs once per streamed text piece.
+            event = _new(Delta)
+            _set(event, "__dict__", {"kind": "Delta", "text": piece})
+            _set(event, "__pydantic_fields_set__", _TEXT_FIELDS)
+            _set(event, "__pydantic_extra__", None)
+            _set(event, "__pydantic_private__", None)
+            self.events.append(event)
             self._text.add(piece)
 
     def open_call(self, name: str, call_id: str | None = None) -> int:
@@ -108,22 +146,26 @@ class TurnBuilder:
         if not name:
             raise PortError(ErrorCode.RUNTIME_INVALID_RESPONSE, "a tool call has no name")
         index = len(self._calls)
-        call = _Call(call_id or f"call_{index}", name)
-        self._calls.append(call)
-        self.events.append(
-            ToolCallDelta(index=index, call_id=call.call_id, name=name, arguments_fragment="")
+        announcement = ToolCallDelta(
+            index=index, call_id=call_id or f"call_{index}", name=name, arguments_fragment=""
         )
+        self._calls.append(_Call(announcement))
+        self.events.append(announcement)
         return index
 
     def call_arguments(self, index: int, fragment: str) -> None:
         call = self._calls[index]
         if fragment and not call.closed:
             call.arguments.add(fragment)
-            self.events.append(
-                ToolCallDelta(
-                    index=index, call_id=call.call_id, name=call.name, arguments_fragment=fragment
-                )
-            )
+            # ``_Call.fragment``, inlined: this runs once per streamed fragment.
+            event = _new(ToolCallDelta)
+            state = call.announcement.__dict__.copy()
+            state["arguments_fragment"] = fragment
+            _set(event, "__dict__", state)
+            _set(event, "__pydantic_fields_set__", _FRAGMENT_FIELDS)
+            _set(event, "__pydantic_extra__", None)
+            _set(event, "__pydantic_private__", None)
+            self.events.append(event)
 
     def close_call(self, index: int) -> None:
         """The call is whole: if no arguments arrived, they are ``{}``."""
@@ -133,9 +175,17 @@ class TurnBuilder:
                 self.call_arguments(index, "{}")
             call.closed = True
 
-    def whole_call(self, name: str, call_id: str | None, arguments: str) -> None:
-        """A call that arrives in one piece: announced, its arguments sent as one fragment."""
+    def whole_call(
+        self,
+        name: str,
+        call_id: str | None,
+        arguments: str,
+        metadata: dict[str, JsonValue] | None = None,
+    ) -> None:
+        """A call that arrives in one piece: announced, its arguments sent as one fragment;
+        ``metadata`` is what the provider wants back with it (``ToolCall.provider_metadata``)."""
         index = self.open_call(name, call_id)
+        self._calls[index].metadata = metadata
         self.call_arguments(index, arguments)
         self.close_call(index)
 
@@ -145,7 +195,7 @@ class TurnBuilder:
         for index in range(len(self._calls)):
             self.close_call(index)
         calls = [
-            parsed_tool_call(index, call.call_id, call.name, call.arguments.take())
+            parsed_tool_call(index, call.call_id, call.name, call.arguments.take(), call.metadata)
             for index, call in enumerate(self._calls)
         ]
         return turn_receipt(
@@ -160,11 +210,24 @@ class TurnBuilder:
         )
 
 
-def parsed_tool_call(index: int, call_id: str, name: str, arguments: str) -> ToolCall:
+def parsed_tool_call(
+    index: int,
+    call_id: str,
+    name: str,
+    arguments: str,
+    metadata: dict[str, JsonValue] | None = None,
+) -> ToolCall:
     """A call whose arguments' text is checked against the JSON bounds, then parsed (or kept
     as a string when it is not JSON, docs/wire-types.md)."""
-    check_json_text(arguments, f"tool call {index}'s arguments")
-    return ToolCall(call_id=call_id, name=name, arguments=parse_json_text(arguments)[1])
+    try:
+        value = parse_json_text(arguments)[1]
+    except JsonLimitError as error:
+        raise bounds_error(error, f"tool call {index}'s arguments") from None
+    # The parsed value (or the text itself) is JSON by construction: validating it again as a
+    # ``JsonValue`` would walk every element in Python, so only the call's identity is
+    # validated and the value is put in unvalidated.
+    call = ToolCall(call_id=call_id, name=name, arguments=None, provider_metadata=metadata)
+    return call.model_copy(update={"arguments": value})
 
 
 def turn_receipt(
@@ -176,11 +239,9 @@ def turn_receipt(
     finish_reason: str | None,
     usage: Usage | None,
 ) -> ExecutionReceipt:
-    """A decoded turn's receipt through ``runport.core.build_receipt``: a structured answer's
-    text is checked against the JSON bounds first, and text that is not valid Unicode (a lone
-    surrogate escape), which cannot be fingerprinted, is ``INVALID_RESPONSE``."""
-    if text and not is_text_schema(request.interaction.output_schema):
-        check_json_text(text, "the answer")
+    """A decoded turn's receipt through ``runport.core.build_receipt``: a structured answer
+    past the JSON bounds (met while it is parsed, once) and text that is not valid Unicode (a
+    lone surrogate escape), which cannot be fingerprinted, are ``INVALID_RESPONSE``."""
     try:
         return build_receipt(
             request,
@@ -190,6 +251,8 @@ def turn_receipt(
             finish_reason=finish_reason,
             usage=usage,
         )
+    except JsonLimitError as error:
+        raise bounds_error(error, "the answer") from None
     except UnicodeEncodeError:
         raise PortError(
             ErrorCode.RUNTIME_INVALID_RESPONSE, "the response's text is not valid Unicode"
