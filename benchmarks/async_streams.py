@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import itertools
 import json
 import os
 import socket
@@ -154,10 +155,16 @@ REQUEST = ExecutionRequest(
 class Runport:
     name = "runport"
 
-    def __init__(self, base_url: str) -> None:
-        self.adapter = AsyncOpenAIChatAdapter(
-            base_url=base_url, model="m", http_client=httpx.AsyncClient(limits=LIMITS, timeout=60)
-        )
+    def __init__(self, base_url: str, pools: int) -> None:
+        adapters = [
+            AsyncOpenAIChatAdapter(
+                base_url=base_url,
+                model="m",
+                http_client=httpx.AsyncClient(limits=LIMITS, timeout=60),
+            )
+            for _ in range(pools)
+        ]
+        self.adapter = itertools.cycle(adapters).__next__
 
     async def stream(self, first: Callable[[], None]) -> int:
         count = 0
@@ -169,22 +176,23 @@ class Runport:
                     first()
                 count += 1
 
-        await self.adapter.execute_streaming(REQUEST, sink)
+        await self.adapter().execute_streaming(REQUEST, sink)
         return count
 
 
 class Floor:
     name = "floor"
 
-    def __init__(self, base_url: str) -> None:
-        self.client = httpx.AsyncClient(limits=LIMITS, timeout=60)
+    def __init__(self, base_url: str, pools: int) -> None:
+        clients = [httpx.AsyncClient(limits=LIMITS, timeout=60) for _ in range(pools)]
+        self.client = itertools.cycle(clients).__next__
         self.url = base_url + "/chat/completions"
 
     async def stream(self, first: Callable[[], None]) -> int:
         count = 0
         held = b""
         payload = {"model": "m", "messages": [{"role": "user", "content": "Go."}], "stream": True}
-        async with self.client.stream("POST", self.url, json=payload) as response:
+        async with self.client().stream("POST", self.url, json=payload) as response:
             async for data in response.aiter_bytes():
                 *frames, held = (held + data).split(b"\n\n")
                 for frame in frames:
@@ -201,18 +209,22 @@ class Floor:
 class SDK:
     name = "sdk"
 
-    def __init__(self, base_url: str) -> None:
-        self.client = openai.AsyncOpenAI(
-            base_url=base_url,
-            api_key="sk-bench",
-            max_retries=0,
-            http_client=httpx.AsyncClient(limits=LIMITS, timeout=60),
-        )
+    def __init__(self, base_url: str, pools: int) -> None:
+        clients = [
+            openai.AsyncOpenAI(
+                base_url=base_url,
+                api_key="sk-bench",
+                max_retries=0,
+                http_client=httpx.AsyncClient(limits=LIMITS, timeout=60),
+            )
+            for _ in range(pools)
+        ]
+        self.client = itertools.cycle(clients).__next__
 
     async def stream(self, first: Callable[[], None]) -> int:
         count = 0
         parts: list[str] = []
-        stream = await self.client.chat.completions.create(
+        stream = await self.client().chat.completions.create(
             model="m", messages=[{"role": "user", "content": "Go."}], stream=True
         )
         async for chunk in stream:
@@ -265,7 +277,11 @@ async def memory(contender: Runport | Floor | SDK, streams: int) -> float:
 
 
 async def run(base_url: str, args: argparse.Namespace) -> None:
-    contenders = [Runport(base_url), Floor(base_url), SDK(base_url)]
+    contenders = [
+        Runport(base_url, args.pools),
+        Floor(base_url, args.pools),
+        SDK(base_url, args.pools),
+    ]
     walls: dict[str, list[float]] = {c.name: [] for c in contenders}
     cpus: dict[str, list[float]] = {c.name: [] for c in contenders}
     for contender in contenders:  # warm-up: connections, imports, caches
@@ -280,6 +296,7 @@ async def run(base_url: str, args: argparse.Namespace) -> None:
     wall = {name: statistics.median(times) for name, times in walls.items()}
     cpu = {name: statistics.median(times) for name, times in cpus.items()}
     pinned = "no CPU pinning" if args.no_pin else "server on CPU 1, client on CPU 0"
+    pinned += f"; {args.pools} connection pool(s) per client"
     print(
         f"{args.streams} concurrent streams × {args.deltas} deltas; median of {args.rounds} "
         f"rounds; first delta: median of {args.sequential} sequential calls; {pinned}\n"
@@ -309,6 +326,12 @@ def main() -> None:
     parser.add_argument("--deltas", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--sequential", type=int, default=200)
+    parser.add_argument(
+        "--pools",
+        type=int,
+        default=1,
+        help="spread the streams over this many httpx clients per contender (default one)",
+    )
     parser.add_argument("--no-pin", action="store_true", help="let both processes run on any CPU")
     parser.add_argument("--serve", nargs=2, type=int, help=argparse.SUPPRESS)
     parser.add_argument("--server-cpu", type=int, help=argparse.SUPPRESS)
