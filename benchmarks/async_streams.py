@@ -48,6 +48,7 @@ ENVELOPE = (
 )
 WORDS = ["The", " quick", " brown", " fox", " jumps", " over", " the", " lazy", " dog", "."]
 LIMITS = httpx.Limits(max_connections=1000, max_keepalive_connections=1000)
+TIMEOUT = 600  # the memory pass runs under tracemalloc, several times slower: no call may time out
 
 
 def body(deltas: int) -> bytes:
@@ -160,7 +161,7 @@ class Runport:
             AsyncOpenAIChatAdapter(
                 base_url=base_url,
                 model="m",
-                http_client=httpx.AsyncClient(limits=LIMITS, timeout=60),
+                http_client=httpx.AsyncClient(limits=LIMITS, timeout=TIMEOUT),
             )
             for _ in range(pools)
         ]
@@ -184,7 +185,7 @@ class Floor:
     name = "floor"
 
     def __init__(self, base_url: str, pools: int) -> None:
-        clients = [httpx.AsyncClient(limits=LIMITS, timeout=60) for _ in range(pools)]
+        clients = [httpx.AsyncClient(limits=LIMITS, timeout=TIMEOUT) for _ in range(pools)]
         self.client = itertools.cycle(clients).__next__
         self.url = base_url + "/chat/completions"
 
@@ -215,7 +216,7 @@ class SDK:
                 base_url=base_url,
                 api_key="sk-bench",
                 max_retries=0,
-                http_client=httpx.AsyncClient(limits=LIMITS, timeout=60),
+                http_client=httpx.AsyncClient(limits=LIMITS, timeout=TIMEOUT),
             )
             for _ in range(pools)
         ]
