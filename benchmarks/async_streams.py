@@ -24,7 +24,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
+import itertools
 import json
+import os
 import socket
 import statistics
 import subprocess
@@ -45,6 +48,7 @@ ENVELOPE = (
 )
 WORDS = ["The", " quick", " brown", " fox", " jumps", " over", " the", " lazy", " dog", "."]
 LIMITS = httpx.Limits(max_connections=1000, max_keepalive_connections=1000)
+TIMEOUT = 600  # the memory pass runs under tracemalloc, several times slower: no call may time out
 
 
 def body(deltas: int) -> bytes:
@@ -66,45 +70,66 @@ def body(deltas: int) -> bytes:
 # --- the server (run in its own process) ---------------------------------------------------
 
 
-async def serve(port: int, deltas: int) -> None:
+def response(deltas: int) -> bytes:
+    """The whole response, rendered once: head, the body in 4 KiB chunks, the last chunk."""
     stream = body(deltas)
     pieces = [stream[start : start + 4096] for start in range(0, len(stream), 4096)]
     head = (
         b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
         b"Transfer-Encoding: chunked\r\nConnection: keep-alive\r\n\r\n"
     )
+    chunks = b"".join(b"%x\r\n%s\r\n" % (len(piece), piece) for piece in pieces)
+    return head + chunks + b"0\r\n\r\n"
 
-    async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            while True:
-                request = await reader.readuntil(b"\r\n\r\n")
-                length = 0
-                for line in request.split(b"\r\n"):
-                    name, _, value = line.partition(b":")
-                    if name.strip().lower() == b"content-length":
-                        length = int(value)
-                await reader.readexactly(length)
-                writer.write(head)
-                for piece in pieces:  # a stream arrives in pieces, not as one write
-                    writer.write(b"%x\r\n%s\r\n" % (len(piece), piece))
-                    await writer.drain()
-                writer.write(b"0\r\n\r\n")
-                await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
-        finally:
-            writer.close()
 
-    server = await asyncio.start_server(connection, "127.0.0.1", port, backlog=2048)
+class Answer(asyncio.Protocol):
+    """One connection: every complete request (head plus ``Content-Length`` bytes) is answered
+    with one write of the pre-rendered response, so the server's share of the two cores is
+    as small as a server's can be (the kernel cuts the write into segments)."""
+
+    def __init__(self, answer: bytes) -> None:
+        self.answer = answer
+        self.held = b""
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.held += data
+        while True:
+            end = self.held.find(b"\r\n\r\n")
+            if end < 0:
+                return
+            length = 0
+            for line in self.held[:end].split(b"\r\n"):
+                name, _, value = line.partition(b":")
+                if name.strip().lower() == b"content-length":
+                    length = int(value)
+            if len(self.held) < end + 4 + length:
+                return
+            self.held = self.held[end + 4 + length :]
+            assert self.transport is not None
+            self.transport.write(self.answer)
+
+
+async def serve(port: int, deltas: int) -> None:
+    answer = response(deltas)
+    loop = asyncio.get_running_loop()
+    server = await loop.create_server(lambda: Answer(answer), "127.0.0.1", port, backlog=2048)
     async with server:
         await server.serve_forever()
 
 
-def start_server(deltas: int) -> tuple[subprocess.Popen[bytes], str]:
+def start_server(deltas: int, cpu: int | None) -> tuple[subprocess.Popen[bytes], str]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    process = subprocess.Popen([sys.executable, __file__, "--serve", str(port), str(deltas)])
+    command = [sys.executable, __file__, "--serve", str(port), str(deltas)]
+    if cpu is not None:
+        command += ["--server-cpu", str(cpu)]
+    process = subprocess.Popen(command)
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         try:
@@ -131,10 +156,16 @@ REQUEST = ExecutionRequest(
 class Runport:
     name = "runport"
 
-    def __init__(self, base_url: str) -> None:
-        self.adapter = AsyncOpenAIChatAdapter(
-            base_url=base_url, model="m", http_client=httpx.AsyncClient(limits=LIMITS, timeout=60)
-        )
+    def __init__(self, base_url: str, pools: int) -> None:
+        adapters = [
+            AsyncOpenAIChatAdapter(
+                base_url=base_url,
+                model="m",
+                http_client=httpx.AsyncClient(limits=LIMITS, timeout=TIMEOUT),
+            )
+            for _ in range(pools)
+        ]
+        self.adapter = itertools.cycle(adapters).__next__
 
     async def stream(self, first: Callable[[], None]) -> int:
         count = 0
@@ -146,22 +177,23 @@ class Runport:
                     first()
                 count += 1
 
-        await self.adapter.execute_streaming(REQUEST, sink)
+        await self.adapter().execute_streaming(REQUEST, sink)
         return count
 
 
 class Floor:
     name = "floor"
 
-    def __init__(self, base_url: str) -> None:
-        self.client = httpx.AsyncClient(limits=LIMITS, timeout=60)
+    def __init__(self, base_url: str, pools: int) -> None:
+        clients = [httpx.AsyncClient(limits=LIMITS, timeout=TIMEOUT) for _ in range(pools)]
+        self.client = itertools.cycle(clients).__next__
         self.url = base_url + "/chat/completions"
 
     async def stream(self, first: Callable[[], None]) -> int:
         count = 0
         held = b""
         payload = {"model": "m", "messages": [{"role": "user", "content": "Go."}], "stream": True}
-        async with self.client.stream("POST", self.url, json=payload) as response:
+        async with self.client().stream("POST", self.url, json=payload) as response:
             async for data in response.aiter_bytes():
                 *frames, held = (held + data).split(b"\n\n")
                 for frame in frames:
@@ -178,18 +210,22 @@ class Floor:
 class SDK:
     name = "sdk"
 
-    def __init__(self, base_url: str) -> None:
-        self.client = openai.AsyncOpenAI(
-            base_url=base_url,
-            api_key="sk-bench",
-            max_retries=0,
-            http_client=httpx.AsyncClient(limits=LIMITS, timeout=60),
-        )
+    def __init__(self, base_url: str, pools: int) -> None:
+        clients = [
+            openai.AsyncOpenAI(
+                base_url=base_url,
+                api_key="sk-bench",
+                max_retries=0,
+                http_client=httpx.AsyncClient(limits=LIMITS, timeout=TIMEOUT),
+            )
+            for _ in range(pools)
+        ]
+        self.client = itertools.cycle(clients).__next__
 
     async def stream(self, first: Callable[[], None]) -> int:
         count = 0
         parts: list[str] = []
-        stream = await self.client.chat.completions.create(
+        stream = await self.client().chat.completions.create(
             model="m", messages=[{"role": "user", "content": "Go."}], stream=True
         )
         async for chunk in stream:
@@ -206,12 +242,16 @@ def _nothing() -> None:
     pass
 
 
-async def concurrent(contender: Runport | Floor | SDK, streams: int, deltas: int) -> float:
-    start = time.perf_counter()
+async def concurrent(
+    contender: Runport | Floor | SDK, streams: int, deltas: int
+) -> tuple[float, float]:
+    """Wall time and the client process's CPU time for ``streams`` concurrent streams."""
+    gc.collect()
+    start, cpu = time.perf_counter(), time.process_time()
     counts = await asyncio.gather(*(contender.stream(_nothing) for _ in range(streams)))
-    elapsed = time.perf_counter() - start
+    elapsed, used = time.perf_counter() - start, time.process_time() - cpu
     assert all(count == deltas for count in counts), (contender.name, set(counts))
-    return elapsed
+    return elapsed, used
 
 
 async def first_delta(contender: Runport | Floor | SDK, calls: int) -> float:
@@ -238,31 +278,47 @@ async def memory(contender: Runport | Floor | SDK, streams: int) -> float:
 
 
 async def run(base_url: str, args: argparse.Namespace) -> None:
-    contenders = [Runport(base_url), Floor(base_url), SDK(base_url)]
+    contenders = [
+        Runport(base_url, args.pools),
+        Floor(base_url, args.pools),
+        SDK(base_url, args.pools),
+    ]
     walls: dict[str, list[float]] = {c.name: [] for c in contenders}
+    cpus: dict[str, list[float]] = {c.name: [] for c in contenders}
     for contender in contenders:  # warm-up: connections, imports, caches
         await concurrent(contender, min(args.streams, 50), args.deltas)
     for _ in range(args.rounds):
         for contender in contenders:
-            walls[contender.name].append(await concurrent(contender, args.streams, args.deltas))
+            elapsed, used = await concurrent(contender, args.streams, args.deltas)
+            walls[contender.name].append(elapsed)
+            cpus[contender.name].append(used)
     firsts = {c.name: await first_delta(c, args.sequential) for c in contenders}
     memories = {c.name: await memory(c, args.streams) for c in contenders}
     wall = {name: statistics.median(times) for name, times in walls.items()}
+    cpu = {name: statistics.median(times) for name, times in cpus.items()}
+    pinned = "no CPU pinning" if args.no_pin else "server on CPU 1, client on CPU 0"
+    pinned += f"; {args.pools} connection pool(s) per client"
     print(
         f"{args.streams} concurrent streams × {args.deltas} deltas; median of {args.rounds} "
-        f"rounds; first delta: median of {args.sequential} sequential calls\n"
+        f"rounds; first delta: median of {args.sequential} sequential calls; {pinned}\n"
     )
-    columns = ["client", "wall (s)", "µs per delta", "÷ floor", "first delta (ms)"]
-    print("| " + " | ".join([*columns, "memory per stream (KiB)"]) + " |")
-    print("|---|---|---|---|---|---|")
+    print(
+        "| client | wall (s) | ÷ floor | client CPU (s) | CPU µs per delta | CPU ms per stream "
+        "| ÷ floor | first delta (ms) | memory per stream (KiB) |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
     total = args.streams * args.deltas
     for name in ("runport", "floor", "sdk"):
         print(
-            f"| {name} | {wall[name]:.2f} | {wall[name] / total * 1e6:.2f} | "
-            f"{wall[name] / wall['floor']:.2f}× | {firsts[name] * 1000:.2f} | "
+            f"| {name} | {wall[name]:.2f} | {wall[name] / wall['floor']:.2f}× | {cpu[name]:.2f} | "
+            f"{cpu[name] / total * 1e6:.2f} | {cpu[name] / args.streams * 1e3:.2f} | "
+            f"{cpu[name] / cpu['floor']:.2f}× | {firsts[name] * 1000:.2f} | "
             f"{memories[name] / 1024:.1f} |"
         )
-    print(f"\nsdk ÷ runport: {wall['sdk'] / wall['runport']:.1f}× (wall time)")
+    print(
+        f"\nsdk ÷ runport: {wall['sdk'] / wall['runport']:.1f}× wall time, "
+        f"{cpu['sdk'] / cpu['runport']:.1f}× client CPU time"
+    )
 
 
 def main() -> None:
@@ -271,12 +327,25 @@ def main() -> None:
     parser.add_argument("--deltas", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--sequential", type=int, default=200)
+    parser.add_argument(
+        "--pools",
+        type=int,
+        default=1,
+        help="spread the streams over this many httpx clients per contender (default one)",
+    )
+    parser.add_argument("--no-pin", action="store_true", help="let both processes run on any CPU")
     parser.add_argument("--serve", nargs=2, type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--server-cpu", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
+        if args.server_cpu is not None:
+            os.sched_setaffinity(0, {args.server_cpu})
         asyncio.run(serve(*args.serve))
         return
-    process, base_url = start_server(args.deltas)
+    pin = not args.no_pin and len(os.sched_getaffinity(0)) >= 2
+    process, base_url = start_server(args.deltas, 1 if pin else None)
+    if pin:
+        os.sched_setaffinity(0, {0})
     try:
         asyncio.run(run(base_url, args))
     finally:

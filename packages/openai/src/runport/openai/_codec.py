@@ -93,9 +93,12 @@ class _ChunkStream(ResponseDecoder):
 
     def feed(self, data: bytes) -> Iterator[StreamEvent]:
         """The hot path: a generator, so each frame's event reaches the caller (and is
-        dropped) before the next frame is decoded; lookups are hoisted out of the loop."""
+        dropped) before the next frame is decoded; lookups are hoisted out of the loop, and a
+        frame of the usual shape (one text delta, one argument fragment) is yielded straight
+        from ``single_event``, with no callback and no list between."""
         turn = self._turn
         emitted = self._emitted
+        single_event = turn.single_event
         feed_chunk = turn.feed_chunk
         loads = from_json
         for event, payload in self._sse.feed(data):
@@ -112,6 +115,10 @@ class _ChunkStream(ResponseDecoder):
                 raise error_frame(
                     chunk.get("error", chunk) if type(chunk) is dict else None, self._secrets
                 )
+            single = single_event(chunk)
+            if single is not None:
+                yield single
+                continue
             feed_chunk(chunk)
             if emitted:
                 if len(emitted) == 1:
