@@ -50,7 +50,7 @@ class Shards:
         kept = limits.max_keepalive_connections
         self._limits = httpx.Limits(
             max_connections=min(size, connections),
-            max_keepalive_connections=None if kept is None else max(1, kept // self._most),
+            max_keepalive_connections=None if kept is None else kept // self._most,
         )
         self._timeout = timeout
         self._shards: list[Shard] = []
@@ -78,6 +78,11 @@ class Shards:
     def busy(self) -> list[int]:
         """Exchanges in flight, shard by shard."""
         return [shard.busy for shard in self._shards]
+
+    @property
+    def limits(self) -> httpx.Limits:
+        """Each shard's share of the limits."""
+        return self._limits
 
     @property
     def clients(self) -> list[httpx.AsyncClient]:
