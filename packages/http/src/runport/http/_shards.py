@@ -17,8 +17,8 @@ import httpx
 __all__ = ["DEFAULT_ASYNC_LIMITS", "SHARD_SIZE", "Shard", "Shards"]
 
 DEFAULT_ASYNC_LIMITS: Final = httpx.Limits(max_connections=1000, max_keepalive_connections=200)
-"""The pool of a client the adapter makes itself: a thousand streams at once (httpx's own
-default is a hundred, which would queue the hundred-and-first)."""
+"""What the clients an async adapter makes itself may open together: a thousand streams at once
+(httpx's own default is a hundred, which would queue the hundred-and-first)."""
 
 SHARD_SIZE: Final = 50
 """Exchanges one shard holds before the next call opens, or moves to, another (measured in
