@@ -5,7 +5,8 @@ every ``POST …/chat/completions`` with the same stream: a role chunk, ``--delt
 a finish chunk, a usage chunk and ``[DONE]``. Three clients read it, one after another, each
 with a pool large enough for every stream at once:
 
-- ``runport``  ``AsyncOpenAIChatAdapter.execute_streaming`` with a counting sink;
+- ``runport``  ``AsyncOpenAIChatAdapter.execute_streaming`` with a counting sink, on the pool
+               the adapter makes itself (sharded: no client holds more than fifty streams);
 - ``floor``    ``httpx.AsyncClient.stream`` + ``aiter_bytes`` + split on blank lines +
                ``json.loads`` of every frame: the least any consumer that decodes every frame
                can do;
@@ -158,11 +159,7 @@ class Runport:
 
     def __init__(self, base_url: str, pools: int) -> None:
         adapters = [
-            AsyncOpenAIChatAdapter(
-                base_url=base_url,
-                model="m",
-                http_client=httpx.AsyncClient(limits=LIMITS, timeout=TIMEOUT),
-            )
+            AsyncOpenAIChatAdapter(base_url=base_url, model="m", timeout=TIMEOUT)
             for _ in range(pools)
         ]
         self.adapter = itertools.cycle(adapters).__next__

@@ -295,6 +295,17 @@ def endless(piece: bytes, every: float, headers: dict[str, str] | None = None) -
     return handler
 
 
+def echo(connection: Connection, request: bytes) -> bool:
+    """Five frames naming the call (``{prompt}/0`` … ``{prompt}/4``): calls kept apart show."""
+    prompt = json.loads(request.partition(b"\r\n\r\n")[2])["prompt"]
+    connection.write(head("200 OK", SSE))
+    for index in range(5):
+        connection.chunk(f"data: {prompt}/{index}\n\n".encode())
+    connection.chunk(b"data: [END]\n\n")
+    connection.write(b"0\r\n\r\n")
+    return True
+
+
 def frames(*texts: str, end: bool = True) -> list[bytes]:
     out = [f"data: {text}\n\n".encode() for text in texts]
     return [*out, b"data: [END]\n\n"] if end else out

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import gzip
-import json
 import time
 from collections.abc import Awaitable, Callable
 
@@ -17,6 +16,7 @@ from http_faults import (
     FaultServer,
     Handler,
     LineCodec,
+    echo,
     endless,
     fixed_reply,
     frames,
@@ -180,18 +180,8 @@ def _deltas_then_pings(count: int) -> Handler:
     return handler
 
 
-def _echo(connection: Connection, request: bytes) -> bool:
-    prompt = json.loads(request.partition(b"\r\n\r\n")[2])["prompt"]
-    connection.write(head("200 OK", SSE))
-    for index in range(5):
-        connection.chunk(f"data: {prompt}/{index}\n\n".encode())
-    connection.chunk(b"data: [END]\n\n")
-    connection.write(b"0\r\n\r\n")
-    return True
-
-
 def test_two_hundred_concurrent_streams_on_one_adapter_never_mix() -> None:
-    server = FaultServer([_echo])
+    server = FaultServer([echo])
 
     async def one(adapter: AsyncHTTPAdapter, name: str) -> list[str]:
         texts: list[str] = []

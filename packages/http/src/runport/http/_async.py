@@ -13,7 +13,7 @@ import asyncio
 import weakref
 from collections.abc import AsyncIterator
 from types import TracebackType
-from typing import Final, Self
+from typing import Self
 
 import httpx
 
@@ -24,15 +24,13 @@ from runport.contracts import (
     Failed,
     StreamEvent,
 )
+from runport.http._codec import HTTPRequest
 from runport.http._exchange import Exchange, codec_raised, too_deep
-from runport.http._settings import CodecCarrier
+from runport.http._settings import AdapterSettings, CodecCarrier
+from runport.http._shards import DEFAULT_ASYNC_LIMITS, Shards
 from runport.ports import AsyncRuntimeAdapter, AsyncSink, PortError, deliver
 
 __all__ = ["DEFAULT_ASYNC_LIMITS", "AsyncHTTPAdapter"]
-
-DEFAULT_ASYNC_LIMITS: Final = httpx.Limits(max_connections=1000, max_keepalive_connections=200)
-"""The pool of a client the adapter makes itself: a thousand streams at once (httpx's own
-default is a hundred, which would queue the hundred-and-first)."""
 
 
 async def _discard(event: StreamEvent) -> None:
@@ -44,37 +42,35 @@ class AsyncHTTPAdapter(CodecCarrier[httpx.AsyncClient], AsyncRuntimeAdapter):
 
     Same settings and behaviour as ``HTTPAdapter``, so the two give equal receipts and
     equal failures for the same upstream bytes. Nothing binds to an event loop at
-    construction. Pass an ``httpx.AsyncClient`` to share a pool; otherwise the adapter makes
-    one per event loop it is used on (``DEFAULT_ASYNC_LIMITS``), released by ``aclose()`` or
+    construction. Pass an ``httpx.AsyncClient`` to share a pool (used as it is); otherwise the
+    adapter makes its own per event loop it is used on: a few clients of at most fifty
+    exchanges each, together within ``DEFAULT_ASYNC_LIMITS`` (one pool of hundreds of live
+    streams spends most of its CPU looking over its connections), released by ``aclose()`` or
     ``async with`` on that loop.
     """
 
     def _hold(self, http_client: httpx.AsyncClient | None) -> None:
         self._client = http_client
-        # A client made here belongs to the loop that first used it (its pooled connections
-        # do): one per running loop, made on first use, so construction binds to none.
-        self._own: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
+        # Clients made here belong to the loop that first used them (their pooled connections
+        # do): one set per running loop, made on first use, so construction binds to none.
+        self._own: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Shards] = (
             weakref.WeakKeyDictionary()
         )
 
-    def _client_here(self) -> httpx.AsyncClient:
-        if self._client is not None:
-            return self._client
+    def _shards_here(self) -> Shards:
         loop = asyncio.get_running_loop()
-        client = self._own.get(loop)
-        if client is None:
-            client = self._own[loop] = httpx.AsyncClient(
-                timeout=self._settings.client_timeout(), limits=DEFAULT_ASYNC_LIMITS
-            )
-        return client
+        shards = self._own.get(loop)
+        if shards is None:
+            shards = self._own[loop] = Shards(self._settings.client_timeout())
+        return shards
 
     async def aclose(self) -> None:
-        """Release the HTTP client the adapter made for the running loop (a client passed in
-        is yours). The adapter stays usable: a later call makes a fresh client."""
+        """Release the HTTP clients the adapter made for the running loop (a client passed in
+        is yours). The adapter stays usable: a later call makes fresh ones."""
         if self._client is None:
-            client = self._own.pop(asyncio.get_running_loop(), None)
-            if client is not None:
-                await client.aclose()
+            shards = self._own.pop(asyncio.get_running_loop(), None)
+            if shards is not None:
+                await shards.aclose()
 
     async def __aenter__(self) -> Self:
         return self
@@ -113,16 +109,32 @@ class AsyncHTTPAdapter(CodecCarrier[httpx.AsyncClient], AsyncRuntimeAdapter):
         if isinstance(opened, PortError):
             return opened
         exchange, wire = opened
-        client = self._client_here()
-        http_request = self._settings.http_request(client, wire, exchange)
-        limit = asyncio.timeout(exchange.remaining())
+        if self._client is not None:
+            return await _bounded(self._client, exchange, wire, sink, self._settings)
+        shards = self._shards_here()
+        shard = shards.take()
         try:
-            async with limit:
-                return await _exchange(client, exchange, http_request, sink)
-        except TimeoutError:
-            if not limit.expired():
-                raise  # the sink's own
-            return exchange.interrupted(None)
+            return await _bounded(shard.client, exchange, wire, sink, self._settings)
+        finally:
+            shards.give(shard)
+
+
+async def _bounded(
+    client: httpx.AsyncClient,
+    exchange: Exchange,
+    wire: HTTPRequest,
+    sink: AsyncSink,
+    settings: AdapterSettings,
+) -> ExecutionReceipt | PortError:
+    http_request = settings.http_request(client, wire, exchange)
+    limit = asyncio.timeout(exchange.remaining())
+    try:
+        async with limit:
+            return await _exchange(client, exchange, http_request, sink)
+    except TimeoutError:
+        if not limit.expired():
+            raise  # the sink's own
+        return exchange.interrupted(None)
 
 
 async def _exchange(

@@ -1,0 +1,202 @@
+"""The pool an async adapter makes for itself: shards of at most ``SHARD_SIZE`` exchanges,
+filled first-come, within ``DEFAULT_ASYNC_LIMITS``; every slot given back however a call ends."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import httpx
+from http_faults import Connection, FaultServer, LineCodec, echo, fixed_reply, make_request
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from runport.contracts import Delta, StreamEvent
+from runport.http import DEFAULT_ASYNC_LIMITS, AsyncHTTPAdapter
+from runport.http._shards import SHARD_SIZE, Shards
+from runport.ports import PortError
+
+
+def _shards_of(adapter: AsyncHTTPAdapter) -> Shards:
+    return adapter._own[asyncio.get_running_loop()]
+
+
+def test_calls_beyond_a_shard_spread_over_more_and_all_complete() -> None:
+    """All calls are held open at their first delta, so every one is in flight at once."""
+    server = FaultServer([echo])
+    calls = 2 * SHARD_SIZE + 20
+    seen: list[list[int]] = []
+
+    async def main() -> list[str]:
+        opened = 0
+        everyone = asyncio.Event()
+        async with AsyncHTTPAdapter(LineCodec(), base_url=server.base_url, timeout=10.0) as adapter:
+
+            async def one(name: str) -> str:
+                first = True
+
+                async def sink(event: StreamEvent) -> None:
+                    nonlocal opened, first
+                    if isinstance(event, Delta) and first:
+                        first = False
+                        opened += 1
+                        if opened == calls:
+                            seen.append(_shards_of(adapter).busy)
+                            everyone.set()
+                        await everyone.wait()
+
+                return (await adapter.execute_streaming(make_request(name), sink)).text or ""
+
+            texts = await asyncio.gather(*(one(f"c{n}") for n in range(calls)))
+            seen.append(_shards_of(adapter).busy)
+            return texts
+
+    try:
+        texts = asyncio.run(main())
+    finally:
+        server.close()
+    assert seen == [[SHARD_SIZE, SHARD_SIZE, 20], [0, 0, 0]]
+    assert texts == ["".join(f"c{n}/{index}" for index in range(5)) for n in range(calls)]
+
+
+def test_sequential_calls_stay_on_the_first_shard_and_reuse_its_connection() -> None:
+    server = FaultServer([echo])
+
+    async def main() -> int:
+        async with AsyncHTTPAdapter(LineCodec(), base_url=server.base_url) as adapter:
+            for number in range(4):
+                assert (await adapter.execute(make_request(f"q{number}"))).text == "".join(
+                    f"q{number}/{index}" for index in range(5)
+                )
+                await adapter.execute_streaming(make_request("s"), lambda event: None)
+            return len(_shards_of(adapter).clients)
+
+    try:
+        assert asyncio.run(main()) == 1
+        assert len(server.requests) == 8
+        assert server.accepted == 1
+    finally:
+        server.close()
+
+
+def _by_prompt(connection: Connection, request: bytes) -> bool:
+    if json.loads(request.partition(b"\r\n\r\n")[2])["prompt"] == "fail":
+        return fixed_reply("500 Oops", {"Content-Type": "text/plain"}, b"down")(connection, request)
+    return echo(connection, request)
+
+
+class _SinkBroke(Exception):
+    pass
+
+
+@settings(max_examples=8, deadline=None)
+@given(st.lists(st.sampled_from(["ok", "fail", "sink", "cancel"]), min_size=1, max_size=70))
+def test_every_slot_is_given_back_however_the_call_ends(kinds: list[str]) -> None:
+    server = FaultServer([_by_prompt])
+
+    async def one(adapter: AsyncHTTPAdapter, kind: str) -> str:
+        def sink(event: StreamEvent) -> None:
+            if isinstance(event, Delta) and kind == "sink":
+                raise _SinkBroke
+            if isinstance(event, Delta) and kind == "cancel":
+                task = asyncio.current_task()
+                assert task is not None
+                task.cancel()
+
+        async def cancellable() -> None:
+            await adapter.execute_streaming(make_request(kind), sink)
+            await asyncio.sleep(0)  # the cancel asked for by a sink lands here at the latest
+
+        try:
+            await asyncio.create_task(cancellable())
+        except PortError as error:
+            return error.code
+        except (_SinkBroke, asyncio.CancelledError) as error:
+            return type(error).__name__
+        return "ok"
+
+    async def main() -> tuple[list[str], list[int]]:
+        async with AsyncHTTPAdapter(LineCodec(), base_url=server.base_url, timeout=10.0) as adapter:
+            ends = await asyncio.gather(*(one(adapter, kind) for kind in kinds))
+            return ends, _shards_of(adapter).busy
+
+    try:
+        ends, busy = asyncio.run(main())
+    finally:
+        server.close()
+    expected = {"ok": "ok", "sink": "_SinkBroke", "cancel": "CancelledError"}
+    for kind, end in zip(kinds, ends, strict=True):
+        if kind == "fail":
+            assert end.startswith("TQX_")
+        else:
+            assert end == expected[kind]
+    assert busy
+    assert not any(busy)
+
+
+def test_aclose_closes_every_shard_and_the_adapter_stays_usable() -> None:
+    server = FaultServer([echo])
+    calls = SHARD_SIZE + 5
+
+    async def main() -> tuple[list[httpx.AsyncClient], str | None]:
+        adapter = AsyncHTTPAdapter(LineCodec(), base_url=server.base_url, timeout=10.0)
+        opened = 0
+        everyone = asyncio.Event()
+
+        async def sink(event: StreamEvent) -> None:
+            nonlocal opened
+            if isinstance(event, Delta) and event.text.endswith("/0"):
+                opened += 1
+                if opened == calls:
+                    everyone.set()
+                await everyone.wait()
+
+        await asyncio.gather(
+            *(adapter.execute_streaming(make_request(f"a{n}"), sink) for n in range(calls))
+        )
+        clients = _shards_of(adapter).clients
+        await adapter.aclose()
+        again = (await adapter.execute(make_request("again"))).text
+        await adapter.aclose()
+        return clients, again
+
+    try:
+        clients, again = asyncio.run(main())
+    finally:
+        server.close()
+    assert len(clients) == 2
+    assert all(client.is_closed for client in clients)
+    assert again == "".join(f"again/{index}" for index in range(5))
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    size=st.integers(min_value=1, max_value=400),
+    connections=st.integers(min_value=1, max_value=1000),
+    kept=st.integers(min_value=0, max_value=1000),
+    takes=st.integers(min_value=0, max_value=120),
+)
+def test_the_shards_together_stay_within_the_limits(
+    size: int, connections: int, kept: int, takes: int
+) -> None:
+    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=kept)
+    shards = Shards(httpx.Timeout(1.0), limits, size)
+    taken = [shards.take() for _ in range(takes)]
+    per_shard = shards.limits
+    assert per_shard.max_connections is not None
+    assert per_shard.max_keepalive_connections is not None
+    count = len(shards.clients)
+    assert count * per_shard.max_connections <= max(connections, 1)
+    assert count * per_shard.max_keepalive_connections <= kept
+    assert sum(shards.busy) == takes
+    if takes and count * size >= takes:
+        assert max(shards.busy) <= size  # the pools queue nothing while the shards have room
+    for shard in taken:
+        shards.give(shard)
+    assert not any(shards.busy)
+
+
+def test_the_default_limits_divide_into_whole_shards() -> None:
+    connections = DEFAULT_ASYNC_LIMITS.max_connections
+    assert connections is not None
+    assert connections % SHARD_SIZE == 0
