@@ -59,6 +59,45 @@ def test_calls_beyond_a_shard_spread_over_more_and_all_complete() -> None:
     assert texts == ["".join(f"c{n}/{index}" for index in range(5)) for n in range(calls)]
 
 
+def test_steady_traffic_keeps_its_connections_alive_across_shards() -> None:
+    """Two bursts past one shard, each held until all are open: the keep-alive allowance goes
+    to the first shards whole, so the second burst reuses every connection the first opened."""
+    server = FaultServer([echo])
+    calls = SHARD_SIZE + 20
+
+    async def burst(adapter: AsyncHTTPAdapter, tag: str) -> None:
+        opened = 0
+        everyone = asyncio.Event()
+
+        async def one(name: str) -> None:
+            first = True
+
+            async def sink(event: StreamEvent) -> None:
+                nonlocal opened, first
+                if isinstance(event, Delta) and first:
+                    first = False
+                    opened += 1
+                    if opened == calls:
+                        everyone.set()
+                    await everyone.wait()
+
+            await adapter.execute_streaming(make_request(name), sink)
+
+        await asyncio.gather(*(one(f"{tag}{n}") for n in range(calls)))
+
+    async def main() -> None:
+        async with AsyncHTTPAdapter(LineCodec(), base_url=server.base_url, timeout=10.0) as adapter:
+            await burst(adapter, "a")
+            await burst(adapter, "b")
+
+    try:
+        asyncio.run(main())
+        assert len(server.requests) == 2 * calls
+        assert server.accepted == calls
+    finally:
+        server.close()
+
+
 def test_sequential_calls_stay_on_the_first_shard_and_reuse_its_connection() -> None:
     server = FaultServer([echo])
 
@@ -182,12 +221,16 @@ def test_the_shards_together_stay_within_the_limits(
     limits = httpx.Limits(max_connections=connections, max_keepalive_connections=kept)
     shards = Shards(httpx.Timeout(1.0), limits, size)
     taken = [shards.take() for _ in range(takes)]
-    per_shard = shards.limits
-    assert per_shard.max_connections is not None
-    assert per_shard.max_keepalive_connections is not None
+    opened = [share.max_connections for share in shards.limits]
+    alive = [share.max_keepalive_connections for share in shards.limits]
     count = len(shards.clients)
-    assert count * per_shard.max_connections <= max(connections, 1)
-    assert count * per_shard.max_keepalive_connections <= kept
+    assert None not in opened
+    assert None not in alive
+    assert sum(number or 0 for number in opened) <= max(connections, 1)
+    assert sum(number or 0 for number in alive) <= kept
+    # The allowance goes to the first shards whole: each keeps all it can open until it runs out.
+    room = min(size, max(connections, 1))
+    assert alive == [max(0, min(room, kept - number * room)) for number in range(count)]
     assert sum(shards.busy) == takes
     if takes and count * size >= takes:
         assert max(shards.busy) <= size  # the pools queue nothing while the shards have room

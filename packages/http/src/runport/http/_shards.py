@@ -5,7 +5,11 @@ closed, so one pool holding hundreds of live streams spends most of the client's
 scan. Calls fill the first shard with room, so a pool never holds more than ``SHARD_SIZE``
 exchanges and the scan stays short; calls made one at a time all land on the first shard and
 reuse its keep-alive connection. The shards share ``DEFAULT_ASYNC_LIMITS`` between them, so
-together they never open more connections, or keep more alive, than one client would.
+together they never open more connections, or keep more alive, than one client would. The
+keep-alive allowance goes to the first shards, whole: those are the ones steady traffic
+fills, so a service that never has more streams open than the allowance keeps every
+connection, as it would with one client; the later shards carry bursts and close their
+connections when the exchange ends.
 """
 
 from __future__ import annotations
@@ -26,12 +30,13 @@ benchmarks/async_streams.py; a divisor of the thousand connections, so none is l
 
 
 class Shard:
-    """One client and the number of exchanges it carries now."""
+    """One client, its share of the limits, and the number of exchanges it carries now."""
 
-    __slots__ = ("busy", "client")
+    __slots__ = ("busy", "client", "limits")
 
-    def __init__(self, client: httpx.AsyncClient) -> None:
-        self.client = client
+    def __init__(self, timeout: httpx.Timeout, limits: httpx.Limits) -> None:
+        self.client = httpx.AsyncClient(timeout=timeout, limits=limits)
+        self.limits = limits
         self.busy = 0
 
 
@@ -47,11 +52,8 @@ class Shards:
         connections = limits.max_connections or size
         self._size = size
         self._most = max(1, connections // size)
-        kept = limits.max_keepalive_connections
-        self._limits = httpx.Limits(
-            max_connections=min(size, connections),
-            max_keepalive_connections=None if kept is None else kept // self._most,
-        )
+        self._connections = min(size, connections)
+        self._kept = limits.max_keepalive_connections
         self._timeout = timeout
         self._shards: list[Shard] = []
 
@@ -63,7 +65,7 @@ class Shards:
                 break
         else:
             if len(self._shards) < self._most:
-                shard = Shard(httpx.AsyncClient(timeout=self._timeout, limits=self._limits))
+                shard = Shard(self._timeout, self._share(len(self._shards)))
                 self._shards.append(shard)
             else:
                 shard = min(self._shards, key=lambda each: each.busy)
@@ -79,10 +81,18 @@ class Shards:
         """Exchanges in flight, shard by shard."""
         return [shard.busy for shard in self._shards]
 
+    def _share(self, number: int) -> httpx.Limits:
+        """The limits of the shard made ``number``-th: its connections, and what is left of
+        the keep-alive allowance after the shards before it took theirs."""
+        kept = self._kept
+        if kept is not None:
+            kept = max(0, min(self._connections, kept - number * self._connections))
+        return httpx.Limits(max_connections=self._connections, max_keepalive_connections=kept)
+
     @property
-    def limits(self) -> httpx.Limits:
-        """Each shard's share of the limits."""
-        return self._limits
+    def limits(self) -> list[httpx.Limits]:
+        """Each shard's share of the limits, shard by shard."""
+        return [shard.limits for shard in self._shards]
 
     @property
     def clients(self) -> list[httpx.AsyncClient]:
