@@ -21,74 +21,62 @@ def _shards_of(adapter: AsyncHTTPAdapter) -> Shards:
     return adapter._own[asyncio.get_running_loop()]
 
 
+async def _held_burst(
+    adapter: AsyncHTTPAdapter, tag: str, calls: int
+) -> tuple[list[str], list[int]]:
+    """``calls`` streamed calls, each held at its first delta until all have one, so every
+    one is in flight at once: their texts, and the shards' in-flight counts at that moment."""
+    opened = 0
+    everyone = asyncio.Event()
+    peak: list[int] = []
+
+    async def one(name: str) -> str:
+        first = True
+
+        async def sink(event: StreamEvent) -> None:
+            nonlocal opened, first
+            if isinstance(event, Delta) and first:
+                first = False
+                opened += 1
+                if opened == calls:
+                    peak.extend(_shards_of(adapter).busy)
+                    everyone.set()
+                await everyone.wait()
+
+        return (await adapter.execute_streaming(make_request(name), sink)).text or ""
+
+    texts = await asyncio.gather(*(one(f"{tag}{n}") for n in range(calls)))
+    return texts, peak
+
+
 def test_calls_beyond_a_shard_spread_over_more_and_all_complete() -> None:
-    """All calls are held open at their first delta, so every one is in flight at once."""
     server = FaultServer([echo])
     calls = 2 * SHARD_SIZE + 20
-    seen: list[list[int]] = []
 
-    async def main() -> list[str]:
-        opened = 0
-        everyone = asyncio.Event()
+    async def main() -> tuple[list[str], list[int], list[int]]:
         async with AsyncHTTPAdapter(LineCodec(), base_url=server.base_url, timeout=10.0) as adapter:
-
-            async def one(name: str) -> str:
-                first = True
-
-                async def sink(event: StreamEvent) -> None:
-                    nonlocal opened, first
-                    if isinstance(event, Delta) and first:
-                        first = False
-                        opened += 1
-                        if opened == calls:
-                            seen.append(_shards_of(adapter).busy)
-                            everyone.set()
-                        await everyone.wait()
-
-                return (await adapter.execute_streaming(make_request(name), sink)).text or ""
-
-            texts = await asyncio.gather(*(one(f"c{n}") for n in range(calls)))
-            seen.append(_shards_of(adapter).busy)
-            return texts
+            texts, peak = await _held_burst(adapter, "c", calls)
+            return texts, peak, _shards_of(adapter).busy
 
     try:
-        texts = asyncio.run(main())
+        texts, peak, after = asyncio.run(main())
     finally:
         server.close()
-    assert seen == [[SHARD_SIZE, SHARD_SIZE, 20], [0, 0, 0]]
+    assert peak == [SHARD_SIZE, SHARD_SIZE, 20]
+    assert after == [0, 0, 0]
     assert texts == ["".join(f"c{n}/{index}" for index in range(5)) for n in range(calls)]
 
 
 def test_steady_traffic_keeps_its_connections_alive_across_shards() -> None:
-    """Two bursts past one shard, each held until all are open: the keep-alive allowance goes
-    to the first shards whole, so the second burst reuses every connection the first opened."""
+    """Two bursts past one shard: the keep-alive allowance goes to the first shards whole, so
+    the second burst reuses every connection the first opened."""
     server = FaultServer([echo])
     calls = SHARD_SIZE + 20
 
-    async def burst(adapter: AsyncHTTPAdapter, tag: str) -> None:
-        opened = 0
-        everyone = asyncio.Event()
-
-        async def one(name: str) -> None:
-            first = True
-
-            async def sink(event: StreamEvent) -> None:
-                nonlocal opened, first
-                if isinstance(event, Delta) and first:
-                    first = False
-                    opened += 1
-                    if opened == calls:
-                        everyone.set()
-                    await everyone.wait()
-
-            await adapter.execute_streaming(make_request(name), sink)
-
-        await asyncio.gather(*(one(f"{tag}{n}") for n in range(calls)))
-
     async def main() -> None:
         async with AsyncHTTPAdapter(LineCodec(), base_url=server.base_url, timeout=10.0) as adapter:
-            await burst(adapter, "a")
-            await burst(adapter, "b")
+            await _held_burst(adapter, "a", calls)
+            await _held_burst(adapter, "b", calls)
 
     try:
         asyncio.run(main())
