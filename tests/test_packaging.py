@@ -34,7 +34,11 @@ DISTRIBUTIONS = sorted(["runport", *(f"runport-{package}" for package in FOLDERS
 URLS = ("Homepage", "Documentation", "Source", "Issues")
 UV = shutil.which("uv", path=str(Path(sys.executable).parent)) or shutil.which("uv")
 
-pytestmark = pytest.mark.skipif(UV is None, reason="uv is not on PATH (pip install uv)")
+# the wheels are built once: on one pytest-xdist worker, the module fixture is made once
+pytestmark = [
+    pytest.mark.skipif(UV is None, reason="uv is not on PATH (pip install uv)"),
+    pytest.mark.xdist_group("test_packaging"),
+]
 
 
 def uv(*args: str | Path, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:

@@ -31,7 +31,7 @@ def test_every_catalogue_turn_played_by_the_reference_runtime_keeps_the_law(case
     check_stream(events, receipt, error=error)
 
 
-@settings(max_examples=40, deadline=None, derandomize=True, database=None)
+@settings(deadline=None, derandomize=True, database=None)
 @given(case=generated_case(tools=True), data=st.data())
 def test_dropping_any_text_fragment_is_a_law_3_violation(case: Case, data: st.DataObject) -> None:
     events, receipt, _ = _play(case)

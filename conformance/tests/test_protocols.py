@@ -60,7 +60,7 @@ def test_a_played_case_means_the_same_and_plays_as_itself(protocol: str, case: C
     assert meaning(played) == meaning(case)
 
 
-@settings(max_examples=60, deadline=None, derandomize=True, database=None)
+@settings(deadline=None, derandomize=True, database=None)
 @given(data=st.data(), protocol=st.sampled_from(PROTOCOLS))
 def test_generated_turns_keep_their_meaning(data: st.DataObject, protocol: str) -> None:
     case = data.draw(generated_case(tools=True))

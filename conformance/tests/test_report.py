@@ -13,6 +13,10 @@ from typing import Final
 
 import pytest
 
+# one inner run serves every test: on one pytest-xdist worker,
+# the module fixture is made once
+pytestmark = pytest.mark.xdist_group("test_report")
+
 HERE: Final = Path(__file__).parent
 
 MODULE: Final = f"""

@@ -16,6 +16,10 @@ from typing import Final, NamedTuple
 import pytest
 from conformance_doubles import run_inner
 
+# every broken adapter runs in one inner session: on one pytest-xdist worker,
+# the module fixture is made once
+pytestmark = pytest.mark.xdist_group("test_suite_can_fail")
+
 HERE: Final = Path(__file__).parent
 
 

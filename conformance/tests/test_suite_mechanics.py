@@ -20,6 +20,10 @@ from runport.conformance._observe import render_events
 from runport.conformance._render import render_scenario, sse_response
 from runport.contracts import Delta, StreamEvent, ToolCallDelta
 
+# one author's run serves several tests: on one pytest-xdist worker,
+# the module fixture is made once
+pytestmark = pytest.mark.xdist_group("test_suite_mechanics")
+
 HERE: Final = Path(__file__).parent
 
 AUTHOR_MODULE: Final = f"""

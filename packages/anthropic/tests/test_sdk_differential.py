@@ -90,7 +90,9 @@ def receipt_view(receipt: Any) -> dict[str, Any]:
 
 
 @settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=settings.default.max_examples // 2,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(turn=turns, cuts=st.lists(st.integers(0, 4000), max_size=12))
 def test_the_streamed_receipt_agrees_with_the_sdk(
@@ -105,7 +107,9 @@ def test_the_streamed_receipt_agrees_with_the_sdk(
 
 
 @settings(
-    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=settings.default.max_examples // 4,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(turn=turns)
 def test_the_unstreamed_receipt_agrees_with_the_sdk(

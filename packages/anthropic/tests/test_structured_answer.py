@@ -75,7 +75,7 @@ def _pieces(text: str, cuts: list[int]) -> list[str]:
     return [text[a:b] for a, b in zip([0, *points], [*points, len(text)], strict=True)]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(text=_json_text(), cuts=st.lists(st.integers(0, 200), max_size=12))
 def test_stripping_fragments_is_stripping_the_whole(text: str, cuts: list[int]) -> None:
     stripper = SpaceStripper()
@@ -92,7 +92,7 @@ def _body(turn: Turn, answer: str, *, indent: int | None) -> bytes:
     return data.replace('"RUNPORT-ANSWER"', answer).encode()
 
 
-@settings(max_examples=40, deadline=None)
+@settings(deadline=None)
 @given(
     text=_json_text(),
     cuts=st.lists(st.integers(0, 200), max_size=8),

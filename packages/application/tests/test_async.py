@@ -139,7 +139,7 @@ def outcome(call: Any) -> RunResult | tuple[str, str, Any]:
         return (error.stage, error.code, error.partial)
 
 
-@settings(deadline=None, max_examples=25)
+@settings(deadline=None, max_examples=settings.default.max_examples // 2)
 @given(st.data())
 def test_arun_and_arun_stream_equal_run_and_run_stream(data: st.DataObject) -> None:
     turns = data.draw(st.composite(weather_turns)())

@@ -159,7 +159,9 @@ def test_a_rerun_skips_every_row_and_duplicates_none(tmp_path: Path) -> None:
 
 
 @settings(
-    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=settings.default.max_examples // 4,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(
     kept=st.integers(0, 30),

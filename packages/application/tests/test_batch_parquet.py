@@ -114,7 +114,7 @@ def tables(count: int) -> st.SearchStrategy[dict[str, list[Any]]]:
     return st.dictionaries(names, column, min_size=1, max_size=4)
 
 
-@settings(deadline=None, max_examples=40)
+@settings(deadline=None)
 @given(columns=st.integers(1, 12).flatmap(tables))
 def test_a_row_is_its_record_without_its_null_cells(columns: dict[str, list[Any]]) -> None:
     count = len(next(iter(columns.values())))

@@ -74,7 +74,7 @@ def test_the_cap_is_an_option() -> None:
         run(CONTRACT, flaky(unavailable(2_000)), inputs=INPUTS, sleep=sleep, max_retry_wait=1)
 
 
-@settings(deadline=None, max_examples=40)
+@settings(deadline=None)
 @given(
     draws=st.lists(st.floats(0, 1, exclude_max=True), min_size=6, max_size=6),
     cap=st.floats(0, 20),

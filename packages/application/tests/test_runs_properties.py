@@ -101,7 +101,7 @@ def _outcome(call: Callable[[], RunResult]) -> RunResult | RunError:
         return error
 
 
-@settings(deadline=None, max_examples=60)
+@settings(deadline=None)
 @given(scripts())
 def test_run_stream_equals_run_and_events_reassemble_each_turn(
     turns: list[list[dict[str, Any]]],

@@ -28,6 +28,10 @@ from runport.contracts import OperationEnvelope, StreamEvent
 from runport.core import load_contract
 from runport.mock import ScriptedRuntime
 
+# one runport mcp process serves every test: on one pytest-xdist worker,
+# the module fixture is made once
+pytestmark = pytest.mark.xdist_group("test_mcp_e2e")
+
 QUICK = Path(__file__).with_name("data") / "quick"
 INPUTS = {"topic": "rivers"}
 

@@ -79,7 +79,7 @@ _json = st.recursive(
 )
 
 
-@settings(deadline=None, max_examples=300)
+@settings(deadline=None)
 @given(_json)
 def test_canonical_json_equals_the_reference_encoding(value: Any) -> None:
     encoded = canonical_json(value)
@@ -104,7 +104,7 @@ _long_text = st.lists(
 ).map(lambda parts: "".join(parts) * (70_000 // len("".join(parts)) + 1))
 
 
-@settings(deadline=None, max_examples=25)
+@settings(deadline=None, max_examples=settings.default.max_examples // 2)
 @given(_long_text)
 def test_long_strings_fingerprint_as_their_whole_encoding(text: str) -> None:
     assert len(text) > 1 << 16  # takes the sliced path

@@ -173,14 +173,14 @@ _events = st.one_of(
 )
 
 
-@settings(deadline=None, max_examples=200)
+@settings(deadline=None)
 @given(_events)
 def test_every_event_round_trips_through_json(event: StreamEvent) -> None:
     assert EVENTS.validate_json(event.model_dump_json()) == event
     assert EVENTS.validate_python(json.loads(EVENTS.dump_json(event))) == event
 
 
-@settings(deadline=None, max_examples=100)
+@settings(deadline=None)
 @given(_events, st.text(min_size=1, max_size=8).filter(lambda k: k not in {"kind"}))
 def test_unknown_fields_are_refused_on_every_event(event: StreamEvent, key: str) -> None:
     payload = event.model_dump(mode="json")

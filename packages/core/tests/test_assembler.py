@@ -88,7 +88,7 @@ def test_assembly_problems_name_the_difference() -> None:
     assert StreamAssembler().assembly_problems(_receipt()) == []
 
 
-@settings(deadline=None, max_examples=100)
+@settings(deadline=None)
 @given(st.lists(st.text(min_size=1, max_size=5), min_size=1, max_size=20))
 def test_joined_text_is_the_deltas_in_order(parts: list[str]) -> None:
     asm = StreamAssembler()

@@ -293,7 +293,7 @@ def test_contract_built_without_parse_checks_is_still_refused_cleanly() -> None:
 # Properties -----------------------------------------------------------------------------------
 
 
-@settings(max_examples=100, deadline=None)
+@settings(deadline=None)
 @given(name=st.text(min_size=1), office=st.text(min_size=1))
 def test_any_valid_strings_compile_and_trim(name: str, office: str) -> None:
     inputs = {**EVAL_INPUTS, "tenant_name": name}

@@ -46,7 +46,7 @@ values = st.one_of(
 )  # fmt: skip
 
 
-@settings(max_examples=60, deadline=None)
+@settings(deadline=None)
 @given(schema=st.sampled_from(SCHEMAS), value=values)
 def test_a_reused_contract_answers_as_a_fresh_one(schema: dict[str, Any], value: Any) -> None:
     reused = contract(schema)

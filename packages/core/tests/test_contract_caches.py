@@ -49,7 +49,7 @@ simple_schemas = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(schema=simple_schemas, value=json_values)
 def test_the_quick_verdict_is_jsonschemas_verdict(schema: dict[str, Any], value: Any) -> None:
     quick = quick_check(schema)
@@ -107,7 +107,7 @@ interactions = st.builds(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(deadline=None)
 @given(interaction=interactions)
 def test_the_framed_fingerprint_is_the_fingerprint(interaction: CompiledInteraction) -> None:
     assert request_fingerprint(interaction) == fingerprint(interaction)
@@ -173,7 +173,7 @@ nodes = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(
     content=st.lists(nodes, max_size=4),
     a=json_values,

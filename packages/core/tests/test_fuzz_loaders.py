@@ -40,9 +40,7 @@ def coded(diagnostics: list[Any]) -> bool:
     return bool(diagnostics) and {d.code for d in diagnostics} <= CODES
 
 
-FUZZ = settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+FUZZ = settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
 def _nested(depth: int, opener: str, closer: str) -> str:

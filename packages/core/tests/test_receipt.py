@@ -99,7 +99,7 @@ def test_parse_json_text_is_strict() -> None:
     assert parse_json_text("") == (False, "")
 
 
-@settings(deadline=None, max_examples=100)
+@settings(deadline=None)
 @given(st.text(max_size=30))
 def test_the_same_turn_always_gives_the_same_receipt(text: str) -> None:
     first = build_receipt(OBJECT, adapter=ADAPTER, text=text)

@@ -395,13 +395,13 @@ def test_condition_combining_every_operator() -> None:
 # Properties -----------------------------------------------------------------------------------
 
 
-@settings(max_examples=200, deadline=None)
+@settings(deadline=None)
 @given(prefix=st.text(), s=st.text())
 def test_text_then_interpolated_string_is_concatenation(prefix: str, s: str) -> None:
     assert render([text(prefix), show(ref("inputs.s"))], {"s": s}) == prefix + s
 
 
-@settings(max_examples=200, deadline=None)
+@settings(deadline=None)
 @given(v=json_values)
 def test_json_filter_parses_back_to_the_value(v: Any) -> None:
     rendered = render([show(ref("inputs.v"), "json")], {"v": v})
@@ -410,7 +410,7 @@ def test_json_filter_parses_back_to_the_value(v: Any) -> None:
     assert json.loads(rendered) == v
 
 
-@settings(max_examples=100, deadline=None)
+@settings(deadline=None)
 @given(v=json_values)
 def test_every_json_value_equals_itself_and_renders_deterministically(v: Any) -> None:
     assert json_equal(v, v)

@@ -209,7 +209,7 @@ _JSON = st.recursive(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(deadline=None)
 @given(
     template=_segments(),
     values=st.fixed_dictionaries({}, optional=dict.fromkeys(NAMES, _JSON)),

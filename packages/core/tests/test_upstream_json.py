@@ -95,7 +95,7 @@ def _deepen(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
     )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(deadline=None)
 @given(
     depth=st.integers(min_value=0, max_value=MAX_JSON_DEPTH),
     leaf=st.recursive(st.integers() | st.text(max_size=4), _deepen, max_leaves=6),

@@ -116,7 +116,7 @@ class _SinkBroke(Exception):
     pass
 
 
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=settings.default.max_examples // 4, deadline=None)
 @given(st.lists(st.sampled_from(["ok", "fail", "sink", "cancel"]), min_size=1, max_size=70))
 def test_every_slot_is_given_back_however_the_call_ends(kinds: list[str]) -> None:
     server = FaultServer([_by_prompt])
@@ -196,7 +196,7 @@ def test_aclose_closes_every_shard_and_the_adapter_stays_usable() -> None:
     assert again == "".join(f"again/{index}" for index in range(5))
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=settings.default.max_examples // 4, deadline=None)
 @given(
     size=st.integers(min_value=1, max_value=400),
     connections=st.integers(min_value=1, max_value=1000),

@@ -19,7 +19,7 @@ from runport.http import (
 from runport.ports import PortError
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(st.text(max_size=3000))
 def test_provider_text_is_bounded_and_printable(text: str) -> None:
     cleaned = provider_text(text)
@@ -50,7 +50,7 @@ def test_only_strings_are_provider_text() -> None:
     assert provider_text(5) is None
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(st.one_of(st.text(max_size=60), st.floats().map(repr), st.integers().map(str)))
 def test_any_retry_after_is_none_or_a_bounded_int(value: str) -> None:
     for name in ("retry-after", "retry-after-ms"):

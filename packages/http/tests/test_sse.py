@@ -83,7 +83,7 @@ lines = st.lists(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(deadline=None)
 @given(
     lines=lines,
     newline=st.sampled_from([b"\n", b"\r\n", b"\r"]),
@@ -128,7 +128,7 @@ def test_a_line_spanning_reads_is_held_as_pieces_not_rejoined(newline: bytes) ->
     assert decoder._held == []
 
 
-@settings(max_examples=60, deadline=None)
+@settings(deadline=None)
 @given(
     sizes=st.lists(st.integers(0, 20_000), min_size=1, max_size=4),
     newline=st.sampled_from([b"\n", b"\r\n", b"\r"]),

@@ -48,7 +48,7 @@ _ops = st.lists(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(deadline=None)
 @given(ops=_ops)
 def test_the_events_assemble_to_the_receipt(ops: list[tuple[Any, ...]]) -> None:
     turn = TurnBuilder()
@@ -158,7 +158,7 @@ def test_json_headers_ask_for_each_answer_with_the_credentials() -> None:
         assert (headers["x-key"], headers["Content-Type"]) == ("k", "application/json")
 
 
-@settings(max_examples=60, deadline=None)
+@settings(deadline=None)
 @given(
     call_id=st.one_of(st.none(), st.text(min_size=1, max_size=8)),
     name=st.text(min_size=1, max_size=8),
@@ -184,7 +184,7 @@ def test_a_fragments_event_is_the_model_validation_would_make(
         assert hash(event) == hash(made)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(deadline=None)
 @given(pieces=st.lists(st.text(max_size=6), max_size=6))
 def test_a_text_pieces_event_is_the_model_validation_would_make(pieces: list[str]) -> None:
     turn = TurnBuilder()

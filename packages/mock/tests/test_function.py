@@ -264,7 +264,7 @@ def perform(steps: list[Step]) -> Any:
     return model
 
 
-@settings(deadline=None, max_examples=80)
+@settings(deadline=None)
 @given(steps=programs(), bound=st.none() | st.integers(0, 40))
 def test_any_program_keeps_the_law(steps: list[Step], bound: int | None) -> None:
     request = ExecutionRequest(

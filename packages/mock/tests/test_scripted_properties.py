@@ -81,7 +81,7 @@ def _deltas(pieces: list[str]) -> list[dict[str, Any]]:
     return [{"kind": "delta", "text": piece} for piece in pieces]
 
 
-@settings(deadline=None, max_examples=60)
+@settings(deadline=None)
 @given(data=st.data(), text=st.text(min_size=1, max_size=40))
 def test_any_split_of_a_text_gives_the_single_delta_receipt(data: st.DataObject, text: str) -> None:
     pieces = data.draw(splits(text))
@@ -96,7 +96,7 @@ def test_any_split_of_a_text_gives_the_single_delta_receipt(data: st.DataObject,
     assert receipt.text == text
 
 
-@settings(deadline=None, max_examples=60)
+@settings(deadline=None)
 @given(data=st.data(), value=json_values, indent=st.sampled_from([None, 1]))
 def test_any_split_of_a_json_document_gives_the_single_delta_receipt(
     data: st.DataObject, value: Any, indent: int | None
@@ -115,7 +115,7 @@ def test_any_split_of_a_json_document_gives_the_single_delta_receipt(
     assert json.dumps(receipt.output) == json.dumps(json.loads(document))
 
 
-@settings(deadline=None, max_examples=60)
+@settings(deadline=None)
 @given(
     data=st.data(),
     arguments=st.dictionaries(st.text(max_size=6), json_values, max_size=4),

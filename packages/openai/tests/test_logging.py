@@ -139,7 +139,9 @@ def rendered(records: list[logging.LogRecord]) -> list[str]:
 
 
 @settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=settings.default.max_examples // 2,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(text=TEXT, shape=st.sampled_from(SHAPES), kind=st.sampled_from(["sync", "async"]))
 def test_no_record_holds_the_key_a_body_or_the_text(

@@ -45,7 +45,7 @@ from runport.openai import OpenAIChatAdapter
 openai = pytest.importorskip("openai", reason="the differential test needs the openai SDK")
 
 REQUEST = make_request({"type": ["object", "array", "string", "number", "boolean", "null"]})
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @dataclass(frozen=True)
@@ -301,7 +301,7 @@ def sdk_accumulation(
     return "".join(text), calls, finish
 
 
-@settings(max_examples=40, deadline=None)
+@settings(deadline=None)
 @given(turn=turns().filter(lambda t: t.finish in (None, "stop", "length", "tool_calls")))
 def test_differential_against_the_openai_sdk(turn: Turn) -> None:
     body = turn.sse()

@@ -75,7 +75,7 @@ def _outcome(chunks: list[Any], *, shortcut: bool) -> tuple[list[StreamEvent], o
         return events, (error.code, error.message)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(chunks=st.lists(_chunk, max_size=8))
 def test_the_shortcut_and_the_long_way_agree(chunks: list[Any]) -> None:
     assert _outcome(chunks, shortcut=True) == _outcome(chunks, shortcut=False)

@@ -112,7 +112,7 @@ WHOLE = completion(
 )
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=settings.default.max_examples // 4, deadline=None)
 @given(cuts=st.sets(st.integers(1, len(BODY) - 1), max_size=20))
 def test_any_chunking_gives_equal_receipts_sync_async_streamed_or_not(cuts: set[int]) -> None:
     bounds = [0, *sorted(cuts), len(BODY)]

@@ -156,9 +156,7 @@ def test_a_malformed_body_is_400(client: httpx.Client, body: bytes, says: str) -
     still_serving(client)
 
 
-@settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(body=st.one_of(st.binary(max_size=64), st.text(max_size=64).map(str.encode)))
 def test_no_body_makes_the_server_fail(client: httpx.Client, body: bytes) -> None:
     response = client.post(STORY, content=body)

@@ -4,6 +4,9 @@ Loaded by every pytest run wherever the package is installed, so it imports noth
 suite and does nothing unless a collected class is a conformance suite (recognized by a class
 attribute, without importing the suite). Then:
 
+- **one worker per suite class**: each class's tests carry an ``xdist_group`` marker, so
+  ``pytest -n N --dist loadgroup`` runs them on one worker, where the class's own findings
+  (an adapter that buffers, a read timeout it ignores) spare its other tests the wait;
 - **the guard**, at collection: a suite class that replaced or removed a standard test without
   ``@pytest.mark.xfail(reason=…)`` is a collection error, so no ``-k`` can step around it;
 - **the facts of each failure** (law, case, expected and observed events, the first
@@ -52,6 +55,24 @@ def pytest_pycollect_makeitem(
                 "silently"
             )
     return result
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # pytest-xdist registers it too; registered here, the marker is known without xdist as well
+    config.addinivalue_line(
+        "markers", "xdist_group(name): run these tests on one pytest-xdist worker"
+    )
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the markers
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Keep each suite class's tests on one pytest-xdist worker (``--dist loadgroup``): a class
+    learns once that its adapter buffers or ignores the read timeout, and its other tests
+    skip that wait."""
+    for item in items:
+        cls = getattr(item, "cls", None)
+        if cls is not None and _is_suite(cls):
+            item.add_marker(pytest.mark.xdist_group(f"{cls.__module__}.{cls.__qualname__}"))
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

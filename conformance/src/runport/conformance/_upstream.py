@@ -47,6 +47,11 @@ READ_TIMEOUT: Final = 1.5
 """Seconds: short, so a stalled stream ends fast, and long enough that a loaded two-core
 machine never mistakes a slow first frame for a stall; ``make_adapter`` should pass it on."""
 
+STALL_READ_TIMEOUT: Final = 0.5
+"""Seconds: the ``read_timeout`` of an upstream whose plan stalls. A stall case sends its frames
+at once (or each as soon as the sink saw the last), so the only silence the client waits
+through is the stall itself; a third of ``READ_TIMEOUT`` keeps every stall case short."""
+
 CLOSE_BOUND: Final = 2.0
 """Seconds the upstream waits for the client to close after a call ended mid-stream (an
 adapter closes before its exception leaves ``execute_streaming``, so this is slack only)."""
@@ -182,6 +187,7 @@ class ScriptedUpstream(Upstream):
     ``pacing="every"`` withholds every frame until the previous frame's event reached the
     sink; ``"last"`` paces only the last progress frame, so a reset never races the client's
     reads; ``"off"`` paces nothing (concurrent calls share the upstream, not a pacer).
+    ``read_timeout`` is ``STALL_READ_TIMEOUT`` when the plan stalls, else ``READ_TIMEOUT``.
     """
 
     def __init__(
@@ -189,13 +195,16 @@ class ScriptedUpstream(Upstream):
         plan: Sequence[Case],
         *,
         pacing: Pacing = "last",
-        read_timeout: float = READ_TIMEOUT,
+        read_timeout: float | None = None,
         protocol: str = "openai-chat",
     ) -> None:
         if protocol not in WIRES:
             raise ConformanceUsageError(
                 f"no scripted HTTP upstream speaks {protocol!r}; expected one of {sorted(WIRES)}"
             )
+        if read_timeout is None:
+            stalls = any(case.fault is not None and case.fault.kind == "stall" for case in plan)
+            read_timeout = STALL_READ_TIMEOUT if stalls else READ_TIMEOUT
         super().__init__(read_timeout=read_timeout)
         self.protocol = protocol
         self._wire = WIRES[protocol]
