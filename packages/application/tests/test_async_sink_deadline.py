@@ -1,6 +1,6 @@
 """An ``on_event`` that never returns cannot hold an async call past its adapter's deadline
 (issue 22, item 10): ``aexecute_contract``, ``arun_stream`` and ``astream`` over
-``AsyncOpenAIChatAdapter`` and a loopback upstream that streams for ever, at a 0.3 s deadline.
+``AsyncOpenAIChatAdapter`` and a loopback upstream that streams for ever, at a 1 s deadline.
 
 Each call ends with ``TQX_RUNTIME_TIMEOUT``, the upstream closed, exactly one terminal event and
 the text that reached the caller as the partial. No timing is asserted: a guard only turns a
@@ -93,7 +93,7 @@ def upstream() -> Iterator[EndlessChat]:
 
 def adapter_for(upstream: EndlessChat) -> AsyncOpenAIChatAdapter:
     return AsyncOpenAIChatAdapter(
-        base_url=upstream.base_url, model="m", api_key="sk-test", deadline=0.3
+        base_url=upstream.base_url, model="m", api_key="sk-test", deadline=1.0
     )
 
 
