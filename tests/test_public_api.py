@@ -41,6 +41,8 @@ PUBLIC = {
         "AsyncRuntimeAdapter",
         "AsyncSink",
         "deliver",
+        "deliver_terminal",
+        "TERMINAL_GRACE_S",
         "DEFAULT_DEADLINE_S",
         "DEFAULT_MAX_RESPONSE_BYTES",
         "check_byte_count",

@@ -244,3 +244,87 @@ def test_the_adapter_binds_to_no_loop_and_serves_two() -> None:
         assert asyncio.run(call()) == "x"  # a second loop, its own client
     finally:
         server.close()
+
+
+# --- a sink that never returns (issue 22, item 10) -----------------------------------------
+
+HOLD_GUARD = 10.0
+"""Turns a call that would hang for ever into a test failure; never a timing assertion."""
+
+
+def _held(
+    server: FaultServer, holds: Callable[[StreamEvent], bool], deadline: float = 1.0
+) -> Outcome:
+    """One streamed call at ``deadline`` whose sink awaits, for each event ``holds``
+    picks, an ``asyncio.Event`` that is never set."""
+
+    async def main() -> Outcome:
+        never = asyncio.Event()
+        events: list[StreamEvent] = []
+
+        async def sink(event: StreamEvent) -> None:
+            events.append(event)
+            if holds(event):
+                await never.wait()
+
+        async with AsyncHTTPAdapter(
+            LineCodec(), base_url=server.base_url, timeout=TIMEOUT, deadline=deadline
+        ) as adapter:
+            try:
+                async with asyncio.timeout(HOLD_GUARD):
+                    await adapter.execute_streaming(make_request(), sink)
+            except PortError as error:
+                return events, (error.code, error.message, error.retry_after_ms)
+            return events, None
+
+    try:
+        return asyncio.run(main())
+    finally:
+        server.close()
+
+
+def test_a_sink_that_never_returns_cannot_hold_the_call_past_its_deadline() -> None:
+    server = FaultServer([endless(b"data: x\n\n", 0.05)])
+    events, error = _held(server, lambda event: True)
+    assert error is not None
+    assert error[:2] == ("TQX_RUNTIME_TIMEOUT", "the call passed its deadline (1 s)")
+    assert server.wait_closed()
+    assert [event.kind for event in events] == ["Delta", "Failed"]
+    assert isinstance(events[-1], Failed)
+    assert events[-1].code == "TQX_RUNTIME_TIMEOUT"
+
+
+def test_a_sink_that_never_returns_from_complete_still_gets_the_receipt() -> None:
+    server = FaultServer([sse_reply(frames("a", "b"))])
+    # A deadline the whole answer arrives well within, even on a loaded machine.
+    events, error = _held(server, lambda event: isinstance(event, Complete), deadline=2.0)
+    assert error is None
+    assert [event.kind for event in events] == ["Delta", "Delta", "Complete"]
+    assert isinstance(events[-1], Complete)
+    assert events[-1].receipt.text == "ab"
+
+
+def test_a_sink_that_never_returns_from_failed_still_gets_the_error() -> None:
+    server = FaultServer([fixed_reply("503 Busy", {}, b"")])
+    events, error = _held(server, lambda event: True, deadline=2.0)
+    assert error is not None
+    assert error[0] == "TQX_RUNTIME_UNAVAILABLE"
+    assert [event.kind for event in events] == ["Failed"]
+
+
+def test_a_sinks_own_timeout_error_still_propagates() -> None:
+    server = FaultServer([sse_reply(frames("a"))])
+
+    async def main() -> None:
+        async def sink(event: StreamEvent) -> None:
+            if isinstance(event, Complete):
+                raise TimeoutError("the sink's own")
+
+        async with AsyncHTTPAdapter(LineCodec(), base_url=server.base_url) as adapter:
+            with pytest.raises(TimeoutError, match="the sink's own"):
+                await adapter.execute_streaming(make_request(), sink)
+
+    try:
+        asyncio.run(main())
+    finally:
+        server.close()

@@ -4,6 +4,7 @@ the layer answers for, each ending in one coded failure with the upstream closed
 from __future__ import annotations
 
 import gzip
+import threading
 import tracemalloc
 from collections.abc import Iterator
 
@@ -306,3 +307,28 @@ def test_the_repr_shows_no_credentials() -> None:
         assert "api-version=1" in text
     finally:
         adapter.close()
+
+
+def test_a_sync_sink_that_blocks_past_the_deadline_fails_the_call_at_its_next_read(
+    client: httpx.Client,
+) -> None:
+    """A sync sink's time is the caller's own (docs/async.md): nothing interrupts it, and the
+    deadline is met as the next read returns."""
+    server = FaultServer([endless(b"data: x\n\n", 0.05)])
+    events: list[StreamEvent] = []
+    held = threading.Event()
+
+    def sink(event: StreamEvent) -> None:
+        events.append(event)
+        if len(events) == 1:
+            held.wait(2.0)  # twice the deadline, on the caller's thread
+
+    try:
+        with pytest.raises(PortError) as raised:
+            adapter_for(server, client, deadline=1.0).execute_streaming(make_request(), sink)
+        assert raised.value.code == ErrorCode.RUNTIME_TIMEOUT
+        assert {event.kind for event in events[:-1]} == {"Delta"}
+        assert isinstance(events[-1], Failed)
+        assert server.wait_closed()
+    finally:
+        server.close()

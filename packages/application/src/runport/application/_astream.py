@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import deque
 from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
@@ -19,9 +20,11 @@ class EventStream:
     ``envelope``.
 
     The turn runs in a task of its own that hands each event over and waits until the
-    iterator took it, so a slow consumer holds the adapter back. Leaving the ``async with``
-    block before the last event is a caller stop: the task is cancelled, which makes the
-    adapter close its upstream, and there is no envelope.
+    iterator took it, so a slow consumer holds the adapter back. An event is kept from the
+    moment it is handed over, so one whose wait the adapter's deadline cut off is still
+    yielded, in order: the iterator yields exactly the envelope's ``stream_events``. Leaving
+    the ``async with`` block before the last event is a caller stop: the task is cancelled,
+    which makes the adapter close its upstream, and there is no envelope.
     """
 
     def __init__(
@@ -32,7 +35,8 @@ class EventStream:
         context: Mapping[str, Any] | None,
     ) -> None:
         self._call = (contract_or_path, adapter, inputs, context)
-        self._queue: asyncio.Queue[StreamEvent] = asyncio.Queue(maxsize=1)
+        self._pending: deque[tuple[StreamEvent, asyncio.Future[None]]] = deque()
+        self._arrived = asyncio.Event()
         self._task: asyncio.Task[OperationEnvelope] | None = None
         self._finished = False
 
@@ -42,7 +46,7 @@ class EventStream:
         contract_or_path, adapter, inputs, context = self._call
         self._task = asyncio.ensure_future(
             aexecute_contract(
-                contract_or_path, adapter, inputs=inputs, context=context, on_event=self._queue.put
+                contract_or_path, adapter, inputs=inputs, context=context, on_event=self._hand_over
             )
         )
         return self
@@ -66,20 +70,28 @@ class EventStream:
         task = self._running()
         if self._finished:
             raise StopAsyncIteration
-        if self._queue.empty() and not task.done():
-            getter = asyncio.ensure_future(self._queue.get())
+        while not self._pending and not task.done():
+            self._arrived.clear()
+            arrival = asyncio.ensure_future(self._arrived.wait())
             try:
-                await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
+                await asyncio.wait({arrival, task}, return_when=asyncio.FIRST_COMPLETED)
             finally:
-                if not getter.done():
-                    getter.cancel()
-            if getter.done() and not getter.cancelled():
-                return getter.result()
-        if not self._queue.empty():
-            return self._queue.get_nowait()
+                arrival.cancel()
+        if self._pending:
+            event, taken = self._pending.popleft()
+            if not taken.done():
+                taken.set_result(None)
+            return event
         self._finished = True
         task.result()  # an unexpected error of the turn surfaces here
         raise StopAsyncIteration
+
+    async def _hand_over(self, event: StreamEvent) -> None:
+        """The turn's sink: keep ``event`` for the iterator, then wait until it is taken."""
+        taken = asyncio.get_running_loop().create_future()
+        self._pending.append((event, taken))
+        self._arrived.set()
+        await taken
 
     @property
     def envelope(self) -> OperationEnvelope:

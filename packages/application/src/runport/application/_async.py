@@ -18,8 +18,14 @@ from runport.application._options import RunOptions
 from runport.application._plan import Attempt, Wait, steps_for
 from runport.application._relay import arelay
 from runport.application._state import RunResult
-from runport.contracts import ExecutionReceipt, ExecutionRequest, OperationEnvelope
-from runport.ports import AsyncRuntimeAdapter, AsyncSink, deliver
+from runport.contracts import (
+    ErrorCode,
+    ExecutionReceipt,
+    ExecutionRequest,
+    Failed,
+    OperationEnvelope,
+)
+from runport.ports import AsyncRuntimeAdapter, AsyncSink, deliver, deliver_terminal
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -59,7 +65,7 @@ async def aexecute_request(
     except Exception as error:
         envelope, owed = call.failed(error)
         if owed is not None and on_event is not None:
-            await deliver(on_event, owed)
+            await _show(on_event, owed)
         return envelope
     return call.succeeded(receipt)
 
@@ -111,7 +117,7 @@ async def _adrive(
                     if inspect.isawaitable(waited):
                         await waited
                 elif on_event is not None:
-                    await deliver(on_event, action.event)
+                    await _show(on_event, action.event)
     return steps.outcome()
 
 
@@ -121,3 +127,14 @@ async def _attempt(
     if on_event is None or action.watch is None:
         return await adapter.execute(action.request)
     return await adapter.execute_streaming(action.request, arelay(action.watch, on_event))
+
+
+async def _show(on_event: AsyncSink, failed: Failed) -> None:
+    """The caller's terminal ``Failed``, sent after the adapter's call ended. After a timeout
+    the call's time is spent — and the sink may be what spent it, held by an await that never
+    returns — so it is awaited for ``TERMINAL_GRACE_S`` at most; any other ending is awaited
+    as the sink takes."""
+    if failed.code == ErrorCode.RUNTIME_TIMEOUT:
+        await deliver_terminal(on_event, failed, 0.0)
+    else:
+        await deliver(on_event, failed)

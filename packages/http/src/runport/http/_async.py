@@ -3,8 +3,10 @@
 The sync driver's twin: the same ``Exchange`` does the bounds, the deadline, the head's checks
 and the codec's feeding; only sending and reading are awaited here. The sink is awaited
 before the next read (backpressure: at most one network read beyond the event being
-delivered). Cancelling the calling task closes the response, sends nothing more, and lets
-``CancelledError`` through; the adapter stays usable.
+delivered), and every await of it counts against the call's deadline: a sink still busy when
+the deadline passes is cancelled, the call fails with ``TQX_RUNTIME_TIMEOUT``, and its terminal
+event is awaited for at most ``TERMINAL_GRACE_S``. Cancelling the calling task closes the
+response, sends nothing more, and lets ``CancelledError`` through; the adapter stays usable.
 """
 
 from __future__ import annotations
@@ -28,7 +30,13 @@ from runport.http._codec import HTTPRequest
 from runport.http._exchange import Exchange, codec_raised, too_deep
 from runport.http._settings import AdapterSettings, CodecCarrier
 from runport.http._shards import DEFAULT_ASYNC_LIMITS, Shards
-from runport.ports import AsyncRuntimeAdapter, AsyncSink, PortError, deliver
+from runport.ports import (
+    DEFAULT_DEADLINE_S,
+    AsyncRuntimeAdapter,
+    AsyncSink,
+    PortError,
+    deliver_terminal,
+)
 
 __all__ = ["DEFAULT_ASYNC_LIMITS", "AsyncHTTPAdapter"]
 
@@ -84,7 +92,7 @@ class AsyncHTTPAdapter(CodecCarrier[httpx.AsyncClient], AsyncRuntimeAdapter):
         await self.aclose()
 
     async def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
-        outcome = await self._call(request, _discard, stream=False)
+        outcome, _ = await self._call(request, _discard, stream=False)
         if isinstance(outcome, PortError):
             raise outcome
         return outcome
@@ -92,31 +100,37 @@ class AsyncHTTPAdapter(CodecCarrier[httpx.AsyncClient], AsyncRuntimeAdapter):
     async def execute_streaming(
         self, request: ExecutionRequest, sink: AsyncSink
     ) -> ExecutionReceipt:
-        outcome = await self._call(request, sink, stream=True)
+        outcome, left = await self._call(request, sink, stream=True)
+        # The response is closed by now, as in the sync driver. The terminal event is awaited
+        # for the time left (or the grace, once the deadline has passed), so a sink that never
+        # returns cannot hold the call past its deadline.
         if isinstance(outcome, PortError):
-            # The response is closed by now, as in the sync driver.
-            await deliver(sink, Failed(code=outcome.code, message=outcome.message))
+            await deliver_terminal(sink, Failed(code=outcome.code, message=outcome.message), left)
             raise outcome
-        await deliver(sink, Complete(receipt=outcome))
+        await deliver_terminal(sink, Complete(receipt=outcome), left)
         return outcome
 
     async def _call(
         self, request: ExecutionRequest, sink: AsyncSink, *, stream: bool
-    ) -> ExecutionReceipt | PortError:
+    ) -> tuple[ExecutionReceipt | PortError, float]:
         """The receipt, or the upstream's failure (returned, not raised, so nothing a sink
-        raises can be mistaken for it: what the sink raises propagates from here as is)."""
+        raises can be mistaken for it: what the sink raises propagates from here as is), and
+        the seconds left before the call's deadline."""
         opened = self._open(request, stream=stream)
         if isinstance(opened, PortError):
-            return opened
+            # Refused before the clock started: the terminal has the whole of the deadline.
+            return opened, self._settings.deadline or DEFAULT_DEADLINE_S
         exchange, wire = opened
         if self._client is not None:
-            return await _bounded(self._client, exchange, wire, sink, self._settings)
+            outcome = await _bounded(self._client, exchange, wire, sink, self._settings)
+            return outcome, exchange.remaining()
         shards = self._shards_here()
         shard = shards.take()
         try:
-            return await _bounded(shard.client, exchange, wire, sink, self._settings)
+            outcome = await _bounded(shard.client, exchange, wire, sink, self._settings)
         finally:
             shards.give(shard)
+        return outcome, exchange.remaining()
 
 
 async def _bounded(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from contextvars import Token
 
-from opentelemetry import context, trace
+from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer, TracerProvider
 
@@ -38,6 +38,7 @@ from runport.otel._telemetry import (
     TOOL_TYPE,
     TURNS,
     Attributes,
+    Pipeline,
 )
 from runport.ports import CorrectionStage, RunObserver, RunScope, distribution_version
 
@@ -58,6 +59,7 @@ class RunTracer(RunObserver):
             tracer_provider=tracer_provider,
             schema_url=SCHEMA_URL,
         )
+        self._pipeline = Pipeline()
 
     def run_started(
         self,
@@ -76,35 +78,46 @@ class RunTracer(RunObserver):
         }
         if descriptor.model is not None:
             attributes[REQUEST_MODEL] = descriptor.model
-        span = self._tracer.start_span(
-            f"invoke_agent {contract_id}", kind=SpanKind.INTERNAL, attributes=attributes
+        span = self._pipeline.start_span(
+            self._tracer, f"invoke_agent {contract_id}", SpanKind.INTERNAL, attributes
         )
-        return _RunSpan(self._tracer, span)
-
-
-def _current(span: Span) -> Token[Context]:
-    return context.attach(trace.set_span_in_context(span))
+        return _RunSpan(self._tracer, span, self._pipeline)
 
 
 class _RunSpan(RunScope):
     """One run's span, current from ``run_started`` until the run ends; a tool's span is
-    current while the tool runs. Both are entered and left on the run's thread or task."""
+    current while the tool runs. Both are entered and left on the run's thread or task.
 
-    def __init__(self, tracer: Tracer, span: Span) -> None:
+    Nothing the pipeline raises reaches the run: ``Pipeline`` catches and reports it."""
+
+    def __init__(self, tracer: Tracer, span: Span, pipeline: Pipeline) -> None:
         self._tracer = tracer
         self._span = span
-        self._token = _current(span)
-        self._tool: tuple[Span, Token[Context]] | None = None
+        self._pipeline = pipeline
+        self._token = pipeline.attach(span)
+        self._tool: tuple[Span, Token[Context] | None] | None = None
         self._retries = 0
 
     def retry(self, attempt: int, code: str, wait: float) -> None:
         self._retries += 1
+        try:
+            self._retried(attempt, code, wait)
+        except Exception as error:
+            self._pipeline.broke(error, "recording a retry")
+
+    def _retried(self, attempt: int, code: str, wait: float) -> None:
         self._span.add_event(
             RETRY_EVENT,
             {"runport.retry.attempt": attempt, ERROR_TYPE: code, "runport.retry.wait": wait},
         )
 
     def correction(self, round: int, stage: CorrectionStage, details: Sequence[str]) -> None:
+        try:
+            self._corrected(round, stage, details)
+        except Exception as error:
+            self._pipeline.broke(error, "recording a correction")
+
+    def _corrected(self, round: int, stage: CorrectionStage, details: Sequence[str]) -> None:
         self._span.add_event(
             CORRECTION_EVENT,
             {
@@ -116,49 +129,60 @@ class _RunSpan(RunScope):
         self._span.set_attribute(CORRECTIONS, round)
 
     def tool_started(self, name: str, call_id: str) -> None:
-        span = self._tracer.start_span(
+        span = self._pipeline.start_span(
+            self._tracer,
             f"execute_tool {name}",
-            kind=SpanKind.INTERNAL,
-            attributes={
+            SpanKind.INTERNAL,
+            {
                 OPERATION: "execute_tool",
                 TOOL_NAME: name,
                 TOOL_CALL_ID: call_id,
                 TOOL_TYPE: "function",
             },
         )
-        self._tool = (span, _current(span))
+        self._tool = (span, self._pipeline.attach(span))
 
     def tool_finished(self, name: str, call_id: str, error: str | None) -> None:
         assert self._tool is not None
         span, token = self._tool
         self._tool = None
         if error is not None:
-            span.set_attribute(ERROR_TYPE, error)
-            span.set_status(Status(StatusCode.ERROR, error))
-        context.detach(token)
-        span.end()
+            try:
+                span.set_attribute(ERROR_TYPE, error)
+                span.set_status(Status(StatusCode.ERROR, error))
+            except Exception as broken:
+                self._pipeline.broke(broken, "recording a tool's failure")
+        self._pipeline.end(span, token)
 
     def succeeded(self, usage: Usage, turns: int) -> None:
-        self._span.set_attributes(
-            {
-                INPUT_TOKENS: usage.input_tokens,
-                OUTPUT_TOKENS: usage.output_tokens,
-                TURNS: turns,
-            }
-        )
+        try:
+            self._span.set_attributes(
+                {
+                    INPUT_TOKENS: usage.input_tokens,
+                    OUTPUT_TOKENS: usage.output_tokens,
+                    TURNS: turns,
+                }
+            )
+        except Exception as error:
+            self._pipeline.broke(error, "recording a run's result")
         self._end()
 
     def failed(self, code: str) -> None:
         """A caller stop is not the run's failure: like a ``chat`` span's, the status stays
         unset and ``runport.caller_stopped`` says what happened."""
-        if code == ErrorCode.CALLER_STOPPED:
-            self._span.set_attribute(CALLER_STOPPED, True)
-        else:
-            self._span.set_attribute(ERROR_TYPE, code)
-            self._span.set_status(Status(StatusCode.ERROR, code))
+        try:
+            if code == ErrorCode.CALLER_STOPPED:
+                self._span.set_attribute(CALLER_STOPPED, True)
+            else:
+                self._span.set_attribute(ERROR_TYPE, code)
+                self._span.set_status(Status(StatusCode.ERROR, code))
+        except Exception as error:
+            self._pipeline.broke(error, "recording a run's failure")
         self._end()
 
     def _end(self) -> None:
-        self._span.set_attribute(RETRIES, self._retries)
-        context.detach(self._token)
-        self._span.end()
+        try:
+            self._span.set_attribute(RETRIES, self._retries)
+        except Exception as error:
+            self._pipeline.broke(error, "recording a run's retries")
+        self._pipeline.end(self._span, self._token)

@@ -4,11 +4,17 @@ A ``Telemetry`` holds what is fixed for one wrapped adapter (its tracer, meter i
 the attributes its descriptor gives every call); ``Telemetry.call`` makes a ``CallTrace``, a
 context manager the sync and async wrappers both enter around the inner adapter's call. The
 wrappers differ only in how they call the inner adapter and wrap the sink.
+
+The tracing pipeline is never allowed to break the call it records: whatever a span
+processor, an exporter or a meter raises is caught (``Pipeline``), reported on the
+``runport.otel`` logger, and the call returns, or raises, exactly what the adapter gave.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import threading
 from contextvars import Token
 from time import perf_counter
 from types import TracebackType
@@ -16,7 +22,7 @@ from typing import Final
 
 from opentelemetry import context, metrics, trace
 from opentelemetry.context import Context
-from opentelemetry.trace import SpanKind, Status, StatusCode
+from opentelemetry.trace import INVALID_SPAN, Span, SpanKind, Status, StatusCode
 from opentelemetry.util.types import AttributeValue
 
 from runport.contracts import (
@@ -72,6 +78,66 @@ _TOKEN_BUCKETS: Final = [4.0**n for n in range(14)]
 
 Attributes = dict[str, AttributeValue]
 
+log = logging.getLogger("runport.otel")
+
+
+class Pipeline:
+    """Where a failure of the OpenTelemetry pipeline goes instead of the traced call.
+
+    The first failure is a warning with its traceback, once for each wrapped adapter or run
+    tracer (a broken processor fails every call, and one report says so); later ones are
+    debug records.
+    """
+
+    def __init__(self) -> None:
+        self._reported = False
+        self._lock = threading.Lock()
+
+    def broke(self, error: Exception, doing: str) -> None:
+        with self._lock:
+            first, self._reported = not self._reported, True
+        if first:
+            log.warning(
+                "OpenTelemetry raised %s while %s; the call goes on, and later failures of the "
+                "pipeline are logged at debug level",
+                type(error).__name__,
+                doing,
+                exc_info=error,
+            )
+        else:
+            log.debug("OpenTelemetry raised %s while %s", type(error).__name__, doing)
+
+    def start_span(
+        self, tracer: trace.Tracer, name: str, kind: SpanKind, attributes: Attributes
+    ) -> Span:
+        """``tracer.start_span`` (a span processor's ``on_start`` runs here), or a span that
+        records nothing when the pipeline raised."""
+        try:
+            return tracer.start_span(name, kind=kind, attributes=attributes)
+        except Exception as error:
+            self.broke(error, "starting a span")
+            return INVALID_SPAN
+
+    def attach(self, span: Span) -> Token[Context] | None:
+        """Make ``span`` current; ``None`` when the context could not be changed."""
+        try:
+            return context.attach(trace.set_span_in_context(span))
+        except Exception as error:
+            self.broke(error, "making a span current")
+            return None
+
+    def end(self, span: Span, token: Token[Context] | None) -> None:
+        """Leave ``span``'s context and end it (a span processor's ``on_end`` runs here)."""
+        try:
+            if token is not None:
+                context.detach(token)
+        except Exception as error:
+            self.broke(error, "leaving a span's context")
+        try:
+            span.end()
+        except Exception as error:
+            self.broke(error, "ending a span")
+
 
 class Telemetry:
     """What every traced call of one adapter shares: instruments and the descriptor's attributes.
@@ -114,6 +180,7 @@ class Telemetry:
             explicit_bucket_boundaries_advisory=_SECONDS_BUCKETS,
         )
         self.capture_content = capture_content
+        self.pipeline = Pipeline()
         self.span_name = "chat" if descriptor.model is None else f"chat {descriptor.model}"
         self.attributes: Attributes = {
             OPERATION: "chat",
@@ -155,8 +222,8 @@ class CallTrace:
         attributes = telemetry.attributes
         if telemetry.capture_content:
             attributes = {**attributes, INPUT_MESSAGES: input_messages(request)}
-        self.span = telemetry.tracer.start_span(
-            telemetry.span_name, kind=SpanKind.CLIENT, attributes=attributes
+        self.span = telemetry.pipeline.start_span(
+            telemetry.tracer, telemetry.span_name, SpanKind.CLIENT, attributes
         )
         self.sink_raised = False
         self._first_chunk: float | None = None
@@ -164,7 +231,7 @@ class CallTrace:
         self._token: Token[Context] | None = None
 
     def __enter__(self) -> CallTrace:
-        self._token = context.attach(trace.set_span_in_context(self.span))
+        self._token = self._telemetry.pipeline.attach(self.span)
         return self
 
     def __exit__(
@@ -173,13 +240,13 @@ class CallTrace:
         error: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        try:
-            if error is not None:
+        pipeline = self._telemetry.pipeline
+        if error is not None:
+            try:
                 self.failed(error)
-        finally:
-            assert self._token is not None
-            context.detach(self._token)
-            self.span.end()
+            except Exception as broken:
+                pipeline.broke(broken, "recording a failed call")
+        pipeline.end(self.span, self._token)
 
     def watch(self, sink: Sink) -> Sink:
         """``sink``, noting the first chunk's time and whether the sink raised (a caller stop)."""
@@ -210,6 +277,14 @@ class CallTrace:
         return watched
 
     def succeeded(self, receipt: ExecutionReceipt) -> ExecutionReceipt:
+        """Record the receipt, then return it as it is, whatever the pipeline did."""
+        try:
+            self._succeeded(receipt)
+        except Exception as error:
+            self._telemetry.pipeline.broke(error, "recording a call's receipt")
+        return receipt
+
+    def _succeeded(self, receipt: ExecutionReceipt) -> None:
         telemetry = self._telemetry
         attributes: Attributes = {
             REQUEST_FINGERPRINT: receipt.request_fingerprint,
@@ -228,7 +303,6 @@ class CallTrace:
         if usage is not None:
             telemetry.tokens.record(usage.input_tokens, telemetry.input_tokens)
             telemetry.tokens.record(usage.output_tokens, telemetry.output_tokens)
-        return receipt
 
     def failed(self, error: BaseException) -> None:
         """A caller stop (the sink raised, or the calling task was cancelled) is not the

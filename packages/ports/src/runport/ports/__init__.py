@@ -3,7 +3,13 @@ obeys (docs/streaming-law.md); and the run observer port, ``RunObserver`` / ``Ru
 (docs/observability.md)."""
 
 from runport.ports._adapter import RuntimeAdapter, Sink
-from runport.ports._async import AsyncRuntimeAdapter, AsyncSink, deliver
+from runport.ports._async import (
+    TERMINAL_GRACE_S,
+    AsyncRuntimeAdapter,
+    AsyncSink,
+    deliver,
+    deliver_terminal,
+)
 from runport.ports._errors import PortError
 from runport.ports._limits import (
     DEFAULT_DEADLINE_S,
@@ -19,6 +25,7 @@ from runport.ports._observer import CorrectionStage, RunObserver, RunScope, erro
 __all__ = [
     "DEFAULT_DEADLINE_S",
     "DEFAULT_MAX_RESPONSE_BYTES",
+    "TERMINAL_GRACE_S",
     "AsyncRuntimeAdapter",
     "AsyncSink",
     "CorrectionStage",
@@ -31,6 +38,7 @@ __all__ = [
     "check_seconds",
     "deadline_for",
     "deliver",
+    "deliver_terminal",
     "distribution_version",
     "error_type",
     "max_response_bytes_for",

@@ -1,8 +1,11 @@
 from __future__ import annotations
 
+import asyncio
 import inspect
+import logging
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
+from typing import Final
 
 from runport.contracts import (
     AdapterDescriptor,
@@ -26,6 +29,36 @@ async def deliver(sink: AsyncSink, event: StreamEvent) -> None:
     result = sink(event)
     if result is not None and inspect.isawaitable(result):
         await result
+
+
+TERMINAL_GRACE_S: Final = 1.0
+"""How long a call's terminal event is awaited once the call's own time is spent."""
+
+_log = logging.getLogger("runport.ports")
+
+
+async def deliver_terminal(sink: AsyncSink, event: StreamEvent, seconds_left: float) -> None:
+    """Hand a call's terminal event to ``sink``, awaiting it for the ``seconds_left`` before
+    the call's deadline, or ``TERMINAL_GRACE_S`` when less is left.
+
+    A sink still busy then is cancelled and the call goes on to its end: a sink that never
+    returns cannot hold a call past its deadline (by more than the grace). What the sink
+    raises itself, a ``TimeoutError`` of its own included, propagates unchanged.
+    """
+    result = sink(event)
+    if result is None or not inspect.isawaitable(result):
+        return
+    limit = asyncio.timeout(max(seconds_left, TERMINAL_GRACE_S))
+    try:
+        async with limit:
+            await result
+    except TimeoutError:
+        if not limit.expired():
+            raise  # the sink's own
+        _log.warning(
+            "the event sink did not return from the call's %s event in time; stopped waiting",
+            event.kind,
+        )
 
 
 class AsyncRuntimeAdapter(ABC):
