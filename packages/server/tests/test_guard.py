@@ -279,3 +279,18 @@ def test_an_allowed_host_of_star_answers_for_any_name() -> None:
     with serve_in_background(app) as url, httpx.Client(base_url=url) as http:
         response = http.get("/v1/contracts", headers={"Host": "anything.example"})
         assert response.status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("entry", "host"),
+    [("::1", "[::1]:8000"), ("[fd00::1]", "[fd00:0::1]"), ("FD00::1", "[fd00::1]:80")],
+)
+def test_an_ipv6_allowed_host_is_matched_however_it_is_written(entry: str, host: str) -> None:
+    app = create_app(catalog(), Counted().adapter, allowed_hosts=[entry])
+
+    async def main() -> int:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://192.0.2.7") as c:
+            return (await c.get("/v1/contracts", headers={"Host": host})).status_code
+
+    assert asyncio.run(main()) == 200

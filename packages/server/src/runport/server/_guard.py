@@ -62,6 +62,14 @@ def _literal(address: str) -> str:
     return f"[{parsed.compressed}]" if parsed.version == 6 else parsed.compressed
 
 
+def _is_address(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
 def check_allowed_hosts(entries: Iterable[str]) -> tuple[tuple[str, int | None], ...]:
     """``--allowed-host`` entries as ``(host, port or None)``; ``ValueError`` names a bad one.
 
@@ -72,6 +80,9 @@ def check_allowed_hosts(entries: Iterable[str]) -> tuple[tuple[str, int | None],
     for entry in entries:
         if entry == "*":
             checked.append(("*", None))
+            continue
+        if ":" in entry and _is_address(entry):  # an IPv6 address written without brackets
+            checked.append((_literal(entry), None))
             continue
         split = _split_host(entry)
         if split is None:

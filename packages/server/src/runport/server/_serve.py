@@ -17,7 +17,9 @@ from starlette.types import ASGIApp
 from runport.application import aclose_adapter, async_adapter_factory, load_catalog
 from runport.ports import AsyncRuntimeAdapter, check_seconds
 from runport.server._app import AdapterSource, create_app
+from runport.server._auth import token_secret
 from runport.server._body import DEFAULT_BODY_TIMEOUT_S, DEFAULT_MAX_BODY_BYTES
+from runport.server._guard import check_allowed_hosts
 from runport.server._protocol import (
     DEFAULT_HEADER_TIMEOUT_S,
     DEFAULT_MAX_CONNECTIONS,
@@ -43,9 +45,14 @@ def prepare(
     scenario from its first turn; any other adapter is made once, here — off the event loop —
     and shared by every request (one connection pool), then closed when the server stops.
 
-    Raises ``runport.application.CatalogError`` when the server cannot start (a missing
-    folder, two contracts with one id, an adapter that does not start).
+    Raises ``ValueError`` for an unusable option (a token no client could send, an allowed
+    host that is not a host), before anything is loaded, and
+    ``runport.application.CatalogError`` when the server cannot start (a missing folder, two
+    contracts with one id, an adapter that does not start).
     """
+    # The options first: a token or host no client could use is refused before any work.
+    token_secret(token)
+    check_allowed_hosts(allowed_hosts)
     catalog = load_catalog(contracts, warn=warn)
     if not catalog:
         warn(f"no contracts loaded from {contracts}")
