@@ -110,10 +110,8 @@ def _run(http: httpx.Client, streamed: bool) -> None:
     headers = {"Accept": "text/event-stream"} if streamed else {}
     response = http.post(PATH, json={"inputs": {"topic": "pools"}}, headers=headers)
     assert response.status_code == 200
-    if streamed:
-        envelope = json.loads(response.text.rsplit("data: ", 1)[1])
-    else:
-        envelope = response.json()
+    text = response.text.rsplit("data: ", 1)[1] if streamed else response.text
+    envelope = json.loads(text)
     assert envelope["ok"], envelope
     assert envelope["result"]["output"] == ANSWER
 
