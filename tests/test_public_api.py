@@ -234,8 +234,12 @@ PUBLIC = {
         "run_batch",
     },
     "runport.server": {
+        "DEFAULT_BODY_TIMEOUT_S",
+        "DEFAULT_HEADER_TIMEOUT_S",
         "DEFAULT_MAX_BODY_BYTES",
+        "DEFAULT_MAX_CONNECTIONS",
         "AdapterFactory",
+        "AdapterSource",
         "create_app",
         "prepare",
         "run_server",

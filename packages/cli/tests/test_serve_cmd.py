@@ -96,3 +96,46 @@ def test_serve_refuses_a_mock_without_a_scenario(contracts: Path) -> None:
     result = Cli()("serve", "--contracts", contracts)
     assert result.returncode == 1
     assert "needs a scenario file" in result.stderr
+
+
+@pytest.mark.parametrize("token", ["pässword", "two words"])
+def test_serve_refuses_a_token_no_client_could_send(contracts: Path, token: str) -> None:
+    result = Cli()(
+        "serve", "--contracts", contracts, "--scenario", QUICK / "scenario.yaml", "--token", token
+    )
+    assert result.returncode == 1
+    assert result.stderr.startswith("runport: error: usage: the token must be printable ASCII")
+    assert "Traceback" not in result.stderr
+
+
+def test_serve_answers_only_for_its_own_names_and_pages(contracts: Path) -> None:
+    for url, _ in _serve(
+        "--contracts",
+        contracts,
+        "--scenario",
+        QUICK / "scenario.yaml",
+        "--allowed-host",
+        "runport.test",
+    ):
+        port = url.rsplit(":", 1)[1]
+        listing = httpx.get(f"{url}/v1/contracts", headers={"Host": f"runport.test:{port}"})
+        assert listing.status_code == 200
+        contract = listing.json()["contracts"][0]["id"]
+        path = f"{url}/v1/contracts/{contract}/executions"
+        for host in (f"rebind.attacker.example:{port}", "localhost.attacker.example"):
+            refused = httpx.get(f"{url}/", headers={"Host": host})
+            assert refused.status_code == 421
+            assert refused.json()["error"]["code"] == "TQX_ACCESS_DENIED"
+        forged = httpx.post(
+            path,
+            content=b'{"inputs": {"topic": "rivers"}}',
+            headers={"Origin": "http://evil.example", "Content-Type": "text/plain"},
+        )
+        assert forged.status_code == 403
+        plain = httpx.post(
+            path, content=b'{"inputs": {"topic": "rivers"}}', headers={"Content-Type": "text/plain"}
+        )
+        assert plain.status_code == 415
+        own = httpx.post(path, json={"inputs": {"topic": "rivers"}}, headers={"Origin": url})
+        assert own.status_code == 200
+        assert own.json()["ok"]

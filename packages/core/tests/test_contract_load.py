@@ -300,14 +300,25 @@ def test_other_versions_are_refused(version: str) -> None:
     assert diagnostic.message.endswith("is not a semantic version (MAJOR.MINOR.PATCH)")
 
 
-@pytest.mark.parametrize("contract_id", ["a", "bli-61.v2_x", "A9"])
+@pytest.mark.parametrize("contract_id", ["a", "bli-61.v2_x", "A9", "...", ".a", "a..", "_"])
 def test_ids_of_letters_digits_dot_dash_underscore(contract_id: str) -> None:
     assert parse_contract(minimal(id=contract_id)).id == contract_id
 
 
-@pytest.mark.parametrize("contract_id", ["", "a b", "a/b", "é"])
+@pytest.mark.parametrize("contract_id", ["", "a b", "a/b", "é", "a\n", "a%2e", "a?b", "a#b"])
 def test_other_ids_are_refused(contract_id: str) -> None:
     assert problems(minimal(id=contract_id)) == [(ErrorCode.CONTRACT_INVALID, "/id")]
+
+
+@pytest.mark.parametrize("contract_id", [".", ".."])
+def test_an_id_a_url_path_cannot_carry_is_refused(contract_id: str) -> None:
+    """A surface serves a contract at ``/v1/contracts/{id}/...``: clients remove ``.`` and
+    ``..`` segments from a path, so such an id would be listed and never reachable."""
+    with pytest.raises(ContractError) as caught:
+        parse_contract(minimal(id=contract_id))
+    (diagnostic,) = caught.value.diagnostics
+    assert (diagnostic.code, diagnostic.json_pointer) == (ErrorCode.CONTRACT_INVALID, "/id")
+    assert "URL path segment" in diagnostic.message
 
 
 def test_messages_must_not_be_empty() -> None:

@@ -15,13 +15,22 @@ from hypothesis import strategies as st
 
 from runport.application import aexecute_contract, async_adapter_factory
 from runport.contracts import OperationEnvelope, StreamEvent
-from runport.mock import AsyncFunctionRuntime, AsyncScriptedRuntime
+from runport.mock import AsyncEmitter, AsyncFunctionRuntime, AsyncScriptedRuntime
 from runport.ports import PortError
-from runport.server import create_app, serve_in_background
+from runport.server import create_app, prepare, serve_in_background
 
-from .conftest import SCENARIO, PacedUpstream, catalog, parse_sse, split_stream, still_serving
+from .conftest import (
+    CONTRACTS,
+    SCENARIO,
+    PacedUpstream,
+    catalog,
+    parse_sse,
+    split_stream,
+    still_serving,
+)
 
 SSE = {"Accept": "text/event-stream"}
+JSON = {"Content-Type": "application/json"}
 STORY = "/v1/contracts/demo.story/executions"
 
 
@@ -148,7 +157,7 @@ def test_an_unknown_contract_is_404(client: httpx.Client, accept: dict[str, str]
     ],
 )
 def test_a_malformed_body_is_400(client: httpx.Client, body: bytes, says: str) -> None:
-    response = client.post(STORY, content=body, headers={"Content-Type": "application/json"})
+    response = client.post(STORY, content=body, headers=JSON)
     assert response.status_code == 400
     error = response.json()["error"]
     assert error["code"] == "TQX_DATA_INVALID"
@@ -156,10 +165,35 @@ def test_a_malformed_body_is_400(client: httpx.Client, body: bytes, says: str) -
     still_serving(client)
 
 
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        (b'{"inputs": {"topic": ' + b"[" * 2000 + b"]" * 2000 + b"}}", "nested more than 64"),
+        (b'{"inputs": {"topic": ' + b"[" * 63 + b"]" * 63 + b"}}", "nested more than 64"),
+        (b'{"inputs": {"topic": ' + b"[" * 2000 + b"}}", "nested more than 64"),
+        (b'{"inputs": {"topic": ' + b"7" * 5000 + b"}}", "more than 4300 digits"),
+        (b'{"inputs": {"topic": -' + b"7" * 5000 + b"}}", "more than 4300 digits"),
+        (b'{"inputs": {"topic": 1e999}}', "too large for a float"),
+        (b'{"inputs": {"topic": NaN}}', "not JSON"),
+        (b'{"inputs": {"topic": "\\ud800"}}', "not JSON"),
+    ],
+)
+def test_a_hostile_json_body_is_the_documented_400(
+    client: httpx.Client, body: bytes, says: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    response = client.post(STORY, content=body, headers=JSON)
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == "TQX_DATA_INVALID"
+    assert says in error["message"]
+    assert "Traceback" not in caplog.text
+    still_serving(client)
+
+
 @settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(body=st.one_of(st.binary(max_size=64), st.text(max_size=64).map(str.encode)))
 def test_no_body_makes_the_server_fail(client: httpx.Client, body: bytes) -> None:
-    response = client.post(STORY, content=body)
+    response = client.post(STORY, content=body, headers=JSON)
     assert response.status_code in {200, 400, 422}
     payload = response.json()
     if response.status_code == 400:
@@ -252,6 +286,20 @@ def test_with_a_token_every_v1_route_needs_it_and_the_page_does_not() -> None:
         assert response.json()["ok"]
 
 
+@pytest.mark.parametrize("token", ["pässword", "tok en", "tok\ten", "\u00a0token", "tök"])
+def test_a_token_no_client_could_send_is_refused_at_start(token: str) -> None:
+    with pytest.raises(ValueError, match="printable ASCII"):
+        create_app(catalog(), async_adapter_factory("mock", scenario=SCENARIO), token=token)
+
+
+def test_a_token_of_any_printable_ascii_matches() -> None:
+    token = "".join(chr(code) for code in range(0x21, 0x7F))
+    app = create_app(catalog(), async_adapter_factory("mock", scenario=SCENARIO), token=token)
+    with serve_in_background(app) as url, httpx.Client(base_url=url) as http:
+        granted = http.get("/v1/contracts", headers={"Authorization": f"Bearer {token}"})
+        assert granted.status_code == 200
+
+
 def test_an_oversize_body_is_413_whether_declared_or_chunked() -> None:
     app = create_app(
         catalog(), async_adapter_factory("mock", scenario=SCENARIO), max_body_bytes=1000
@@ -263,7 +311,10 @@ def test_an_oversize_body_is_413_whether_declared_or_chunked() -> None:
             yield big[start : start + 100]
 
     with serve_in_background(app) as url, httpx.Client(base_url=url) as http:
-        for response in (http.post(STORY, content=big), http.post(STORY, content=chunks())):
+        for response in (
+            http.post(STORY, content=big, headers=JSON),
+            http.post(STORY, content=chunks(), headers=JSON),
+        ):
             assert response.status_code == 413
             assert response.json()["error"]["code"] == "TQX_REQUEST_TOO_LARGE"
         fits = http.post(STORY, json={"inputs": {"topic": "x" * 900}})
@@ -371,3 +422,65 @@ def test_the_playground_is_served_from_the_package_and_fetches_nothing_elsewhere
     assert "connect-src 'self'" in policy
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", response.text)
     assert "@import" not in response.text
+
+
+class _Counting(AsyncFunctionRuntime):
+    """One adapter for the whole server: counts its calls and whether it was closed."""
+
+    def __init__(self) -> None:
+        super().__init__(self._answer)
+        self.calls = 0
+        self.closed = False
+
+    async def _answer(self, request: object, emit: AsyncEmitter) -> None:
+        self.calls += 1
+        await emit.text("The lighthouse keeper counted ships that never came.")
+        await emit.finish("stop")
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+def test_an_adapter_given_to_the_app_is_shared_by_every_request_and_left_open() -> None:
+    shared = _Counting()
+    with (
+        serve_in_background(create_app(catalog(), shared)) as url,
+        httpx.Client(base_url=url) as http,
+    ):
+        for accept in ({}, SSE, {}, SSE):
+            response = http.post(STORY, json={"inputs": {"topic": "ships"}}, headers=accept)
+            assert response.status_code == 200
+    assert shared.calls == 4
+    assert not shared.closed
+
+
+def test_a_factory_is_called_once_per_request_off_the_event_loop() -> None:
+    built: list[_Counting] = []
+    on_a_loop: list[bool] = []
+
+    def factory() -> _Counting:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            on_a_loop.append(False)
+        else:
+            on_a_loop.append(True)
+        built.append(_Counting())
+        return built[-1]
+
+    with (
+        serve_in_background(create_app(catalog(), factory)) as url,
+        httpx.Client(base_url=url) as http,
+    ):
+        for _ in range(3):
+            assert http.post(STORY, json={"inputs": {"topic": "ships"}}).json()["ok"]
+    assert on_a_loop == [False, False, False]
+    assert [(adapter.calls, adapter.closed) for adapter in built] == [(1, True)] * 3
+
+
+def test_served_with_a_scenario_each_request_plays_it_from_its_first_turn() -> None:
+    app = prepare(CONTRACTS, adapter="mock", scenario=SCENARIO, warn=print)
+    with serve_in_background(app) as url, httpx.Client(base_url=url) as http:
+        answers = [http.post(STORY, json={"inputs": {"topic": "ships"}}).json() for _ in range(3)]
+    assert all(answer["ok"] for answer in answers)
+    assert answers[0] == answers[1] == answers[2]

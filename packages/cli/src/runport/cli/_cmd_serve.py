@@ -17,6 +17,7 @@ from runport.cli._surfaces import add_folder_options, extra_missing, warn
 INSTALL_HINT = "runport serve needs the runport-server package: pip install 'runport[server]'"
 HELP = "serve a folder of contracts over HTTP, with a playground page"
 TOKEN_VARIABLE = "RUNPORT_SERVER_TOKEN"
+_WILDCARDS = frozenset({"0.0.0.0", "::", ""})
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -38,6 +39,24 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="ORIGIN",
         help="a browser origin allowed to call the API from its own pages (repeatable)",
     )
+    parser.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help=(
+            "a name (or name:port) the server may be reached by, besides the loopback names "
+            "and --host; any other Host header is refused (repeatable)"
+        ),
+    )
+
+
+def _allowed_hosts(args: argparse.Namespace) -> list[str]:
+    """``--allowed-host`` and the name given to ``--host``: a server bound to a name answers
+    for it. A wildcard address (``0.0.0.0``, ``::``) is no name: a client reaches such a server
+    by one of its addresses, which the server accepts as it is, or by an ``--allowed-host``."""
+    bound = [] if args.host in _WILDCARDS else [args.host]
+    return [*args.allowed_host, *bound]
 
 
 def _say(message: str) -> None:
@@ -64,6 +83,7 @@ def main(args: argparse.Namespace) -> int:
             scenario=args.scenario,
             token=token,
             cors_origins=args.cors_origin,
+            allowed_hosts=_allowed_hosts(args),
             warn=warn,
         )
     except CatalogError as error:

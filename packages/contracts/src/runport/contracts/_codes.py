@@ -102,7 +102,8 @@ _MEANINGS: dict[ErrorCode, str] = {
     ErrorCode.CONTRACT_INVALID: "The contract's structure or one of its fields is wrong.",
     ErrorCode.OUTPUT_SCHEMA_INVALID: "The contract's output_schema is not a valid JSON Schema.",
     ErrorCode.ACCESS_DENIED: (
-        "An HTTP surface needs a bearer token and the request had none, or a wrong one."
+        "An HTTP surface refused the caller: no bearer token or a wrong one, a Host it does not"
+        " answer for, or a state-changing request from a foreign Origin."
     ),
     ErrorCode.REQUEST_TOO_LARGE: "A request body passed the surface's size bound; it was not read.",
 }

@@ -192,6 +192,18 @@ class Contract(_Model):
             )
         return value
 
+    @field_validator("id")
+    @classmethod
+    def _path_safe(cls, value: str) -> str:
+        # The id is a URL path segment (docs/server.md): "." and ".." are removed from a path
+        # by every client before it is sent, so such a contract could never be reached.
+        if value in (".", ".."):
+            raise ValueError(
+                f"id {value!r} cannot be a URL path segment (clients remove '.' and '..' from "
+                "paths); use letters or digits too"
+            )
+        return value
+
     @field_validator("version")
     @classmethod
     def _semver(cls, value: str) -> str:

@@ -3,16 +3,22 @@ them — the envelope as JSON, or every stream event as a server-sent event — 
 playground page at ``/``.
 
 ``runport serve`` is the usual way in; ``create_app`` builds the app over any catalog and
-adapter factory, to mount in a service of your own.
+adapter (or adapter factory), to mount in a service of your own. What the server guards
+against, and how, is in docs/security.md; its bounds are in docs/limits.md.
 """
 
-from runport.server._app import AdapterFactory, create_app
-from runport.server._body import DEFAULT_MAX_BODY_BYTES
+from runport.server._app import AdapterFactory, AdapterSource, create_app
+from runport.server._body import DEFAULT_BODY_TIMEOUT_S, DEFAULT_MAX_BODY_BYTES
+from runport.server._protocol import DEFAULT_HEADER_TIMEOUT_S, DEFAULT_MAX_CONNECTIONS
 from runport.server._serve import prepare, run_server, serve_in_background
 
 __all__ = [
+    "DEFAULT_BODY_TIMEOUT_S",
+    "DEFAULT_HEADER_TIMEOUT_S",
     "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_MAX_CONNECTIONS",
     "AdapterFactory",
+    "AdapterSource",
     "create_app",
     "prepare",
     "run_server",

@@ -1,4 +1,5 @@
-"""``create_app``: the routes, the token, the bounds and CORS around one catalog."""
+"""``create_app``: the routes, the token, the bounds, the request guard and CORS around one
+catalog."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import logging
 from collections.abc import Callable, Iterable, Sequence
 from importlib import resources
 
+import anyio
+import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -17,18 +20,29 @@ from starlette.routing import Route
 from runport.application import Catalog, to_async
 from runport.contracts import ErrorCode
 from runport.core import Contract
-from runport.ports import AsyncRuntimeAdapter, RuntimeAdapter, check_byte_count
-from runport.server._auth import check_token
-from runport.server._body import DEFAULT_MAX_BODY_BYTES, parse_call, read_body
+from runport.ports import AsyncRuntimeAdapter, RuntimeAdapter, check_byte_count, check_seconds
+from runport.server._auth import check_token, token_secret
+from runport.server._body import (
+    DEFAULT_BODY_TIMEOUT_S,
+    DEFAULT_MAX_BODY_BYTES,
+    parse_call,
+    read_body,
+)
 from runport.server._errors import RequestRefused, error_response
 from runport.server._execution import Execution
+from runport.server._guard import RequestGuard, check_allowed_hosts
 
 _log = logging.getLogger("runport.server")
 
 AdapterFactory = Callable[[], AsyncRuntimeAdapter | RuntimeAdapter]
 """Builds the adapter for one request. A fresh adapter per request keeps requests independent:
-the scripted mock, for one, plays its scenario from the first turn every time. A sync adapter
-is bridged with ``to_async`` (a worker thread); an async one runs on the loop."""
+the scripted mock, for one, plays its scenario from the first turn every time. It is called on
+a worker thread, never on the event loop (building an HTTP client is blocking work). A sync
+adapter is bridged with ``to_async`` (a worker thread); an async one runs on the loop."""
+
+AdapterSource = AsyncRuntimeAdapter | RuntimeAdapter | AdapterFactory
+"""One adapter every request shares (one connection pool; the caller's to close), or a
+factory called once per request (each adapter closed after its request)."""
 
 _STATIC = {
     "/": ("index.html", "text/html; charset=utf-8"),
@@ -55,6 +69,10 @@ def _static(name: str, media_type: str) -> Callable[[Request], Response]:
     return page
 
 
+def _as_async(adapter: AsyncRuntimeAdapter | RuntimeAdapter) -> AsyncRuntimeAdapter:
+    return adapter if isinstance(adapter, AsyncRuntimeAdapter) else to_async(adapter)
+
+
 def _wants_events(request: Request) -> bool:
     accept = request.headers.get("accept", "")
     return any(part.split(";")[0].strip() == "text/event-stream" for part in accept.split(","))
@@ -62,26 +80,38 @@ def _wants_events(request: Request) -> bool:
 
 def create_app(
     contracts: Catalog | Iterable[Contract],
-    adapter_factory: AdapterFactory,
+    adapter: AdapterSource,
     *,
     token: str | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    body_timeout: float = DEFAULT_BODY_TIMEOUT_S,
     cors_origins: Sequence[str] = (),
+    allowed_hosts: Sequence[str] = (),
 ) -> Starlette:
     """The HTTP surface (docs/server.md) as an ASGI app, to serve with uvicorn or mount in a
     service of your own.
 
-    ``token`` makes every ``/v1`` route ask for ``Authorization: Bearer <token>`` (the
-    playground page loads without it and asks for it). ``cors_origins`` lists the browser
-    origins allowed to call the API from other pages; none by default.
+    ``adapter`` is one adapter every request shares, or a factory called per request (the
+    scripted mock, so each request plays its scenario afresh). ``token`` makes every ``/v1``
+    route ask for ``Authorization: Bearer <token>`` (the playground page loads without it and
+    asks for it). ``cors_origins`` lists the browser origins allowed to call the API from
+    other pages; none by default. ``allowed_hosts`` adds to the names the server answers for
+    (the loopback names and the address a connection arrives at); a request naming any other
+    ``Host`` is refused, as is a state-changing one from a foreign ``Origin`` or with a body
+    that is not JSON (docs/security.md). A body still arriving after ``body_timeout`` seconds
+    is refused with 408.
     """
     catalog = contracts if isinstance(contracts, Catalog) else Catalog.of(contracts)
-    secret = None if token is None else token.encode("utf-8")
-    if token is not None and not token.strip():
-        raise ValueError("the token must not be empty")
+    secret = token_secret(token)
     limit = check_byte_count(max_body_bytes, "max_body_bytes")
     if not limit:
         raise ValueError("max_body_bytes must be a positive number of bytes")
+    read_timeout = check_seconds(body_timeout, "body_timeout")
+    if read_timeout is None:
+        raise ValueError("body_timeout must be a positive, finite number of seconds")
+    check_allowed_hosts(allowed_hosts)
+    shared = adapter if isinstance(adapter, AsyncRuntimeAdapter | RuntimeAdapter) else None
+    shared_async = None if shared is None else _as_async(shared)
     listing = {"contracts": catalog.describe()}
 
     async def list_contracts(request: Request) -> Response:
@@ -103,11 +133,14 @@ def create_app(
                     ErrorCode.CONTRACT_NOT_FOUND,
                     f"no contract with id {contract_id!r} (known: {known})",
                 )
-            call = parse_call(await read_body(request, limit))
+            call = parse_call(await read_body(request, limit, read_timeout))
         except RequestRefused as refused:
             return error_response(refused)
+        if shared_async is not None:
+            return Execution(contract, shared_async, call, streamed=_wants_events(request))
+        assert callable(adapter)
         try:
-            built = adapter_factory()
+            built = await anyio.to_thread.run_sync(adapter)
         except Exception as error:  # the server's failure, not the caller's: say so, stay up
             _log.error("the adapter factory failed", exc_info=error)
             return error_response(
@@ -118,8 +151,9 @@ def create_app(
                     "see the server's log",
                 )
             )
-        adapter = built if isinstance(built, AsyncRuntimeAdapter) else to_async(built)
-        return Execution(contract, adapter, call, streamed=_wants_events(request))
+        return Execution(
+            contract, _as_async(built), call, streamed=_wants_events(request), owned=True
+        )
 
     async def http_error(request: Request, error: Exception) -> Response:
         assert isinstance(error, HTTPException)
@@ -132,7 +166,7 @@ def create_app(
         Route("/v1/contracts", list_contracts, methods=["GET"]),
         Route("/v1/contracts/{contract_id:str}/executions", execute, methods=["POST"]),
     ]
-    middleware = []
+    middleware = [Middleware(RequestGuard, allowed_hosts=allowed_hosts, cors_origins=cors_origins)]
     if cors_origins:
         middleware.append(
             Middleware(

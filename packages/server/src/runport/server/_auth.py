@@ -12,6 +12,23 @@ from runport.server._errors import RequestRefused
 _CHALLENGE = {"WWW-Authenticate": 'Bearer realm="runport"'}
 
 
+def token_secret(token: str | None) -> bytes | None:
+    """The token as the bytes a request must carry, or ``ValueError`` for one no client could
+    send: HTTP header values are ASCII in practice (a browser's ``fetch`` refuses anything
+    else, and servers read them as Latin-1), so the token must be printable ASCII with no
+    spaces, or it would be accepted here and never match."""
+    if token is None:
+        return None
+    if not token.strip():
+        raise ValueError("the token must not be empty")
+    if not all("!" <= character <= "~" for character in token):
+        raise ValueError(
+            "the token must be printable ASCII with no spaces (letters, digits and "
+            "punctuation): a client cannot send other characters in an Authorization header"
+        )
+    return token.encode("ascii")
+
+
 def check_token(request: Request, token: bytes | None) -> None:
     """Refuse a request without ``Authorization: Bearer <token>``.
 

@@ -69,7 +69,8 @@ def _json_start(status: int, body: bytes) -> list[Message]:
 
 class Execution(Response):
     """The response to one ``POST /v1/contracts/{id}/executions``: it runs the contract while
-    it is being sent."""
+    it is being sent. An ``owned`` adapter (built for this request) is closed after it; a
+    shared one stays open for the next."""
 
     def __init__(
         self,
@@ -78,11 +79,13 @@ class Execution(Response):
         call: ExecutionCall,
         *,
         streamed: bool,
+        owned: bool = False,
     ) -> None:
         self._contract = contract
         self._adapter = adapter
         self._call = call
         self._streamed = streamed
+        self._owned = owned
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         respond = self._stream if self._streamed else self._whole
@@ -94,7 +97,8 @@ class Execution(Response):
                     await respond(send)
                 group.cancel_scope.cancel()
         finally:
-            await aclose_adapter(self._adapter)
+            if self._owned:
+                await aclose_adapter(self._adapter)
 
     async def _whole(self, send: Send) -> None:
         envelope = await aexecute_contract(

@@ -7,15 +7,24 @@ import contextlib
 import os
 import socket
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
 
 import uvicorn
+from starlette.applications import Starlette
 from starlette.types import ASGIApp
 
-from runport.application import async_adapter_factory, load_catalog
-from runport.server._app import create_app
-from runport.server._body import DEFAULT_MAX_BODY_BYTES
+from runport.application import aclose_adapter, async_adapter_factory, load_catalog
+from runport.ports import AsyncRuntimeAdapter, check_seconds
+from runport.server._app import AdapterSource, create_app
+from runport.server._auth import token_secret
+from runport.server._body import DEFAULT_BODY_TIMEOUT_S, DEFAULT_MAX_BODY_BYTES
+from runport.server._guard import check_allowed_hosts
+from runport.server._protocol import (
+    DEFAULT_HEADER_TIMEOUT_S,
+    DEFAULT_MAX_CONNECTIONS,
+    guarded_protocol,
+)
 
 
 def prepare(
@@ -25,24 +34,58 @@ def prepare(
     scenario: str | os.PathLike[str] | None = None,
     token: str | None = None,
     cors_origins: Sequence[str] = (),
+    allowed_hosts: Sequence[str] = (),
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    body_timeout: float = DEFAULT_BODY_TIMEOUT_S,
     warn: Callable[[str], None],
 ) -> ASGIApp:
-    """Everything ``runport serve`` does before serving: load the folder, try the adapter once.
+    """Everything ``runport serve`` does before serving: load the folder, make the adapter.
 
-    Raises ``runport.application.CatalogError`` when the server cannot start (a missing
-    folder, two contracts with one id, an adapter that does not start).
+    With a ``scenario`` (the mock) every request gets a fresh adapter, so each plays the
+    scenario from its first turn; any other adapter is made once, here — off the event loop —
+    and shared by every request (one connection pool), then closed when the server stops.
+
+    Raises ``ValueError`` for an unusable option (a token no client could send, an allowed
+    host that is not a host), before anything is loaded, and
+    ``runport.application.CatalogError`` when the server cannot start (a missing folder, two
+    contracts with one id, an adapter that does not start).
     """
+    # The options first: a token or host no client could use is refused before any work.
+    token_secret(token)
+    check_allowed_hosts(allowed_hosts)
     catalog = load_catalog(contracts, warn=warn)
     if not catalog:
         warn(f"no contracts loaded from {contracts}")
-    return create_app(
+    build = async_adapter_factory(adapter, scenario=scenario)
+    source: AdapterSource = build if scenario is not None else build()
+    app = create_app(
         catalog,
-        async_adapter_factory(adapter, scenario=scenario),
+        source,
         token=token,
         cors_origins=cors_origins,
+        allowed_hosts=allowed_hosts,
         max_body_bytes=max_body_bytes,
+        body_timeout=body_timeout,
     )
+    if isinstance(source, AsyncRuntimeAdapter):
+        app.router.lifespan_context = _closing(source)
+    return app
+
+
+def _closing(
+    adapter: AsyncRuntimeAdapter,
+) -> Callable[[Starlette], contextlib.AbstractAsyncContextManager[None]]:
+    """A lifespan that closes the shared adapter when the server stops, on the loop that
+    used its connections."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            await aclose_adapter(adapter)
+
+    return lifespan
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -61,10 +104,21 @@ def _url(sock: socket.socket) -> str:
     return f"http://{shown}:{port}"
 
 
-def _server(app: ASGIApp) -> uvicorn.Server:
+def _server(app: ASGIApp, header_timeout: float, max_connections: int) -> uvicorn.Server:
+    timeout = check_seconds(header_timeout, "header_timeout")
+    if timeout is None:
+        raise ValueError("header_timeout must be a positive, finite number of seconds")
+    if isinstance(max_connections, bool) or not isinstance(max_connections, int):
+        raise ValueError(f"max_connections must be a whole number, not {max_connections!r}")
+    if max_connections < 1:
+        raise ValueError(f"max_connections must be at least 1, not {max_connections}")
     config = uvicorn.Config(
         app,
-        lifespan="off",
+        http=guarded_protocol(timeout, max_connections),
+        # uvicorn answers 503 once this many connections or requests are open; the guarded
+        # protocol closes connections still waiting for a request head before that.
+        limit_concurrency=max_connections + 1,
+        lifespan="auto",
         log_level="warning",
         timeout_graceful_shutdown=2,
         backlog=2048,
@@ -78,24 +132,35 @@ def run_server(
     host: str = "127.0.0.1",
     port: int = 8000,
     on_ready: Callable[[str], None] | None = None,
+    header_timeout: float = DEFAULT_HEADER_TIMEOUT_S,
+    max_connections: int = DEFAULT_MAX_CONNECTIONS,
 ) -> None:
     """Serve ``app`` until interrupted (Ctrl-C). ``port=0`` picks a free port; ``on_ready``
-    is told the base URL once the socket listens."""
+    is told the base URL once the socket listens. A request head still arriving after
+    ``header_timeout`` seconds is dropped, and at most ``max_connections`` connections are
+    held at once (docs/limits.md)."""
+    server = _server(app, header_timeout, max_connections)
     sock = _bind(host, port)
     if on_ready is not None:
         on_ready(_url(sock))
     try:
-        _server(app).run(sockets=[sock])
+        server.run(sockets=[sock])
     finally:
         sock.close()
 
 
 @contextlib.contextmanager
-def serve_in_background(app: ASGIApp, *, host: str = "127.0.0.1") -> Iterator[str]:
+def serve_in_background(
+    app: ASGIApp,
+    *,
+    host: str = "127.0.0.1",
+    header_timeout: float = DEFAULT_HEADER_TIMEOUT_S,
+    max_connections: int = DEFAULT_MAX_CONNECTIONS,
+) -> Iterator[str]:
     """Serve ``app`` on a free loopback port in a thread while the block runs; yields the
     base URL. For tests, notebooks and examples that need a live server for a moment."""
+    server = _server(app, header_timeout, max_connections)
     sock = _bind(host, 0)
-    server = _server(app)
     thread = threading.Thread(
         target=server.run, kwargs={"sockets": [sock]}, name="runport-server", daemon=True
     )
