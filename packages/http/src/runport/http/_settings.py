@@ -100,6 +100,13 @@ class CodecCarrier(Generic[ClientT]):
         self._settings = AdapterSettings.build(
             base_url, timeout=timeout, max_response_bytes=max_response_bytes, deadline=deadline
         )
+        if self._settings.base_url.userinfo and codec.secrets:
+            # httpx turns the URL's user-info into a Basic Authorization header, in place of
+            # a Bearer key: the key would be dropped without a word.
+            raise ValueError(
+                "base_url carries credentials (user-info, user:password@) and an api_key is "
+                "set: give one of them — the key, or the credentials in the URL"
+            )
         self._repr = f"{type(self).__name__}(base_url={redact_url(self._settings.base_url)!r})"
         self._hold(http_client)
 
