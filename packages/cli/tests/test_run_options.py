@@ -68,10 +68,15 @@ def raising(*, scenario=None):
 
 def unconfigured(*, base_url=None):
     raise LookupError("no endpoint configured")
+
+
+def forwarding(**options):  # passes its options on, to a factory that takes no scenario
+    return unconfigured(**options)
 """
 PLUGIN_ENTRY_POINTS = {
     "raising": "test_plugins:raising",
     "unconfigured": "test_plugins:unconfigured",
+    "forwarding": "test_plugins:forwarding",
 }
 
 
@@ -131,6 +136,7 @@ def test_inline_inputs_are_json_when_they_parse_and_win_over_the_file(
     ("args", "hint"),
     [
         (["--adapter", "unconfigured", "--scenario", QUICK / "scenario.yaml"], "--adapter mock"),
+        (["--adapter", "forwarding", "--scenario", QUICK / "scenario.yaml"], "--adapter mock"),
         (
             ["--scenario", QUICK / "scenario.yaml", "--tools", "json:loads", "--input"],
             "run without --tools",
