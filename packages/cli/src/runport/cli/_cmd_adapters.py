@@ -70,8 +70,7 @@ def takes(factory: Any, option: str) -> bool:
     except (TypeError, ValueError):
         return False
     return any(
-        p.name == option and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-        for p in parameters
+        p.name == option and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in parameters
     )
 
 

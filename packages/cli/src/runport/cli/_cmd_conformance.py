@@ -41,9 +41,8 @@ def run_conformance_command(target: str, *, protocol: str) -> int:
             "usage",
             "the conformance suite is not installed: pip install 'runport[conformance]'",
         )
-    from runport.conformance import ConformanceUsageError, run_conformance
-
     from runport.cli import _conformance_checks as checks
+    from runport.conformance import ConformanceUsageError, run_conformance
 
     checks.reset()
     try:
