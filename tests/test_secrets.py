@@ -133,9 +133,10 @@ def test_a_batch_output_holds_no_credentials(upstream: str, folder: Path) -> Non
     [
         ("GET https://me:hunter2@llm.example/v1 failed", "GET https://[redacted]@llm.example/v1"),
         ("?api-key=k3y&api-version=2", "?api-key=[redacted]&api-version=2"),
-        ("API_KEY=k3y; Token=t; access_token=a; X-Amz-Signature=s; sig=s; password=p",
-         "API_KEY=[redacted]; Token=[redacted]; access_token=[redacted]; "
-         "X-Amz-Signature=[redacted]; sig=[redacted]; password=[redacted]"),
+        ("/v1?API_KEY=k3y&Token=t&access_token=a&X-Amz-Signature=s;sig=s#password=p",
+         "/v1?API_KEY=[redacted]&Token=[redacted]&access_token=[redacted]&"
+         "X-Amz-Signature=[redacted];sig=[redacted]#password=[redacted]"),
+        ("-i takes KEY=VALUE, not 'topic'", "-i takes KEY=VALUE, not 'topic'"),
         ("Authorization: Basic dXNlcjpodW50ZXIy", "Authorization: Basic [redacted]"),
         ("Basic usage: see user@example.com", "Basic usage: see user@example.com"),
     ],

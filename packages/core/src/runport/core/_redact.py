@@ -26,12 +26,13 @@ _NAME_CHARS = r"A-Za-z0-9_.\-\[\]"
 _USER_INFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.\-]*://)[^\s/?#\"'<>\\]*@")
 """A URL's user-info: everything between ``scheme://`` and the authority's last ``@``."""
 _PARAMETER = re.compile(
-    rf"(?<![{_NAME_CHARS}%])(?P<name>[{_NAME_CHARS}]*(?:{_SECRET_WORDS})[{_NAME_CHARS}]*)"
+    rf"(?<=[?&;#])(?P<name>[{_NAME_CHARS}]*(?:{_SECRET_WORDS})[{_NAME_CHARS}]*)"
     r"=(?P<value>[^&;\s#\"'<>\\]+)",
     re.IGNORECASE,
 )
-"""``name=value`` whose name holds a credential word (``key``, ``api-key``, ``access_token``,
-``X-Amz-Signature``, ``password`` …), in a query string or in prose."""
+"""A query (or fragment) parameter ``name=value`` whose name holds a credential word (``key``,
+``api-key``, ``access_token``, ``X-Amz-Signature``, ``password`` …). Only after ``?``, ``&``,
+``;`` or ``#``: prose such as "takes KEY=VALUE" is left as it is."""
 _BEARER = re.compile(r"\b(?P<scheme>Bearer)\s+[A-Za-z0-9\-._~+/]+=*", re.IGNORECASE)
 _BASIC = re.compile(r"\b(?P<scheme>Basic)\s+(?P<token>[A-Za-z0-9+/]{4,}={0,2})", re.IGNORECASE)
 """What an echoed ``Authorization`` header carries; a ``Basic`` token only when it decodes to
@@ -57,7 +58,7 @@ def is_secret_parameter(name: str) -> bool:
 
 def redact_secrets(text: str) -> str:
     """``text`` with every credential it shows replaced by ``[redacted]``: the user-info of any
-    URL (``https://[redacted]@host/…``), the value of every ``name=value`` whose name is a
+    URL (``https://[redacted]@host/…``), the value of every query parameter whose name is a
     credential's (:func:`is_secret_parameter`), and the token of a ``Bearer``/``Basic``
     authorization. Idempotent; text without any is returned as it is."""
     if "@" in text:
