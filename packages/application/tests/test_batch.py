@@ -363,6 +363,12 @@ def test_a_torn_first_line_is_discarded_and_the_batch_runs(tmp_path: Path) -> No
         summary = run_batch(CONTRACT, [{"topic": "x"}], fresh, out=out)
         assert (summary.torn_lines_discarded, summary.ran) == (cut, 1)
         assert out.read_bytes() == first
+    for torn in (b'{"row": 0, "ok"', b'{ "row"'):  # spaced as another writer of JSON may
+        out = tmp_path / "spaced.jsonl"
+        out.write_bytes(torn)
+        summary = run_batch(CONTRACT, [{"topic": "x"}], fresh, out=out)
+        assert (summary.torn_lines_discarded, summary.ran) == (len(torn), 1)
+        assert out.read_bytes() == first
 
 
 # ---- the summary file never follows a symlink (issue 22) ------------------------------------

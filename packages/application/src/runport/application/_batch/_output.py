@@ -56,8 +56,10 @@ def row_key(row: int, envelope: OperationEnvelope) -> tuple[int, str | None]:
 
 
 def _torn_line(tail: bytes) -> bool:
-    """Whether ``tail`` can be what a kill leaves of a line being written."""
-    return tail.startswith(LINE_HEAD) or LINE_HEAD.startswith(tail)
+    """Whether ``tail`` can be what a kill leaves of a line being written (JSON's blanks
+    allowed, as in a line another writer of the format spaced out)."""
+    head = b"".join(tail[: 4 * len(LINE_HEAD)].split())[: len(LINE_HEAD)]
+    return head.startswith(LINE_HEAD) or LINE_HEAD.startswith(head)
 
 
 LINE_HEAD: Final = b'{"row":'
