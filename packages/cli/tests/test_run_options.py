@@ -214,3 +214,11 @@ def test_even_an_unexpected_exception_is_one_line_never_a_traceback(
     )
     assert result.returncode == status
     assert result.stderr == line
+
+
+def test_an_inline_value_nested_past_the_bound_is_a_coded_error(runport: Cli) -> None:
+    done = runport("run", QUICK / "contract.yaml", "-i", "topic=" + "[" * 100_000,
+                   "--scenario", QUICK / "scenario.yaml")  # fmt: skip
+    assert done.returncode == 1
+    assert done.stderr.startswith("runport: error: TQX_"), done.stderr
+    assert "internal" not in done.stderr
