@@ -60,6 +60,8 @@ PUBLIC = {
         "validate_output",
         "build_receipt",
         "parse_json_text",
+        "redact_secrets",
+        "is_secret_parameter",
         "StreamAssembler",
         "StreamGrammarError",
         "Scenario",

@@ -23,7 +23,7 @@ from runport.application import (
     read_rows,
     run_batch,
 )
-from runport.contracts import ErrorCode, ExecutionRequest
+from runport.contracts import ErrorCode, ExecutionRequest, fingerprint
 from runport.core import load_contract, load_scenario, parse_scenario
 from runport.mock import AsyncFunctionRuntime, AsyncScriptedRuntime, ScriptedRuntime
 
@@ -178,6 +178,8 @@ def test_a_resumed_batch_ends_as_an_uninterrupted_one(
     run_batch(CONTRACT, rows, fresh, out=whole)
     out = folder / "out.jsonl"
     finished = whole.read_bytes().splitlines(keepends=True)[:kept]
+    if not kept:  # with no whole line before it, a torn line is a cut batch line (issue 22)
+        torn = b'{"row":' + torn
     out.write_bytes(b"".join(finished) + torn)  # a kill mid-write leaves a torn last line
     summary = run_batch(CONTRACT, rows, fresh, out=out)
     assert summary.torn_lines_discarded == len(torn)
@@ -300,3 +302,97 @@ def test_a_rows_file_of_an_unknown_kind_is_refused(tmp_path: Path) -> None:
     with pytest.raises(BatchRowsError):
         run_batch(CONTRACT, tmp_path / "rows.xlsx", fresh, out=out)
     assert not out.exists()  # refused before the output is opened
+
+
+# ---- an --out that is not this contract's output is refused whole (issue 22) ----------------
+
+
+def _refused_whole(out: Path, match: str) -> BatchOutputError:
+    before = out.read_bytes()
+    with pytest.raises(BatchOutputError, match=match) as caught:
+        run_batch(CONTRACT, [{"topic": "x"}], fresh, out=out)
+    assert caught.value.code == ErrorCode.DATA_INVALID
+    assert out.read_bytes() == before  # not truncated, not cut, not appended to
+    assert not BatchSummary.path_for(out).exists()
+    return caught.value
+
+
+def test_a_notes_file_with_no_line_end_is_refused_and_left_whole(tmp_path: Path) -> None:
+    out = tmp_path / "notes.txt"
+    out.write_bytes(b"notes")
+    _refused_whole(out, "not a batch's output")
+
+
+def test_another_contracts_output_with_a_torn_last_line_is_refused_whole(tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    other = CONTRACT.model_copy(update={"version": "2.0.0"})
+    run_batch(other, [{"topic": f"t{i}"} for i in range(3)], fresh, out=out)
+    BatchSummary.path_for(out).unlink()
+    out.write_bytes(out.read_bytes() + b'{"row":3,"ok":tr')
+    _refused_whole(out, "another contract")
+
+
+def test_the_contract_file_given_as_out_is_refused_whole(tmp_path: Path) -> None:
+    out = tmp_path / "contract.yaml"
+    out.write_bytes((QUICK / "contract.yaml").read_bytes().rstrip(b"\n"))  # no final line end
+    _refused_whole(out, "not JSON")
+
+
+def test_a_deeply_nested_output_line_is_a_coded_refusal(tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    out.write_bytes(b"[" * 100_000 + b"\n")
+    _refused_whole(out, "nested")
+
+
+def test_a_line_that_is_no_envelope_is_refused_before_the_torn_line_is_cut(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "out.jsonl"
+    envelope = {"ok": "maybe", "fingerprints": {"contract": fingerprint(CONTRACT)}}
+    out.write_bytes(
+        json.dumps({"row": 0, "ok": True, "envelope": envelope}).encode() + b'\n{"row":1'
+    )
+    _refused_whole(out, "not a batch line")
+
+
+def test_a_torn_first_line_is_discarded_and_the_batch_runs(tmp_path: Path) -> None:
+    whole = tmp_path / "whole.jsonl"
+    run_batch(CONTRACT, [{"topic": "x"}], fresh, out=whole)
+    first = whole.read_bytes()
+    for cut in (1, 3, 10, len(first) - 1):  # a kill inside the very first write
+        out = tmp_path / f"out{cut}.jsonl"
+        out.write_bytes(first[:cut])
+        summary = run_batch(CONTRACT, [{"topic": "x"}], fresh, out=out)
+        assert (summary.torn_lines_discarded, summary.ran) == (cut, 1)
+        assert out.read_bytes() == first
+    for torn in (b'{"row": 0, "ok"', b'{ "row"'):  # spaced as another writer of JSON may
+        out = tmp_path / "spaced.jsonl"
+        out.write_bytes(torn)
+        summary = run_batch(CONTRACT, [{"topic": "x"}], fresh, out=out)
+        assert (summary.torn_lines_discarded, summary.ran) == (len(torn), 1)
+        assert out.read_bytes() == first
+
+
+# ---- the summary file never follows a symlink (issue 22) ------------------------------------
+
+
+def test_the_summary_is_never_written_through_a_symlink(tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n", encoding="utf-8")
+    link = BatchSummary.path_for(out)
+    link.symlink_to(victim)
+    summary = run_batch(CONTRACT, [{"topic": "x"}], fresh, out=out)
+    assert victim.read_text(encoding="utf-8") == "keep me\n"
+    assert not link.is_symlink()  # replaced, not followed
+    assert json.loads(link.read_text(encoding="utf-8")) == summary.to_json()
+
+
+def test_a_dangling_summary_symlink_is_not_followed(tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    target = tmp_path / "elsewhere" / "made.json"
+    target.parent.mkdir()
+    BatchSummary.path_for(out).symlink_to(target)
+    run_batch(CONTRACT, [{"topic": "x"}], fresh, out=out)
+    assert not target.exists()
+    assert not BatchSummary.path_for(out).is_symlink()

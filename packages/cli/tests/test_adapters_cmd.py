@@ -93,3 +93,25 @@ def test_a_broken_plugin_is_listed_with_its_reason_not_a_traceback(
     assert "returned object" in rows["not-an-adapter"]
     assert "cannot be loaded: ModuleNotFoundError" in rows["missing"]
     assert "mock" in rows
+
+
+FORWARDING = """
+def configured(*, base_url=None):
+    raise ValueError("set FORWARD_BASE_URL")
+
+
+def forwarding(**options):  # the shape of a plugin that passes its options on
+    return configured(**options)
+"""
+
+
+@pytest.mark.parametrize("scenario", [(), ("--scenario", QUICK / "scenario.yaml")])
+def test_a_factory_taking_any_options_shows_its_own_error(
+    with_plugins: Callable[..., Any], scenario: tuple[str | Path, ...]
+) -> None:
+    result = with_plugins(FORWARDING, {"forwarding": "test_plugins:forwarding"})(
+        "adapters", *scenario
+    )
+    assert result.returncode == 0, result.stderr
+    row = _rows(result.stdout)["forwarding"]
+    assert row.endswith("not started: cannot start without options: set FORWARD_BASE_URL")

@@ -183,3 +183,38 @@ def test_parquet_without_pyarrow_names_the_extra(runport: Cli, tmp_path: Path) -
     assert "TQX_DATA_INVALID" in done.stderr
     assert "pip install 'runport-application[parquet]' (or 'runport[parquet]')" in done.stderr
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("notes.txt", b"notes"),  # no line end: it once went as a "torn line", then the notes
+        ("contract.yaml", CONTRACT.read_bytes().rstrip(b"\n")),  # a typo: --out contract.yaml
+        ("deep.jsonl", b"[" * 100_000 + b"\n"),  # corrupted past the JSON depth bound
+    ],
+)
+def test_an_out_that_is_no_batch_output_is_refused_untouched(
+    runport: Cli, tmp_path: Path, name: str, content: bytes
+) -> None:
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(row_text(2), encoding="utf-8")
+    out = tmp_path / name
+    out.write_bytes(content)
+    done = batch(runport, rows, out)
+    assert done.returncode == 1, done.stderr
+    assert "TQX_DATA_INVALID" in done.stderr
+    assert "internal" not in done.stderr
+    assert out.read_bytes() == content
+    assert not (tmp_path / f"{out.stem}.summary.json").exists()
+
+
+def test_the_contract_itself_as_out_is_refused_untouched(runport: Cli, tmp_path: Path) -> None:
+    contract = tmp_path / "contract.yaml"
+    text = CONTRACT.read_bytes().rstrip(b"\n")
+    contract.write_bytes(text)
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(row_text(1), encoding="utf-8")
+    done = runport("batch", contract, "--inputs", rows, "--scenario", SCENARIO, "--out", contract)
+    assert done.returncode == 1
+    assert "TQX_DATA_INVALID" in done.stderr
+    assert contract.read_bytes() == text

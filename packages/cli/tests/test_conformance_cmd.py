@@ -65,6 +65,11 @@ class Unavailable(RuntimeAdapter):
         raise PortError(ErrorCode.RUNTIME_UNAVAILABLE, "down")
 
 
+def standalone(upstream):
+    # ignores the suite's upstream: with --protocol none every law that needs one is skipped
+    return ScriptedRuntime.from_scenario(SCENARIO)
+
+
 def fallback_one(upstream):
     return Fallback([ScriptedRuntime(upstream.scenario)])
 
@@ -75,8 +80,12 @@ def fallback_two(upstream):
 """
 
 
+SCENARIO = Path(__file__).with_name("data") / "quick" / "scenario.yaml"
+
+
 def conformance(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    (tmp_path / "my_factories.py").write_text(FACTORIES, encoding="utf-8")
+    source = FACTORIES.replace("SCENARIO", repr(str(SCENARIO)))
+    (tmp_path / "my_factories.py").write_text(source, encoding="utf-8")
     return subprocess.run(
         [sys.executable, "-m", "runport.cli", "conformance", *args],
         capture_output=True,
@@ -119,6 +128,14 @@ def test_a_broken_adapter_fails_with_exit_1_naming_the_law(tmp_path: Path) -> No
     assert result.returncode == 1
     assert "law 1 (grammar) broken" in result.stdout
     assert "FAILED" in result.stdout
+
+
+def test_a_run_that_checked_nothing_is_no_pass(tmp_path: Path) -> None:
+    result = conformance(tmp_path, "my_factories:standalone", "--protocol", "none")
+    assert result.returncode == 1, result.stdout[-3000:] + result.stderr
+    assert " passed" not in result.stdout  # the suite's report is shown all the same
+    assert result.stderr.startswith("runport: error: usage: nothing was checked")
+    assert result.stderr.count("\n") == 1
 
 
 def test_a_target_that_does_not_import_is_one_line(tmp_path: Path) -> None:

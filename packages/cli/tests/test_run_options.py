@@ -68,10 +68,15 @@ def raising(*, scenario=None):
 
 def unconfigured(*, base_url=None):
     raise LookupError("no endpoint configured")
+
+
+def forwarding(**options):  # passes its options on, to a factory that takes no scenario
+    return unconfigured(**options)
 """
 PLUGIN_ENTRY_POINTS = {
     "raising": "test_plugins:raising",
     "unconfigured": "test_plugins:unconfigured",
+    "forwarding": "test_plugins:forwarding",
 }
 
 
@@ -131,6 +136,7 @@ def test_inline_inputs_are_json_when_they_parse_and_win_over_the_file(
     ("args", "hint"),
     [
         (["--adapter", "unconfigured", "--scenario", QUICK / "scenario.yaml"], "--adapter mock"),
+        (["--adapter", "forwarding", "--scenario", QUICK / "scenario.yaml"], "--adapter mock"),
         (
             ["--scenario", QUICK / "scenario.yaml", "--tools", "json:loads", "--input"],
             "run without --tools",
@@ -208,3 +214,11 @@ def test_even_an_unexpected_exception_is_one_line_never_a_traceback(
     )
     assert result.returncode == status
     assert result.stderr == line
+
+
+def test_an_inline_value_nested_past_the_bound_is_a_coded_error(runport: Cli) -> None:
+    done = runport("run", QUICK / "contract.yaml", "-i", "topic=" + "[" * 100_000,
+                   "--scenario", QUICK / "scenario.yaml")  # fmt: skip
+    assert done.returncode == 1
+    assert done.stderr.startswith("runport: error: TQX_"), done.stderr
+    assert "internal" not in done.stderr

@@ -25,7 +25,7 @@ from http_faults import (
 )
 
 from runport.contracts import Complete, Delta, ErrorCode, Failed, StreamEvent
-from runport.http import MAX_RETRY_AFTER_MS, PROVIDER_TEXT_LIMIT, HTTPAdapter
+from runport.http import MAX_RETRY_AFTER_MS, PROVIDER_TEXT_LIMIT, AsyncHTTPAdapter, HTTPAdapter
 from runport.ports import PortError
 
 READ_TIMEOUT = 0.5
@@ -296,9 +296,16 @@ def test_a_sink_that_raises_closes_the_upstream_and_leaves_the_adapter_usable(
         server.close()
 
 
+class KeylessLineCodec(LineCodec):
+    """The line protocol with no key of its own: credentials come in the base URL alone."""
+
+    secrets = ()
+
+
 def test_the_repr_shows_no_credentials() -> None:
     adapter = HTTPAdapter(
-        LineCodec(), base_url="https://user:hunter2@example.test/v1?api-key=SECRET&api-version=1"
+        KeylessLineCodec(),
+        base_url="https://user:hunter2@example.test/v1?api-key=SECRET&api-version=1",
     )
     try:
         text = repr(adapter)
@@ -332,3 +339,15 @@ def test_a_sync_sink_that_blocks_past_the_deadline_fails_the_call_at_its_next_re
         assert server.wait_closed()
     finally:
         server.close()
+
+
+@pytest.mark.parametrize("driver", [HTTPAdapter, AsyncHTTPAdapter])
+@pytest.mark.parametrize("userinfo", ["user:hunter2@", "user@", ":hunter2@"])
+def test_user_info_in_the_base_url_beside_a_key_is_a_configuration_error(
+    driver: type[HTTPAdapter] | type[AsyncHTTPAdapter], userinfo: str
+) -> None:
+    # httpx would send the URL's user-info as Basic auth in place of the key's header
+    with pytest.raises(ValueError, match="user-info") as refused:
+        driver(LineCodec(), base_url=f"https://{userinfo}example.test/v1")
+    assert "hunter2" not in str(refused.value)
+    assert API_KEY not in str(refused.value)

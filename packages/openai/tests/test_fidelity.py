@@ -197,10 +197,18 @@ def test_an_error_frame_mid_stream_carries_its_message(
     ["http://user:hunter2@127.0.0.1:9/v1", "http://127.0.0.1:9/v1?api-key=hunter2"],
 )
 def test_the_repr_shows_no_credentials_from_the_base_url(base_url: str) -> None:
-    with OpenAIChatAdapter(base_url=base_url, model="m", api_key=API_KEY) as adapter:
+    key = None if "@" in base_url else API_KEY  # user-info beside a key is refused (below)
+    with OpenAIChatAdapter(base_url=base_url, model="m", api_key=key) as adapter:
         assert "hunter2" not in repr(adapter)
         assert API_KEY not in repr(adapter)
         assert "model='m'" in repr(adapter)
+
+
+def test_user_info_beside_an_api_key_is_refused_not_a_dropped_key() -> None:
+    with pytest.raises(ValueError, match="user-info") as refused:
+        OpenAIChatAdapter(base_url="http://user:hunter2@127.0.0.1:9/v1", model="m", api_key=API_KEY)
+    assert "hunter2" not in str(refused.value)
+    assert API_KEY not in str(refused.value)
 
 
 # --- strict structured output --------------------------------------------------------------

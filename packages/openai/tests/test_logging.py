@@ -94,18 +94,24 @@ def test_a_reset_after_the_answer_was_complete_is_a_warning(
 
 
 def test_create_adapter_says_where_it_goes_but_not_with_what(
-    caplog: pytest.LogCaptureFixture,
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with caplog.at_level(logging.INFO, logger="runport"):
-        create_adapter(
-            base_url="https://user:pw@example.test/v1?api_key=zzz", model="m", api_key=API_KEY
-        )
+        create_adapter(base_url="https://example.test/v1?api_key=zzz", model="m", api_key=API_KEY)
+        # user-info beside a key is refused (issue 22): the URL's credentials come alone
+        create_adapter(base_url="https://user:pw@example.test/v1?api_key=zzz", model="m")
     assert wire(caplog) == [
         (
             "runport.openai",
             logging.INFO,
             "openai adapter: https://example.test/v1?api_key=***, model m, with an API key",
-        )
+        ),
+        (
+            "runport.openai",
+            logging.INFO,
+            "openai adapter: https://example.test/v1?api_key=***, model m, without an API key",
+        ),
     ]
 
 

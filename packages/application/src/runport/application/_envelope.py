@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from runport.application._relay import relay
+from runport.application._relay import failure_message, relay
 from runport.contracts import (
     AdapterDescriptor,
     Complete,
@@ -55,7 +55,7 @@ def failure_diagnostic(error: PortError) -> Diagnostic:
     hint = None
     if error.retry_after_ms is not None:
         hint = f"the upstream asked to retry after {error.retry_after_ms} ms"
-    return Diagnostic(code=error.code, message=error.message, help=hint)
+    return Diagnostic(code=error.code, message=failure_message(error), help=hint)
 
 
 def receipt_diagnostics(

@@ -6,7 +6,7 @@ import logging
 from collections.abc import Sequence
 from typing import TypeVar
 
-from runport.application._relay import TurnWatch, arelay, relay
+from runport.application._relay import TurnWatch, arelay, failure_message, relay
 from runport.application._version import VERSION
 from runport.contracts import (
     AdapterDescriptor,
@@ -52,7 +52,7 @@ def moves_on(position: int, members: int, error: PortError, watch: TurnWatch | N
 
 def final_failure(error: PortError, watch: TurnWatch) -> Failed:
     """The one ``Failed`` the caller sees when the fallback gives up."""
-    return watch.held or Failed(code=error.code, message=error.message)
+    return watch.held or Failed(code=error.code, message=failure_message(error))
 
 
 def checked_members(adapters: Sequence[A], kind: type) -> tuple[A, ...]:

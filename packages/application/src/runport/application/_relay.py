@@ -10,9 +10,10 @@ from __future__ import annotations
 from typing import Protocol
 
 from runport.contracts import Complete, Delta, ExecutionReceipt, Failed, StreamEvent
-from runport.ports import AsyncSink, Sink, deliver
+from runport.core import redact_secrets
+from runport.ports import AsyncSink, PortError, Sink, deliver
 
-__all__ = ["Relayed", "TurnWatch", "arelay", "relay"]
+__all__ = ["Relayed", "TurnWatch", "arelay", "failure_message", "relay"]
 
 
 class Relayed(Protocol):
@@ -23,10 +24,26 @@ class Relayed(Protocol):
     def passes(self, event: StreamEvent) -> bool: ...
 
 
+def failure_message(error: PortError) -> str:
+    """An adapter's failure as the caller is told it: without the credentials an upstream may
+    have echoed into it (``runport.core.redact_secrets``), whoever wrote the adapter."""
+    return redact_secrets(error.message)
+
+
+def _told(event: StreamEvent) -> StreamEvent:
+    if isinstance(event, Failed):
+        message = redact_secrets(event.message)
+        if message != event.message:
+            return event.model_copy(update={"message": message})
+    return event
+
+
 def relay(watch: Relayed, target: Sink) -> Sink:
-    """A sink that passes what ``watch`` lets through on to ``target``."""
+    """A sink that passes what ``watch`` lets through on to ``target`` (a ``Failed`` with its
+    message redacted, as :func:`failure_message`)."""
 
     def sink(event: StreamEvent) -> None:
+        event = _told(event)
         if watch.passes(event):
             try:
                 target(event)
@@ -41,6 +58,7 @@ def arelay(watch: Relayed, target: AsyncSink) -> AsyncSink:
     """``relay`` for an async sink (awaited when it returns an awaitable)."""
 
     async def sink(event: StreamEvent) -> None:
+        event = _told(event)
         if watch.passes(event):
             try:
                 await deliver(target, event)

@@ -24,7 +24,7 @@ from runport.application._envelope import (
 from runport.application._errors import RunError, RunPartial, Stage
 from runport.application._history import repair_history
 from runport.application._options import Settings
-from runport.application._relay import TurnWatch
+from runport.application._relay import TurnWatch, failure_message
 from runport.application._tools import Tool, as_tool, tool_result_text
 from runport.contracts import (
     AdapterDescriptor,
@@ -186,7 +186,7 @@ class RunState:
             )
         held = None
         if watch is not None:
-            held = watch.held or Failed(code=error.code, message=error.message)
+            held = watch.held or Failed(code=error.code, message=failure_message(error))
         wait = self._wait(error, attempt, shown=watch is not None and watch.shown)
         if isinstance(wait, tuple):
             return GiveUp(self.fail("model", *wait, text), held)
@@ -195,18 +195,19 @@ class RunState:
     def _wait(self, error: PortError, attempt: int, *, shown: bool) -> float | tuple[str, str]:
         """Seconds to wait before the next attempt, or the code and message to fail with."""
         options = self.options
+        message = failure_message(error)
         if not error.retryable or shown:
-            return error.code, error.message
+            return error.code, message
         if attempt >= options.max_attempts:
             return (
                 ErrorCode.HOST_RETRY_EXHAUSTED,
-                f"{attempt} attempt(s) failed; the last with {error.code}: {error.message}",
+                f"{attempt} attempt(s) failed; the last with {error.code}: {message}",
             )
         hint = error.retry_after_ms
         if hint is not None:
             if hint > options.max_retry_wait * 1000:
                 return error.code, (
-                    f"{error.message} (the upstream asked to wait {hint} ms, more than "
+                    f"{message} (the upstream asked to wait {hint} ms, more than "
                     f"max_retry_wait={options.max_retry_wait:g} s)"
                 )
             return hint / 1000

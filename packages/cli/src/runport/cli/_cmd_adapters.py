@@ -60,12 +60,18 @@ def _distribution(entry: EntryPoint) -> str:
 
 
 def takes(factory: Any, option: str) -> bool:
-    """Whether an adapter factory accepts the keyword ``option`` (named, or through ``**``)."""
+    """Whether an adapter factory names the keyword ``option`` among its parameters.
+
+    A ``**options`` factory does not count: it usually passes its options on to a constructor
+    that takes no such keyword, so it is given only what it names (issue 22).
+    """
     try:
         parameters = inspect.signature(factory).parameters.values()
     except (TypeError, ValueError):
         return False
-    return any(p.name == option or p.kind is p.VAR_KEYWORD for p in parameters)
+    return any(
+        p.name == option and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in parameters
+    )
 
 
 def describe(name: str, entry: EntryPoint, scenario: Path | None) -> AdapterRow:

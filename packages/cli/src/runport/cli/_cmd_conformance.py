@@ -4,7 +4,7 @@
 imported only here, when the command runs; without it the command says how to install it in
 one line. A factory that makes ``AsyncRuntimeAdapter``s gets the async suite (the choice is
 ``run_conformance``'s). The suite's own pytest output — with its per-law summary — is the
-report.
+report; a run in which every check was skipped exits 1, saying nothing was checked.
 """
 
 from __future__ import annotations
@@ -41,10 +41,22 @@ def run_conformance_command(target: str, *, protocol: str) -> int:
             "usage",
             "the conformance suite is not installed: pip install 'runport[conformance]'",
         )
+    from runport.cli import _conformance_checks as checks
     from runport.conformance import ConformanceUsageError, run_conformance
 
+    checks.reset()
     try:
-        code = run_conformance(target, protocol=None if protocol == "none" else protocol)
+        code = run_conformance(
+            target,
+            protocol=None if protocol == "none" else protocol,
+            pytest_args=("-p", checks.__name__),
+        )
     except ConformanceUsageError as error:
         raise CliError("usage", str(error)) from None
+    if code == 0 and not checks.checked:
+        raise CliError(
+            "usage",
+            f"nothing was checked: every check was skipped (with --protocol {protocol}, "
+            "name the protocol the adapter speaks, or hand the factory the suite's upstream)",
+        )
     return 0 if code == 0 else USAGE

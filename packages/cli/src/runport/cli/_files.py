@@ -41,6 +41,8 @@ def inline_value(item: str) -> tuple[str, Any]:
         json.loads(text)
     except ValueError:
         return key, text
+    except RecursionError:
+        pass  # JSON nested past any bound: the bounded reader below says so, with its code
     try:
         # JSON it is: decoded again by the strict, bounded reader every other input goes through.
         return key, parse_document(text, source=f"-i {key}")

@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO, cast
 
+from runport.core import redact_secrets
+
 _KEPT = {"\n", "\t"}
 _CONTROLS = [chr(c) for c in (*range(0x20), *range(0x7F, 0xA0))]
 _ESCAPES = {ord(c): f"\\u{ord(c):04x}" for c in _CONTROLS if c not in _KEPT}
@@ -27,12 +29,19 @@ def printable(text: str) -> str:
 
 class SafeStream:
     """A text stream that writes through :func:`printable`; everything else is the raw
-    stream's (``buffer`` included, so a byte protocol such as MCP's stdio is untouched)."""
+    stream's (``buffer`` included, so a byte protocol such as MCP's stdio is untouched).
 
-    def __init__(self, raw: TextIO) -> None:
+    With ``redact`` (stderr: errors, reports, log records) credentials in the text are
+    redacted too (``runport.core.redact_secrets``, docs/security.md).
+    """
+
+    def __init__(self, raw: TextIO, *, redact: bool = False) -> None:
         self.raw = raw
+        self.redact = redact
 
     def write(self, text: str) -> int:
+        if self.redact:
+            text = redact_secrets(text)
         return self.raw.write(printable(text))
 
     def __getattr__(self, name: str) -> Any:
@@ -49,7 +58,8 @@ def raw(stream: TextIO) -> TextIO:
 def terminal_safe() -> Iterator[None]:
     """Route ``sys.stdout`` and ``sys.stderr`` through :class:`SafeStream` while a command runs."""
     out, err = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = cast(TextIO, SafeStream(out)), cast(TextIO, SafeStream(err))
+    safe_out, safe_err = SafeStream(out), SafeStream(err, redact=True)
+    sys.stdout, sys.stderr = cast(TextIO, safe_out), cast(TextIO, safe_err)
     try:
         yield
     finally:

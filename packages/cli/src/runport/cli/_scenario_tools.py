@@ -9,7 +9,6 @@ the turn's optional ``tool_results`` mapping, and JSON ``null`` where it states 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,7 +17,13 @@ from pydantic import JsonValue
 
 from runport.application import Tool
 from runport.contracts import ToolSpec
-from runport.core import Scenario, ScenarioTurn, ToolCallDeltaEvent
+from runport.core import (
+    JsonLimitError,
+    Scenario,
+    ScenarioTurn,
+    ToolCallDeltaEvent,
+    parse_json_text,
+)
 
 
 @dataclass
@@ -47,9 +52,10 @@ def _scripted_calls(turn: ScenarioTurn) -> list[_ScriptedCall]:
     for index in sorted(first):
         event = first[index]
         try:
-            arguments = json.loads("".join(fragments[index]))
-        except ValueError:
-            arguments = None
+            parsed, value = parse_json_text("".join(fragments[index]))
+        except JsonLimitError:
+            parsed, value = False, None
+        arguments = value if parsed else None
         answer = stated.get(event.call_id, stated.get(event.name))
         calls.append(_ScriptedCall(event.call_id, event.name, arguments, answer))
     return calls

@@ -17,6 +17,7 @@ from runport.core._document import (
 )
 from runport.core._held import HeldCache
 from runport.core._receipt import build_receipt, is_text_schema, parse_json_text
+from runport.core._redact import is_secret_parameter, redact_secrets
 from runport.core._scenario import (
     DelayEvent,
     DeltaEvent,
@@ -61,6 +62,7 @@ __all__ = [
     "compile_contract",
     "is_contract_document",
     "is_scenario_document",
+    "is_secret_parameter",
     "is_text_schema",
     "load_contract",
     "load_document",
@@ -69,6 +71,7 @@ __all__ = [
     "parse_document",
     "parse_json_text",
     "parse_scenario",
+    "redact_secrets",
     "schema_errors",
     "strict_schema",
     "validate_output",

@@ -74,7 +74,9 @@ class Codec(ABC):
     ``encode`` raises ``PortError`` (``TQX_DATA_INVALID``) for a request the protocol cannot
     carry. ``error_text`` picks the provider's own message out of a decoded JSON error body
     (return it raw: the driver bounds and redacts it); the default finds none. ``secrets``
-    are strings the driver removes from any provider text before it reaches a message.
+    are strings the driver removes from any provider text before it reaches a message; a codec
+    with any (an API key it sends) refuses a ``base_url`` with user-info, whose Basic
+    credentials would take the key's place.
     """
 
     secrets: tuple[str, ...] = ()

@@ -21,6 +21,7 @@ from typing import Any, Final
 import httpx
 
 from runport.contracts import ErrorCode
+from runport.core import redact_secrets
 from runport.ports import PortError
 
 __all__ = [
@@ -59,10 +60,11 @@ _REDACTED = "[redacted]"
 def provider_text(value: Any, secrets: Iterable[str] = ()) -> str | None:
     """A provider's structured error message, made fit for ``PortError.message``.
 
-    Only a string is taken; anything else is ``None``. ``secrets`` (the adapter's own key)
-    are removed first, then anything shaped like a key; every character that is not printable
-    (controls, escapes, bidirectional overrides) becomes a space, so nothing reaches a terminal
-    that can move its cursor or reorder what it shows.
+    Only a string is taken; anything else is ``None``. ``secrets`` (the adapter's own key, the
+    credentials in its base URL) are removed first, then credentials in URLs and query strings
+    (``runport.core.redact_secrets``), then anything shaped like a key; every character that
+    is not printable (controls, escapes, bidirectional overrides) becomes a space, so nothing
+    reaches a terminal that can move its cursor or reorder what it shows.
     """
     if type(value) is not str:
         return None
@@ -71,7 +73,7 @@ def provider_text(value: Any, secrets: Iterable[str] = ()) -> str | None:
         if secret:
             text = text.replace(secret, _REDACTED)
     text = "".join(ch if ch.isprintable() else " " for ch in text)
-    text = _KEY_SHAPED.sub(_REDACTED, text)
+    text = _KEY_SHAPED.sub(_REDACTED, redact_secrets(text))
     text = " ".join(text.split())
     if len(text) > PROVIDER_TEXT_LIMIT:
         text = text[: PROVIDER_TEXT_LIMIT - 1].rstrip() + "…"

@@ -79,6 +79,7 @@ class Exchange:
         "reads",
         "received",
         "request",
+        "secrets",
         "stopped",
         "stream",
         "target",
@@ -92,8 +93,10 @@ class Exchange:
         stream: bool,
         max_response_bytes: int | None,
         deadline: float | None,
+        secrets: tuple[str, ...] = (),
     ) -> None:
         self.codec = codec
+        self.secrets = (*codec.secrets, *secrets)
         self.request = request
         self.stream = stream
         self.limit = max_response_bytes_for(request, max_response_bytes)
@@ -263,7 +266,7 @@ class Exchange:
         (``None`` when reading it failed)."""
         text = None
         if body:
-            text = provider_text(self.codec.error_text(_loads(body)), self.codec.secrets)
+            text = provider_text(self.codec.error_text(_loads(body)), self.secrets)
         return status_error(response.status_code, response.headers, text)
 
     def preread(self, response: httpx.Response) -> bytes | None:

@@ -11,7 +11,7 @@ import httpx
 from runport.contracts import AdapterDescriptor, ExecutionRequest
 from runport.http._codec import Codec, HTTPRequest
 from runport.http._exchange import BASE_HEADERS, Exchange
-from runport.http._urls import checked_base_url, redact_url, request_url
+from runport.http._urls import checked_base_url, redact_url, request_url, url_secrets
 from runport.ports import PortError, check_byte_count, check_seconds
 
 __all__ = [
@@ -37,6 +37,8 @@ class AdapterSettings:
     timeout: httpx.Timeout | None
     max_response_bytes: int | None
     deadline: float | None
+    secrets: tuple[str, ...]
+    """The credentials in ``base_url``, kept out of every message as the codec's are."""
 
     @classmethod
     def build(
@@ -47,11 +49,13 @@ class AdapterSettings:
         max_response_bytes: int | None,
         deadline: float | None,
     ) -> AdapterSettings:
+        url = checked_base_url(base_url)
         return cls(
-            base_url=checked_base_url(base_url),
+            base_url=url,
             timeout=None if timeout is None else httpx.Timeout(timeout),
             max_response_bytes=check_byte_count(max_response_bytes),
             deadline=check_seconds(deadline),
+            secrets=url_secrets(url),
         )
 
     def http_request(
@@ -100,6 +104,13 @@ class CodecCarrier(Generic[ClientT]):
         self._settings = AdapterSettings.build(
             base_url, timeout=timeout, max_response_bytes=max_response_bytes, deadline=deadline
         )
+        if self._settings.base_url.userinfo and codec.secrets:
+            # httpx turns the URL's user-info into a Basic Authorization header, in place of
+            # a Bearer key: the key would be dropped without a word.
+            raise ValueError(
+                "base_url carries credentials (user-info, user:password@) and an api_key is "
+                "set: give one of them — the key, or the credentials in the URL"
+            )
         self._repr = f"{type(self).__name__}(base_url={redact_url(self._settings.base_url)!r})"
         self._hold(http_client)
 
@@ -128,6 +139,7 @@ class CodecCarrier(Generic[ClientT]):
                 stream=stream,
                 max_response_bytes=self._settings.max_response_bytes,
                 deadline=self._settings.deadline,
+                secrets=self._settings.secrets,
             )
             return exchange, self._codec.encode(request, stream=stream)
         except PortError as error:

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from urllib.parse import quote
 
 import httpx
 
-__all__ = ["redact_url", "request_url"]
+from runport.core import is_secret_parameter
 
-_SECRET_PARAM = re.compile(r"key|token|secret|sig|pass|auth|credential|session", re.IGNORECASE)
+__all__ = ["redact_url", "request_url"]
 
 
 def checked_base_url(base_url: str) -> httpx.URL:
@@ -31,8 +30,16 @@ def redact_url(url: httpx.URL | str) -> str:
     suggests a credential replaced by ``***`` — fit for a repr or a log line."""
     url = httpx.URL(url)
     query = "&".join(
-        f"{quote(name)}={'***' if _SECRET_PARAM.search(name) else quote(value)}"
+        f"{quote(name)}={'***' if is_secret_parameter(name) else quote(value)}"
         for name, value in url.params.multi_items()
     )
     clean = str(url.copy_with(username=None, password=None, query=None))
     return f"{clean}?{query}" if query else clean
+
+
+def url_secrets(url: httpx.URL) -> tuple[str, ...]:
+    """The credentials ``url`` carries — its password and the values of its credential query
+    parameters — for the driver to remove from any provider text, echoed bare or not."""
+    found = [url.password]
+    found += [value for name, value in url.params.multi_items() if is_secret_parameter(name)]
+    return tuple(value for value in found if value)

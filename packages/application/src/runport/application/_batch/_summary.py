@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
+import secrets
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -46,8 +48,23 @@ class BatchSummary:
         return asdict(self)
 
     def write(self, path: str | os.PathLike[str]) -> None:
+        """Write the summary to ``path`` by replacing it, never through it: the JSON goes to a
+        new file beside it, renamed over ``path`` — a symlink there is replaced, not followed
+        (``OUT.summary.json`` is a name the user never typed), and a reader sees the old
+        summary or the new one, never half of one."""
+        target = Path(path)
         text = json.dumps(self.to_json(), indent=2, sort_keys=True) + "\n"
-        Path(path).write_text(text, encoding="utf-8")
+        temporary = target.with_name(f".{target.name}.{secrets.token_hex(8)}.tmp")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        handle = os.open(temporary, flags, 0o666)  # the umask applies, as to any new file
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as written:
+                written.write(text)
+            os.replace(temporary, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
 
     @staticmethod
     def path_for(out: str | os.PathLike[str]) -> Path:
