@@ -27,14 +27,14 @@ def test_the_one_redaction_rule(text: str, shown: str) -> None:
     assert redact_secrets(redact_secrets(text)) == redact_secrets(text)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(deadline=None)
 @given(st.text(max_size=80))
 def test_redacting_twice_is_redacting_once(text: str) -> None:
     once = redact_secrets(text)
     assert redact_secrets(once) == once
 
 
-@settings(max_examples=50, deadline=None)
+@settings(deadline=None)
 @given(st.text(alphabet=st.characters(exclude_characters="@?&;#"), max_size=80))
 def test_text_quoting_no_url_credentials_or_query_is_left_alone(text: str) -> None:
     if "bearer" not in text.lower() and "basic" not in text.lower():
