@@ -20,6 +20,8 @@ PUBLIC = {
         "StreamEvent",
         "Delta",
         "ToolCallDelta",
+        "ReasoningDelta",
+        "ReasoningPart",
         "Complete",
         "Failed",
         "Diagnostic",

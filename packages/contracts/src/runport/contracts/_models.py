@@ -59,13 +59,25 @@ class ToolCall(_Wire):
     provider_metadata: dict[str, JsonValue] | None = _omitted()
 
 
+class ReasoningPart(_Wire):
+    """One reasoning block as the provider gave it: its text (empty for a redacted block) and
+    what the provider wants back with it in a later turn (``provider_metadata``: a signature,
+    redacted data, an encrypted item), kept opaque and never logged."""
+
+    text: str = ""
+    provider_metadata: dict[str, JsonValue] | None = _omitted()
+
+
 class Message(_Wire):
     role: Literal["system", "developer", "user", "assistant", "tool"]
     content: str
     tool_calls: list[ToolCall] | None = _omitted()
     tool_call_id: str | None = _omitted()
+    reasoning: list[ReasoningPart] | None = _omitted()
+    """An assistant turn's reasoning, sent back to the provider that made it (left out when
+    there is none, so messages without it keep their bytes and fingerprints)."""
 
-    _empty_calls = field_validator("tool_calls", mode="before")(_none_if_empty)
+    _empty_calls = field_validator("tool_calls", "reasoning", mode="before")(_none_if_empty)
 
 
 def _sorted_unique(value: Any) -> Any:
@@ -97,14 +109,25 @@ class ExecutionRequest(_Wire):
     fixture_output: JsonValue = None
 
 
+def _none_if_zero(value: Any) -> Any:
+    return None if value == 0 else value
+
+
 class Usage(_Wire):
     input_tokens: Annotated[int, Field(ge=0)] = 0
     output_tokens: Annotated[int, Field(ge=0)] = 0
+    reasoning_tokens: Annotated[int, Field(ge=0)] | None = _omitted()
+    """Of ``output_tokens``, those the model spent reasoning, where the provider says; left
+    out when it does not, or says 0, so a non-reasoning model's receipts keep their shape."""
+
+    _zero_reasoning = field_validator("reasoning_tokens", mode="before")(_none_if_zero)
 
     def __add__(self, other: Usage) -> Usage:
+        reasoning = (self.reasoning_tokens or 0) + (other.reasoning_tokens or 0)
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
+            reasoning_tokens=reasoning or None,
         )
 
 
@@ -118,12 +141,23 @@ class ExecutionReceipt(_Wire):
     tool_calls: list[ToolCall] | None = _omitted()
     finish_reason: str | None = _omitted()
     usage: Usage | None = _omitted()
+    reasoning: list[ReasoningPart] | None = _omitted()
+    """The turn's reasoning blocks in order; never part of ``text`` or ``output``, and left out
+    when the model gave none (every receipt without reasoning keeps its bytes)."""
 
-    _empty = field_validator("text", "tool_calls", mode="before")(_none_if_empty)
+    _empty = field_validator("text", "tool_calls", "reasoning", mode="before")(_none_if_empty)
 
 
 class Delta(_Wire):
     kind: Literal["Delta"] = "Delta"
+    text: Annotated[str, Field(min_length=1)]
+
+
+class ReasoningDelta(_Wire):
+    """A piece of the model's reasoning, as it arrives: progress like ``Delta``, never part of
+    the answer; the joined texts are the receipt's ``reasoning`` texts."""
+
+    kind: Literal["ReasoningDelta"] = "ReasoningDelta"
     text: Annotated[str, Field(min_length=1)]
 
 
@@ -146,7 +180,9 @@ class Failed(_Wire):
     message: str
 
 
-StreamEvent = Annotated[Delta | ToolCallDelta | Complete | Failed, Field(discriminator="kind")]
+StreamEvent = Annotated[
+    Delta | ReasoningDelta | ToolCallDelta | Complete | Failed, Field(discriminator="kind")
+]
 """What a sink receives: progress (``Delta``, ``ToolCallDelta``), then one terminal."""
 
 

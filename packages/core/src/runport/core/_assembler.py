@@ -7,6 +7,7 @@ from runport.contracts import (
     Delta,
     ExecutionReceipt,
     Failed,
+    ReasoningDelta,
     StreamEvent,
     ToolCall,
     ToolCallDelta,
@@ -28,14 +29,16 @@ class _Call:
 class StreamAssembler:
     """Feeds on the events of one streamed turn, checks their grammar and assembles them.
 
-    Progress events (``Delta``, ``ToolCallDelta``) may come in any number, then exactly one
-    terminal (``Complete`` or ``Failed``), then nothing. Text is joined in arrival order; tool
-    calls are joined per ``index`` and reported in index order. A violation raises
+    Progress events (``Delta``, ``ReasoningDelta``, ``ToolCallDelta``) may come in any number,
+    then exactly one terminal (``Complete`` or ``Failed``), then nothing. Text and reasoning are
+    each joined in arrival order; tool calls are joined per ``index`` and reported in index
+    order. A violation raises
     ``StreamGrammarError`` and leaves the assembler as it was.
     """
 
     def __init__(self) -> None:
         self._text: list[str] = []
+        self._reasoning: list[str] = []
         self._calls: dict[int, _Call] = {}
         self._terminal: Complete | Failed | None = None
         self.events: list[StreamEvent] = []
@@ -50,6 +53,10 @@ class StreamAssembler:
             if not event.text:
                 raise StreamGrammarError("a Delta must carry non-empty text")
             self._text.append(event.text)
+        elif isinstance(event, ReasoningDelta):
+            if not event.text:
+                raise StreamGrammarError("a ReasoningDelta must carry non-empty text")
+            self._reasoning.append(event.text)
         elif isinstance(event, ToolCallDelta):
             self._feed_call(event)
         else:
@@ -86,6 +93,11 @@ class StreamAssembler:
         """The joined text, or ``None`` when no ``Delta`` arrived."""
         return "".join(self._text) if self._text else None
 
+    @property
+    def reasoning(self) -> str | None:
+        """The joined reasoning text, or ``None`` when no ``ReasoningDelta`` arrived."""
+        return "".join(self._reasoning) if self._reasoning else None
+
     def arguments_text(self, index: int) -> str:
         return "".join(self._calls[index].fragments)
 
@@ -105,6 +117,12 @@ class StreamAssembler:
         problems: list[str] = []
         if self.text != receipt.text:
             problems.append(f"joined Delta text {self.text!r} != receipt.text {receipt.text!r}")
+        parts = "".join(part.text for part in receipt.reasoning or []) or None
+        if self.reasoning != parts:
+            problems.append(
+                f"joined ReasoningDelta text {self.reasoning!r} != the receipt's reasoning "
+                f"texts joined {parts!r}"
+            )
         streamed = self.tool_calls
         # What the provider asks back (``provider_metadata``) is not streamed: law 3 is about
         # what a call means.
