@@ -11,6 +11,7 @@ from runport.contracts import (
     AdapterDescriptor,
     ExecutionReceipt,
     ExecutionRequest,
+    ReasoningPart,
     ToolCall,
     Usage,
     fingerprint,
@@ -74,13 +75,16 @@ def build_receipt(
     finish_reason: str | None = None,
     usage: Usage | None = None,
     output: JsonValue = _UNSET,
+    reasoning: Sequence[ReasoningPart] = (),
 ) -> ExecutionReceipt:
     """The receipt of one turn, derived the same way by every adapter (docs/wire-types.md).
 
     ``output`` is derived from ``text`` by the text/structured rule unless given explicitly
     (deterministic runtimes only). A turn with tool calls has ``output_schema_valid = None``;
-    one with only tool calls has ``output = None``. Text or tool arguments that are JSON past
-    the bounds raise :class:`JsonLimitError`, for the adapter to fail the call with its code.
+    one with only tool calls has ``output = None``. ``reasoning`` is kept beside the answer,
+    never in ``text``, ``output`` or the output fingerprint. Text or tool arguments that are
+    JSON past the bounds raise :class:`JsonLimitError`, for the adapter to fail the call with
+    its code.
     """
     schema = request.interaction.output_schema
     text = text or None
@@ -103,4 +107,5 @@ def build_receipt(
         tool_calls=list(tool_calls) or None,
         finish_reason=finish_reason,
         usage=usage,
+        reasoning=list(reasoning) or None,
     )

@@ -1,5 +1,5 @@
-"""``TurnBuilder``: one turn's text, tool calls, finish reason and usage, assembled as a
-codec decodes them, emitting each progress event as the piece that completes it arrives.
+"""``TurnBuilder``: one turn's text, reasoning, tool calls, finish reason and usage, assembled
+as a codec decodes them, emitting each progress event as the piece that completes it arrives.
 
 Provider-neutral: a codec says *what* arrived (a text piece, a call announced, a fragment of
 its arguments, a call's end), the builder keeps the streaming law's assembly rules — joined
@@ -18,6 +18,8 @@ from runport.contracts import (
     ErrorCode,
     ExecutionReceipt,
     ExecutionRequest,
+    ReasoningDelta,
+    ReasoningPart,
     StreamEvent,
     ToolCall,
     ToolCallDelta,
@@ -81,6 +83,19 @@ _FRAGMENT_FIELDS = frozenset(("index", "call_id", "name", "arguments_fragment"))
 _TEXT_FIELDS = frozenset(("text",))
 
 
+class _Reasoning:
+    """One reasoning block: its text as it arrives, and what the provider wants back with it."""
+
+    __slots__ = ("metadata", "text")
+
+    def __init__(self, metadata: dict[str, JsonValue] | None) -> None:
+        self.text = TextPieces()
+        self.metadata = metadata
+
+    def part(self) -> ReasoningPart:
+        return ReasoningPart(text=self.text.take(), provider_metadata=self.metadata or None)
+
+
 class _Call:
     """One call's state; ``announcement`` is its validated first event, whose fields every
     later fragment's event repeats.
@@ -118,16 +133,27 @@ class TurnBuilder:
     closed with ``"{}"`` — sent as a fragment too, so events and receipt agree.
     """
 
-    __slots__ = ("_calls", "_text", "events", "finish_reason", "usage")
+    __slots__ = (
+        "_calls",
+        "_reasoning",
+        "_text",
+        "events",
+        "finish_reason",
+        "reasoning_tokens",
+        "usage",
+    )
 
     def __init__(self) -> None:
         self.events: list[StreamEvent] = []
         self._text = TextPieces()
+        self._reasoning: list[_Reasoning] = []
         self._calls: list[_Call] = []
         self.finish_reason: str | None = None
         self.usage: tuple[int, int] | None = None
         """``(input tokens, output tokens)`` as last reported (made a ``Usage`` only for the
         receipt: providers that repeat usage in every chunk cost a tuple per chunk)."""
+        self.reasoning_tokens: int | None = None
+        """Of the output tokens, those spent reasoning, where the provider reports them."""
 
     def text(self, piece: str) -> None:
         if piece:
@@ -140,6 +166,39 @@ class TurnBuilder:
             _set(event, "__pydantic_private__", None)
             self.events.append(event)
             self._text.add(piece)
+
+    def open_reasoning(self, metadata: dict[str, JsonValue] | None = None) -> None:
+        """A new reasoning block begins (an Anthropic ``thinking`` block, a Responses
+        ``reasoning`` item); ``metadata`` is what the provider wants back with it."""
+        self._reasoning.append(_Reasoning(dict(metadata) if metadata else None))
+
+    def reasoning(self, piece: str) -> None:
+        """A piece of the current reasoning block's text (a block is opened if none is): its
+        ``ReasoningDelta`` is owed at once; an empty piece is no event."""
+        if piece:
+            if not self._reasoning:
+                self.open_reasoning()
+            event = _new(ReasoningDelta)
+            _set(event, "__dict__", {"kind": "ReasoningDelta", "text": piece})
+            _set(event, "__pydantic_fields_set__", _TEXT_FIELDS)
+            _set(event, "__pydantic_extra__", None)
+            _set(event, "__pydantic_private__", None)
+            self.events.append(event)
+            self._reasoning[-1].text.add(piece)
+
+    def reasoning_metadata(self, metadata: dict[str, JsonValue]) -> None:
+        """Merge what the provider wants back into the current block (a signature that
+        arrives after the text); a block is opened if none is (a signature with no text)."""
+        if not self._reasoning:
+            self.open_reasoning()
+        block = self._reasoning[-1]
+        block.metadata = {**(block.metadata or {}), **metadata}
+
+    def whole_reasoning(self, text: str, metadata: dict[str, JsonValue] | None = None) -> None:
+        """A reasoning block that arrives in one piece (an unstreamed response, a redacted
+        block whose ``metadata`` holds its data and whose text is empty)."""
+        self.open_reasoning(metadata)
+        self.reasoning(text)
 
     def open_call(self, name: str, call_id: str | None = None) -> int:
         """Announce a call (a ``ToolCallDelta`` with an empty fragment); returns its index."""
@@ -206,7 +265,12 @@ class TurnBuilder:
             finish_reason=self.finish_reason,
             usage=None
             if self.usage is None
-            else Usage(input_tokens=self.usage[0], output_tokens=self.usage[1]),
+            else Usage(
+                input_tokens=self.usage[0],
+                output_tokens=self.usage[1],
+                reasoning_tokens=self.reasoning_tokens,
+            ),
+            reasoning=[block.part() for block in self._reasoning],
         )
 
 
@@ -238,6 +302,7 @@ def turn_receipt(
     tool_calls: list[ToolCall],
     finish_reason: str | None,
     usage: Usage | None,
+    reasoning: list[ReasoningPart] | None = None,
 ) -> ExecutionReceipt:
     """A decoded turn's receipt through ``runport.core.build_receipt``: a structured answer
     past the JSON bounds (met while it is parsed, once) and text that is not valid Unicode (a
@@ -250,6 +315,7 @@ def turn_receipt(
             tool_calls=tool_calls,
             finish_reason=finish_reason,
             usage=usage,
+            reasoning=reasoning or (),
         )
     except JsonLimitError as error:
         raise bounds_error(error, "the answer") from None
