@@ -43,14 +43,15 @@ __all__ = [
     "Upstream",
 ]
 
-READ_TIMEOUT: Final = 1.5
-"""Seconds: short, so a stalled stream ends fast, and long enough that a loaded two-core
-machine never mistakes a slow first frame for a stall; ``make_adapter`` should pass it on."""
+READ_TIMEOUT: Final = 10.0
+"""Seconds: the ``read_timeout`` of an upstream whose plan never stalls, so no case waits on
+it; long, so a loaded two-core machine never mistakes a slow frame for a stall.
+``make_adapter`` should pass ``upstream.read_timeout`` on."""
 
 STALL_READ_TIMEOUT: Final = 0.5
 """Seconds: the ``read_timeout`` of an upstream whose plan stalls. A stall case sends its frames
 at once (or each as soon as the sink saw the last), so the only silence the client waits
-through is the stall itself; a third of ``READ_TIMEOUT`` keeps every stall case short."""
+through is the stall itself, and every stall case ends half a second after it."""
 
 CLOSE_BOUND: Final = 2.0
 """Seconds the upstream waits for the client to close after a call ended mid-stream (an
