@@ -83,6 +83,7 @@ PUBLIC = {
         "ScenarioTurn",
         "ScenarioEvent",
         "DeltaEvent",
+        "ReasoningDeltaEvent",
         "ToolCallDeltaEvent",
         "DelayEvent",
         "UsageEvent",

@@ -154,3 +154,68 @@ def test_a_bad_redaction_pointer_is_a_usage_error(folder: Path, pointer: str) ->
     assert done.returncode == 1
     assert "--redact" in done.stderr
     assert not (folder / "x.yaml").exists()
+
+
+THINKING = """\
+api_version: runport.mock/v1
+id: thinking
+turns:
+  - events:
+      - {kind: reasoning_delta, text: "Rivers "}
+      - {kind: reasoning_delta, text: "for poets.", signature: sig-a}
+      - {kind: reasoning_delta, text: "Five syllables first."}
+      - {kind: delta, text: "Water finds its way"}
+      - {kind: reasoning_delta, text: "Now the rest."}
+      - {kind: delta, text: "\\nstone remembers\\nsea"}
+      - {kind: usage, input_tokens: 9, output_tokens: 30, reasoning_tokens: 12}
+      - {kind: finish, finish_reason: stop}
+"""
+
+
+def test_reasoning_is_recorded_with_its_signatures_and_checked(folder: Path) -> None:
+    source = folder / "source" / "thinking.yaml"
+    source.parent.mkdir()
+    source.write_text(THINKING, encoding="utf-8")
+    contract, request = folder / "contract.yaml", folder / "input.json"
+    out = folder / "recorded" / "thinking.yaml"
+    done = cli(
+        "record", contract, "--input", request, "--scenario", source, "--out", out,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+
+    written = yaml.safe_load(out.read_text(encoding="utf-8"))
+    assert written["turns"][0]["events"][:3] == [
+        {"kind": "reasoning_delta", "text": "Rivers "},
+        {"kind": "reasoning_delta", "text": "for poets.", "signature": "sig-a"},
+        {"kind": "reasoning_delta", "text": "Five syllables first."},
+    ]
+    assert written["turns"][0]["events"][-2] == {
+        "kind": "usage", "input_tokens": 9, "output_tokens": 30, "reasoning_tokens": 12,
+    }  # fmt: skip
+    assert written["expect"]["reasoning"] == [
+        "Rivers for poets.",
+        "Five syllables first.",
+        "Now the rest.",
+    ]
+    inputs = json.loads(request.read_text())["inputs"]
+    live = execute_contract(contract, ScriptedRuntime.from_scenario(source), inputs=inputs)
+    again = execute_contract(contract, ScriptedRuntime.from_scenario(out), inputs=inputs)
+    assert live.result is not None
+    assert again.result is not None
+    assert again.result.model_dump(exclude={"adapter"}) == live.result.model_dump(
+        exclude={"adapter"}
+    )
+    assert again.result.text == "Water finds its way\nstone remembers\nsea"
+
+    shutil.rmtree(folder / "source")
+    checked = cli("scenarios", "check", folder)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "1 passed, 0 failed" in checked.stdout
+
+    # a scenario whose reasoning drifts from what it expects is reported, by block
+    written["turns"][0]["events"][4]["text"] = "Now the end."
+    out.write_text(yaml.safe_dump(written), encoding="utf-8")
+    checked = cli("scenarios", "check", folder)
+    assert checked.returncode == 2, checked.stdout + checked.stderr
+    assert "reasoning: expected 3 block(s)" in checked.stdout
+    assert "'Now the end.'" in checked.stdout

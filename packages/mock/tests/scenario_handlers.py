@@ -14,6 +14,7 @@ from runport.core import (
     DeltaEvent,
     FailEvent,
     FinishEvent,
+    ReasoningDeltaEvent,
     Scenario,
     ToolCallDeltaEvent,
     UsageEvent,
@@ -32,12 +33,14 @@ def say(event: Any, emit: Emitter | AsyncEmitter) -> Any:
     an async emitter's sending methods)."""
     if isinstance(event, DeltaEvent):
         return emit.text(event.text)
+    if isinstance(event, ReasoningDeltaEvent):
+        return emit.reasoning(event.text, signature=event.signature)
     if isinstance(event, ToolCallDeltaEvent):
         return emit.tool_call_fragment(
             event.index, event.arguments_fragment, call_id=event.call_id, name=event.name
         )
     if isinstance(event, UsageEvent):
-        return emit.usage(event.input_tokens, event.output_tokens)
+        return emit.usage(event.input_tokens, event.output_tokens, event.reasoning_tokens)
     if isinstance(event, DelayEvent):
         return emit.delay(event.ms)
     if isinstance(event, FinishEvent):

@@ -235,12 +235,13 @@ Step = tuple[str, Any]
 
 @st.composite
 def programs(draw: st.DrawFn) -> list[Step]:
-    """What a handler does: text pieces, fragments of up to three calls, usage, in any order."""
+    """What a handler does: text and reasoning pieces, fragments of up to three calls, usage,
+    in any order."""
     steps: list[Step] = []
     for _ in range(draw(st.integers(0, 12))):
-        kind = draw(st.sampled_from(["text", "fragment", "usage"]))
-        if kind == "text":
-            steps.append(("text", draw(st.text(min_size=1, max_size=6))))
+        kind = draw(st.sampled_from(["text", "reasoning", "fragment", "usage"]))
+        if kind in ("text", "reasoning"):
+            steps.append((kind, draw(st.text(min_size=1, max_size=6))))
         elif kind == "fragment":
             steps.append(
                 ("fragment", (draw(st.integers(0, 2)), draw(st.text(min_size=1, max_size=5))))
@@ -255,6 +256,8 @@ def perform(steps: list[Step]) -> Any:
         for kind, value in steps:
             if kind == "text":
                 emit.text(value)
+            elif kind == "reasoning":
+                emit.reasoning(value)
             elif kind == "fragment":
                 index, piece = value
                 emit.tool_call_fragment(index, piece, name=f"tool{index}")
@@ -281,7 +284,11 @@ def test_any_program_keeps_the_law(steps: list[Step], bound: int | None) -> None
     assembler = StreamAssembler()
     for event in events:
         assembler.feed(event)
-    played = sum(len(str(v if k == "text" else v[1]).encode()) for k, v in steps if k != "usage")
+    played = sum(
+        len(str(v if k in ("text", "reasoning") else v[1]).encode())
+        for k, v in steps
+        if k != "usage"
+    )
     if bound is not None and played > bound:
         assert isinstance(ending, PortError)
         assert ending.code == "TQX_RUNTIME_RESPONSE_TOO_LARGE"
@@ -291,5 +298,7 @@ def test_any_program_keeps_the_law(steps: list[Step], bound: int | None) -> None
     assert assembler.terminal == Complete(receipt=ending)
     assert assembler.assembly_problems(ending) == []
     assert runtime.execute(request) == ending
+    thought = "".join(value for kind, value in steps if kind == "reasoning")
+    assert "".join(part.text for part in ending.reasoning or []) == thought
     calls = {value[0] for kind, value in steps if kind == "fragment"}
     assert ending.finish_reason == ("tool_calls" if calls else "stop")

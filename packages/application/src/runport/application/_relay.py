@@ -73,7 +73,9 @@ class TurnWatch:
     """What the caller saw of one streamed attempt.
 
     A ``Failed`` is held back, not shown: whether the caller sees it depends on whether the
-    run retries the turn (then it never does) or gives up (then it is shown, once).
+    run retries the turn (then it never does) or gives up (then it is shown, once). Every
+    progress event counts as shown, ``ReasoningDelta`` included; only ``Delta`` text is the
+    partial answer (``text``).
     """
 
     def __init__(self) -> None:

@@ -148,13 +148,17 @@ class RunState:
         return ExecutionRequest(interaction=interaction)
 
     def after_turn(self, receipt: ExecutionReceipt) -> RunResult | None:
-        """Take a finished turn: the result when it is the answer, else ``None`` (go on)."""
+        """Take a finished turn: the result when it is the answer, else ``None`` (go on).
+
+        The turn's assistant message carries its reasoning (``Message.reasoning``, signatures
+        and all), so the next turn sends it back to the provider that made it."""
         self.receipts.append(receipt)
         self.messages.append(
             Message(
                 role="assistant",
                 content=_assistant_content(receipt),
                 tool_calls=receipt.tool_calls,
+                reasoning=receipt.reasoning,
             )
         )
         if receipt.tool_calls:

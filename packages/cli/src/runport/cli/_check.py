@@ -160,7 +160,7 @@ def _check_scenario(root: Path, path: Path, contracts: dict[str, Contract]) -> O
         plain, streamed = _play_turn(contract, scenario, inputs, context, fixture)
     outcome.observed = plain
     if streamed != plain:
-        outcome.problems.append("the streamed and the non-streamed play disagree")
+        outcome.problems.append(_disagreement(plain, streamed))
     outcome.problems.extend(expectation_problems(scenario, plain))
     return outcome
 
@@ -239,6 +239,15 @@ def _contract_for(
             ErrorCode.CONTRACT_NOT_FOUND,
             f"contract {scenario.contract!r} is not in the folder being checked",
         ) from None
+
+
+def _disagreement(plain: Observed, streamed: Observed) -> str:
+    """How the two plays differ, naming the reasoning when that is where."""
+    said = "the streamed and the non-streamed play disagree"
+    reasoning = [None if o.receipt is None else o.receipt.reasoning for o in (plain, streamed)]
+    if reasoning[0] != reasoning[1]:
+        return f"{said} on reasoning"
+    return said
 
 
 def _status(observed: Observed) -> str:

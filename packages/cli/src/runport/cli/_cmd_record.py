@@ -17,10 +17,12 @@ from runport.cli._errors import CliError
 from runport.cli._files import read_request
 from runport.cli._output import report
 from runport.cli._record import (
+    comparable,
     dump_json,
     input_document,
     redact,
     redact_answer,
+    redacted_blocks,
     split_pointers,
     turn_events,
 )
@@ -59,14 +61,9 @@ def _expectations(envelope: OperationEnvelope) -> dict[str, Any]:
         expect["output_fingerprint"] = envelope.result.output_fingerprint
         if envelope.result.output_schema_valid is not None:
             expect["output_schema_valid"] = envelope.result.output_schema_valid
+        if envelope.result.reasoning:
+            expect["reasoning"] = [part.text for part in envelope.result.reasoning]
     return expect
-
-
-def _comparable(envelope: OperationEnvelope) -> dict[str, Any] | None:
-    """The receipt without the adapter that made it: what a replay must reproduce."""
-    if envelope.result is None:
-        return None
-    return envelope.result.model_dump(mode="json", exclude={"adapter"})
 
 
 def main(args: argparse.Namespace) -> int:
@@ -114,7 +111,7 @@ def main(args: argparse.Namespace) -> int:
         context=request.get("context"),
         fixture_output=request.get("fixture_output"),
     )
-    if not (args.redact or _comparable(replayed) == _comparable(live)):
+    if not (args.redact or comparable(replayed.result) == comparable(live.result)):
         raise CliError(
             ErrorCode.RUNTIME_INVALID_RESPONSE,
             "the recorded stream does not replay to the receipt the adapter gave "
@@ -131,5 +128,11 @@ def main(args: argparse.Namespace) -> int:
     text = yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100)
     out.write_text(header + text, encoding="utf-8")
     sys.stderr.write(f"runport: recorded {len(events)} event(s) into {out}\n")
+    redacted = redacted_blocks(live.result)
+    if redacted:
+        sys.stderr.write(
+            f"runport: {redacted} redacted reasoning block(s) not recorded (a scenario replays "
+            "reasoning text only)\n"
+        )
     report(live, sys.stderr)  # a recorded failure is a recording all the same
     return 0

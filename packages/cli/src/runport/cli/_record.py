@@ -2,9 +2,13 @@
 (docs/batch.md).
 
 Every event the adapter streamed becomes a scenario event — ``Delta`` a ``delta``,
-``ToolCallDelta`` a ``tool_call_delta``, the receipt's usage a ``usage`` before the
-``finish`` (with the receipt's finish reason), ``Failed`` a ``fail`` with its code and message —
-so the mock replays the same stream and builds the same receipt. Redaction replaces values by
+``ReasoningDelta`` a ``reasoning_delta`` (the last piece of each of the receipt's reasoning
+blocks carrying the block's signature, when the provider gave one), ``ToolCallDelta`` a
+``tool_call_delta``, the receipt's usage a ``usage`` before the ``finish`` (with the receipt's
+finish reason), ``Failed`` a ``fail`` with its code and message — so the mock replays the same
+stream and builds the same receipt. Of a reasoning block's provider metadata only its signature
+is kept (the mock's ``{"mock": {"signature": ...}}``); a redacted block (no text) is not
+recorded. Redaction replaces values by
 JSON pointer, in the inputs (``/inputs/…``, ``/context/…``) or the answer (``/output…``).
 """
 
@@ -22,6 +26,8 @@ from runport.contracts import (
     ErrorCode,
     ExecutionReceipt,
     Failed,
+    ReasoningDelta,
+    ReasoningPart,
     StreamEvent,
     ToolCallDelta,
     canonical_json,
@@ -86,12 +92,69 @@ def split_pointers(pointers: Sequence[str]) -> tuple[list[str], list[str]]:
     return request, answer
 
 
+_SIGNATURE_KEYS = ("signature", "thoughtSignature")
+
+
+def signature_of(part: ReasoningPart) -> str | None:
+    """The signature a provider put on a reasoning block (Anthropic's ``signature``, Gemini's
+    ``thoughtSignature``, the mock's own), if any."""
+    for value in (part.provider_metadata or {}).values():
+        if isinstance(value, dict):
+            for key in _SIGNATURE_KEYS:
+                found = value.get(key)
+                if isinstance(found, str) and found:
+                    return found
+    return None
+
+
+def _disagrees(problem: str) -> CliError:
+    return CliError(
+        ErrorCode.RUNTIME_INVALID_RESPONSE,
+        f"the adapter's receipt disagrees with its own stream: {problem}",
+    )
+
+
+def block_ends(events: Sequence[StreamEvent]) -> dict[int, str]:
+    """Which ``ReasoningDelta`` (by its place in ``events``) ends a signed reasoning block of
+    the turn's receipt, and the signature. The pieces must spell the receipt's blocks (those
+    with text) in order, else the adapter broke the law (its stream is not its receipt)."""
+    receipt = next((e.receipt for e in events if isinstance(e, Complete)), None)
+    if receipt is None:
+        return {}
+    blocks = iter([part for part in receipt.reasoning or [] if part.text])
+    current = next(blocks, None)
+    filled = ""
+    ends: dict[int, str] = {}
+    for place, event in enumerate(events):
+        if not isinstance(event, ReasoningDelta):
+            continue
+        if current is None:
+            raise _disagrees("reasoning was streamed beyond the receipt's reasoning blocks")
+        filled += event.text
+        if filled == current.text:
+            signature = signature_of(current)
+            if signature is not None:
+                ends[place] = signature
+            current, filled = next(blocks, None), ""
+        elif not current.text.startswith(filled):
+            raise _disagrees("the streamed reasoning differs from the receipt's reasoning")
+    if current is not None:
+        raise _disagrees("the receipt has reasoning the stream never sent")
+    return ends
+
+
 def turn_events(events: Sequence[StreamEvent]) -> list[dict[str, Any]]:
     """The scenario events of a streamed turn, in order."""
     played: list[dict[str, Any]] = []
-    for event in events:
+    ends = block_ends(events)
+    for place, event in enumerate(events):
         if isinstance(event, Delta):
             played.append({"kind": "delta", "text": event.text})
+        elif isinstance(event, ReasoningDelta):
+            thought: dict[str, Any] = {"kind": "reasoning_delta", "text": event.text}
+            if place in ends:
+                thought["signature"] = ends[place]
+            played.append(thought)
         elif isinstance(event, ToolCallDelta):
             played.append(
                 {
@@ -113,13 +176,14 @@ def turn_events(events: Sequence[StreamEvent]) -> list[dict[str, Any]]:
 def _finish(receipt: ExecutionReceipt) -> list[dict[str, Any]]:
     ending: list[dict[str, Any]] = []
     if receipt.usage is not None:
-        ending.append(
-            {
-                "kind": "usage",
-                "input_tokens": receipt.usage.input_tokens,
-                "output_tokens": receipt.usage.output_tokens,
-            }
-        )
+        usage: dict[str, Any] = {
+            "kind": "usage",
+            "input_tokens": receipt.usage.input_tokens,
+            "output_tokens": receipt.usage.output_tokens,
+        }
+        if receipt.usage.reasoning_tokens is not None:
+            usage["reasoning_tokens"] = receipt.usage.reasoning_tokens
+        ending.append(usage)
     finish: dict[str, Any] = {"kind": "finish"}
     if receipt.finish_reason is not None:
         finish["finish_reason"] = receipt.finish_reason
@@ -127,10 +191,33 @@ def _finish(receipt: ExecutionReceipt) -> list[dict[str, Any]]:
     return ending
 
 
+def comparable(receipt: ExecutionReceipt | None) -> dict[str, Any] | None:
+    """The receipt without the adapter that made it: what a replay must reproduce. Its
+    reasoning is compared as the mock can replay it: the joined text and the signatures, in
+    order (block boundaries without a signature, other provider metadata and redacted blocks
+    are not in a scenario)."""
+    if receipt is None:
+        return None
+    kept = receipt.model_dump(mode="json", exclude={"adapter", "reasoning"})
+    parts = receipt.reasoning or []
+    if parts:
+        kept["reasoning"] = {
+            "text": "".join(part.text for part in parts),
+            "signatures": [s for s in map(signature_of, parts) if s is not None],
+        }
+    return kept
+
+
+def redacted_blocks(receipt: ExecutionReceipt | None) -> int:
+    """How many reasoning blocks of ``receipt`` have no text (redacted), so are not recorded."""
+    return 0 if receipt is None else sum(1 for p in receipt.reasoning or [] if not p.text)
+
+
 def redact_answer(
     events: list[dict[str, Any]], receipt: ExecutionReceipt | None, pointers: Sequence[str]
 ) -> list[dict[str, Any]]:
-    """The events with the answer's text replaced by the redacted output's, as one delta."""
+    """The events with the answer's text replaced by the redacted output's, as one delta, and
+    the reasoning left out (it may restate what was redacted)."""
     if not pointers:
         return events
     if receipt is None or receipt.text is None:
@@ -145,7 +232,8 @@ def redact_answer(
     if not changed:
         return events
     text = output if isinstance(output, str) else canonical_json(output).decode("utf-8")
-    kept = [event for event in events if event["kind"] != "delta"]
+    # the reasoning may restate the answer, so it goes with the answer's text
+    kept = [event for event in events if event["kind"] not in ("delta", "reasoning_delta")]
     return [{"kind": "delta", "text": text}, *kept]
 
 

@@ -63,6 +63,10 @@ class AsyncEmitter(EmitterCore):
         """A piece of the answer's text (one ``Delta``)."""
         await self.send(self.turn.text(text))
 
+    async def reasoning(self, text: str, *, signature: str | None = None) -> None:
+        """A piece of the model's reasoning (see ``Emitter.reasoning``)."""
+        await self.send(self.turn.reasoning(text, signature=signature))
+
     async def tool_call_fragment(
         self,
         index: int,
@@ -80,9 +84,11 @@ class AsyncEmitter(EmitterCore):
         """A whole tool call at the next index, its arguments sent as one fragment."""
         await self.send(self.turn.tool_call(name, arguments, call_id=call_id))
 
-    def usage(self, input_tokens: int = 0, output_tokens: int = 0) -> None:
+    def usage(
+        self, input_tokens: int = 0, output_tokens: int = 0, reasoning_tokens: int | None = None
+    ) -> None:
         """Token counts, summed over the turn (nothing is sent, so nothing to await)."""
-        self.turn.usage(input_tokens, output_tokens)
+        self.turn.usage(input_tokens, output_tokens, reasoning_tokens)
 
     def delay(self, ms: int) -> None:
         """Advance the virtual clock; never sleeps."""

@@ -139,6 +139,14 @@ class Emitter(EmitterCore):
         """A piece of the answer's text (one ``Delta``)."""
         self.send(self.turn.text(text))
 
+    def reasoning(self, text: str, *, signature: str | None = None) -> None:
+        """A piece of the model's reasoning (one ``ReasoningDelta``), never part of the answer.
+
+        Pieces in a row form one block of the receipt's ``reasoning``; a ``signature`` ends
+        the block (kept as ``{"mock": {"signature": ...}}``), and so does any text or tool
+        call."""
+        self.send(self.turn.reasoning(text, signature=signature))
+
     def tool_call_fragment(
         self,
         index: int,
@@ -155,9 +163,12 @@ class Emitter(EmitterCore):
         """A whole tool call at the next index, its arguments sent as one fragment."""
         self.send(self.turn.tool_call(name, arguments, call_id=call_id))
 
-    def usage(self, input_tokens: int = 0, output_tokens: int = 0) -> None:
-        """Token counts, summed over the turn."""
-        self.turn.usage(input_tokens, output_tokens)
+    def usage(
+        self, input_tokens: int = 0, output_tokens: int = 0, reasoning_tokens: int | None = None
+    ) -> None:
+        """Token counts, summed over the turn (``reasoning_tokens``: of the output, those
+        spent reasoning)."""
+        self.turn.usage(input_tokens, output_tokens, reasoning_tokens)
 
     def delay(self, ms: int) -> None:
         """Advance the runtime's virtual clock (``stats().elapsed_ms``); never sleeps."""

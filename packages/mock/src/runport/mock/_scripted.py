@@ -19,6 +19,7 @@ from runport.contracts import (
     ErrorCode,
     ExecutionReceipt,
     ExecutionRequest,
+    ReasoningDelta,
     StreamEvent,
     Usage,
 )
@@ -27,6 +28,7 @@ from runport.core import (
     FailEvent,
     FinishEvent,
     HeldCache,
+    ReasoningDeltaEvent,
     Scenario,
     ScenarioEvent,
     ScenarioTurn,
@@ -74,6 +76,8 @@ def play_scenario_turn(spec: ScenarioTurn, turn: Turn) -> Iterator[StreamEvent]:
             yield out
             if out is not made[0]:  # the Failed of a response past its bound
                 return
+            if type(event) is ReasoningDeltaEvent and event.signature is not None:
+                turn.sign(event.signature)
             continue
         if type(made) is Usage:
             turn.add_usage(made)  # usage never ends a turn
@@ -84,12 +88,14 @@ def play_scenario_turn(spec: ScenarioTurn, turn: Turn) -> Iterator[StreamEvent]:
             yield turn.finish(event.finish_reason, **_output(spec, event, turn.request))
         elif event.kind == "delta":
             yield turn.text(event.text)
+        elif event.kind == "reasoning_delta":
+            yield turn.reasoning(event.text, signature=event.signature)
         elif event.kind == "tool_call_delta":
             yield turn.fragment(
                 event.index, event.arguments_fragment, call_id=event.call_id, name=event.name
             )
         elif event.kind == "usage":
-            turn.usage(event.input_tokens, event.output_tokens)
+            turn.usage(event.input_tokens, event.output_tokens, event.reasoning_tokens)
         else:
             assert isinstance(event, FailEvent)
             error = PortError(event.code, event.message, retry_after_ms=event.retry_after_ms)
@@ -98,7 +104,7 @@ def play_scenario_turn(spec: ScenarioTurn, turn: Turn) -> Iterator[StreamEvent]:
             return
 
 
-_Made = tuple[Delta, int] | Usage | None
+_Made = tuple[Delta | ReasoningDelta, int] | Usage | None
 _PLANS: HeldCache[tuple[tuple[ScenarioEvent, _Made], ...]] = HeldCache()
 
 
@@ -117,8 +123,18 @@ def _made(event: ScenarioEvent) -> _Made:
     try:
         if isinstance(event, DeltaEvent):
             return Delta(text=event.text), byte_size(event.text)
+        if isinstance(event, ReasoningDeltaEvent):
+            if event.signature is not None and not (
+                isinstance(event.signature, str) and event.signature
+            ):
+                return None
+            return ReasoningDelta(text=event.text), byte_size(event.text)
         if isinstance(event, UsageEvent):
-            return Usage(input_tokens=event.input_tokens, output_tokens=event.output_tokens)
+            return Usage(
+                input_tokens=event.input_tokens,
+                output_tokens=event.output_tokens,
+                reasoning_tokens=event.reasoning_tokens,
+            )
     except (ValueError, TypeError, AttributeError):
         pass
     return None

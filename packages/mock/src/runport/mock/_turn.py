@@ -22,6 +22,8 @@ from runport.contracts import (
     ExecutionReceipt,
     ExecutionRequest,
     Failed,
+    ReasoningDelta,
+    ReasoningPart,
     StreamEvent,
     ToolCallDelta,
     Usage,
@@ -47,6 +49,20 @@ def discard(event: StreamEvent) -> None:
     """The sink of ``execute``: the same walk as streaming, with nobody listening."""
 
 
+class _Block:
+    """One reasoning block being played: its pieces, and the signature that ended it."""
+
+    __slots__ = ("signature", "texts")
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.signature: str | None = None
+
+    def part(self) -> ReasoningPart:
+        metadata = None if self.signature is None else {"mock": {"signature": self.signature}}
+        return ReasoningPart(text="".join(self.texts), provider_metadata=metadata)
+
+
 class TurnUsageError(ValueError):
     """A test double was told to do something no runtime may do (a stream that breaks the
     grammar, an emit after the terminal): the test's mistake, reported to its author."""
@@ -70,6 +86,8 @@ class Turn:
         self._usage: Usage | None = None
         self._played = 0
         self._ids: dict[int, tuple[str, str]] = {}
+        self._blocks: list[_Block] = []
+        self._open: _Block | None = None
         try:
             self._limit = max_response_bytes_for(request, own_limit)
         except PortError as error:
@@ -91,6 +109,24 @@ class Turn:
         if not isinstance(text, str) or not text:
             raise TurnUsageError(f"a Delta must carry non-empty text, not {text!r}")
         return self.played(Delta(text=text), byte_size(text))
+
+    def reasoning(self, text: str, *, signature: str | None = None) -> StreamEvent:
+        """A piece of the model's reasoning (one ``ReasoningDelta``), joining the open block;
+        a ``signature`` ends that block and is kept with it."""
+        if not isinstance(text, str) or not text:
+            raise TurnUsageError(f"a ReasoningDelta must carry non-empty text, not {text!r}")
+        if signature is not None and (not isinstance(signature, str) or not signature):
+            raise TurnUsageError(f"a reasoning signature is a non-empty string, not {signature!r}")
+        event = self.played(ReasoningDelta(text=text), byte_size(text))
+        if signature is not None and event.kind == "ReasoningDelta":
+            self.sign(signature)
+        return event
+
+    def sign(self, signature: str) -> None:
+        """End the open reasoning block with ``signature`` (played after its last piece)."""
+        assert self._open is not None
+        self._open.signature = signature
+        self._open = None
 
     def fragment(
         self,
@@ -126,8 +162,16 @@ class Turn:
         fragment = json.dumps(arguments, ensure_ascii=False, sort_keys=True)
         return self.fragment(index, fragment, call_id=call_id, name=name)
 
-    def usage(self, input_tokens: int, output_tokens: int) -> None:
-        self.add_usage(Usage(input_tokens=input_tokens, output_tokens=output_tokens))
+    def usage(
+        self, input_tokens: int, output_tokens: int, reasoning_tokens: int | None = None
+    ) -> None:
+        self.add_usage(
+            Usage(
+                input_tokens=input_tokens,
+                output_tokens=output_tokens,
+                reasoning_tokens=reasoning_tokens,
+            )
+        )
 
     def add_usage(self, played: Usage) -> None:
         self._check_open("usage")
@@ -163,6 +207,7 @@ class Turn:
                 tool_calls=tool_calls,
                 finish_reason=finish_reason,
                 usage=self._usage,
+                reasoning=[block.part() for block in self._blocks],
                 **explicit,
             )
         except JsonLimitError as error:
@@ -187,9 +232,10 @@ class Turn:
         assert isinstance(terminal, Complete)
         return terminal.receipt
 
-    def played(self, event: Delta | ToolCallDelta, size: int) -> StreamEvent:
+    def played(self, event: Delta | ReasoningDelta | ToolCallDelta, size: int) -> StreamEvent:
         """Play a progress event of ``size`` bytes (what ``byte_size`` gives for its piece): a
-        scripted runtime builds its deltas once per scenario and plays them here."""
+        scripted runtime builds its deltas once per scenario and plays them here. Reasoning
+        joins the open block (opening one if none is); any other progress ends it."""
         self._check_open(event.kind)
         if self._played + size > self._limit:
             return self.fail(
@@ -203,6 +249,14 @@ class Turn:
         except StreamGrammarError as error:
             raise TurnUsageError(str(error)) from None
         self._played += size
+        if type(event) is ReasoningDelta:
+            block = self._open
+            if block is None:
+                block = self._open = _Block()
+                self._blocks.append(block)
+            block.texts.append(event.text)
+        else:
+            self._open = None
         return event
 
     def _terminal(self, event: _T) -> _T:

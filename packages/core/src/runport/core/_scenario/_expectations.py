@@ -56,8 +56,9 @@ class ScenarioExpectations(_Expectation):
     """The outcome a scenario file states, gathered from either format's fields.
 
     Each is ``None`` when the file does not state it (nothing to check). ``status``,
-    ``failure``, ``diagnostics``, ``output_fingerprint`` and ``output_schema_valid`` are
-    compared by :meth:`problems`; the templiqx-only ones (``receipt_payload_policy``,
+    ``failure``, ``diagnostics``, ``output_fingerprint``, ``output_schema_valid`` and
+    ``reasoning`` (the text of each reasoning block of the last receipt, in order; ``()`` for
+    none) are compared by :meth:`problems`; the templiqx-only ones (``receipt_payload_policy``,
     ``evidence``, ``document``, ``golden_receipt_fingerprint``) are kept for hosts that
     produce such evidence, which runport's own runs do not.
     """
@@ -67,6 +68,7 @@ class ScenarioExpectations(_Expectation):
     diagnostics: tuple[str, ...] | None = None
     output_fingerprint: Annotated[str, Field(pattern=FINGERPRINT_PATTERN)] | None = None
     output_schema_valid: bool | None = None
+    reasoning: tuple[str, ...] | None = None
     receipt_payload_policy: ReceiptPayloadPolicy | None = None
     evidence: tuple[EvidenceExpectation, ...] | None = None
     document: DocumentExpectation | None = None
@@ -112,4 +114,18 @@ class ScenarioExpectations(_Expectation):
             problems.append(
                 f"output_schema_valid: expected {self.output_schema_valid}, got {actual_valid}"
             )
+        if self.reasoning is not None:
+            actual = tuple(part.text for part in (receipt.reasoning or [])) if receipt else ()
+            if actual != self.reasoning:
+                problems.append(
+                    f"reasoning: expected {_blocks(self.reasoning)}, got {_blocks(actual)}"
+                )
         return problems
+
+
+def _blocks(texts: tuple[str, ...]) -> str:
+    """Reasoning blocks as a problem names them: each text, cut short when long."""
+    if not texts:
+        return "no reasoning"
+    shown = [text if len(text) <= 60 else text[:57] + "..." for text in texts]
+    return f"{len(texts)} block(s) {shown!r}"

@@ -11,21 +11,26 @@
       diagnostics: []          #   the diagnostic codes expected, e.g. [TQX_OUTPUT_SCHEMA]
       output_fingerprint: 66d6...   # 64 lower-case hex digits
       output_schema_valid: true
+      reasoning: [...]         #   each reasoning block's text, of the last turn
     turns:                     # one per model call, in order
       - events:
           - {kind: tool_call_delta, index: 0, call_id: c1, name: add, arguments_fragment: "{}"}
           - {kind: finish, finish_reason: tool_calls}
         tool_results: {c1: 3}  # optional: what each of this turn's tool calls gives back
       - events:
+          - {kind: reasoning_delta, text: "The user greets; "}
+          - {kind: reasoning_delta, text: "answer in kind.", signature: sig-1}
           - {kind: delta, text: "Hel"}
           - {kind: delay, ms: 25}
           - {kind: usage, input_tokens: 5, output_tokens: 2}
           - {kind: finish, finish_reason: stop}          # may carry an explicit `output`
 
-Event kinds: ``delta{text}`` (non-empty), ``tool_call_delta{index, call_id?, name?,
-arguments_fragment?}``, ``delay{ms > 0}`` (a virtual clock; nothing sleeps), ``usage{input_tokens,
-output_tokens}`` (summed over the turn), ``finish{finish_reason?, output?}`` and ``fail{code,
-message, retry_after_ms?}``. Every turn ends in exactly one terminal (``finish`` or ``fail``).
+Event kinds: ``delta{text}`` (non-empty), ``reasoning_delta{text, signature?}`` (non-empty
+text; a signature ends its block), ``tool_call_delta{index, call_id?, name?,
+arguments_fragment?}``, ``delay{ms > 0}`` (a virtual clock; nothing sleeps),
+``usage{input_tokens, output_tokens, reasoning_tokens?}`` (summed over the turn),
+``finish{finish_reason?, output?}`` and ``fail{code, message, retry_after_ms?}``. Every turn
+ends in exactly one terminal (``finish`` or ``fail``).
 In ``tool_call_delta`` a call's first fragment must name the tool; ``call_id`` defaults to
 ``call_<index>`` (as docs/wire-types.md has adapters do for upstreams that send none); later
 fragments of the same call may leave ``name``/``call_id`` out (they are filled in from the
@@ -67,7 +72,9 @@ from runport.core._scenario._model import (
     DeltaEvent,
     FailEvent,
     FinishEvent,
+    ReasoningDeltaEvent,
     Scenario,
+    ScenarioEvent,
     ScenarioTurn,
     ToolCallDeltaEvent,
     UsageEvent,
@@ -81,6 +88,7 @@ class _Expect(File):
     diagnostics: list[Annotated[str, Field(pattern=CODE_PATTERN)]] | None = None
     output_fingerprint: Annotated[str, Field(pattern=FINGERPRINT_PATTERN)] | None = None
     output_schema_valid: bool | None = None
+    reasoning: list[str] | None = None
 
 
 class _MockFile(File):
@@ -103,6 +111,11 @@ class _DeltaFile(TextFields):
     kind: Literal["delta"]
 
 
+class _ReasoningDeltaFile(TextFields):
+    kind: Literal["reasoning_delta"]
+    signature: NonEmpty | None = None
+
+
 class _ToolCallDeltaFile(File):
     kind: Literal["tool_call_delta"]
     index: Count
@@ -118,6 +131,7 @@ class _DelayFile(File):
 
 class _UsageFile(UsageFields):
     kind: Literal["usage"]
+    reasoning_tokens: Count | None = None
 
 
 class _FinishFile(OutputFields):
@@ -136,6 +150,7 @@ class _FailFile(File):
 
 _MOCK_EVENTS: Mapping[str, type[File]] = {
     "delta": _DeltaFile,
+    "reasoning_delta": _ReasoningDeltaFile,
     "tool_call_delta": _ToolCallDeltaFile,
     "delay": _DelayFile,
     "usage": _UsageFile,
@@ -163,6 +178,7 @@ def parse_mock_v1(data: Mapping[str, Any], where: Where) -> Scenario:
             diagnostics=None if expect.diagnostics is None else tuple(expect.diagnostics),
             output_fingerprint=expect.output_fingerprint,
             output_schema_valid=expect.output_schema_valid,
+            reasoning=None if expect.reasoning is None else tuple(expect.reasoning),
         ),
         source=where.source,
     )
@@ -178,10 +194,7 @@ def _mock_turn(data: object, where: Where) -> ScenarioTurn:
     turn = check(_TurnFile, data, where)
     if not turn.events:
         raise where.error("field 'events': a turn needs at least one event")
-    events: list[
-        DeltaEvent | ToolCallDeltaEvent | DelayEvent | UsageEvent | FinishEvent | FailEvent
-    ]
-    events = []
+    events: list[ScenarioEvent] = []
     calls: dict[int, _CallState] = {}
     texts: list[str] = []
     last = len(turn.events) - 1
@@ -191,13 +204,19 @@ def _mock_turn(data: object, where: Where) -> ScenarioTurn:
         if isinstance(parsed, _DeltaFile):
             texts.append(parsed.text)
             events.append(DeltaEvent(text=parsed.text))
+        elif isinstance(parsed, _ReasoningDeltaFile):
+            events.append(ReasoningDeltaEvent(text=parsed.text, signature=parsed.signature))
         elif isinstance(parsed, _ToolCallDeltaFile):
             events.append(_tool_call(parsed, calls, at))
         elif isinstance(parsed, _DelayFile):
             events.append(DelayEvent(ms=parsed.ms))
         elif isinstance(parsed, _UsageFile):
             events.append(
-                UsageEvent(input_tokens=parsed.input_tokens, output_tokens=parsed.output_tokens)
+                UsageEvent(
+                    input_tokens=parsed.input_tokens,
+                    output_tokens=parsed.output_tokens,
+                    reasoning_tokens=parsed.reasoning_tokens,
+                )
             )
         elif isinstance(parsed, _FinishFile):
             if "output" in parsed.model_fields_set:

@@ -32,6 +32,21 @@ class DeltaEvent(Value):
     text: Annotated[str, Field(min_length=1)]
 
 
+class ReasoningDeltaEvent(Value):
+    """A piece of the model's reasoning, played as one ``ReasoningDelta``.
+
+    Consecutive pieces form one reasoning block of the receipt. A ``signature`` ends the block
+    its piece belongs to (the piece is the block's last) and is kept in the block's
+    ``provider_metadata`` as ``{"mock": {"signature": ...}}``; a ``delta`` or
+    ``tool_call_delta`` ends the block too, while ``delay`` and ``usage`` do not (thinking may
+    pause). The text is never part of the answer.
+    """
+
+    kind: Literal["reasoning_delta"] = "reasoning_delta"
+    text: Annotated[str, Field(min_length=1)]
+    signature: Annotated[str, Field(min_length=1)] | None = None
+
+
 class ToolCallDeltaEvent(Value):
     """A piece of one tool call's arguments, played as one ``ToolCallDelta``.
 
@@ -54,11 +69,13 @@ class DelayEvent(Value):
 
 
 class UsageEvent(Value):
-    """Token counts, summed over the turn into the receipt's ``usage``."""
+    """Token counts, summed over the turn into the receipt's ``usage`` (``reasoning_tokens``:
+    of the output tokens, those spent reasoning, when stated)."""
 
     kind: Literal["usage"] = "usage"
     input_tokens: Annotated[int, Field(ge=0)]
     output_tokens: Annotated[int, Field(ge=0)]
+    reasoning_tokens: Annotated[int, Field(ge=0)] | None = None
 
 
 class FinishEvent(Value):
@@ -103,7 +120,13 @@ class FailEvent(Value):
 
 
 ScenarioEvent = Annotated[
-    DeltaEvent | ToolCallDeltaEvent | DelayEvent | UsageEvent | FinishEvent | FailEvent,
+    DeltaEvent
+    | ReasoningDeltaEvent
+    | ToolCallDeltaEvent
+    | DelayEvent
+    | UsageEvent
+    | FinishEvent
+    | FailEvent,
     Field(discriminator="kind"),
 ]
 """One step of a turn, in play order."""
