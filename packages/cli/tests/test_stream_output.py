@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import io
 
-from runport.cli._output import JsonLines, PlainStream
-from runport.contracts import Delta, Failed, OperationEnvelope, ToolCallDelta
+from runport.cli._output import JsonLines, PlainStream, ReasoningToStderr
+from runport.cli._run_tools import TurnStream
+from runport.contracts import Delta, Failed, OperationEnvelope, ReasoningDelta, ToolCallDelta
 
 
 class RecordingStream(io.StringIO):
@@ -49,3 +50,25 @@ def test_json_lines_writes_and_flushes_one_event_per_line() -> None:
         '{"kind":"Delta","text":"a"}\n',
         '{"kind":"Delta","text":"a"}\n{"kind":"Failed","code":"TQX_RUNTIME_TIMEOUT","message":"m"}\n',
     ]
+
+
+def test_plain_writers_never_write_reasoning() -> None:
+    for writer in (PlainStream, TurnStream):
+        out = RecordingStream()
+        sink = writer(out)
+        sink(ReasoningDelta(text="thinking…"))
+        sink(Delta(text="answer"))
+        assert out.getvalue() == "answer", writer
+
+
+def test_reasoning_to_stderr_writes_each_piece_then_hands_every_event_on() -> None:
+    err = RecordingStream()
+    seen: list[object] = []
+    sink = ReasoningToStderr(seen.append, err)
+    sink(ReasoningDelta(text="a"))
+    sink(ReasoningDelta(text="b"))
+    sink(Delta(text="x"))
+    failed = Failed(code="TQX_RUNTIME_TIMEOUT", message="m")
+    sink(failed)
+    assert err.flushed == ["a", "ab", "ab\n"]
+    assert seen == [ReasoningDelta(text="a"), ReasoningDelta(text="b"), Delta(text="x"), failed]

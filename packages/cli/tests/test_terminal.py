@@ -9,6 +9,7 @@ fact, not a race.
 from __future__ import annotations
 
 import io
+import json
 import os
 import pty
 import re
@@ -311,3 +312,141 @@ def test_a_run_with_tools_streamed_to_a_tty_uses_the_rich_view_per_turn(runport:
     assert "tool_calls" in final[first_receipt:answer]
     assert "stop" in final[second_receipt:]
     assert final.index('"turns": 2', second_receipt)  # then the run result
+
+
+# ---- reasoning (SPEC §19): its own dimmed region on a TTY, never on a piped stdout ----------
+
+THINKING = ("Hmm, rivers. ", "They flow downhill.\n")
+ANSWER = ("Rivers ", "run downhill.")
+
+THINKING_ADAPTER = textwrap.dedent(
+    f'''
+    """A runtime that thinks (two ReasoningDelta), then answers (two Delta)."""
+    from runport.contracts import (
+        AdapterDescriptor, Complete, Delta, ReasoningDelta, ReasoningPart, Usage,
+    )
+    from runport.core import build_receipt
+    from runport.ports import RuntimeAdapter
+
+    THINKING = {THINKING!r}
+    ANSWER = {ANSWER!r}
+
+
+    class Thinking(RuntimeAdapter):
+        def descriptor(self):
+            return AdapterDescriptor(
+                id="thinking", version="0.1.0", capabilities=["streaming", "text"]
+            )
+
+        def execute(self, request):
+            return build_receipt(
+                request,
+                adapter=self.descriptor(),
+                text="".join(ANSWER),
+                finish_reason="stop",
+                usage=Usage(input_tokens=4, output_tokens=9, reasoning_tokens=5),
+                reasoning=[ReasoningPart(
+                    text="".join(THINKING), provider_metadata={{"mock": {{"signature": "s1"}}}}
+                )],
+            )
+
+        def execute_streaming(self, request, sink):
+            for piece in THINKING:
+                sink(ReasoningDelta(text=piece))
+            for piece in ANSWER:
+                sink(Delta(text=piece))
+            receipt = self.execute(request)
+            sink(Complete(receipt=receipt))
+            return receipt
+
+
+    def create_adapter():
+        return Thinking()
+    '''
+)
+
+
+def thinking_run(with_plugins: Callable[..., Any], *options: str) -> Any:
+    runport = with_plugins(THINKING_ADAPTER, {"thinking": "test_plugins:create_adapter"})
+    argv = ("run", QUICK / "contract.yaml", "-i", "topic=rivers", "--adapter", "thinking")
+    return runport, (*argv, *options)
+
+
+def test_a_tty_shows_reasoning_dimmed_in_its_own_region_above_the_answer(
+    with_plugins: Callable[..., Any],
+) -> None:
+    runport, argv = thinking_run(with_plugins, "--stream")
+    tty = OnATty(runport.argv(*argv), runport.env())
+    status, stderr = tty.finish()
+    assert status == 0, stderr
+    final = tty.screen.plain
+    thought = final.rindex("Hmm, rivers. They flow downhill.")
+    answer = final.rindex("Rivers run downhill.")
+    assert thought < answer < final.rindex("receipt")
+    # Reasoning is not on the answer's line: a region of its own.
+    assert "downhill.Rivers" not in final
+    # Drawn dimmed (SGR 2) wherever it is drawn; the answer is not.
+    styled = re.findall(r"\x1b\[([0-9;]*)m([^\x1b]*)", tty.screen.raw)
+    thinking = [codes for codes, text in styled if "Hmm, rivers." in text]
+    assert thinking
+    assert all("2" in codes.split(";") for codes in thinking)
+    answering = [codes for codes, text in styled if "Rivers run downhill." in text]
+    assert all("2" not in codes.split(";") for codes in answering)
+    assert "Hmm" not in stderr  # only --reasoning writes it there
+
+
+def test_piped_stream_writes_only_the_answer_and_the_receipt_never_the_reasoning(
+    with_plugins: Callable[..., Any],
+) -> None:
+    runport, argv = thinking_run(with_plugins, "--stream")
+    result = runport(*argv)
+    assert result.returncode == 0, result.stderr
+    answer, _, receipt_json = result.stdout.partition("\n")
+    assert answer == "Rivers run downhill."
+    receipt = json.loads(receipt_json)
+    assert receipt["text"] == "Rivers run downhill."
+    assert "reasoning" not in receipt
+    for thought in ("Hmm", "flow downhill", "s1"):
+        assert thought not in result.stdout
+        assert thought not in result.stderr
+
+
+def test_reasoning_option_writes_reasoning_to_stderr_and_stdout_keeps_the_answer(
+    with_plugins: Callable[..., Any],
+) -> None:
+    runport, argv = thinking_run(with_plugins, "--stream", "--reasoning")
+    result = runport(*argv)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == "".join(THINKING)
+    assert result.stdout.startswith("Rivers run downhill.\n")
+    assert "Hmm" not in result.stdout
+
+
+def test_reasoning_option_without_stream_writes_the_receipts_reasoning_to_stderr(
+    with_plugins: Callable[..., Any],
+) -> None:
+    runport, argv = thinking_run(with_plugins, "--reasoning")
+    result = runport(*argv)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == "".join(THINKING)
+    envelope = json.loads(result.stdout)  # the whole envelope, as without --reasoning
+    assert envelope["result"]["reasoning"][0]["text"] == "".join(THINKING)
+
+
+def test_json_lines_carry_reasoning_deltas_like_every_other_event(
+    with_plugins: Callable[..., Any],
+) -> None:
+    runport, argv = thinking_run(with_plugins, "--json")
+    result = runport(*argv)
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [event["kind"] for event in events] == [
+        "ReasoningDelta",
+        "ReasoningDelta",
+        "Delta",
+        "Delta",
+        "Complete",
+    ]
+    assert [event["text"] for event in events[:2]] == list(THINKING)
+    assert events[-1]["receipt"]["reasoning"][0]["text"] == "".join(THINKING)
+    assert events[-1]["receipt"]["usage"]["reasoning_tokens"] == 5

@@ -24,6 +24,8 @@ from runport.contracts import (
     ExecutionRequest,
     Failed,
     OperationEnvelope,
+    ReasoningDelta,
+    ReasoningPart,
     StreamEvent,
 )
 from runport.core import build_receipt
@@ -37,11 +39,15 @@ DESCRIPTOR = AdapterDescriptor(
 
 
 class Chunks(RuntimeAdapter):
-    """Streams ``chunks`` as deltas, then completes (or fails with ``fail``)."""
+    """Streams ``thinking`` as reasoning and ``chunks`` as deltas, then completes (or fails
+    with ``fail``)."""
 
-    def __init__(self, chunks: Sequence[str], *, fail: str | None = None) -> None:
+    def __init__(
+        self, chunks: Sequence[str], *, fail: str | None = None, thinking: Sequence[str] = ()
+    ) -> None:
         self.chunks = list(chunks)
         self.fail = fail
+        self.thinking = list(thinking)
 
     def descriptor(self) -> AdapterDescriptor:
         return DESCRIPTOR
@@ -50,13 +56,20 @@ class Chunks(RuntimeAdapter):
         return self.execute_streaming(request, lambda event: None)
 
     def execute_streaming(self, request: ExecutionRequest, sink: Sink) -> ExecutionReceipt:
+        for thought in self.thinking:
+            sink(ReasoningDelta(text=thought))
         for chunk in self.chunks:
             sink(Delta(text=chunk))
         if self.fail is not None:
             sink(Failed(code=ErrorCode.RUNTIME_UNAVAILABLE, message=self.fail))
             raise PortError(ErrorCode.RUNTIME_UNAVAILABLE, self.fail)
+        reasoning = [ReasoningPart(text="".join(self.thinking))] if self.thinking else []
         receipt = build_receipt(
-            request, adapter=DESCRIPTOR, text="".join(self.chunks), finish_reason="stop"
+            request,
+            adapter=DESCRIPTOR,
+            text="".join(self.chunks),
+            finish_reason="stop",
+            reasoning=reasoning,
         )
         sink(Complete(receipt=receipt))
         return receipt
@@ -205,6 +218,37 @@ def test_streaming_reports_every_event_as_progress(mode: str, fail: str | None) 
     assert [message for _, message in progress] == [
         event.model_dump_json() for event in expected.stream_events
     ]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_reasoning_is_sent_as_progress_and_never_as_answer_text(mode: str) -> None:
+    thinking = ["Rivers… ", "flow downhill."]
+    progress: list[tuple[float, str | None]] = []
+
+    async def record(value: float, total: float | None, message: str | None) -> None:
+        progress.append((value, message))
+
+    async def body(client: Client) -> Any:
+        result = await client.call_tool(
+            "execute_contract", {**ECHO, "stream": True}, progress_callback=record
+        )
+        await anyio.wait_all_tasks_blocked()
+        return result
+
+    def adapter() -> Chunks:
+        return Chunks(CHUNKS, thinking=thinking)
+
+    envelope = envelope_of(served(adapter, body, mode=mode))
+    assert envelope == in_process(adapter(), stream=True)
+    progress.sort()
+    events = [json.loads(message) for _, message in progress if message]
+    assert [event["kind"] for event in events] == ["ReasoningDelta"] * 2 + ["Delta"] * 3 + [
+        "Complete"
+    ]
+    assert [event["text"] for event in events[:2]] == thinking
+    assert envelope.result is not None
+    assert envelope.result.text == "".join(CHUNKS)
+    assert envelope.result.reasoning == [ReasoningPart(text="".join(thinking))]
 
 
 @pytest.mark.parametrize("mode", MODES)

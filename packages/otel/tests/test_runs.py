@@ -251,3 +251,34 @@ def test_concurrent_runs_each_get_their_own_tree(recorded: Recorded) -> None:
             "invoke_agent forecast.rain",
         ]
         assert all(span.parent is not None for span in mine if span is not root)
+
+
+def test_a_runs_reasoning_tokens_are_summed_on_its_span(recorded: Recorded) -> None:
+    from runport.contracts import AdapterDescriptor, ExecutionReceipt, ExecutionRequest, Usage
+    from runport.core import build_receipt
+    from runport.ports import RuntimeAdapter
+
+    class Reasoner(RuntimeAdapter):
+        def descriptor(self) -> AdapterDescriptor:
+            return AdapterDescriptor(
+                id="reasoner", version="1", capabilities=["structured_output", "text"]
+            )
+
+        def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
+            return build_receipt(
+                request,
+                adapter=self.descriptor(),
+                text='{"city": "Ghent", "rain_mm": 3.5}',
+                usage=Usage(input_tokens=9, output_tokens=40, reasoning_tokens=31),
+            )
+
+    run(
+        CONTRACT,
+        Reasoner(),
+        inputs={"city": "Ghent"},
+        observer=RunTracer(tracer_provider=recorded.tracer_provider),
+    )
+    [agent] = [s for s in recorded.spans.get_finished_spans() if s.name.startswith("invoke_agent")]
+    attributes = dict(agent.attributes or {})
+    assert attributes["gen_ai.usage.output_tokens"] == 40
+    assert attributes["gen_ai.usage.reasoning.output_tokens"] == 31

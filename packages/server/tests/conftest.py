@@ -10,8 +10,21 @@ import pytest
 from pydantic import TypeAdapter
 
 from runport.application import Catalog, load_catalog
-from runport.contracts import ExecutionRequest, OperationEnvelope, StreamEvent
+from runport.contracts import (
+    AdapterDescriptor,
+    Complete,
+    Delta,
+    ExecutionReceipt,
+    ExecutionRequest,
+    OperationEnvelope,
+    ReasoningDelta,
+    ReasoningPart,
+    StreamEvent,
+    Usage,
+)
+from runport.core import build_receipt
 from runport.mock import AsyncEmitter, AsyncFunctionRuntime
+from runport.ports import AsyncRuntimeAdapter, AsyncSink, deliver
 
 HERE = Path(__file__).parent
 CONTRACTS = HERE / "contracts"
@@ -61,6 +74,46 @@ class PacedUpstream:
 
     def adapter(self) -> AsyncFunctionRuntime:
         return AsyncFunctionRuntime(self.handler)
+
+
+class Thinking(AsyncRuntimeAdapter):
+    """A model that reasons (each of ``thinking`` a ``ReasoningDelta``), then answers (each of
+    ``answer`` a ``Delta``); its receipt keeps the reasoning as one block."""
+
+    DESCRIPTOR = AdapterDescriptor(
+        id="thinking", version="0.1.0", capabilities=["streaming", "text"]
+    )
+
+    def __init__(self, thinking: list[str], answer: list[str]) -> None:
+        self.thinking = thinking
+        self.answer = answer
+
+    def descriptor(self) -> AdapterDescriptor:
+        return self.DESCRIPTOR
+
+    def receipt(self, request: ExecutionRequest) -> ExecutionReceipt:
+        return build_receipt(
+            request,
+            adapter=self.DESCRIPTOR,
+            text="".join(self.answer),
+            finish_reason="stop",
+            usage=Usage(input_tokens=3, output_tokens=11, reasoning_tokens=8),
+            reasoning=[ReasoningPart(text="".join(self.thinking))],
+        )
+
+    async def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
+        return self.receipt(request)
+
+    async def execute_streaming(
+        self, request: ExecutionRequest, sink: AsyncSink
+    ) -> ExecutionReceipt:
+        for piece in self.thinking:
+            await deliver(sink, ReasoningDelta(text=piece))
+        for piece in self.answer:
+            await deliver(sink, Delta(text=piece))
+        receipt = self.receipt(request)
+        await deliver(sink, Complete(receipt=receipt))
+        return receipt
 
 
 def parse_sse(text: str) -> list[tuple[str, str]]:

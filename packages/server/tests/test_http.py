@@ -23,6 +23,7 @@ from .conftest import (
     CONTRACTS,
     SCENARIO,
     PacedUpstream,
+    Thinking,
     catalog,
     parse_sse,
     split_stream,
@@ -131,6 +132,30 @@ def test_tool_call_fragments_stream_as_tool_call_delta_events() -> None:
     assert envelope.result is not None
     assert [call.arguments for call in envelope.result.tool_calls] == [{"city": "Delft"}]
     assert [d.code for d in envelope.diagnostics] == ["TQX_TOOL_CALLS_PENDING"]
+
+
+def test_reasoning_streams_as_reasoning_delta_events_before_the_answer() -> None:
+    thinking, answer = ["Ships… ", "none came."], ["The keeper ", "waited."]
+    app = create_app(catalog(), lambda: Thinking(thinking, answer))
+    with serve_in_background(app) as url, httpx.Client(base_url=url) as http:
+        got = http.post(STORY, json={"inputs": {"topic": "ships"}}, headers=SSE)
+    assert "event: ReasoningDelta\ndata: " in got.text
+    frames = parse_sse(got.text)
+    _events, envelope = split_stream(frames)
+    assert [name for name, _ in frames] == [
+        "ReasoningDelta",
+        "ReasoningDelta",
+        "Delta",
+        "Delta",
+        "Complete",
+        "envelope",
+    ]
+    assert [json.loads(data)["text"] for _, data in frames[:2]] == thinking
+    assert envelope.ok
+    assert envelope.result is not None
+    assert envelope.result.text == "".join(answer)  # reasoning never enters the answer
+    assert envelope.result.output == "".join(answer)
+    assert [part.text for part in envelope.result.reasoning or []] == ["".join(thinking)]
 
 
 @pytest.mark.parametrize("accept", [{}, SSE])

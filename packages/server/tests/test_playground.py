@@ -19,7 +19,7 @@ from runport.application import async_adapter_factory
 from runport.mock import AsyncEmitter, AsyncFunctionRuntime
 from runport.server import create_app, serve_in_background
 
-from .conftest import SCENARIO, PacedUpstream, catalog
+from .conftest import SCENARIO, PacedUpstream, Thinking, catalog
 
 ENABLED = os.environ.get("RUNPORT_BROWSER_TESTS") == "1"
 SKIP_REASON = (
@@ -190,6 +190,41 @@ def test_tool_calls_appear_under_their_call(page: Page) -> None:
         expect(calls.nth(0).locator(".arguments")).to_have_text('{"city": "Delft"}')
         expect(calls.nth(1).locator(".name")).to_have_text("get_time(…)")
         expect(page.locator("#receipt-diagnostics")).to_contain_text("TQX_TOOL_CALLS_PENDING")
+
+
+def test_reasoning_is_shown_dimmed_above_the_answer_as_text_never_markup(page: Page) -> None:
+    thinking = ["Ships <b>never</b> ", '<img src=x onerror="window.pwned=1">came.']
+    answer = ["The keeper ", "waited."]
+    app = create_app(catalog(), lambda: Thinking(thinking, answer))
+    with serve_in_background(app) as url:
+        open_story(page, url)
+        page.fill("#input-topic", "ships")
+        page.click("#run")
+        expect(page.locator("#receipt")).to_be_visible()
+        reasoning = page.locator("#reasoning-text")
+        output = page.locator("#output-text")
+        expect(reasoning).to_be_visible()
+        expect(reasoning).to_have_text("".join(thinking))
+        expect(output).to_have_text("".join(answer))  # never mixed into the answer
+        expect(reasoning.locator("b, img")).to_have_count(0)  # inserted as text
+        assert page.evaluate("window.pwned") is None
+        above = reasoning.bounding_box()
+        below = output.bounding_box()
+        assert above is not None
+        assert below is not None
+        assert above["y"] + above["height"] <= below["y"]
+        assert reasoning.evaluate("node => getComputedStyle(node).fontStyle") == "italic"
+        dim = reasoning.evaluate("node => getComputedStyle(node).color")
+        assert dim != output.evaluate("node => getComputedStyle(node).color")
+        expect(page.locator("#receipt-facts")).to_contain_text("(8 reasoning)")
+
+
+def test_a_run_without_reasoning_shows_no_reasoning_region(page: Page, paced_url: str) -> None:
+    open_story(page, paced_url)
+    page.fill("#input-topic", "a lighthouse")
+    page.click("#run")
+    expect(page.locator("#output-text")).to_have_text("")
+    expect(page.locator("#reasoning-text")).to_be_hidden()
 
 
 def test_the_page_asks_for_the_token_when_the_server_needs_one(page: Page) -> None:

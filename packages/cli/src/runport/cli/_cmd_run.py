@@ -17,7 +17,7 @@ from runport.application import (
 from runport.cli._cmd_adapters import takes
 from runport.cli._errors import CliError
 from runport.cli._files import request
-from runport.cli._output import report
+from runport.cli._output import ReasoningToStderr, report, write_reasoning
 from runport.cli._sinks import stream_sink
 from runport.contracts import ErrorCode, OperationEnvelope
 from runport.core import ScenarioError
@@ -47,6 +47,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scenario", type=Path, help="scenario file for the mock adapter")
     parser.add_argument("--stream", action="store_true", help="write text as it arrives")
     parser.add_argument("--json", action="store_true", help="stream events as JSON lines")
+    parser.add_argument(
+        "--reasoning",
+        action="store_true",
+        help="write the model's reasoning to stderr (as it arrives with --stream or --json); "
+        "stdout keeps only the answer",
+    )
     parser.add_argument(
         "--tools",
         metavar="MODULE:ATTR",
@@ -107,22 +113,26 @@ def main(args: argparse.Namespace) -> int:
             tools=load_tools(args.tools),
             stream=args.stream,
             json_lines=args.json,
+            reasoning=args.reasoning,
         )
     if args.json or args.stream:
         with stream_sink(json_lines=args.json) as sink:
+            on_event = ReasoningToStderr(sink) if args.reasoning else sink
             envelope = execute_contract(
                 args.contract,
                 runtime,
                 inputs=inputs,
                 context=context,
                 fixture_output=fixture,
-                on_event=sink,
+                on_event=on_event,
             )
-            sink.finish(envelope)
+            on_event.finish(envelope)
     else:
         envelope = execute_contract(
             args.contract, runtime, inputs=inputs, context=context, fixture_output=fixture
         )
+        if args.reasoning and envelope.result is not None:
+            write_reasoning(sys.stderr, [envelope.result])
         _print_envelope(envelope)
     return report(envelope, sys.stderr)
 

@@ -2,13 +2,16 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TextIO
+from typing import Any, Protocol, TextIO
 
 from runport.contracts import (
+    Complete,
     Delta,
     Diagnostic,
     ExecutionReceipt,
+    Failed,
     OperationEnvelope,
+    ReasoningDelta,
     StreamEvent,
 )
 
@@ -42,7 +45,13 @@ class JsonLines:
 
 
 class PlainStream:
-    """``--stream`` piped: text as it arrives, then the tool calls and the receipt."""
+    """``--stream`` piped: text as it arrives, then the tool calls and the receipt.
+
+    Only the answer: a ``ReasoningDelta`` is never written here, and the receipt is written
+    without its ``reasoning`` (``--reasoning`` sends reasoning to stderr; ``--json`` and the
+    envelope of a run without ``--stream`` keep it), so a pipe reading the answer never gets
+    the model's thinking mixed in.
+    """
 
     def __init__(self, out: TextIO = sys.stdout) -> None:
         self.out = out
@@ -60,9 +69,7 @@ class PlainStream:
         receipt = envelope.result
         if receipt is not None and envelope.stream_events:
             write_tool_calls(self.out, receipt)
-            self.out.write(
-                json.dumps(receipt.model_dump(mode="json"), indent=2, ensure_ascii=False)
-            )
+            self.out.write(json.dumps(answer_receipt(receipt), indent=2, ensure_ascii=False))
             self.out.write("\n")
         self.out.flush()
 
@@ -72,3 +79,62 @@ def write_tool_calls(out: TextIO, receipt: ExecutionReceipt) -> None:
     for index, call in enumerate(receipt.tool_calls or []):
         arguments = json.dumps(call.arguments, ensure_ascii=False)
         out.write(f"tool call {index}: {call.name} ({call.call_id}) {arguments}\n")
+
+
+def answer_receipt(receipt: ExecutionReceipt) -> dict[str, Any]:
+    """The receipt as ``--stream`` prints it after the answer: everything but ``reasoning``
+    (none of its fingerprints covers reasoning, so they read the same)."""
+    return receipt.model_dump(mode="json", exclude={"reasoning"})
+
+
+class _Sink(Protocol):
+    def __call__(self, event: StreamEvent) -> None: ...
+
+
+class ReasoningToStderr:
+    """``--reasoning``: each ``ReasoningDelta``'s text written to ``err`` as it arrives (a line
+    feed closes it when the turn ends), every event then handed on to ``inner`` unchanged.
+
+    ``err`` is looked up when written, so it is the stream the command set up (terminal-safe,
+    or rich's redirection while a live view runs).
+    """
+
+    def __init__(self, inner: _Sink, err: TextIO | None = None) -> None:
+        self.inner = inner
+        self._err = err
+        self._open = False
+
+    @property
+    def err(self) -> TextIO:
+        return sys.stderr if self._err is None else self._err
+
+    def __call__(self, event: StreamEvent) -> None:
+        if isinstance(event, ReasoningDelta):
+            self.err.write(event.text)
+            self.err.flush()
+            self._open = not event.text.endswith("\n")
+        elif isinstance(event, Complete | Failed):
+            self.close()
+        self.inner(event)
+
+    def close(self) -> None:
+        """End the reasoning written so far with a line feed, if it did not end with one."""
+        if self._open:
+            self.err.write("\n")
+            self.err.flush()
+            self._open = False
+
+    def finish(self, envelope: OperationEnvelope) -> None:
+        self.close()
+        finish = getattr(self.inner, "finish", None)
+        if finish is not None:
+            finish(envelope)
+
+
+def write_reasoning(err: TextIO, receipts: list[ExecutionReceipt]) -> None:
+    """``--reasoning`` without ``--stream``: each turn's reasoning text once the run is done."""
+    for receipt in receipts:
+        text = "".join(part.text for part in receipt.reasoning or ())
+        if text:
+            err.write(text if text.endswith("\n") else text + "\n")
+    err.flush()

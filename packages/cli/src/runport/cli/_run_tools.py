@@ -11,7 +11,12 @@ from typing import Any, TextIO
 
 from runport.application import RunError, RunResult, Tool, run, run_stream
 from runport.cli._errors import NOT_OK, CliError
-from runport.cli._output import diagnostic_line, write_tool_calls
+from runport.cli._output import (
+    ReasoningToStderr,
+    diagnostic_line,
+    write_reasoning,
+    write_tool_calls,
+)
 from runport.cli._sinks import run_sink
 from runport.contracts import Complete, Delta, ErrorCode, Failed, StreamEvent
 from runport.ports import RuntimeAdapter
@@ -47,7 +52,8 @@ def load_tools(spec: str) -> list[Tool | Callable[..., Any]]:
 
 
 class TurnStream:
-    """Plain streaming of a run: text as it arrives, each turn's tool calls when it ends."""
+    """Plain streaming of a run: text as it arrives, each turn's tool calls when it ends
+    (reasoning never: ``--reasoning`` sends it to stderr)."""
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
@@ -86,16 +92,24 @@ def run_command(
     tools: list[Tool | Callable[..., Any]],
     stream: bool,
     json_lines: bool,
+    reasoning: bool = False,
 ) -> int:
     out = sys.stdout
     try:
         if stream or json_lines:
             with run_sink(json_lines=json_lines, out=out) as sink:
                 result = run_stream(
-                    contract, adapter, inputs=inputs, context=context, tools=tools, on_event=sink
+                    contract,
+                    adapter,
+                    inputs=inputs,
+                    context=context,
+                    tools=tools,
+                    on_event=ReasoningToStderr(sink) if reasoning else sink,
                 )
         else:
             result = run(contract, adapter, inputs=inputs, context=context, tools=tools)
+            if reasoning:
+                write_reasoning(sys.stderr, list(result.receipts))
     except RunError as error:
         if error.diagnostics:
             for diagnostic in error.diagnostics:

@@ -1,7 +1,9 @@
 """``runport run --stream`` for a person at a terminal: progress while it happens.
 
 A spinner holds the place until the first fragment; then the text grows in place, tool-call
-fragments gather under their call, and a compact receipt summary closes the run. Used only
+fragments gather under their call, and a compact receipt summary closes the run. Reasoning
+(``ReasoningDelta``) has its own region above the answer, dimmed, so the model's thinking is
+visible while it happens and never read as the answer. Used only
 when stdout is a TTY (``runport.cli._sinks`` decides, and imports this module — and rich —
 only then).
 """
@@ -24,6 +26,7 @@ from runport.contracts import (
     ExecutionReceipt,
     Failed,
     OperationEnvelope,
+    ReasoningDelta,
     StreamEvent,
     ToolCallDelta,
 )
@@ -32,6 +35,8 @@ FINGERPRINT_CHARS = 12
 """Enough hex digits to tell receipts apart at a glance; the full value is in ``--json``."""
 
 WAITING = "waiting for the first fragment…"
+REASONING_STYLE = "dim italic"
+"""How the reasoning region is drawn: present, and plainly not the answer."""
 
 
 @dataclass
@@ -53,6 +58,7 @@ class RichStream:
     def __init__(self, console: Console) -> None:
         self.console = console
         self._chunks: list[str] = []
+        self._reasoning: list[str] = []
         self._calls: dict[int, _CallView] = {}
         self._failure: Failed | None = None
         self._spinner = Spinner("dots", text=Text(WAITING, style="dim"))
@@ -66,7 +72,9 @@ class RichStream:
 
     @property
     def _waiting(self) -> bool:
-        return not self._chunks and not self._calls and self._failure is None
+        return (
+            not self._chunks and not self._reasoning and not self._calls and self._failure is None
+        )
 
     def start(self) -> None:
         self._live.start(refresh=True)
@@ -81,6 +89,8 @@ class RichStream:
         first = self._waiting
         if isinstance(event, Delta):
             self._chunks.append(printable(event.text))
+        elif isinstance(event, ReasoningDelta):
+            self._reasoning.append(printable(event.text))
         elif isinstance(event, ToolCallDelta):
             call = self._calls.setdefault(
                 event.index, _CallView(printable(event.name), printable(event.call_id))
@@ -103,6 +113,10 @@ class RichStream:
         if self._waiting:
             return self._spinner
         parts: list[RenderableType] = []
+        if self._reasoning:
+            parts.append(Text("".join(self._reasoning).rstrip("\n"), style=REASONING_STYLE))
+            if self._chunks or self._calls:
+                parts.append(Rule(style="dim"))
         if self._chunks:
             parts.append(Text("".join(self._chunks)))
         for index in sorted(self._calls):

@@ -47,8 +47,9 @@ _EXECUTE_INPUT_SCHEMA: dict[str, Any] = {
         "stream": {
             "type": "boolean",
             "description": (
-                "stream the run: every event is sent as a progress notification (when the "
-                "request carries a progress token) and kept in the envelope's stream_events"
+                "stream the run: every event (the model's reasoning as ReasoningDelta, the "
+                "answer as Delta) is sent as a progress notification (when the request carries "
+                "a progress token) and kept in the envelope's stream_events"
             ),
         },
     },

@@ -3,17 +3,33 @@
 
 Only ever called when the user asked for ``capture_content=True``: the text is theirs, and a
 trace backend is often read by more people than the prompts were written for.
+
+Reasoning is written as the conventions' ``reasoning`` parts (``{"type": "reasoning",
+"content": ...}``), first in its message as the model thought before it answered: only its text —
+a redacted block (no text) is left out, and ``provider_metadata`` (signatures, encrypted
+reasoning) never, whatever ``capture_content`` says.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from runport.contracts import ExecutionReceipt, ExecutionRequest, Message, ToolCall, canonical_json
+from runport.contracts import (
+    ExecutionReceipt,
+    ExecutionRequest,
+    Message,
+    ReasoningPart,
+    ToolCall,
+    canonical_json,
+)
 
 
 def _tool_call(call: ToolCall) -> dict[str, Any]:
     return {"type": "tool_call", "id": call.call_id, "name": call.name, "arguments": call.arguments}
+
+
+def _reasoning(parts: list[ReasoningPart] | None) -> list[dict[str, Any]]:
+    return [{"type": "reasoning", "content": part.text} for part in parts or () if part.text]
 
 
 def _parts(message: Message) -> list[dict[str, Any]]:
@@ -21,7 +37,7 @@ def _parts(message: Message) -> list[dict[str, Any]]:
         return [
             {"type": "tool_call_response", "id": message.tool_call_id, "response": message.content}
         ]
-    parts: list[dict[str, Any]] = []
+    parts = _reasoning(message.reasoning)
     if message.content:
         parts.append({"type": "text", "content": message.content})
     parts.extend(_tool_call(call) for call in message.tool_calls or ())
@@ -38,7 +54,7 @@ def input_messages(request: ExecutionRequest) -> str:
 def output_messages(receipt: ExecutionReceipt) -> str:
     """The answer as one assistant message; a structured answer with no text is written as the
     JSON it decoded to, so the output is visible whichever way the adapter produced it."""
-    parts: list[dict[str, Any]] = []
+    parts = _reasoning(receipt.reasoning)
     if receipt.text is not None:
         parts.append({"type": "text", "content": receipt.text})
     elif receipt.output is not None:

@@ -27,6 +27,7 @@ from runport.otel._telemetry import (
     OPERATION,
     OUTPUT_TOKENS,
     PROVIDER,
+    REASONING_TOKENS,
     REQUEST_MODEL,
     RETRIES,
     RETRY_EVENT,
@@ -156,13 +157,14 @@ class _RunSpan(RunScope):
 
     def succeeded(self, usage: Usage, turns: int) -> None:
         try:
-            self._span.set_attributes(
-                {
-                    INPUT_TOKENS: usage.input_tokens,
-                    OUTPUT_TOKENS: usage.output_tokens,
-                    TURNS: turns,
-                }
-            )
+            attributes: dict[str, int] = {
+                INPUT_TOKENS: usage.input_tokens,
+                OUTPUT_TOKENS: usage.output_tokens,
+                TURNS: turns,
+            }
+            if usage.reasoning_tokens is not None:
+                attributes[REASONING_TOKENS] = usage.reasoning_tokens
+            self._span.set_attributes(attributes)
         except Exception as error:
             self._pipeline.broke(error, "recording a run's result")
         self._end()

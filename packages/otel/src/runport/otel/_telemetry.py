@@ -30,6 +30,7 @@ from runport.contracts import (
     Delta,
     ExecutionReceipt,
     ExecutionRequest,
+    ReasoningDelta,
     StreamEvent,
     ToolCallDelta,
     fingerprint,
@@ -46,6 +47,9 @@ REQUEST_MODEL: Final = "gen_ai.request.model"
 FINISH_REASONS: Final = "gen_ai.response.finish_reasons"
 INPUT_TOKENS: Final = "gen_ai.usage.input_tokens"
 OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
+REASONING_TOKENS: Final = "gen_ai.usage.reasoning.output_tokens"
+"""Of the output tokens, those spent reasoning (the GenAI conventions' name, added after the
+1.37 schema this scope declares; a part of ``gen_ai.usage.output_tokens``, not beside it)."""
 TOKEN_TYPE: Final = "gen_ai.token.type"
 INPUT_MESSAGES: Final = "gen_ai.input.messages"
 OUTPUT_MESSAGES: Final = "gen_ai.output.messages"
@@ -77,6 +81,11 @@ _SECONDS_BUCKETS: Final = [0.01 * 2**n for n in range(14)]
 _TOKEN_BUCKETS: Final = [4.0**n for n in range(14)]
 
 Attributes = dict[str, AttributeValue]
+
+_CHUNKS: Final = (Delta, ReasoningDelta, ToolCallDelta)
+"""The events that are a chunk for ``time_to_first_chunk``: every progress event, reasoning
+included — a model that thinks for twenty seconds first has answered the silence when its
+first thought arrives, which is what the metric is for."""
 
 log = logging.getLogger("runport.otel")
 
@@ -252,7 +261,7 @@ class CallTrace:
         """``sink``, noting the first chunk's time and whether the sink raised (a caller stop)."""
 
         def watched(event: StreamEvent) -> None:
-            if self._first_chunk is None and isinstance(event, Delta | ToolCallDelta):
+            if self._first_chunk is None and isinstance(event, _CHUNKS):
                 self._first_chunk = perf_counter()
             try:
                 sink(event)
@@ -266,7 +275,7 @@ class CallTrace:
         """``watch`` for an async sink, which the adapter awaits when it returns an awaitable."""
 
         async def watched(event: StreamEvent) -> None:
-            if self._first_chunk is None and isinstance(event, Delta | ToolCallDelta):
+            if self._first_chunk is None and isinstance(event, _CHUNKS):
                 self._first_chunk = perf_counter()
             try:
                 await deliver(sink, event)
@@ -296,6 +305,8 @@ class CallTrace:
         if usage is not None:
             attributes[INPUT_TOKENS] = usage.input_tokens
             attributes[OUTPUT_TOKENS] = usage.output_tokens
+            if usage.reasoning_tokens is not None:
+                attributes[REASONING_TOKENS] = usage.reasoning_tokens
         if telemetry.capture_content:
             attributes[OUTPUT_MESSAGES] = output_messages(receipt)
         self.span.set_attributes(attributes)

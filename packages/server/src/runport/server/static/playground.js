@@ -242,6 +242,12 @@ function toolCall(index) {
 function onEvent(name, data) {
   if (name === "Delta") {
     $("output-text").append(document.createTextNode(data.text));
+  } else if (name === "ReasoningDelta") {
+    // Text, never markup: the model's reasoning is as untrusted as its answer.
+    const reasoning = $("reasoning-text");
+    reasoning.append(document.createTextNode(data.text));
+    show("reasoning-text");
+    reasoning.scrollTop = reasoning.scrollHeight;
   } else if (name === "ToolCallDelta") {
     const card = toolCall(data.index);
     card.querySelector(".name").textContent = `${data.name}(…)`;
@@ -274,7 +280,10 @@ function renderReceipt(envelope) {
   if (result) {
     facts.push(...fact("output schema", yesNo(result.output_schema_valid)));
     if (result.finish_reason) facts.push(...fact("finish reason", result.finish_reason));
-    if (result.usage) facts.push(...fact("tokens", `${result.usage.input_tokens} in · ${result.usage.output_tokens} out`));
+    if (result.usage) {
+      const reasoned = result.usage.reasoning_tokens ? ` (${result.usage.reasoning_tokens} reasoning)` : "";
+      facts.push(...fact("tokens", `${result.usage.input_tokens} in · ${result.usage.output_tokens} out${reasoned}`));
+    }
     const adapter = result.adapter;
     facts.push(...fact("adapter", `${adapter.id} ${adapter.version}${adapter.model ? ` · ${adapter.model}` : ""}`));
     if (typeof result.output !== "string") facts.push(...fact("output", el("pre", { text: JSON.stringify(result.output, null, 2) })));
@@ -330,6 +339,8 @@ async function run(event) {
   if (!contract || inputs === null) return;
   clearError();
   show("receipt", false);
+  $("reasoning-text").replaceChildren();
+  show("reasoning-text", false);
   $("output-text").replaceChildren();
   $("output-text").classList.remove("stopped");
   $("tool-calls").replaceChildren();
