@@ -121,6 +121,14 @@ class ResponseAssembly:
                     and not self._busy
                 ):
                     turn.text(text)
+                elif (
+                    self._thinking
+                    and type(part) is dict
+                    and len(part) == 2
+                    and part.get("thought") is True
+                    and type(text := part.get("text")) is str
+                ):
+                    turn.reasoning(text)  # the next piece of a thought block, unsigned
                 else:
                     self._part(part)
         reason = candidate.get("finishReason")
