@@ -129,7 +129,9 @@ def test_several_blocks_and_a_second_signature_begins_a_block(client: httpx.Clie
 def test_a_signature_with_no_thought_text_and_no_empty_reasoning_delta(
     client: httpx.Client,
 ) -> None:
-    turn = Turn([[signed("", "sig-only")], [text("ok")], [thought(""), thought("a")]])
+    turn = Turn(
+        [[signed("", "sig-only")], [text("ok")], [{"thought": True}, thought(""), thought("a")]]
+    )
     outcome = both_ways(client, turn)
     assert outcome.receipt is not None
     assert outcome.receipt.reasoning == [part("", "sig-only"), part("a", None)]

@@ -168,6 +168,8 @@ class ResponseAssembly:
                 self._whole_call(call, signature)
 
     def _thought(self, text: str | None, signature: str | None) -> None:
+        if not text and not signature:
+            return  # an empty thought is nothing (no block, no event)
         turn = self.turn
         if not self._thinking or (signature and self._signed):
             turn.open_reasoning()
