@@ -21,8 +21,18 @@ class Text:
 
 @dataclass(frozen=True)
 class Thinking:
+    """A ``thinking`` block: its ``thinking_delta`` pieces, then one ``signature_delta``
+    (none when ``signature`` is empty)."""
+
     pieces: list[str]
     signature: str = "sig-EqQBCgIYAhIM"
+
+
+@dataclass(frozen=True)
+class Redacted:
+    """A ``redacted_thinking`` block: whole at its start, no deltas."""
+
+    data: str = "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIw"
 
 
 @dataclass(frozen=True)
@@ -35,7 +45,7 @@ class ToolUse:
     kind: str = "tool_use"
 
 
-Block = Text | Thinking | ToolUse
+Block = Text | Thinking | Redacted | ToolUse
 
 
 @dataclass(frozen=True)
@@ -121,6 +131,8 @@ def _start(block: Block) -> dict[str, Any]:
         return {"type": "text", "text": ""}
     if isinstance(block, Thinking):
         return {"type": "thinking", "thinking": ""}
+    if isinstance(block, Redacted):
+        return {"type": "redacted_thinking", "data": block.data}
     return {"type": block.kind, "id": block.call_id, "name": block.name, "input": {}}
 
 
@@ -129,7 +141,11 @@ def _deltas(block: Block) -> list[dict[str, Any]]:
         return [{"type": "text_delta", "text": piece} for piece in block.pieces]
     if isinstance(block, Thinking):
         deltas = [{"type": "thinking_delta", "thinking": piece} for piece in block.pieces]
+        if not block.signature:
+            return deltas
         return [*deltas, {"type": "signature_delta", "signature": block.signature}]
+    if isinstance(block, Redacted):
+        return []
     return [{"type": "input_json_delta", "partial_json": piece} for piece in block.fragments]
 
 
@@ -147,6 +163,8 @@ def message_body(turn: Turn) -> dict[str, Any]:
                     "signature": block.signature,
                 }
             )
+        elif isinstance(block, Redacted):
+            content.append({"type": "redacted_thinking", "data": block.data})
         else:
             arguments = "".join(block.fragments)
             content.append(

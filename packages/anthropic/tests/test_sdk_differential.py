@@ -1,5 +1,6 @@
 """For the same bytes, the receipt agrees with what Anthropic's official SDK assembles — text,
-tool calls, finish reason and usage — across random turns and random chunkings of the body.
+tool calls, thinking blocks (text and signature, redacted data), finish reason and usage — across
+random turns and random chunkings of the body.
 
 The SDK is a test-only dependency (the tox env and the root dev group); both clients read the
 same bytes from the same loopback server.
@@ -13,7 +14,16 @@ from typing import Any
 
 import anthropic
 import pytest
-from anthropic_wire import Block, Text, Thinking, ToolUse, Turn, message_body, stream_events
+from anthropic_wire import (
+    Block,
+    Redacted,
+    Text,
+    Thinking,
+    ToolUse,
+    Turn,
+    message_body,
+    stream_events,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from provider_checks import (
@@ -50,7 +60,17 @@ def _spans(length: int, cuts: list[int]) -> list[tuple[int, int]]:
     return list(zip([0, *points], [*points, length], strict=True))
 
 
-_block: st.SearchStrategy[Block] = st.one_of(_pieces.map(Text), _pieces.map(Thinking), tool_use())
+_thinking = st.builds(
+    Thinking,
+    st.lists(st.text(max_size=12), max_size=5),
+    st.from_regex(r"[A-Za-z0-9+/]{1,40}={0,2}", fullmatch=True),
+)
+_block: st.SearchStrategy[Block] = st.one_of(
+    _pieces.map(Text),
+    _thinking,
+    st.from_regex(r"[A-Za-z0-9+/]{8,40}", fullmatch=True).map(Redacted),
+    tool_use(),
+)
 turns = st.builds(
     Turn,
     blocks=st.lists(_block, min_size=1, max_size=4),
@@ -74,9 +94,22 @@ def sdk_view(message: Any) -> dict[str, Any]:
     return {
         "text": "".join(b.text for b in message.content if b.type == "text") or None,
         "calls": [(b.id, b.name, b.input) for b in message.content if b.type == "tool_use"] or None,
+        "reasoning": [
+            (b.type, b.thinking, b.signature) if b.type == "thinking" else (b.type, "", b.data)
+            for b in message.content
+            if b.type in ("thinking", "redacted_thinking")
+        ]
+        or None,
         "finish": message.stop_reason,
         "usage": (message.usage.input_tokens, message.usage.output_tokens),
     }
+
+
+def _reasoning(part: Any) -> tuple[str, str, str]:
+    mine = part.provider_metadata["anthropic"]
+    if mine["type"] == "thinking":
+        return ("thinking", part.text, mine["signature"])
+    return ("redacted_thinking", part.text, mine["data"])
 
 
 def receipt_view(receipt: Any) -> dict[str, Any]:
@@ -84,6 +117,7 @@ def receipt_view(receipt: Any) -> dict[str, Any]:
     return {
         "text": receipt.text,
         "calls": [(c.call_id, c.name, c.arguments) for c in calls] if calls else None,
+        "reasoning": [_reasoning(p) for p in receipt.reasoning] if receipt.reasoning else None,
         "finish": receipt.finish_reason,
         "usage": (receipt.usage.input_tokens, receipt.usage.output_tokens),
     }

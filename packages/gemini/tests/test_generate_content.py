@@ -30,7 +30,7 @@ from provider_checks import (
     trickle,
 )
 
-from runport.contracts import ErrorCode, Message, ToolCall, Usage
+from runport.contracts import ErrorCode, Message, ReasoningPart, ToolCall, Usage
 from runport.gemini import AsyncGeminiAdapter, GeminiAdapter, create_adapter
 from runport.ports import PortError
 
@@ -67,7 +67,8 @@ def test_a_streamed_turn_keeps_thoughts_out_and_calls_whole(client: httpx.Client
     fragments = [(d.index, d.arguments_fragment) for d in outcome.tool_deltas]
     assert fragments == [(0, ""), (0, '{"city":"Paris"}'), (1, ""), (1, "{}")]
     assert receipt.finish_reason == "STOP"
-    assert receipt.usage == Usage(input_tokens=21, output_tokens=38)
+    assert receipt.usage == Usage(input_tokens=21, output_tokens=38, reasoning_tokens=30)
+    assert receipt.reasoning == [ReasoningPart(text="Thinking about the weather.")]
 
 
 def test_the_request_carries_the_generate_content_shape(client: httpx.Client) -> None:
@@ -245,12 +246,19 @@ def test_cancelling_the_async_call_closes_the_upstream() -> None:
     PROVIDER.check_cancelling_closes_the_upstream(FaultServer([trickle(piece, piece, every=0.01)]))
 
 
-def test_content_after_the_finish_reason_is_invalid(client: httpx.Client) -> None:
+def test_content_after_the_finish_reason_is_kept(client: httpx.Client) -> None:
+    """Gemini with built-in tools (code execution, file search) sends ``finishReason: STOP``
+    and then more content: a finish reason is no completion marker to what follows it, and
+    the last one stands (only the end of the stream ends the answer)."""
     chunks = stream_chunks(Turn([[text("done")]]))
-    late = stream_chunks(Turn([[text("more")]], finish=None))[0]
-    outcome = streamed(client, stream_reply([*chunks, late]))
-    assert outcome.error is not None
-    assert outcome.error.code == ErrorCode.RUNTIME_INVALID_RESPONSE
+    late = stream_chunks(Turn([[text(" and more"), call("get_weather")]], finish="MAX_TOKENS"))
+    outcome = streamed(client, stream_reply([*chunks, *late]))
+    assert outcome.receipt is not None, outcome.error
+    assert outcome.receipt.text == "done and more"
+    assert outcome.receipt.tool_calls == [
+        ToolCall(call_id="call_0", name="get_weather", arguments={})
+    ]
+    assert outcome.receipt.finish_reason == "MAX_TOKENS"
 
 
 def test_create_adapter_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,6 +1,6 @@
 """For the same bytes, the receipt agrees with what Google's official SDK (``google-genai``)
-assembles — text, function calls, finish reason and usage — across random turns and random
-chunkings of the body.
+assembles — text, function calls, thoughts (text and signature), finish reason and usage —
+across random turns and random chunkings of the body.
 
 The SDK is a test-only dependency (the tox env and the root dev group); both clients read the
 same bytes from the same loopback server.
@@ -8,6 +8,7 @@ same bytes from the same loopback server.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterator
 from typing import Any
 
@@ -36,6 +37,11 @@ _part = st.one_of(
     st.text(min_size=1, max_size=12).map(text),
     st.text(min_size=1, max_size=12).map(lambda t: text(t, thoughtSignature="c2ln")),
     st.text(min_size=1, max_size=12).map(thought),
+    st.builds(
+        lambda t, sig: {**thought(t), "thoughtSignature": sig},
+        st.text(max_size=12),
+        st.sampled_from(["c2ln", "c2lnLTI=", "AAEC"]),
+    ),
     st.builds(
         call,
         st.sampled_from(["get_weather", "lookup"]),
@@ -69,6 +75,10 @@ def sdk_view(chunks: list[Any]) -> dict[str, Any]:
     candidate: text parts that are not thoughts, function calls in order."""
     texts: list[str] = []
     calls: list[tuple[str | None, str, dict[str, Any]]] = []
+    # Thought parts as blocks, by the documented rule: consecutive thoughts are one block, a
+    # second signature in a run begins the next.
+    thoughts: list[list[Any]] = []
+    thinking = False
     finish = None
     usage = None
     for chunk in chunks:
@@ -76,7 +86,15 @@ def sdk_view(chunks: list[Any]) -> dict[str, Any]:
             candidate = chunk.candidates[0]
             for part in candidate.content.parts or []:
                 if part.thought:
+                    signature = part.thought_signature
+                    if not thinking or (signature and thoughts[-1][1]):
+                        thoughts.append(["", None])
+                        thinking = True
+                    thoughts[-1][0] += part.text or ""
+                    if signature:
+                        thoughts[-1][1] = base64.b64encode(signature).decode()
                     continue
+                thinking = False
                 if part.text is not None:
                     texts.append(part.text)
                 if part.function_call is not None:
@@ -94,10 +112,12 @@ def sdk_view(chunks: list[Any]) -> dict[str, Any]:
             usage = (
                 meta.prompt_token_count or 0,
                 (meta.candidates_token_count or 0) + (meta.thoughts_token_count or 0),
+                meta.thoughts_token_count or None,
             )
     return {
         "text": "".join(texts) or None,
         "calls": calls or None,
+        "reasoning": [tuple(block) for block in thoughts] or None,
         "finish": finish,
         "usage": usage,
     }
@@ -113,8 +133,18 @@ def receipt_view(receipt: Any) -> dict[str, Any]:
         ]
         if calls
         else None,
+        "reasoning": [
+            (p.text, (p.provider_metadata or {}).get("gemini", {}).get("thoughtSignature"))
+            for p in receipt.reasoning
+        ]
+        if receipt.reasoning
+        else None,
         "finish": receipt.finish_reason,
-        "usage": (receipt.usage.input_tokens, receipt.usage.output_tokens),
+        "usage": (
+            receipt.usage.input_tokens,
+            receipt.usage.output_tokens,
+            receipt.usage.reasoning_tokens,
+        ),
     }
 
 

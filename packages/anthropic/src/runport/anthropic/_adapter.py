@@ -57,8 +57,10 @@ class AnthropicMessagesAdapter(MessagesKeywords[httpx.Client], HTTPAdapter):
     forwards every text and tool-input fragment as its event completes. Both feed the same
     assembly, so they return equal receipts for the same content. The completion marker is
     ``message_stop``: a body that ends before it fails as ``TQX_RUNTIME_STREAM_TRUNCATED``.
-    Thinking blocks never reach the answer. Structured contracts are answered through a
-    forced tool whose input is the answer (ADR 0019).
+    Thinking blocks are reasoning: streamed as ``ReasoningDelta``, kept in
+    ``receipt.reasoning`` with their signatures (redacted blocks with their data), never the
+    answer, and sent back first in the assistant turn of a later request. Structured contracts
+    are answered through a forced tool whose input is the answer (ADR 0019).
 
     Bounded by ``max_response_bytes`` and ``deadline`` (seconds, the whole call); ``timeout``
     is the longest silence. It never retries. Pass an ``httpx.Client`` to share a pool;

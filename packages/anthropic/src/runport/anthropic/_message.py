@@ -7,14 +7,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from pydantic import JsonValue
+
 from runport.anthropic._answer import SpaceStripper
 from runport.anthropic._errors import invalid
-from runport.anthropic._request import ANSWER_TOOL
+from runport.anthropic._request import ANSWER_TOOL, PROVIDER
 from runport.http import TurnBuilder
 
 _TEXT = -1
 _ANSWER = -2
 _IGNORED = -3
+_THINKING = -4
 
 
 class _Block:
@@ -22,24 +25,30 @@ class _Block:
 
     def __init__(self, kind: int, initial: Any = None) -> None:
         self.kind = kind  # a call's index in the turn, or one of the negative kinds
-        self.initial = initial
+        self.initial = initial  # a tool's input; a thinking block's place among the turn's
         self.fragments = 0
         self.stripper = SpaceStripper() if kind == _ANSWER else None
 
 
 class MessageAssembly:
     """Content blocks by their index. Only ``tool_use`` blocks are tool calls; a server-side
-    tool (``server_tool_use``, ``mcp_tool_use``) ran at the provider and is not. Thinking
-    (``thinking``, ``redacted_thinking``) is not the answer and never reaches it. With a
+    tool (``server_tool_use``, ``mcp_tool_use``) ran at the provider and is not. With a
     structured contract the forced answer tool's input *is* the answer: its fragments are text,
     without the whitespace outside strings, so a streamed and a whole answer read the same
     (ADR 0025).
 
+    Thinking is reasoning, never the answer: a ``thinking`` block is one reasoning block
+    (``thinking_delta`` pieces are its ``ReasoningDelta``s, ``signature_delta`` its signature,
+    kept as ``{"anthropic": {"type": "thinking", "signature": …}}``), a ``redacted_thinking``
+    block one with empty text whose ``data`` is kept (``{"anthropic": {"type":
+    "redacted_thinking", "data": …}}``) — what the API wants back, unmodified, in a later turn.
+
     Usage: ``message_delta``'s counts are cumulative and override ``message_start``'s;
-    ``input_tokens`` is taken as reported (cache tokens are not added).
+    ``input_tokens`` is taken as reported (cache tokens are not added). The API reports no
+    separate count of thinking tokens (they are in ``output_tokens``).
     """
 
-    __slots__ = ("_answer_tool", "_blocks", "_input", "_output", "turn")
+    __slots__ = ("_answer_tool", "_blocks", "_input", "_output", "_thoughts", "turn")
 
     def __init__(self, turn: TurnBuilder, *, answer_tool: bool) -> None:
         self.turn = turn
@@ -47,6 +56,7 @@ class MessageAssembly:
         self._blocks: dict[int, _Block] = {}
         self._input: int | None = None
         self._output: int | None = None
+        self._thoughts = 0  # reasoning blocks opened so far
 
     def start(self, index: Any, block: Any) -> None:
         if type(index) is not int or type(block) is not dict:
@@ -67,8 +77,40 @@ class MessageAssembly:
                 self._blocks[index] = _Block(_ANSWER, initial)
             else:
                 self._blocks[index] = _Block(self.turn.open_call(name, call_id), initial)
+        elif kind == "thinking":
+            self._blocks[index] = _Block(_THINKING, self._thoughts)
+            self._thoughts += 1
+            self.turn.open_reasoning({PROVIDER: {"type": "thinking"}})
+            thinking = block.get("thinking")
+            if thinking is not None:
+                if type(thinking) is not str:
+                    raise invalid(f"content block {index}: a thinking block's text is no string")
+                self.turn.reasoning(thinking)
+            self._signature(index, block.get("signature"))
+        elif kind == "redacted_thinking":
+            data = block.get("data")
+            if type(data) is not str or not data:
+                raise invalid(f"content block {index}: a redacted_thinking block has no data")
+            self._blocks[index] = _Block(_IGNORED)
+            self._thoughts += 1
+            redacted: dict[str, JsonValue] = {"type": "redacted_thinking", "data": data}
+            self.turn.whole_reasoning("", {PROVIDER: redacted})
         else:
             self._blocks[index] = _Block(_IGNORED)
+
+    def _signature(self, index: int, signature: Any) -> None:
+        """A thinking block's signature (the last one given stands, as in the SDK)."""
+        if signature is None or signature == "":
+            return
+        if type(signature) is not str:
+            raise invalid(f"content block {index}: a thinking block's signature is no string")
+        self.turn.reasoning_metadata({PROVIDER: {"type": "thinking", "signature": signature}})
+
+    def _current_thought(self, index: int, block: _Block) -> None:
+        """Reasoning pieces go to the turn's latest block: a thinking block's deltas must come
+        before the next reasoning block opens (the API streams one block at a time)."""
+        if block.initial != self._thoughts - 1:
+            raise invalid(f"content block {index}: thinking arrived after a later block began")
 
     def delta(self, index: Any, delta: Any) -> None:
         # The hot path: one call per streamed fragment, so the checks are inlined.
@@ -86,7 +128,7 @@ class MessageAssembly:
                         self.turn.text(text)
                 elif text is not None:
                     raise invalid("a text_delta's text is not a string")
-        elif kind == "input_json_delta" and block.kind != _TEXT and block.kind != _IGNORED:
+        elif kind == "input_json_delta" and (block.kind >= 0 or block.kind == _ANSWER):
             fragment = delta.get("partial_json")
             if type(fragment) is str:
                 if fragment:
@@ -97,12 +139,24 @@ class MessageAssembly:
                         self.turn.call_arguments(block.kind, fragment)
             elif fragment is not None:
                 raise invalid("an input_json_delta's partial_json is not a string")
+        elif kind == "thinking_delta":
+            if block.kind == _THINKING:
+                piece = delta.get("thinking")
+                if type(piece) is str:
+                    if piece:
+                        self._current_thought(index, block)
+                        self.turn.reasoning(piece)
+                elif piece is not None:
+                    raise invalid("a thinking_delta's thinking is not a string")
+        elif kind == "signature_delta" and block.kind == _THINKING:
+            self._current_thought(index, block)
+            self._signature(index, delta.get("signature"))
 
     def stop(self, index: Any) -> None:
         block = self._blocks.get(index) if type(index) is int else None
         if block is None:
             raise invalid("a content block stopped that never started")
-        if block.kind == _TEXT or block.kind == _IGNORED or block.fragments:
+        if block.kind < _ANSWER or block.kind == _TEXT or block.fragments:
             if block.kind >= 0:
                 self.turn.close_call(block.kind)
             return

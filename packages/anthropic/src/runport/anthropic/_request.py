@@ -9,9 +9,17 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from runport.contracts import CompiledInteraction, ErrorCode, Message, ToolSpec
+from runport.contracts import CompiledInteraction, ErrorCode, Message, ReasoningPart, ToolSpec
 from runport.core import is_text_schema
 from runport.ports import PortError
+
+PROVIDER: Final = "anthropic"
+"""The ``provider_metadata`` key of a reasoning block this API made: ``{"type": "thinking",
+"signature": …}`` or ``{"type": "redacted_thinking", "data": …}``."""
+
+EFFORT_BUDGETS: Final = {"low": 1024, "medium": 2048, "high": 4096}
+"""``runtime_policy.reasoning.effort`` as a thinking budget (LiteLLM's figures; 1024 is the
+API's least budget)."""
 
 ANSWER_TOOL: Final = "runport_answer"
 """The forced tool a structured answer is given through; a contract may not name a tool so."""
@@ -35,6 +43,7 @@ def request_body(
 ) -> dict[str, Any]:
     policy = interaction.runtime_policy
     body: dict[str, Any] = {"model": model, "max_tokens": policy.get("max_tokens", max_tokens)}
+    thinking = _thinking(policy, body["max_tokens"])
     system = [m.content for m in interaction.messages if m.role in ("system", "developer")]
     if system:
         body["system"] = "\n\n".join(system)
@@ -55,7 +64,7 @@ def request_body(
             }
         )
         # Extended thinking accepts only an automatic tool choice.
-        if "thinking" in policy:
+        if thinking is not None:
             body["tool_choice"] = {"type": "auto"}
         elif len(tools) == 1:
             body["tool_choice"] = {"type": "tool", "name": ANSWER_TOOL}
@@ -63,9 +72,11 @@ def request_body(
             body["tool_choice"] = {"type": "any"}
     if tools:
         body["tools"] = tools
-    for key in ("temperature", "top_p", "top_k", "thinking"):
+    for key in ("temperature", "top_p", "top_k"):
         if key in policy:
             body[key] = policy[key]
+    if thinking is not None:
+        body["thinking"] = thinking
     if "stop" in policy:
         stop = policy["stop"]
         body["stop_sequences"] = [stop] if isinstance(stop, str) else stop
@@ -74,10 +85,70 @@ def request_body(
     return body
 
 
+def _thinking(policy: dict[str, Any], max_tokens: Any) -> Any:
+    """The ``thinking`` field: ``runtime_policy.thinking`` as it is (the API's own shape), else
+    ``runtime_policy.reasoning`` — an object with ``budget_tokens`` or ``effort`` (``low``,
+    ``medium``, ``high``; ``medium`` when neither is given) — as ``{"type": "enabled",
+    "budget_tokens": …}``; ``None`` (no field) when neither asks for thinking."""
+    if "thinking" in policy:
+        return policy["thinking"]
+    reasoning = policy.get("reasoning")
+    if reasoning is None or reasoning is False:
+        return None
+    if reasoning is True:
+        reasoning = {}
+    if not isinstance(reasoning, dict):
+        raise PortError(ErrorCode.DATA_INVALID, "runtime_policy.reasoning must be an object")
+    budget = reasoning.get("budget_tokens")
+    if budget is None:
+        effort = reasoning.get("effort", "medium")
+        if effort not in EFFORT_BUDGETS:
+            raise PortError(
+                ErrorCode.DATA_INVALID,
+                "runtime_policy.reasoning.effort must be one of low, medium, high",
+            )
+        budget = EFFORT_BUDGETS[effort]
+    if type(budget) is not int or budget < 1:
+        raise PortError(
+            ErrorCode.DATA_INVALID,
+            "runtime_policy.reasoning.budget_tokens must be a positive integer",
+        )
+    if type(max_tokens) is int and budget >= max_tokens:
+        raise PortError(
+            ErrorCode.DATA_INVALID,
+            f"a thinking budget of {budget} tokens must be below max_tokens ({max_tokens})",
+        )
+    return {"type": "enabled", "budget_tokens": budget}
+
+
+def _reasoning_blocks(reasoning: list[ReasoningPart] | None) -> list[dict[str, Any]]:
+    """An assistant turn's reasoning as the blocks the API made, in their order, unmodified.
+    Only blocks this API made go back (a ``thinking`` block with its signature, a
+    ``redacted_thinking`` block with its data): the API refuses a thinking block without its
+    signature, so reasoning from another provider, or unsigned, is left out."""
+    blocks: list[dict[str, Any]] = []
+    for part in reasoning or ():
+        mine = (part.provider_metadata or {}).get(PROVIDER)
+        if not isinstance(mine, dict):
+            continue
+        kind = mine.get("type")
+        if kind == "thinking":
+            signature = mine.get("signature")
+            if isinstance(signature, str) and signature:
+                blocks.append({"type": "thinking", "thinking": part.text, "signature": signature})
+        elif kind == "redacted_thinking":
+            data = mine.get("data")
+            if isinstance(data, str) and data:
+                blocks.append({"type": "redacted_thinking", "data": data})
+    return blocks
+
+
 def _messages(messages: list[Message]) -> list[dict[str, Any]]:
     """Conversation turns; system turns went to ``system``. Tool results are ``tool_result``
     blocks in a user turn, and consecutive turns of one role are one turn (the API wants every
-    result of an assistant turn in the user turn right after it)."""
+    result of an assistant turn in the user turn right after it). An assistant turn's reasoning
+    opens its content, before its text and ``tool_use`` blocks, as the API requires when
+    thinking is enabled."""
     wire: list[dict[str, Any]] = []
     for message in messages:
         if message.role in ("system", "developer"):
@@ -93,7 +164,9 @@ def _messages(messages: list[Message]) -> list[dict[str, Any]]:
             ]
         else:
             role = message.role
-            blocks = [{"type": "text", "text": message.content}] if message.content else []
+            blocks = _reasoning_blocks(message.reasoning) if role == "assistant" else []
+            if message.content:
+                blocks.append({"type": "text", "text": message.content})
             for call in message.tool_calls or ():
                 arguments = call.arguments if isinstance(call.arguments, dict) else {}
                 blocks.append(

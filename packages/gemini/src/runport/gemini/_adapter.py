@@ -57,8 +57,11 @@ class GeminiAdapter(GenerateContentKeywords[httpx.Client], HTTPAdapter):
     chunk completes. Both feed the same assembly, so they return equal receipts for the same
     content. The completion marker is a candidate's ``finishReason`` (``SAFETY``,
     ``RECITATION`` and ``MAX_TOKENS`` complete with that reason); a stream that ends without
-    one fails as ``TQX_RUNTIME_STREAM_TRUNCATED``, never as a short answer. Thought parts
-    never reach the answer. The key travels in the ``x-goog-api-key`` header only.
+    one fails as ``TQX_RUNTIME_STREAM_TRUNCATED``, never as a short answer; content after a
+    ``finishReason`` is kept (the last one stands). Thought parts are reasoning: streamed as
+    ``ReasoningDelta``, kept in ``receipt.reasoning`` with their signatures, never the answer,
+    and sent back as thought parts in later turns. The key travels in the ``x-goog-api-key``
+    header only.
 
     Bounded by ``max_response_bytes`` and ``deadline`` (seconds, the whole call); ``timeout``
     is the longest silence. It never retries. Pass an ``httpx.Client`` to share a pool;

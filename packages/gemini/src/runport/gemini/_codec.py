@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from runport.contracts import AdapterDescriptor, ExecutionRequest
+from runport.contracts import AdapterDescriptor, ExecutionRequest, StreamEvent
 from runport.gemini._request import request_body
 from runport.gemini._response import ResponseAssembly
 from runport.http import (
@@ -74,6 +74,14 @@ class _Chunks(SSETurnDecoder):
         if self._assembly.feed(json_object(payload, "a stream frame")):
             self.complete = True
 
+    def end(self) -> list[StreamEvent]:
+        """A call still streaming its arguments when the body ends is whole."""
+        events = self.turn.events
+        self._assembly.close()
+        ended = list(events)
+        events.clear()
+        return ended
+
 
 class _Response(JSONTurnDecoder):
     marker = _MARKER
@@ -85,4 +93,6 @@ class _Response(JSONTurnDecoder):
         self._assembly = ResponseAssembly(self.turn, secrets)
 
     def body(self, data: bytes) -> bool:
-        return self._assembly.feed(json_object(data, "the response"))
+        complete = self._assembly.feed(json_object(data, "the response"))
+        self._assembly.close()
+        return complete

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from runport.contracts import CompiledInteraction, ErrorCode, Message, ToolCall, ToolSpec
+from runport.contracts import (
+    CompiledInteraction,
+    ErrorCode,
+    Message,
+    ReasoningPart,
+    ToolCall,
+    ToolSpec,
+)
 from runport.core import is_text_schema, parse_json_text
 from runport.ports import PortError
 
@@ -20,8 +27,8 @@ _CONFIG = {
 
 PROVIDER: Final = "gemini"
 SIGNATURE: Final = "thoughtSignature"
-"""A call's ``provider_metadata`` holds ``{"gemini": {"thoughtSignature": …}}`` when its part
-carried one; the part that repeats the call in a later turn carries it back."""
+"""A call's (or a thought's) ``provider_metadata`` holds ``{"gemini": {"thoughtSignature": …}}``
+when its part carried one; the part that repeats it in a later turn carries it back."""
 
 
 def request_body(interaction: CompiledInteraction) -> dict[str, Any]:
@@ -39,6 +46,9 @@ def request_body(interaction: CompiledInteraction) -> dict[str, Any]:
     if "stop" in policy:
         stop = policy["stop"]
         config["stopSequences"] = [stop] if isinstance(stop, str) else stop
+    thinking = _thinking_config(policy)
+    if thinking is not None:
+        config["thinkingConfig"] = thinking
     schema = interaction.output_schema
     if not is_text_schema(schema):
         # The JSON Schema field, not the OpenAPI-subset ``responseSchema``: the contract's
@@ -48,6 +58,60 @@ def request_body(interaction: CompiledInteraction) -> dict[str, Any]:
     if config:
         body["generationConfig"] = config
     return body
+
+
+def _thinking_config(policy: dict[str, Any]) -> Any:
+    """``generationConfig.thinkingConfig``: ``runtime_policy.thinking_config`` as it is (the
+    API's own shape), else ``runtime_policy.reasoning`` — ``true`` or an object — as
+    ``includeThoughts: true`` (so thoughts stream), with its ``budget_tokens`` as
+    ``thinkingBudget`` and its ``effort`` as ``thinkingLevel`` (Gemini 3); ``None`` (no field)
+    when neither asks for thoughts."""
+    if "thinking_config" in policy:
+        return policy["thinking_config"]
+    reasoning = policy.get("reasoning")
+    if reasoning is None or reasoning is False:
+        return None
+    if reasoning is True:
+        reasoning = {}
+    if not isinstance(reasoning, dict):
+        raise PortError(ErrorCode.DATA_INVALID, "runtime_policy.reasoning must be an object")
+    config: dict[str, Any] = {"includeThoughts": True}
+    budget = reasoning.get("budget_tokens")
+    if budget is not None:
+        if type(budget) is not int or budget < -1:
+            raise PortError(
+                ErrorCode.DATA_INVALID,
+                "runtime_policy.reasoning.budget_tokens must be an integer (-1: dynamic)",
+            )
+        config["thinkingBudget"] = budget
+    effort = reasoning.get("effort")
+    if effort is not None:
+        if not isinstance(effort, str) or not effort:
+            raise PortError(
+                ErrorCode.DATA_INVALID, "runtime_policy.reasoning.effort must be a word"
+            )
+        config["thinkingLevel"] = effort
+    return config
+
+
+def _thoughts(reasoning: list[ReasoningPart] | None) -> list[dict[str, Any]]:
+    """An assistant turn's reasoning as the thought parts Gemini made, in their order, each
+    with its signature: Gemini's own (signed, or unsigned thought summaries); reasoning another
+    provider made is left out."""
+    parts: list[dict[str, Any]] = []
+    for reasoning_part in reasoning or ():
+        metadata = reasoning_part.provider_metadata
+        mine = (metadata or {}).get(PROVIDER)
+        if metadata is not None and not isinstance(mine, dict):
+            continue
+        signature = mine.get(SIGNATURE) if isinstance(mine, dict) else None
+        if not reasoning_part.text and not signature:
+            continue
+        part: dict[str, Any] = {"text": reasoning_part.text, "thought": True}
+        if isinstance(signature, str) and signature:
+            part[SIGNATURE] = signature
+        parts.append(part)
+    return parts
 
 
 def _contents(messages: list[Message]) -> list[dict[str, Any]]:
@@ -71,7 +135,9 @@ def _contents(messages: list[Message]) -> list[dict[str, Any]]:
             parts = [{"functionResponse": {"name": name, "response": _response(message)}}]
         else:
             role = "model" if message.role == "assistant" else "user"
-            parts = [{"text": message.content}] if message.content else []
+            parts = _thoughts(message.reasoning) if role == "model" else []
+            if message.content:
+                parts.append({"text": message.content})
             for call in message.tool_calls or ():
                 names[call.call_id] = call.name
                 arguments = call.arguments if isinstance(call.arguments, dict) else {}

@@ -10,13 +10,23 @@ from typing import Any
 from pydantic import JsonValue
 
 from runport.contracts import ErrorCode
+from runport.gemini._partial import StreamedArguments, invalid
 from runport.gemini._request import PROVIDER, SIGNATURE
 from runport.http import TurnBuilder, error_from_words, error_message, provider_text
 from runport.ports import PortError
 
 
-def invalid(message: str) -> PortError:
-    return PortError(ErrorCode.RUNTIME_INVALID_RESPONSE, message)
+class _Streaming:
+    """A function call whose arguments arrive in pieces (``partialArgs``, ``willContinue``)."""
+
+    __slots__ = ("arguments", "call_id", "index", "name", "signed")
+
+    def __init__(self, index: int, name: str, call_id: str | None, signed: bool) -> None:
+        self.index = index
+        self.name = name
+        self.call_id = call_id
+        self.signed = signed
+        self.arguments = StreamedArguments()
 
 
 def error_object(body: dict[str, Any], secrets: Iterable[str]) -> PortError:
@@ -35,19 +45,32 @@ def error_object(body: dict[str, Any], secrets: Iterable[str]) -> PortError:
 
 
 class ResponseAssembly:
-    """Parts of candidate 0 in order: text parts are the answer, ``thought: true`` parts are
-    not (a part carrying only a ``thoughtSignature`` beside its text is answer text), and a
-    ``functionCall`` arrives whole — announced and its arguments sent as one fragment. A
-    candidate's ``finishReason`` is the completion marker; usage is the latest
-    ``usageMetadata``: input ``promptTokenCount``, output ``candidatesTokenCount`` +
-    ``thoughtsTokenCount``.
+    """Parts of candidate 0 in order: text parts are the answer; ``thought: true`` parts are
+    reasoning, never the answer (consecutive thought parts are one block, whose
+    ``thoughtSignature`` is kept as ``{"gemini": {"thoughtSignature": …}}``; a second
+    signature in a run begins a new block, as signatures cannot be merged); a part carrying a
+    ``thoughtSignature`` beside its answer text is answer text. A ``functionCall`` arrives
+    whole — announced and its arguments sent as one fragment — or, from Gemini 3 with streamed
+    arguments, in pieces: the first names it (``willContinue: true``), the next carry
+    ``partialArgs``, and the first piece without ``willContinue: true`` ends it; each piece's
+    arguments go out as fragments of the one call.
+
+    A candidate's ``finishReason`` is the completion marker, but content after it is kept
+    (Gemini's built-in tools send ``STOP`` and then more): the last finish reason stands.
+    Usage is the latest ``usageMetadata``: input ``promptTokenCount``, output
+    ``candidatesTokenCount`` + ``thoughtsTokenCount`` (what is billed as output; the
+    candidates' count leaves thoughts out), reasoning ``thoughtsTokenCount``.
     """
 
-    __slots__ = ("_secrets", "turn")
+    __slots__ = ("_busy", "_secrets", "_signed", "_streaming", "_thinking", "turn")
 
     def __init__(self, turn: TurnBuilder, secrets: tuple[str, ...]) -> None:
         self.turn = turn
         self._secrets = secrets
+        self._thinking = False  # the last part was a thought: the next one joins its block
+        self._signed = False  # the open thought block has its signature
+        self._streaming: _Streaming | None = None
+        self._busy = False  # a thought block or a streamed call is open
 
     def feed(self, chunk: Any) -> bool:
         """One response object; ``True`` when it carried the completion marker."""
@@ -67,6 +90,11 @@ class ResponseAssembly:
         if usage is not None:
             self._usage(usage)
         return finished
+
+    def close(self) -> None:
+        """The response ended: a call still streaming its arguments is whole."""
+        if self._streaming is not None:
+            self._end_call()
 
     def _candidate(self, candidates: list[Any]) -> bool:
         candidate = candidates[0]
@@ -90,9 +118,17 @@ class ResponseAssembly:
                     type(part) is dict
                     and len(part) == 1
                     and type(text := part.get("text")) is str
-                    and turn.finish_reason is None
+                    and not self._busy
                 ):
                     turn.text(text)
+                elif (
+                    self._thinking
+                    and type(part) is dict
+                    and len(part) == 2
+                    and part.get("thought") is True
+                    and type(text := part.get("text")) is str
+                ):
+                    turn.reasoning(text)  # the next piece of a thought block, unsigned
                 else:
                     self._part(part)
         reason = candidate.get("finishReason")
@@ -100,41 +136,102 @@ class ResponseAssembly:
             return False
         if type(reason) is not str:
             raise invalid("a finishReason is not a string")
-        if self.turn.finish_reason is None:
-            self.turn.finish_reason = reason
+        self.close()
+        self.turn.finish_reason = reason
         return True
 
     def _part(self, part: Any) -> None:
         if type(part) is not dict:
             raise invalid("a content part is not an object")
-        if part.get("thought") is True:
-            return
-        turn = self.turn
         text = part.get("text")
+        if text is not None and type(text) is not str:
+            raise invalid("a text part holds no string")
+        signature = part.get("thoughtSignature")
+        if signature is not None and type(signature) is not str:
+            raise invalid("a thoughtSignature is not a string")
         call = part.get("functionCall")
-        if (text or call is not None) and turn.finish_reason is not None:
-            raise invalid("content arrived after finishReason")
+        if self._streaming is not None and call is None:
+            self._end_call()
+        if part.get("thought") is True:
+            self._thought(text, signature)
+            return
+        self._thinking = False
+        self._busy = self._streaming is not None
         if text is not None:
-            if type(text) is not str:
-                raise invalid("a text part holds no string")
-            turn.text(text)
+            self.turn.text(text)
         if call is not None:
             if type(call) is not dict:
                 raise invalid("a functionCall is not an object")
-            name, call_id, args = call.get("name"), call.get("id"), call.get("args")
-            if type(name) is not str or (call_id is not None and type(call_id) is not str):
-                raise invalid("a functionCall has no name")
-            if args is not None and type(args) is not dict:
-                raise invalid(f"functionCall {name!r}: args is not an object")
-            arguments = json.dumps(args, ensure_ascii=False, separators=(",", ":")) if args else ""
-            signature = part.get("thoughtSignature")
-            if signature is not None and type(signature) is not str:
-                raise invalid(f"functionCall {name!r}: thoughtSignature is not a string")
-            # Sent back with the call in later turns, as thinking models require.
-            metadata: dict[str, JsonValue] | None = (
-                {PROVIDER: {SIGNATURE: signature}} if signature else None
-            )
-            turn.whole_call(name, call_id or None, arguments, metadata)
+            if self._streaming is not None or "partialArgs" in call or call.get("willContinue"):
+                self._streamed_call(call, signature)
+            elif call:  # an empty one marks the end of a streamed call: there is none here
+                self._whole_call(call, signature)
+
+    def _thought(self, text: str | None, signature: str | None) -> None:
+        if not text and not signature:
+            return  # an empty thought is nothing (no block, no event)
+        turn = self.turn
+        if not self._thinking or (signature and self._signed):
+            turn.open_reasoning()
+            self._thinking, self._signed, self._busy = True, False, True
+        if text:
+            turn.reasoning(text)
+        if signature:
+            # Sent back with the thought in later turns, as thinking models want.
+            turn.reasoning_metadata({PROVIDER: {SIGNATURE: signature}})
+            self._signed = True
+
+    def _whole_call(self, call: dict[str, Any], signature: str | None) -> None:
+        name, call_id, args = call.get("name"), call.get("id"), call.get("args")
+        if type(name) is not str or (call_id is not None and type(call_id) is not str):
+            raise invalid("a functionCall has no name")
+        if args is not None and type(args) is not dict:
+            raise invalid(f"functionCall {name!r}: args is not an object")
+        arguments = json.dumps(args, ensure_ascii=False, separators=(",", ":")) if args else ""
+        # Sent back with the call in later turns, as thinking models require.
+        metadata: dict[str, JsonValue] | None = (
+            {PROVIDER: {SIGNATURE: signature}} if signature else None
+        )
+        self.turn.whole_call(name, call_id or None, arguments, metadata)
+
+    def _streamed_call(self, call: dict[str, Any], signature: str | None) -> None:
+        name, call_id, args = call.get("name"), call.get("id"), call.get("args")
+        if call_id is not None and type(call_id) is not str:
+            raise invalid("a functionCall's id is not a string")
+        streaming = self._streaming
+        if streaming is None:
+            if type(name) is not str or not name:
+                raise invalid("a streamed functionCall's first piece has no name")
+            index = self.turn.open_call(name, call_id or None)
+            streaming = self._streaming = _Streaming(index, name, call_id, False)
+            self._busy = True
+        elif (name and name != streaming.name) or (
+            call_id and streaming.call_id and call_id != streaming.call_id
+        ):
+            raise invalid(f"functionCall {streaming.name!r} was still streaming its arguments")
+        if signature and not streaming.signed:
+            self.turn.call_metadata(streaming.index, {PROVIDER: {SIGNATURE: signature}})
+            streaming.signed = True
+        partials = call.get("partialArgs")
+        if partials is not None and type(partials) is not list:
+            raise invalid(f"functionCall {streaming.name!r}: partialArgs is not a list")
+        if args is not None and type(args) is not dict:
+            raise invalid(f"functionCall {streaming.name!r}: args is not an object")
+        writer = streaming.arguments
+        for key, value in (args or {}).items():
+            self.turn.call_arguments(streaming.index, writer.whole(key, value))
+        for partial in partials or ():
+            self.turn.call_arguments(streaming.index, writer.piece(partial))
+        if call.get("willContinue") is not True:
+            self._end_call()
+
+    def _end_call(self) -> None:
+        streaming = self._streaming
+        assert streaming is not None
+        self._streaming = None
+        self._busy = self._thinking
+        self.turn.call_arguments(streaming.index, streaming.arguments.end())
+        self.turn.close_call(streaming.index)
 
     def _prompt_feedback(self, feedback: Any) -> None:
         if type(feedback) is not dict:
@@ -158,3 +255,4 @@ class ResponseAssembly:
             if count is not None and (type(count) is not int or count < 0):
                 raise invalid("usageMetadata does not hold token counts")
         self.turn.usage = (prompt or 0, (candidates or 0) + (thoughts or 0))
+        self.turn.reasoning_tokens = thoughts

@@ -226,6 +226,11 @@ class TurnBuilder:
             _set(event, "__pydantic_private__", None)
             self.events.append(event)
 
+    def call_metadata(self, index: int, metadata: dict[str, JsonValue]) -> None:
+        """What the provider wants back with call ``index`` (``ToolCall.provider_metadata``),
+        for a call announced before its arguments (a Gemini signature on a streamed call)."""
+        self._calls[index].metadata = metadata
+
     def close_call(self, index: int) -> None:
         """The call is whole: if no arguments arrived, they are ``{}``."""
         call = self._calls[index]
