@@ -18,6 +18,7 @@ from runport.contracts import (
     Failed,
     Message,
     OperationEnvelope,
+    ReasoningPart,
     StreamEvent,
     ToolCall,
     ToolCallDelta,
@@ -227,3 +228,10 @@ def test_provider_and_model_are_written_when_set_and_round_trip() -> None:
     assert AdapterDescriptor.model_validate_json(descriptor.model_dump_json()) == descriptor
     receipt = _receipt(adapter=descriptor)
     assert fingerprint(receipt) != fingerprint(_receipt())
+
+
+def test_a_reasoning_parts_provider_metadata_is_kept_but_never_in_its_repr() -> None:
+    part = ReasoningPart(text="thinking", provider_metadata={"anthropic": {"signature": "SIG-42"}})
+    assert "SIG-42" not in repr(part)
+    assert "SIG-42" not in repr(Message(role="assistant", content="", reasoning=[part]))
+    assert ReasoningPart.model_validate_json(part.model_dump_json()) == part

@@ -65,7 +65,11 @@ class ReasoningPart(_Wire):
     redacted data, an encrypted item), kept opaque and never logged."""
 
     text: str = ""
-    provider_metadata: dict[str, JsonValue] | None = _omitted()
+    provider_metadata: dict[str, JsonValue] | None = Field(
+        default=None, exclude_if=_is_empty, repr=False
+    )
+    """Opaque: a signature or encrypted reasoning, so it is left out of ``repr`` (and out of
+    tracebacks and test reports that show one)."""
 
 
 class Message(_Wire):
