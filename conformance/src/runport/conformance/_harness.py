@@ -236,8 +236,9 @@ class Harness:
                 case = CASES_BY_NAME.get(record.case)
                 case = None if case is None else played_as(case, self.protocol)
                 expected = [] if case is None else list(case.progress())
-                if case is not None and outcome.error is None and outcome.progress != expected:
-                    # never delivered at all, not late: the adapter drops events
+                owed, seen = record.held_at or (0, 0)
+                if case is not None and outcome.progress[:owed] != expected[:owed]:
+                    # what was held for was never delivered, not even late: dropped
                     broken(
                         4,
                         record.case,
@@ -248,7 +249,6 @@ class Harness:
                         outcome=outcome,
                     )
                 owner._runport_buffers = record.case
-                owed, seen = record.held_at or (0, 0)
                 broken(  # the sequences as they stood when the upstream held the next frame
                     4,
                     record.case,
