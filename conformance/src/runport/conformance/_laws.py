@@ -26,7 +26,7 @@ from runport.conformance._cases import (
 from runport.conformance._checks import diff, dump, grammar_problem, leaks, opaque_leaks
 from runport.conformance._composite import check_composite
 from runport.conformance._harness import HTTP_PROTOCOLS, Harness, protocol_of
-from runport.conformance._observe import broken
+from runport.conformance._observe import Outcome, broken
 from runport.conformance._render._anthropic import thinking_blocks
 from runport.conformance._stops import after_stop, stop_plan
 from runport.conformance._upstream import ScriptedUpstream
@@ -435,7 +435,7 @@ class LawTests(ConformanceBase):
         adapter = h.adapter(upstream)
         self._requires(case)
         for mode in ("execute_streaming", "execute"):
-            turns = []
+            turns: list[Outcome] = []
             for request in (case.request(), None):
                 if request is None:
                     receipt = turns[0].receipt

@@ -134,12 +134,13 @@ def _unspaced(steps: list[Step]) -> list[Step]:
 
 def _reasoning(case: Case, protocol: str | None) -> Case:
     """A case with thoughts follows ``protocol``'s reasoning conventions (``dialect``); a
-    redacted block is Anthropic's alone, so other protocols play it as nothing."""
+    redacted block or a signature without text is Anthropic's alone, so other protocols play
+    it as nothing."""
     if not case.reasons or protocol is None or case.dialect == protocol:
         return case
     steps = case.steps
-    if protocol != "anthropic-messages":
-        steps = tuple(s for s in steps if not (isinstance(s, Thought) and s.redacted is not None))
+    if protocol != "anthropic-messages":  # no redacted block, no signature without text
+        steps = tuple(s for s in steps if not (isinstance(s, Thought) and not s.text))
     return replace(case, steps=steps, dialect=protocol)
 
 

@@ -120,8 +120,8 @@ def generate_response(case: Case, *, model: str, marker: str, request: Any = Non
         if not isinstance(s, UsageStep) and not (isinstance(s, Call) and s.name is None)
     )
     for part, _ in _parts(case):
-        run = next(numbers, None)
-        run = "text" if "text" in part and not part.get("thought") else run
+        block = next(numbers, None)
+        run: object = "text" if "text" in part and not part.get("thought") else block
         if "text" in part and parts and runs[-1] == run and run is not None:
             parts[-1] = {**parts[-1], **part, "text": parts[-1]["text"] + part["text"]}
         else:

@@ -20,7 +20,7 @@ def _scenario_events(case: Case) -> list[dict[str, Any]]:
         if isinstance(step, Text):
             events.append({"kind": "delta", "text": step.text})
         elif isinstance(step, Thought):
-            if step.redacted is None and (step.text or step.signature is not None):
+            if step.redacted is None and step.text:  # the mock has no empty reasoning_delta
                 thought: dict[str, Any] = {"kind": "reasoning_delta", "text": step.text}
                 if step.signature is not None:
                     thought["signature"] = step.signature
