@@ -28,6 +28,8 @@ from runport.contracts import (
     ExecutionReceipt,
     ExecutionRequest,
     Failed,
+    ReasoningDelta,
+    ReasoningPart,
     StreamEvent,
     ToolCall,
     ToolCallDelta,
@@ -269,8 +271,13 @@ def _error_frame(error: Any, *, leak: bool) -> PortError:
 
 
 class _Turn:
-    def __init__(self) -> None:
+    """``reasoning`` says what becomes of ``reasoning_content``: ``"keep"`` (streamed as
+    ``ReasoningDelta``, one part per turn), ``"drop"`` or ``"mix"`` (into the answer)."""
+
+    def __init__(self, reasoning: str = "keep") -> None:
         self.text: list[str] = []
+        self.thoughts: list[str] = []
+        self.reasoning = reasoning
         self.calls: dict[int, tuple[str, str, list[str]]] = {}
         self.finish_reason: str | None = None
         self.usage: Usage | None = None
@@ -286,6 +293,13 @@ class _Turn:
             )
         for choice in chunk.get("choices") or []:
             delta = choice.get("delta") or choice.get("message") or {}
+            thought = delta.get("reasoning_content")
+            if thought and self.reasoning == "keep":
+                self.thoughts.append(thought)
+                yield ReasoningDelta(text=thought)
+            elif thought and self.reasoning == "mix":
+                self.text.append(thought)
+                yield Delta(text=thought)
             content = delta.get("content")
             if content:
                 self.text.append(content)
@@ -319,6 +333,14 @@ class _Turn:
             tool_calls=calls,
             finish_reason=self.finish_reason,
             usage=self.usage,
+            reasoning=[
+                ReasoningPart(
+                    text="".join(self.thoughts),
+                    provider_metadata={"openai": {"field": "reasoning_content"}},
+                )
+            ]
+            if self.thoughts
+            else [],
         )
 
 
@@ -326,10 +348,10 @@ class _Frames:
     """The SSE side of the client, shared by the sync and async variants: bytes in, events
     out, with the byte bound and the completion marker tracked."""
 
-    def __init__(self, bound: int, *, leak: bool) -> None:
+    def __init__(self, bound: int, *, leak: bool, reasoning: str = "keep") -> None:
         self.bound = bound
         self.leak = leak
-        self.turn = _Turn()
+        self.turn = _Turn(reasoning)
         self.complete = False
         self._read = 0
         self._pending = b""
@@ -363,9 +385,10 @@ class _Frames:
 class _Body:
     """A non-streamed answer: bytes in, within the bound; then its receipt."""
 
-    def __init__(self, bound: int, *, leak: bool) -> None:
+    def __init__(self, bound: int, *, leak: bool, reasoning: str = "keep") -> None:
         self.bound = bound
         self.leak = leak
+        self.reasoning = reasoning
         self.data = bytearray()
 
     def feed(self, piece: bytes) -> None:
@@ -374,10 +397,12 @@ class _Body:
             raise PortError(ErrorCode.RUNTIME_RESPONSE_TOO_LARGE, "too large")
 
     def receipt(self, request: ExecutionRequest) -> ExecutionReceipt:
-        return _completion(bytes(self.data), request, leak=self.leak)
+        return _completion(bytes(self.data), request, leak=self.leak, reasoning=self.reasoning)
 
 
-def _completion(data: bytes, request: ExecutionRequest, *, leak: bool) -> ExecutionReceipt:
+def _completion(
+    data: bytes, request: ExecutionRequest, *, leak: bool, reasoning: str = "keep"
+) -> ExecutionReceipt:
     """The receipt of a non-streamed answer."""
     try:
         completion = json.loads(data)
@@ -385,7 +410,7 @@ def _completion(data: bytes, request: ExecutionRequest, *, leak: bool) -> Execut
         raise PortError(ErrorCode.RUNTIME_INVALID_RESPONSE, "not JSON") from None
     if isinstance(completion, dict) and "error" in completion:
         raise _error_frame(completion["error"], leak=leak)
-    turn = _Turn()
+    turn = _Turn(reasoning)
     for _ in turn.absorb(completion):
         pass
     return turn.receipt(request)
@@ -406,7 +431,10 @@ class _ChatClient:
         ignore_bound: bool = False,
         keep_open: bool = False,
         ignore_cancel: bool = False,
+        drop_reasoning: bool = False,
+        mix_reasoning: bool = False,
     ) -> None:
+        self._reasoning = "drop" if drop_reasoning else "mix" if mix_reasoning else "keep"
         self._url = base_url.rstrip("/") + "/chat/completions"
         self._headers = {"Authorization": f"Bearer {api_key}"}
         self._timeout = httpx.Timeout(read_timeout, connect=5.0)
@@ -435,6 +463,12 @@ class _ChatClient:
         if stream:
             body["stream"] = True
         return body
+
+    def _body_reader(self, request: ExecutionRequest) -> Any:
+        return _Body(self._bound(request), leak=self._leak, reasoning=self._reasoning)
+
+    def _frames(self, request: ExecutionRequest) -> Any:
+        return _Frames(self._bound(request), leak=self._leak, reasoning=self._reasoning)
 
     def _refused(self, response: httpx.Response, body: bytes) -> PortError:
         return _status_error(response.status_code, response.headers, body, leak=self._leak)
@@ -488,7 +522,7 @@ class MiniChatAdapter(_ChatClient, RuntimeAdapter):
         self._client.close()
 
     def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
-        body = _Body(self._bound(request), leak=self._leak)
+        body = self._body_reader(request)
         with (
             self._reading(None, []),
             self._client.stream(
@@ -517,7 +551,7 @@ class MiniChatAdapter(_ChatClient, RuntimeAdapter):
         return receipt
 
     def _stream(self, request: ExecutionRequest, emit: Sink) -> ExecutionReceipt:
-        frames = _Frames(self._bound(request), leak=self._leak)
+        frames = self._frames(request)
         held: list[Any] = []
         try:
             with self._reading(frames, held):
@@ -557,7 +591,7 @@ class AsyncMiniChatAdapter(_ChatClient, AsyncRuntimeAdapter):
         await self._client.aclose()
 
     async def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
-        body = _Body(self._bound(request), leak=self._leak)
+        body = self._body_reader(request)
         with self._reading(None, []):
             async with self._client.stream(
                 "POST", self._url, json=self._body(request, False), headers=self._headers
@@ -587,7 +621,7 @@ class AsyncMiniChatAdapter(_ChatClient, AsyncRuntimeAdapter):
     async def _stream(
         self, request: ExecutionRequest, sink: AsyncSink, held: list[StreamEvent]
     ) -> ExecutionReceipt:
-        frames = _Frames(self._bound(request), leak=self._leak)
+        frames = self._frames(request)
         open_: list[Any] = []
         try:
             with self._reading(frames, open_):
@@ -616,6 +650,271 @@ class AsyncMiniChatAdapter(_ChatClient, AsyncRuntimeAdapter):
             if open_:
                 await open_[0].aclose()
         return self._finish(frames, request)
+
+
+# --------------------------------------------------------------------------------------------
+# a minimal Messages API client (Anthropic), with extended thinking
+# --------------------------------------------------------------------------------------------
+
+_MESSAGES_DESCRIPTOR = AdapterDescriptor(
+    id="mini-messages", version="0.0.0", capabilities=["streaming", "text", "tool_calls"]
+)
+
+
+class _MessagesTurn:
+    """One Messages API turn: content blocks in, events and a receipt out."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.blocks: list[tuple[list[str], dict[str, Any]]] = []
+        self.calls: list[tuple[str, str, list[str]]] = []
+        self.at: dict[int, tuple[str, int]] = {}
+        self.finish_reason: str | None = None
+        self.usage = [0, 0]
+        self.reported = False
+
+    def start(self, index: int, block: dict[str, Any]) -> Iterator[StreamEvent]:
+        kind = block.get("type")
+        if kind == "tool_use":
+            number = len(self.calls)
+            self.calls.append((block.get("id") or f"call_{number}", block["name"], []))
+            self.at[index] = ("call", number)
+            yield ToolCallDelta(index=number, call_id=self.calls[number][0], name=block["name"])
+        elif kind in ("thinking", "redacted_thinking"):
+            metadata = {"type": kind}
+            if kind == "redacted_thinking":
+                metadata["data"] = block.get("data", "")
+            self.blocks.append(([], metadata))
+            self.at[index] = ("thought", len(self.blocks) - 1)
+            if block.get("thinking"):
+                yield from self.thought(index, block["thinking"])
+            if block.get("signature"):
+                self.blocks[-1][1]["signature"] = block["signature"]
+
+    def thought(self, index: int, piece: str) -> Iterator[StreamEvent]:
+        if piece:
+            self.blocks[self.at[index][1]][0].append(piece)
+            yield ReasoningDelta(text=piece)
+
+    def delta(self, index: int, delta: dict[str, Any]) -> Iterator[StreamEvent]:
+        kind = delta.get("type")
+        if kind == "text_delta" and delta.get("text"):
+            self.text.append(delta["text"])
+            yield Delta(text=delta["text"])
+        elif kind == "thinking_delta":
+            yield from self.thought(index, delta.get("thinking") or "")
+        elif kind == "signature_delta":
+            self.blocks[self.at[index][1]][1]["signature"] = delta["signature"]
+        elif kind == "input_json_delta" and delta.get("partial_json"):
+            call_id, name, fragments = self.calls[self.at[index][1]]
+            fragments.append(delta["partial_json"])
+            yield ToolCallDelta(
+                index=self.at[index][1],
+                call_id=call_id,
+                name=name,
+                arguments_fragment=delta["partial_json"],
+            )
+
+    def stop(self, index: int) -> Iterator[StreamEvent]:
+        what, number = self.at.get(index, ("text", 0))
+        if what == "call" and not self.calls[number][2]:
+            call_id, name, fragments = self.calls[number]
+            fragments.append("{}")
+            yield ToolCallDelta(index=number, call_id=call_id, name=name, arguments_fragment="{}")
+
+    def receipt(self, request: ExecutionRequest) -> ExecutionReceipt:
+        calls = [
+            ToolCall(call_id=call_id, name=name, arguments=parse_json_text("".join(parts))[1])
+            for call_id, name, parts in self.calls
+        ]
+        return build_receipt(
+            request,
+            adapter=_MESSAGES_DESCRIPTOR,
+            text="".join(self.text) or None,
+            tool_calls=calls,
+            finish_reason=self.finish_reason,
+            usage=Usage(input_tokens=self.usage[0], output_tokens=self.usage[1])
+            if self.reported
+            else None,
+            reasoning=[
+                ReasoningPart(text="".join(texts), provider_metadata={"anthropic": metadata})
+                for texts, metadata in self.blocks
+            ],
+        )
+
+
+class _MessagesFrames:
+    """The event stream side: bytes in, events out, the bound and ``message_stop`` kept."""
+
+    def __init__(self, bound: int, *, leak: bool) -> None:
+        self.bound = bound
+        self.leak = leak
+        self.turn = _MessagesTurn()
+        self.complete = False
+        self._read = 0
+        self._pending = b""
+
+    def feed(self, piece: bytes) -> list[StreamEvent]:
+        self._read += len(piece)
+        if self._read > self.bound:
+            raise PortError(ErrorCode.RUNTIME_RESPONSE_TOO_LARGE, "too large")
+        self._pending += piece
+        events: list[StreamEvent] = []
+        while b"\n\n" in self._pending:
+            frame, self._pending = self._pending.split(b"\n\n", 1)
+            for line in frame.split(b"\n"):
+                if line.startswith(b"data:"):
+                    events += self._absorb(line[5:].strip())
+        return events
+
+    def _absorb(self, data: bytes) -> list[StreamEvent]:
+        try:
+            value = json.loads(data)
+        except ValueError:
+            raise PortError(ErrorCode.RUNTIME_INVALID_RESPONSE, "malformed frame") from None
+        turn = self.turn
+        kind = value.get("type") if isinstance(value, dict) else None
+        if kind == "error":
+            raise _error_frame(value.get("error"), leak=self.leak)
+        if kind == "message_start":
+            usage = value["message"].get("usage")
+            if usage:
+                turn.reported = True
+                turn.usage[0] = usage.get("input_tokens", 0)
+        elif kind == "content_block_start":
+            return list(turn.start(value["index"], value["content_block"]))
+        elif kind == "content_block_delta":
+            return list(turn.delta(value["index"], value["delta"]))
+        elif kind == "content_block_stop":
+            return list(turn.stop(value["index"]))
+        elif kind == "message_delta":
+            turn.finish_reason = value["delta"].get("stop_reason")
+            if value.get("usage"):
+                turn.reported = True
+                turn.usage[1] = value["usage"].get("output_tokens", 0)
+        elif kind == "message_stop":
+            self.complete = True
+        return []
+
+
+class _MessagesBody(_Body):
+    def receipt(self, request: ExecutionRequest) -> ExecutionReceipt:
+        try:
+            message = json.loads(bytes(self.data))
+        except ValueError:
+            raise PortError(ErrorCode.RUNTIME_INVALID_RESPONSE, "not JSON") from None
+        if message.get("type") == "error":
+            raise _error_frame(message.get("error"), leak=self.leak)
+        turn = _MessagesTurn()
+        for index, block in enumerate(message.get("content") or []):
+            kind = block.get("type")
+            if kind == "text":
+                turn.text.append(block["text"])
+            elif kind == "tool_use":
+                turn.calls.append(
+                    (block.get("id") or f"call_{len(turn.calls)}", block["name"],
+                     [json.dumps(block.get("input", {}))])
+                )  # fmt: skip
+            else:
+                list(turn.start(index, block))
+        turn.finish_reason = message.get("stop_reason")
+        usage = message.get("usage")
+        if usage:
+            turn.reported = True
+            turn.usage = [usage.get("input_tokens", 0), usage.get("output_tokens", 0)]
+        return turn.receipt(request)
+
+
+def _anthropic_messages(request: ExecutionRequest, *, lose_signature: bool) -> dict[str, Any]:
+    """The request's messages as the Messages API takes them, thinking blocks sent back first
+    in each assistant turn (``lose_signature`` drops their signatures: the broken variant)."""
+    system: list[str] = []
+    messages: list[dict[str, Any]] = []
+    for message in request.interaction.messages:
+        if message.role in ("system", "developer"):
+            system.append(message.content)
+        elif message.role == "tool":
+            result = {
+                "type": "tool_result",
+                "tool_use_id": message.tool_call_id,
+                "content": message.content,
+            }
+            messages.append({"role": "user", "content": [result]})
+        elif message.role == "assistant":
+            content: list[dict[str, Any]] = []
+            for part in message.reasoning or []:
+                kept = (part.provider_metadata or {}).get("anthropic")
+                kept = kept if isinstance(kept, dict) else {}
+                if kept.get("type") == "redacted_thinking":
+                    content.append({"type": "redacted_thinking", "data": kept.get("data")})
+                    continue
+                block: dict[str, Any] = {"type": "thinking", "thinking": part.text}
+                if "signature" in kept and not lose_signature:
+                    block["signature"] = kept["signature"]
+                content.append(block)
+            if message.content:
+                content.append({"type": "text", "text": message.content})
+            for call in message.tool_calls or []:
+                content.append(
+                    {"type": "tool_use", "id": call.call_id, "name": call.name,
+                     "input": call.arguments}
+                )  # fmt: skip
+            messages.append({"role": "assistant", "content": content})
+        else:
+            messages.append({"role": "user", "content": message.content})
+    body: dict[str, Any] = {
+        "model": "m",
+        "max_tokens": 2048,
+        "thinking": {"type": "enabled", "budget_tokens": 1024},
+        "messages": messages,
+    }
+    if system:
+        body["system"] = "\n".join(system)
+    return body
+
+
+class _Messages:
+    """What turns a mini chat client into a Messages API client (sync or async)."""
+
+    _lose_signature: bool
+
+    def _setup(self, base_url: str, api_key: str, lose_signature: bool) -> None:
+        self._url = base_url.rstrip("/") + "/v1/messages"
+        self._headers = {"x-api-key": api_key, "anthropic-version": "2023-06-01"}
+        self._lose_signature = lose_signature
+
+    def descriptor(self) -> AdapterDescriptor:
+        return _MESSAGES_DESCRIPTOR
+
+    def _body(self, request: ExecutionRequest, stream: bool) -> dict[str, Any]:
+        body = _anthropic_messages(request, lose_signature=self._lose_signature)
+        if stream:
+            body["stream"] = True
+        return body
+
+    def _frames(self, request: ExecutionRequest) -> Any:
+        return _MessagesFrames(self._bound(request), leak=self._leak)  # type: ignore[attr-defined]
+
+    def _body_reader(self, request: ExecutionRequest) -> Any:
+        return _MessagesBody(self._bound(request), leak=self._leak)  # type: ignore[attr-defined]
+
+
+class MiniMessagesAdapter(_Messages, MiniChatAdapter):
+    """A minimal Anthropic Messages API client with extended thinking: thinking blocks
+    streamed as ``ReasoningDelta`` and sent back, signatures intact, in the next turn;
+    ``lose_signature`` sends them back without their signatures."""
+
+    def __init__(self, *, lose_signature: bool = False, **options: Any) -> None:
+        super().__init__(**options)
+        self._setup(options["base_url"], options["api_key"], lose_signature)
+
+
+class AsyncMiniMessagesAdapter(_Messages, AsyncMiniChatAdapter):
+    """``MiniMessagesAdapter`` over ``httpx.AsyncClient``."""
+
+    def __init__(self, *, lose_signature: bool = False, **options: Any) -> None:
+        super().__init__(**options)
+        self._setup(options["base_url"], options["api_key"], lose_signature)
 
 
 class AsyncScripted(AsyncRuntimeAdapter):
@@ -736,7 +1035,7 @@ class _MemberWatch:
         if isinstance(event, Failed) and not self.forward_failed:
             self.held = event
             return
-        self.shown = self.shown or isinstance(event, Delta | ToolCallDelta)
+        self.shown = self.shown or isinstance(event, Delta | ReasoningDelta | ToolCallDelta)
         self.sink(event)
 
 

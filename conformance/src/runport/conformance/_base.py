@@ -133,12 +133,22 @@ class ConformanceBase:
         return "structured_output" in self._declared()
 
     @property
+    def supports_reasoning(self) -> bool:
+        """Whether the adapter carries reasoning (``ReasoningDelta``, ``receipt.reasoning``,
+        sent back). Required of every adapter of a protocol, whatever its descriptor says:
+        the upstream sends reasoning whether or not it was asked for. An adapter that cannot
+        overrides this to return ``False``, and its reasoning cases skip, saying so."""
+        return True
+
+    @property
     def is_composite(self) -> bool:
         """Whether the adapter tries members in turn (capability ``composite``): law 7 then
         checks the composite rules instead of one upstream request per call."""
         return "composite" in self._declared()
 
     def _requires(self, case: Case) -> None:
+        if case.reasons and not self.supports_reasoning:
+            pytest.skip(f"case {case.name!r} has reasoning: supports_reasoning is false")
         missing = [need for need in sorted(case.needs) if not getattr(self, FLAGS[need])]
         if missing:
             pytest.skip(
@@ -188,7 +198,11 @@ class ConformanceBase:
                     ],
                 )
             else:
-                played = [played_as(case, protocol) for case in CASES]
+                played = [
+                    played_as(case, protocol)
+                    for case in CASES
+                    if case.protocols is None or protocol in case.protocols
+                ]
                 chosen = [case for case in played if select(case)]
                 metafunc.parametrize("case", chosen, ids=[case.name for case in chosen])
         if "sample" in metafunc.fixturenames:

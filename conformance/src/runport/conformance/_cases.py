@@ -21,6 +21,7 @@ from runport.contracts import (
     ErrorCode,
     ExecutionRequest,
     Message,
+    ReasoningDelta,
     ToolCallDelta,
     ToolSpec,
 )
@@ -33,10 +34,11 @@ __all__ = [
     "Fault",
     "Progress",
     "Text",
+    "Thought",
     "UsageStep",
 ]
 
-Progress = Delta | ToolCallDelta
+Progress = Delta | ReasoningDelta | ToolCallDelta
 """A progress event, the only kind a script foretells one by one."""
 
 
@@ -51,6 +53,23 @@ class Text:
 
     text: str
     wire: str | None = None
+
+
+@dataclass(frozen=True)
+class Thought:
+    """One upstream reasoning fragment: one ``ReasoningDelta`` (none when ``text`` is empty).
+
+    Consecutive thoughts are one reasoning block; any other step ends it, and so does a
+    ``signature`` (the provider's, sent after the block's text: Anthropic's
+    ``signature_delta``, Gemini's ``thoughtSignature``, the mock's ``signature``). A
+    thought with ``redacted`` data is a redacted block of its own (Anthropic's
+    ``redacted_thinking``: no text, no event). How each protocol keeps a block is
+    ``reasoning_parts``'s business (docs/conformance.md).
+    """
+
+    text: str
+    signature: str | None = None
+    redacted: str | None = None
 
 
 @dataclass(frozen=True)
@@ -76,7 +95,7 @@ class UsageStep:
     output_tokens: int
 
 
-Step = Text | Call | UsageStep
+Step = Text | Thought | Call | UsageStep
 
 FaultKind = Literal["status", "reset", "stall", "garbage", "error_frame", "eof", "oversize"]
 
@@ -148,10 +167,23 @@ class Case:
     max_response_bytes: int | None = None
     role_frame: bool = True
     split_utf8: bool = False
+    protocols: frozenset[str] | None = None
+    """The protocols that can play the case (``None``: every one)."""
+    dialect: str | None = None
+    """The protocol whose conventions the receipt's ``reasoning`` follows: set by
+    ``played_as`` on a case with thoughts (docs/conformance.md)."""
+    sends_back: tuple[dict[str, Any], ...] = ()
+    """Anthropic: the thinking blocks the request's last assistant turn must begin with,
+    in order and intact; else the upstream answers with the API's own 400."""
 
     @property
     def fails(self) -> bool:
         return self.fault is not None
+
+    @property
+    def reasons(self) -> bool:
+        """Whether the upstream sends reasoning in this case."""
+        return any(isinstance(step, Thought) for step in self.steps)
 
     @property
     def needs(self) -> frozenset[str]:
@@ -178,6 +210,9 @@ class Case:
             if isinstance(step, Text):
                 if step.text:
                     events.append(Delta(text=step.text))
+            elif isinstance(step, Thought):
+                if step.text:
+                    events.append(ReasoningDelta(text=step.text))
             elif isinstance(step, Call):
                 if step.index not in identity:
                     assert step.name is not None, f"{self.name}: a call's first step names it"
@@ -260,7 +295,95 @@ class Case:
             receipt["finish_reason"] = self.finish_reason
         if usage is not None:
             receipt["usage"] = usage
+        reasoning = reasoning_parts(self)
+        if reasoning:
+            receipt["reasoning"] = reasoning
         return receipt
+
+    def answer(self) -> str | None:
+        """The answer text the script sends (never any of its reasoning)."""
+        return "".join(step.text for step in self.steps if isinstance(step, Text)) or None
+
+
+def block_numbers(steps: Sequence[Step]) -> list[int | None]:
+    """Per step, the reasoning block it belongs to (``None`` for a step that is no thought):
+    blocks are runs of thoughts, each ended by any other step or a signature; a redacted
+    thought is a block of its own."""
+    numbers: list[int | None] = []
+    count = 0
+    open_ = False
+    for step in steps:
+        if not isinstance(step, Thought):
+            open_ = False
+            numbers.append(None)
+            continue
+        if step.redacted is not None or not open_:
+            count += 1
+        numbers.append(count - 1)
+        open_ = step.redacted is None and step.signature is None
+    return numbers
+
+
+def _blocks(steps: Sequence[Step]) -> list[list[Thought]]:
+    blocks: list[list[Thought]] = []
+    for step, number in zip(steps, block_numbers(steps), strict=True):
+        if isinstance(step, Thought) and number is not None:
+            if number == len(blocks):
+                blocks.append([])
+            blocks[number].append(step)
+    return blocks
+
+
+def thought_blocks(case: Case) -> list[list[Thought]]:
+    """The case's reasoning blocks, in order (see ``block_numbers``)."""
+    return _blocks(case.steps)
+
+
+def _signature(block: Sequence[Thought]) -> str | None:
+    return next((step.signature for step in block if step.signature is not None), None)
+
+
+def reasoning_parts(case: Case) -> list[dict[str, Any]]:
+    """The receipt's ``reasoning`` (as JSON) for a played case, by its dialect's conventions:
+
+    - ``openai-chat``: one part per turn, the texts joined (the unstreamed message has one
+      ``reasoning_content``), ``{"openai": {"field": "reasoning_content"}}``;
+    - ``anthropic-messages``: one part per block, ``{"anthropic": {"type": "thinking",
+      "signature": …}}``, or ``redacted_thinking`` with its ``data`` and empty text;
+    - ``gemini``: one part per run of thought parts, ``{"gemini": {"thoughtSignature": …}}``
+      when the run carried one;
+    - ``scenario``: one part per block, ``{"mock": {"signature": …}}`` when it has one.
+    """
+    blocks = _blocks(case.steps)
+    if not blocks:
+        return []
+    if case.dialect == "openai-chat":
+        text = "".join(step.text for block in blocks for step in block)
+        if not text:
+            return []
+        return [{"text": text, "provider_metadata": {"openai": {"field": "reasoning_content"}}}]
+    parts: list[dict[str, Any]] = []
+    for block in blocks:
+        text = "".join(step.text for step in block)
+        signature = _signature(block)
+        metadata: dict[str, Any] | None = None
+        if case.dialect == "anthropic-messages":
+            if block[0].redacted is not None:
+                metadata = {"anthropic": {"type": "redacted_thinking", "data": block[0].redacted}}
+            else:
+                thinking: dict[str, Any] = {"type": "thinking"}
+                if signature is not None:
+                    thinking["signature"] = signature
+                metadata = {"anthropic": thinking}
+        elif signature is not None:
+            key = "gemini" if case.dialect == "gemini" else "mock"
+            name = "thoughtSignature" if key == "gemini" else "signature"
+            metadata = {key: {name: signature}}
+        part: dict[str, Any] = {"text": text}
+        if metadata is not None:
+            part["provider_metadata"] = metadata
+        parts.append(part)
+    return parts
 
 
 def _refuse_constant(name: str) -> Any:
@@ -305,6 +428,14 @@ def _tiny_deltas(count: int) -> tuple[Text, ...]:
 
 def _oversize_steps() -> tuple[Text, ...]:
     return tuple(Text(f"{i:03d}:" + "x" * 60) for i in range(64))
+
+
+def _signed(number: int) -> str:
+    """An opaque signature, as providers send them (law 10: it never reaches a log)."""
+    return f"RUNPORT-SIGNATURE-{number}-" + hashlib.sha256(str(number).encode()).hexdigest()[:24]
+
+
+REDACTED_DATA: Final = "RUNPORT-REDACTED-" + hashlib.sha256(b"redacted").hexdigest()[:32]
 
 
 CASES: Final[tuple[Case, ...]] = (
@@ -427,6 +558,70 @@ CASES: Final[tuple[Case, ...]] = (
         split_utf8=True,
     ),
     Case("many_tiny_deltas", "5,000 one- and two-letter fragments", _tiny_deltas(5000)),
+    Case(
+        "reasoning_then_text",
+        "two reasoning fragments (signed), then the answer",
+        (
+            Thought("The user wants "),
+            Thought("a greeting.", signature=_signed(1)),
+            Text("Hel"),
+            Text("lo."),
+            UsageStep(12, 30),
+        ),
+    ),
+    Case(
+        "reasoning_then_tool_call",
+        "reasoning (signed), then a tool call",
+        (
+            Thought("I need the "),
+            Thought("weather in Oslo.", signature=_signed(2)),
+            Call(0, name="get_weather", call_id="call_r1"),
+            Call(0, '{"city": "Oslo"}'),
+        ),
+        finish_reason="tool_calls",
+        tools=True,
+    ),
+    Case(
+        "several_reasoning_blocks",
+        "a block, the answer begins, a block after it, a call, a block between the calls",
+        (
+            Thought("Two lookups.", signature=_signed(3)),
+            Text("Checking."),
+            Thought("Weather "),
+            Thought("first.", signature=_signed(4)),
+            Call(0, name="get_weather", call_id="call_b0"),
+            Call(0, '{"city": "Paris"}'),
+            Thought("Now the time.", signature=_signed(5)),
+            Call(1, name="get_time", call_id="call_b1"),
+            Call(1, '{"zone": "CET"}'),
+        ),
+        finish_reason="tool_calls",
+        tools=True,
+    ),
+    Case(
+        "redacted_reasoning",
+        "a thinking block, a redacted_thinking block, a signature without text, the answer",
+        (
+            Thought("Considering.", signature=_signed(6)),
+            Thought("", redacted=REDACTED_DATA),
+            Thought("", signature=_signed(7)),
+            Text("Done."),
+        ),
+        protocols=frozenset({"anthropic-messages"}),
+    ),
+    Case(
+        "oversize_reasoning",
+        "64 reasoning fragments of 64 bytes against max_response_bytes 1024, then an answer",
+        (*(Thought(step.text) for step in _oversize_steps()), Text("late")),
+        fault=Fault("oversize", ErrorCode.RUNTIME_RESPONSE_TOO_LARGE),
+        max_response_bytes=1024,
+    ),
+    Case(
+        "truncated_after_reasoning",
+        "two reasoning fragments, then a clean end of stream before the completion marker",
+        (Thought("Half a "), Thought("thought")),
+        fault=Fault("eof", ErrorCode.RUNTIME_STREAM_TRUNCATED),
+    ),
 )
 
 CASES_BY_NAME: Final[Mapping[str, Case]] = {case.name: case for case in CASES}
@@ -442,6 +637,17 @@ def thread_cases(count: int) -> tuple[Case, ...]:
     return tuple(
         Case(f"thread_{i}", f"thread turn {i}", (Text(f"thread {i} "), Text(f"says {i}")))
         for i in range(count)
+    )
+
+
+def follow_up_case(first: Case, sends_back: tuple[dict[str, Any], ...]) -> Case:
+    """The second turn of a tool run after ``first``: the request must carry ``first``'s
+    reasoning back (``sends_back``), and the model answers."""
+    return Case(
+        f"{first.name}_follow_up",
+        "the turn after the tool result, which must carry the reasoning back",
+        (Text("It is 21 °C"), Text(" in Oslo.")),
+        sends_back=sends_back,
     )
 
 

@@ -19,6 +19,7 @@ from runport.contracts import (
     Delta,
     ExecutionReceipt,
     Failed,
+    ReasoningDelta,
     StreamEvent,
     ToolCallDelta,
 )
@@ -38,12 +39,14 @@ __all__ = [
     "dump",
     "grammar_problem",
     "leaks",
+    "opaque_leaks",
     "validity",
 ]
 
 EVENT_ADAPTER: Final[TypeAdapter[StreamEvent]] = TypeAdapter(StreamEvent)
 EVENT_KEYS: Final = {
     "Delta": {"kind", "text"},
+    "ReasoningDelta": {"kind", "text"},
     "ToolCallDelta": {"kind", "index", "call_id", "name", "arguments_fragment"},
     "Complete": {"kind", "receipt"},
     "Failed": {"kind", "code", "message"},
@@ -85,7 +88,7 @@ def check_stream(
         raise ValueError("check_stream: give the receipt or the error a call ended with, not both")
     assembler = StreamAssembler()
     for index, event in enumerate(events):
-        if not isinstance(event, Delta | ToolCallDelta | Complete | Failed):
+        if not isinstance(event, Delta | ReasoningDelta | ToolCallDelta | Complete | Failed):
             raise StreamViolation(1, index, f"a {type(event).__name__} is not a StreamEvent")
         try:
             assembler.feed(event)
@@ -193,3 +196,28 @@ def leaks(outcome: Outcome, secrets: Sequence[str]) -> list[str]:
     ):
         found += [f"{label} appears in {where}" for where, text in places if secret in text]
     return found
+
+
+def opaque_leaks(outcome: Outcome, opaque: Sequence[str]) -> list[str]:
+    """Where a signature or a redacted block's data shows up other than in the receipt
+    (which keeps them, to send back): progress events, errors, log records (law 10)."""
+    places: list[tuple[str, str]] = []
+    for index, event in enumerate([*outcome.events, *outcome.after_stop]):
+        if not isinstance(event, Complete):
+            places.append((f"event #{index} ({event.kind})", event.model_dump_json()))
+    error: BaseException | None = outcome.error
+    depth = 0
+    while error is not None and depth < 8:
+        texts = [str(error), repr(error), *(repr(arg) for arg in error.args)]
+        places.append(
+            ("the raised exception" if depth == 0 else f"its cause #{depth}", "\n".join(texts))
+        )
+        error = error.__cause__ or error.__context__
+        depth += 1
+    for index, line in enumerate(outcome.logs):
+        places.append((f"log record #{index}", line))
+    return [
+        f"a reasoning signature or redacted data appears in {where}"
+        for where, text in places
+        if any(secret in text for secret in opaque)
+    ]

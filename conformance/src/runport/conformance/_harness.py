@@ -233,10 +233,22 @@ class Harness:
                 continue
             held_back = record.promptness or record.withheld
             if held_back:
-                owner._runport_buffers = record.case
                 case = CASES_BY_NAME.get(record.case)
                 case = None if case is None else played_as(case, self.protocol)
+                expected = [] if case is None else list(case.progress())
                 owed, seen = record.held_at or (0, 0)
+                if case is not None and outcome.progress[:owed] != expected[:owed]:
+                    # what was held for was never delivered, not even late: dropped
+                    broken(
+                        4,
+                        record.case,
+                        "progress events differ from the upstream's, in content or order: "
+                        "what the upstream sent never reached the sink (dropped, not held back)",
+                        seen=outcome.progress,
+                        expected=expected,
+                        outcome=outcome,
+                    )
+                owner._runport_buffers = record.case
                 broken(  # the sequences as they stood when the upstream held the next frame
                     4,
                     record.case,

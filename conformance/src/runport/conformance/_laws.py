@@ -16,14 +16,21 @@ from runport.conformance._base import (
     select_failing,
     select_succeeding,
 )
-from runport.conformance._cases import CASES_BY_NAME, Case, sentinel_case
-from runport.conformance._checks import diff, dump, grammar_problem, leaks
+from runport.conformance._cases import (
+    CASES_BY_NAME,
+    Case,
+    Thought,
+    follow_up_case,
+    sentinel_case,
+)
+from runport.conformance._checks import diff, dump, grammar_problem, leaks, opaque_leaks
 from runport.conformance._composite import check_composite
 from runport.conformance._harness import HTTP_PROTOCOLS, Harness, protocol_of
-from runport.conformance._observe import broken
+from runport.conformance._observe import Outcome, broken
+from runport.conformance._render._anthropic import thinking_blocks
 from runport.conformance._stops import after_stop, stop_plan
 from runport.conformance._upstream import ScriptedUpstream
-from runport.contracts import Complete, Failed
+from runport.contracts import Complete, ExecutionReceipt, ExecutionRequest, Failed, Message
 from runport.core import StreamAssembler, StreamGrammarError
 from runport.ports import PortError
 
@@ -31,6 +38,29 @@ __all__ = ["LawTests"]
 
 TIMEOUT: Final = "TQX_RUNTIME_TIMEOUT"
 STALL_CASE: Final = CASES_BY_NAME["stall_after_deltas"]
+SENT_BACK: Final = "reasoning sent back"
+TOOL_RESULT: Final = '{"temperature_c": 21}'
+
+
+def next_turn(case: Case, receipt: ExecutionReceipt) -> ExecutionRequest:
+    """The request of a tool run's next turn: the case's messages, the assistant turn the
+    receipt describes (its reasoning included, to be sent back), and each call's result."""
+    request = case.request()
+    interaction = request.interaction
+    assistant = Message(
+        role="assistant",
+        content=receipt.text or "",
+        tool_calls=receipt.tool_calls,
+        reasoning=receipt.reasoning,
+    )
+    results = [
+        Message(role="tool", tool_call_id=call.call_id, content=TOOL_RESULT)
+        for call in receipt.tool_calls or []
+    ]
+    messages = [*interaction.messages, assistant, *results]
+    return request.model_copy(
+        update={"interaction": interaction.model_copy(update={"messages": messages})}
+    )
 
 
 class LawTests(ConformanceBase):
@@ -127,6 +157,17 @@ class LawTests(ConformanceBase):
                 3,
                 case.name,
                 "what was streamed is not what the receipt says: " + "; ".join(problems),
+                seen=outcome.events,
+                expected=[*case.progress(), "Complete"],
+            )
+        answer = case.answer()
+        if case.reasons and (assembler.text != answer or outcome.receipt.text != answer):
+            broken(
+                3,
+                case.name,
+                f"reasoning entered the answer: the joined Delta text is {assembler.text!r} and "
+                f"receipt.text {outcome.receipt.text!r}, the upstream answered {answer!r} "
+                "(reasoning goes in ReasoningDelta and receipt.reasoning only)",
                 seen=outcome.events,
                 expected=[*case.progress(), "Complete"],
             )
@@ -366,7 +407,60 @@ class LawTests(ConformanceBase):
         """The planted API key and the provider's response bodies appear in no event,
         receipt, error or log record, streamed or not."""
         upstream, played = self._both_ways(conformance_harness, case, capture_logs=True)
+        opaque = [
+            value
+            for step in case.steps
+            if isinstance(step, Thought)
+            for value in (step.signature, step.redacted)
+            if value
+        ]
         for mode, outcome in played:
             found = leaks(outcome, upstream.secrets)
+            if opaque:
+                found += opaque_leaks(outcome, opaque)
             if found:
                 broken(10, case.name, f"{mode}: " + "; ".join(found))
+
+    @over(lambda case: case.name == "reasoning_then_tool_call")
+    def test_reasoning_sent_back(self, case: Case, conformance_harness: Harness) -> None:
+        """A tool run's next turn sends the reasoning back: turn 1 is reasoning and a tool
+        call, turn 2 carries ``Message.reasoning`` with the call and its result. The
+        ``anthropic-messages`` upstream answers turn 2 with the API's own HTTP 400 unless the
+        assistant turn begins with the thinking blocks, in order, signatures intact."""
+        if protocol_of(type(self)) != "anthropic-messages":
+            pytest.skip("only the anthropic-messages upstream enforces what is sent back")
+        h = conformance_harness
+        follow = follow_up_case(case, thinking_blocks(case))
+        upstream = h.upstream([case, follow, case, follow])
+        adapter = h.adapter(upstream)
+        self._requires(case)
+        for mode in ("execute_streaming", "execute"):
+            turns: list[Outcome] = []
+            for request in (case.request(), None):
+                if request is None:
+                    receipt = turns[0].receipt
+                    assert receipt is not None
+                    request = next_turn(case, receipt)
+                if mode == "execute":
+                    outcome = h.execute(adapter, request, upstream=upstream)
+                else:
+                    outcome = h.stream(adapter, upstream, request)
+                turns.append(outcome)
+                if outcome.receipt is not None:
+                    continue
+                refusal = None
+                if isinstance(upstream, ScriptedUpstream) and upstream.requests:
+                    refusal = upstream.requests[-1].refusal
+                which = "the first turn" if len(turns) == 1 else "the turn sending it back"
+                why = "" if refusal is None else f": the upstream answered the API's 400: {refusal}"
+                broken(SENT_BACK, case.name, f"{mode}: {which} failed{why}", outcome=outcome)
+            receipt = turns[1].receipt
+            assert receipt is not None
+            if receipt.text != follow.answer():
+                broken(
+                    SENT_BACK,
+                    case.name,
+                    f"{mode}: the second turn answered {receipt.text!r}, the upstream "
+                    f"{follow.answer()!r}",
+                    outcome=turns[1],
+                )

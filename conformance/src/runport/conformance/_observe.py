@@ -26,6 +26,7 @@ from runport.contracts import (
     Delta,
     ExecutionReceipt,
     Failed,
+    ReasoningDelta,
     StreamEvent,
     ToolCallDelta,
 )
@@ -41,6 +42,9 @@ __all__ = [
     "observe",
     "render_events",
 ]
+
+PROGRESS: Final = (Delta, ReasoningDelta, ToolCallDelta)
+"""The progress events (law 4 paces every one of them)."""
 
 CALL_BOUND: Final = 45.0
 """Seconds one adapter call may take before the suite calls it hung."""
@@ -70,6 +74,8 @@ def _short(text: str, limit: int = 18) -> str:
 def render_event(event: object) -> str:
     if isinstance(event, Delta):
         return f"D{_short(event.text)}"
+    if isinstance(event, ReasoningDelta):
+        return f"R{_short(event.text)}"
     if isinstance(event, ToolCallDelta):
         return f"T{event.index}[{event.call_id} {event.name}]{_short(event.arguments_fragment)}"
     if isinstance(event, Complete):
@@ -143,7 +149,7 @@ class Outcome:
 
     @property
     def progress(self) -> list[StreamEvent]:
-        return [event for event in self.events if isinstance(event, Delta | ToolCallDelta)]
+        return [event for event in self.events if isinstance(event, PROGRESS)]
 
     @property
     def terminals(self) -> list[StreamEvent]:
@@ -230,7 +236,7 @@ class Recorder:
             if task is not None:
                 task.cancel()
             return _Hold(index)  # a suspension point, where the cancellation lands
-        if isinstance(event, Delta | ToolCallDelta):
+        if isinstance(event, PROGRESS):
             self._progress += 1
             if self.pacer is not None:
                 self.pacer.saw(self._progress)

@@ -13,7 +13,7 @@ import json
 from dataclasses import replace
 from typing import Final
 
-from runport.conformance._cases import Call, Case, Step, Text
+from runport.conformance._cases import Call, Case, Step, Text, Thought
 
 __all__ = ["FINISH_REASONS", "json_answer", "played_as"]
 
@@ -132,8 +132,22 @@ def _unspaced(steps: list[Step]) -> list[Step]:
     return played
 
 
+def _reasoning(case: Case, protocol: str | None) -> Case:
+    """A case with thoughts follows ``protocol``'s reasoning conventions (``dialect``); a
+    redacted block or a signature without text is Anthropic's alone, so other protocols play
+    it as nothing."""
+    if not case.reasons or protocol is None or case.dialect == protocol:
+        return case
+    steps = case.steps
+    if protocol != "anthropic-messages":  # no redacted block, no signature without text
+        steps = tuple(s for s in steps if not (isinstance(s, Thought) and not s.text))
+    return replace(case, steps=steps, dialect=protocol)
+
+
 def played_as(case: Case, protocol: str | None) -> Case:
-    """``case`` as ``protocol`` plays it (unchanged for ``scenario``, ``openai-chat``, none)."""
+    """``case`` as ``protocol`` plays it (unchanged for ``scenario``, ``openai-chat``, none,
+    but for the conventions its reasoning follows)."""
+    case = _reasoning(case, protocol)
     reasons = FINISH_REASONS.get(protocol or "")
     if reasons is None:
         return case

@@ -155,6 +155,8 @@ class RecordedRequest:
     """When a frame's event was held back: (progress events owed, progress events seen)."""
     stall_outlived: float | None = None
     """Set (to the seconds held) when a stall outlived the client's read timeout by far."""
+    refusal: str | None = None
+    """Why the upstream answered with the API's own HTTP 400 (a rule the API enforces)."""
     promptness: list[str] = field(default_factory=list)
     withheld: list[str] = field(default_factory=list)
     finished: threading.Event = field(default_factory=threading.Event)
@@ -307,6 +309,11 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             if refused is not None:
                 self._plain(404, json.dumps({"error": {"message": refused}}).encode())
+                return
+            rule = upstream._wire.refusal(record.body, case)
+            if rule is not None:
+                record.refusal = json.loads(rule)["error"]["message"]
+                self._plain(400, rule)
                 return
             response = upstream._wire.respond(
                 case,

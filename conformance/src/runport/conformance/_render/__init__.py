@@ -10,6 +10,7 @@ HTTP status. Anthropic and Gemini render a case as that protocol plays it (``_pl
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -17,7 +18,11 @@ from typing import Any, Final
 from urllib.parse import parse_qs, urlsplit
 
 from runport.conformance._cases import Case
-from runport.conformance._render._anthropic import event_stream_response, message_response
+from runport.conformance._render._anthropic import (
+    event_stream_response,
+    message_response,
+    sent_back_problem,
+)
 from runport.conformance._render._gemini import generate_response, stream_generate_response
 from runport.conformance._render._openai import json_response, sse_response
 from runport.conformance._render._scenario import render_scenario
@@ -47,6 +52,9 @@ class Wire:
     unstreamed: Render
     route: Callable[[str, Any], bool | str]
     """``(path, JSON body)`` → whether the request asks for a stream, or why it is refused."""
+    refusal: Callable[[Any, Case], bytes | None] = lambda request, case: None
+    """``(JSON body, case)`` → the API's own HTTP 400 body when the request breaks a rule
+    the API enforces (Anthropic: thinking blocks sent back intact), else ``None``."""
 
     def respond(
         self, case: Case, *, stream: bool, model: str, marker: str, request: Any = None
@@ -83,9 +91,19 @@ def _gemini_route(path: str, body: Any) -> bool | str:
     return True
 
 
+def _messages_refusal(request: Any, case: Case) -> bytes | None:
+    problem = sent_back_problem(request, case)
+    if problem is None:
+        return None
+    error = {"type": "invalid_request_error", "message": problem}
+    return json.dumps({"type": "error", "error": error}).encode()
+
+
 WIRES: Final[Mapping[str, Wire]] = {
     "openai-chat": Wire("/v1", sse_response, json_response, _chat_route),
-    "anthropic-messages": Wire("", event_stream_response, message_response, _messages_route),
+    "anthropic-messages": Wire(
+        "", event_stream_response, message_response, _messages_route, _messages_refusal
+    ),
     "gemini": Wire("", stream_generate_response, generate_response, _gemini_route),
 }
 

@@ -12,7 +12,15 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
-from runport.conformance._cases import Call, Case, Text, UsageStep
+from runport.conformance._cases import (
+    Call,
+    Case,
+    Text,
+    Thought,
+    UsageStep,
+    block_numbers,
+    thought_blocks,
+)
 from runport.conformance._played import json_answer, played_as
 from runport.conformance._render._wire import (
     Piece,
@@ -22,7 +30,7 @@ from runport.conformance._render._wire import (
     stream_response,
 )
 
-__all__ = ["event_stream_response", "message_response"]
+__all__ = ["event_stream_response", "message_response", "sent_back_problem", "thinking_blocks"]
 
 MESSAGE_ID: Final = "msg_runport_conformance"
 ANSWER_ID: Final = "toolu_runport_conformance_answer"
@@ -70,6 +78,84 @@ def _tool_use(step: Call, value: dict[str, Any]) -> dict[str, Any]:
     return {**block, "name": step.name, "input": value}
 
 
+def _thinking_start(step: Thought) -> dict[str, Any]:
+    if step.redacted is not None:
+        return {"type": "redacted_thinking", "data": step.redacted}
+    return {"type": "thinking", "thinking": ""}
+
+
+def _thinking_deltas(step: Thought, block: int) -> list[Piece]:
+    """A thought's frames: its text (one ``ReasoningDelta`` owed), then its signature."""
+    pieces: list[Piece] = []
+    if step.redacted is not None:
+        return pieces
+    if step.text:
+        delta = {"type": "thinking_delta", "thinking": step.text}
+        pieces.append((_event("content_block_delta", {"index": block, "delta": delta}), 1))
+    if step.signature is not None:
+        delta = {"type": "signature_delta", "signature": step.signature}
+        pieces.append((_event("content_block_delta", {"index": block, "delta": delta}), 0))
+    return pieces
+
+
+def thinking_blocks(case: Case) -> tuple[dict[str, Any], ...]:
+    """The case's reasoning as the Messages API's content blocks (the message body's, and
+    what a later request must send back at the start of the assistant turn)."""
+    blocks: list[dict[str, Any]] = []
+    for block in thought_blocks(case):
+        if block[0].redacted is not None:
+            blocks.append({"type": "redacted_thinking", "data": block[0].redacted})
+            continue
+        thinking: dict[str, Any] = {
+            "type": "thinking",
+            "thinking": "".join(step.text for step in block),
+        }
+        signature = next((s.signature for s in block if s.signature is not None), None)
+        if signature is not None:
+            thinking["signature"] = signature
+        blocks.append(thinking)
+    return tuple(blocks)
+
+
+def sent_back_problem(request: Any, case: Case) -> str | None:
+    """Why the Messages API would refuse ``request`` (HTTP 400, ``invalid_request_error``)
+    when thinking is on and the last assistant turn must carry ``case.sends_back``: its
+    thinking blocks first, in order, text and signature intact (docs/conformance.md)."""
+    if not case.sends_back:
+        return None
+    messages = request.get("messages") if isinstance(request, dict) else None
+    turns = [
+        (number, message)
+        for number, message in enumerate(messages if isinstance(messages, list) else [])
+        if isinstance(message, dict) and message.get("role") == "assistant"
+    ]
+    if not turns:
+        return "messages: the assistant turn with the tool_use blocks is missing"
+    number, turn = turns[-1]
+    content = turn.get("content")
+    blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+    for position, want in enumerate(case.sends_back):
+        got = blocks[position] if position < len(blocks) else None
+        kind = got.get("type") if isinstance(got, dict) else None
+        where = f"messages.{number}.content.{position}"
+        if kind not in ("thinking", "redacted_thinking"):
+            return (
+                f"{where}.type: Expected `thinking` or `redacted_thinking`, but found "
+                f"`{kind}`. When `thinking` is enabled, a final `assistant` message must start "
+                "with a thinking block (preceeding the lastmost set of `tool_use` and "
+                "`tool_result` blocks). We recommend you include thinking blocks from previous "
+                "turns."
+            )
+        assert isinstance(got, dict)
+        if kind == "redacted_thinking" or want["type"] == "redacted_thinking":
+            if got != want:
+                return f"{where}: Invalid `data` in `redacted_thinking` block"
+            continue
+        if got.get("thinking") != want["thinking"] or got.get("signature") != want.get("signature"):
+            return f"{where}: Invalid `signature` in `thinking` block"
+    return None
+
+
 def event_stream_response(case: Case, *, model: str, marker: str, request: Any = None) -> Response:
     """The case as a streamed Messages API response (``"stream": true``)."""
     case = played_as(case, "anthropic-messages")
@@ -90,16 +176,27 @@ def event_stream_response(case: Case, *, model: str, marker: str, request: Any =
     steps: list[Piece] = []
     block = -1
     open_kind: str | int | None = None
-    for step in case.steps:
+    for step, thought in zip(case.steps, block_numbers(case.steps), strict=True):
         if isinstance(step, UsageStep) or (isinstance(step, Text) and not (forced or step.text)):
             continue
-        kind: str | int = "text" if isinstance(step, Text) else step.index
+        kind: str | int = (
+            "text"
+            if isinstance(step, Text)
+            else f"thought {thought}"
+            if isinstance(step, Thought)
+            else step.index
+        )
         if kind != open_kind:
             if open_kind is not None:
                 steps.append((_event("content_block_stop", {"index": block}), 0))
             block += 1
             open_kind = kind
-            if isinstance(step, Text) and forced:
+            if isinstance(step, Thought):
+                opened = _thinking_start(step)
+                steps.append(
+                    (_event("content_block_start", {"index": block, "content_block": opened}), 0)
+                )
+            elif isinstance(step, Text) and forced:
                 answer = {"type": "tool_use", "id": ANSWER_ID, "name": forced, "input": {}}
                 steps.append(
                     (_event("content_block_start", {"index": block, "content_block": answer}), 0)
@@ -111,6 +208,9 @@ def event_stream_response(case: Case, *, model: str, marker: str, request: Any =
                 start = {"index": block, "content_block": _tool_use(step, {})}
                 steps.append((_event("content_block_start", start), 1))
                 continue
+        if isinstance(step, Thought):
+            steps += _thinking_deltas(step, block)
+            continue
         if isinstance(step, Text) and forced:
             fragment = step.wire if step.wire is not None else step.text
             delta = {"type": "input_json_delta", "partial_json": fragment}
@@ -152,7 +252,13 @@ def message_response(case: Case, *, model: str, marker: str, request: Any = None
     if forced:
         answer = {"type": "tool_use", "id": ANSWER_ID, "name": forced, "input": _SPLICE}
         content.append(answer)
-    for step in case.steps:
+    thoughts = iter(thinking_blocks(case))
+    numbers = block_numbers(case.steps)
+    for position, step in enumerate(case.steps):
+        if isinstance(step, Thought):
+            if position == 0 or numbers[position - 1] != numbers[position]:
+                content.append(next(thoughts))
+            continue
         if isinstance(step, Text) and forced:
             continue
         if isinstance(step, Text):

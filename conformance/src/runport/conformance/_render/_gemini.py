@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
-from runport.conformance._cases import Call, Case, Text, UsageStep
+from runport.conformance._cases import Call, Case, Text, Thought, UsageStep, block_numbers
 from runport.conformance._played import played_as
 from runport.conformance._render._wire import (
     Piece,
@@ -52,12 +52,18 @@ def _call(step: Call, arguments: str) -> dict[str, Any]:
 
 def _parts(case: Case) -> list[tuple[dict[str, Any], int]]:
     """Each part and the progress events it carries (a call: its announcement and its one
-    fragment, which in a played case follows the announcement)."""
+    fragment, which in a played case follows the announcement; a thought: its text, the
+    part marked ``thought``, its signature as ``thoughtSignature``)."""
     parts: list[tuple[dict[str, Any], int]] = []
     steps = case.steps
     for position, step in enumerate(steps):
         if isinstance(step, Text):
             parts.append(({"text": step.text}, 1))
+        elif isinstance(step, Thought):
+            thought: dict[str, Any] = {"text": step.text, "thought": True}
+            if step.signature is not None:
+                thought["thoughtSignature"] = step.signature
+            parts.append((thought, int(bool(step.text))))
         elif isinstance(step, Call) and step.name is not None:
             whole = steps[position + 1]
             assert isinstance(whole, Call)
@@ -107,11 +113,20 @@ def generate_response(case: Case, *, model: str, marker: str, request: Any = Non
     """The case as ``:generateContent`` answers it: one response, texts joined per run."""
     case = played_as(case, "gemini")
     parts: list[dict[str, Any]] = []
+    runs: list[object] = []
+    numbers = iter(
+        n
+        for n, s in zip(block_numbers(case.steps), case.steps, strict=True)
+        if not isinstance(s, UsageStep) and not (isinstance(s, Call) and s.name is None)
+    )
     for part, _ in _parts(case):
-        if "text" in part and parts and "text" in parts[-1]:
-            parts[-1] = {"text": parts[-1]["text"] + part["text"]}
+        block = next(numbers, None)
+        run: object = "text" if "text" in part and not part.get("thought") else block
+        if "text" in part and parts and runs[-1] == run and run is not None:
+            parts[-1] = {**parts[-1], **part, "text": parts[-1]["text"] + part["text"]}
         else:
             parts.append(part)
+            runs.append(run)
     body = {**_response(model, parts, finishReason=case.finish_reason), **_usage(case)}
     return body_response(
         case,

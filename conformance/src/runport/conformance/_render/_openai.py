@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from runport.conformance._cases import Call, Case, Text, UsageStep
+from runport.conformance._cases import Call, Case, Text, Thought, UsageStep
 from runport.conformance._render._wire import (
     Piece,
     Response,
@@ -67,6 +67,9 @@ def sse_response(case: Case, *, model: str, marker: str, request: Any = None) ->
     for step in case.steps:
         if isinstance(step, Text):
             steps.append((_chunk(model, {"content": step.text}), 1))
+        elif isinstance(step, Thought):
+            if step.text:  # a signature has no place on this wire
+                steps.append((_chunk(model, {"content": None, "reasoning_content": step.text}), 1))
         elif isinstance(step, Call):
             entry: dict[str, Any] = {"index": step.index}
             function: dict[str, Any] = {"arguments": step.fragment}
@@ -120,6 +123,9 @@ def _message(case: Case) -> dict[str, Any]:
                 calls[step.index] = call
             call["function"]["arguments"] += step.fragment
     message: dict[str, Any] = {"role": "assistant", "content": text}
+    reasoning = "".join(step.text for step in case.steps if isinstance(step, Thought))
+    if reasoning:
+        message["reasoning_content"] = reasoning
     if calls:
         message["tool_calls"] = [call for _, call in sorted(calls.items())]
         if not text:

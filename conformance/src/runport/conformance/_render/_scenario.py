@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from runport.conformance._cases import Call, Case, Text
+from runport.conformance._cases import Call, Case, Text, Thought
 from runport.core import Scenario, parse_scenario
 
 __all__ = ["render_scenario"]
@@ -19,6 +19,12 @@ def _scenario_events(case: Case) -> list[dict[str, Any]]:
     for step in case.steps:
         if isinstance(step, Text):
             events.append({"kind": "delta", "text": step.text})
+        elif isinstance(step, Thought):
+            if step.redacted is None and step.text:  # the mock has no empty reasoning_delta
+                thought: dict[str, Any] = {"kind": "reasoning_delta", "text": step.text}
+                if step.signature is not None:
+                    thought["signature"] = step.signature
+                events.append(thought)
         elif isinstance(step, Call):
             event: dict[str, Any] = {
                 "kind": "tool_call_delta",
