@@ -24,13 +24,13 @@ from openai_upstream import (
 )
 from provider_checks import make_request, run_streamed
 
-from runport.contracts import ErrorCode, Message, ToolCall, Usage
+from runport.contracts import ErrorCode, Message, ReasoningDelta, ReasoningPart, ToolCall, Usage
 from runport.core import strict_schema
 from runport.openai import OpenAIChatAdapter
 from runport.ports import PortError
 
 
-def test_content_as_typed_parts_keeps_only_the_text_parts(
+def test_content_as_typed_parts_keeps_text_parts_as_the_answer_and_thinking_as_reasoning(
     upstream: LoopbackUpstream, adapter: OpenAIChatAdapter
 ) -> None:
     thinking = {"type": "thinking", "thinking": [{"type": "text", "text": "let me think"}]}
@@ -66,9 +66,16 @@ def test_content_as_typed_parts_keeps_only_the_text_parts(
     )
     outcome = run_streamed(adapter, make_request())
     assert outcome.deltas == ["The answer", " is 4."]
+    reasoning = [e.text for e in outcome.events if isinstance(e, ReasoningDelta)]
+    assert reasoning == ["let me think", "let me think"]  # Mistral's thinking parts
     assert outcome.receipt is not None
     assert outcome.receipt.text == "The answer is 4."
-    assert adapter.execute(make_request()).text == "The answer is 4."
+    assert [part.text for part in outcome.receipt.reasoning or []] == ["let me thinklet me think"]
+    unstreamed = adapter.execute(make_request())
+    assert unstreamed.text == "The answer is 4."
+    assert unstreamed.reasoning == [
+        ReasoningPart(text="let me think", provider_metadata={"openai": {"field": "thinking"}})
+    ]
 
 
 def test_a_usage_chunk_and_a_repeated_finish_reason_after_finish_are_allowed(

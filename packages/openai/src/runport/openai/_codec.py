@@ -25,7 +25,7 @@ from runport.http import (
 )
 from runport.openai._chunks import ChunkAssembly
 from runport.openai._errors import error_frame, error_message, invalid
-from runport.openai._request import ResponseFormatMode, request_body
+from runport.openai._request import ReasoningField, ResponseFormatMode, request_body
 from runport.ports import PortError, distribution_version
 
 DESCRIPTOR = AdapterDescriptor(
@@ -43,7 +43,12 @@ class ChatCompletionsCodec(JSONAPICodec):
     finish reason)."""
 
     def __init__(
-        self, *, model: str, api_key: str | None, response_format_mode: ResponseFormatMode
+        self,
+        *,
+        model: str,
+        api_key: str | None,
+        response_format_mode: ResponseFormatMode,
+        send_reasoning_as: ReasoningField | None = None,
     ) -> None:
         super().__init__(
             DESCRIPTOR,
@@ -54,6 +59,7 @@ class ChatCompletionsCodec(JSONAPICodec):
             decoders=(_ChunkStream, _Completion),
         )
         self.response_format_mode: ResponseFormatMode = response_format_mode
+        self.send_reasoning_as: ReasoningField | None = send_reasoning_as
 
     def encode(self, request: ExecutionRequest, *, stream: bool) -> HTTPRequest:
         body = request_body(
@@ -61,6 +67,7 @@ class ChatCompletionsCodec(JSONAPICodec):
             model=self.model,
             stream=stream,
             response_format_mode=self.response_format_mode,
+            send_reasoning_as=self.send_reasoning_as,
         )
         return HTTPRequest(
             "POST",
