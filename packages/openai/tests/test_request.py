@@ -125,7 +125,7 @@ def test_history_with_tool_calls_and_results() -> None:
     assert body["messages"][3] == {"role": "tool", "content": '{"temp": 3}', "tool_call_id": "c1"}
 
 
-# --- reasoning sent back (adr/0030-reasoning-sent-back-per-dialect.md) ----------------------
+# --- reasoning sent back (adr/0031-reasoning-sent-back-per-dialect.md) ----------------------
 
 DETAILS = [
     {"type": "reasoning.text", "text": "Look it up.", "signature": "sig-1", "index": 0},

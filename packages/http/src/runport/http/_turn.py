@@ -213,20 +213,16 @@ class TurnBuilder:
 
     def reasoning_event(self, piece: str) -> ReasoningDelta:
         """``reasoning`` for a non-empty piece, its event returned rather than appended."""
-        if not self._reasoning:
+        blocks = self._reasoning
+        if not blocks:
             self.open_reasoning()
         event = _new(ReasoningDelta)
         _set(event, "__dict__", {"kind": "ReasoningDelta", "text": piece})
         _set(event, "__pydantic_fields_set__", _TEXT_FIELDS)
         _set(event, "__pydantic_extra__", None)
         _set(event, "__pydantic_private__", None)
-        self._reasoning[-1].text.add(piece)
+        blocks[-1].text.add(piece)
         return event
-
-    @property
-    def reasoning_open(self) -> bool:
-        """Whether a reasoning block has begun (so ``reasoning`` adds to it)."""
-        return bool(self._reasoning)
 
     def reasoning_metadata(self, metadata: dict[str, JsonValue]) -> None:
         """Merge what the provider wants back into the current block (a signature that

@@ -89,7 +89,7 @@ class OpenAIChatAdapter(ChatCompletionsKeywords[httpx.Client], HTTPAdapter):
     ``thinking`` parts) is streamed as ``ReasoningDelta`` and kept in ``receipt.reasoning``;
     an assistant message's reasoning goes back as OpenRouter's ``reasoning_details`` when it
     has them, and as text only in the field ``send_reasoning_as`` names (by default none:
-    adr/0030-reasoning-sent-back-per-dialect.md).
+    adr/0031-reasoning-sent-back-per-dialect.md).
 
     The completion marker is ``data: [DONE]``; a body that ends cleanly after a finish reason
     is whole too. A finish reason alone is not the marker (servers put one on every chunk):

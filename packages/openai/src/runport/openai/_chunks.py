@@ -23,7 +23,7 @@ typed content parts)."""
 
 OPENROUTER = "openrouter"
 """``{"openrouter": {"reasoning_details": [...]}}``: OpenRouter's entries, sent back as they
-came (adr/0030-reasoning-sent-back-per-dialect.md)."""
+came (adr/0031-reasoning-sent-back-per-dialect.md)."""
 
 DETAILS = "reasoning_details"
 
@@ -137,6 +137,16 @@ class ChunkAssembly:
             return None
         size = len(delta)
         content = delta.get("content")
+        if size == 2:
+            # DeepSeek's reasoning shape, beside a null (or empty) ``content``.
+            opened = self._field is not None
+            if (content is None or content == "") and "content" in delta and opened:
+                piece = delta.get("reasoning_content")
+                if piece is None:
+                    piece = delta.get("reasoning")
+                if type(piece) is str and piece:
+                    return self.turn.reasoning_event(piece)
+            return None
         if size == 1:
             if content:
                 if type(content) is not str:
@@ -144,7 +154,14 @@ class ChunkAssembly:
                 return self.turn.text_event(content)
             calls = delta.get("tool_calls")
             if calls is None:
-                return self._single_reasoning(delta)
+                if self._field is None:
+                    return None  # the turn's first piece opens its block: the long way
+                piece = delta.get("reasoning_content")
+                if piece is None:
+                    piece = delta.get("reasoning")
+                if type(piece) is str and piece:
+                    return self.turn.reasoning_event(piece)
+                return None
             if type(calls) is not list or len(calls) != 1:
                 return None
             fragment = calls[0]
@@ -158,19 +175,6 @@ class ChunkAssembly:
             if type(arguments) is not str or not arguments:
                 return None
             return self.turn.arguments_event(index, arguments)
-        if size == 2 and (content is None or content == "") and "content" in delta:
-            return self._single_reasoning(delta)
-        return None
-
-    def _single_reasoning(self, delta: dict[str, Any]) -> StreamEvent | None:
-        if self._field is None:
-            return None  # the turn's first piece opens its block: the long way
-        for field in _REASONING_FIELDS:
-            piece = delta.get(field)
-            if piece is not None:
-                if type(piece) is not str or not piece:
-                    return None
-                return self.turn.reasoning_event(piece)
         return None
 
     # -- a whole completion --------------------------------------------------------------------

@@ -34,7 +34,7 @@ ReasoningField = Literal["reasoning_content", "reasoning"]
 it (``send_reasoning_as``): DeepSeek's thinking mode wants ``reasoning_content`` back on a
 tool-call turn. By default no reasoning text is sent back: DeepSeek's ``deepseek-reasoner``
 answers 400 to a ``reasoning_content`` in its input, and a server that knows no such field
-may refuse it (adr/0030-reasoning-sent-back-per-dialect.md)."""
+may refuse it (adr/0031-reasoning-sent-back-per-dialect.md)."""
 
 REASONING_FIELDS: tuple[ReasoningField, ...] = ("reasoning_content", "reasoning")
 
@@ -106,7 +106,7 @@ def _message(message: Message, send_reasoning_as: ReasoningField | None) -> dict
 def _reasoning_back(
     wire: dict[str, Any], parts: list[ReasoningPart], send_reasoning_as: ReasoningField | None
 ) -> None:
-    """An assistant turn's reasoning, as each dialect takes it back (ADR 0030): OpenRouter's
+    """An assistant turn's reasoning, as each dialect takes it back (ADR 0031): OpenRouter's
     ``reasoning_details`` entries always, as they came (OpenRouter asks for them; they exist
     only where it sent them); the reasoning text only in the field ``send_reasoning_as``
     names, when one is named."""
