@@ -20,7 +20,6 @@ from runport.http import (
     JSONTurnDecoder,
     SSEDecoder,
     SSETurnDecoder,
-    TurnBuilder,
     encode_json,
 )
 from runport.openai._chunks import ChunkAssembly
@@ -88,12 +87,12 @@ class _ChunkStream(SSETurnDecoder):
     before the marker."""
 
     marker = "[DONE]"
+    empty_arguments = ""  # a call whose arguments never came keeps the empty text it had
 
     def __init__(
         self, request: ExecutionRequest, secrets: tuple[str, ...], descriptor: AdapterDescriptor
     ) -> None:
         super().__init__(request, descriptor)
-        self.turn = TurnBuilder(empty_arguments="")
         self._chunks = ChunkAssembly(self.turn, secrets)
         self._secrets = secrets
         self._frames = SSEDecoder()
@@ -163,11 +162,12 @@ class _ChunkStream(SSETurnDecoder):
 class _Completion(JSONTurnDecoder):
     """One ``chat.completion`` JSON body, read when it has all arrived."""
 
+    empty_arguments = ""
+
     def __init__(
         self, request: ExecutionRequest, secrets: tuple[str, ...], descriptor: AdapterDescriptor
     ) -> None:
         super().__init__(request, descriptor)
-        self.turn = TurnBuilder(empty_arguments="")
         self._chunks = ChunkAssembly(self.turn, secrets)
 
     def body(self, data: bytes) -> bool:
