@@ -14,8 +14,11 @@ network, so only the consumer's own work is measured):
 Workloads (benchmarks/README.md / issue 3): 20,000 text deltas; 20,000 fragments of 3 interleaved
 tool
 calls; 2,000 text deltas of 4 KiB (about 8.9 MB of body, past the default 8 MiB bound, so
-``max_response_bytes`` is raised for it). Reads are 64 KiB, as httpcore's socket reads are;
-``--frame-reads`` serves one SSE frame per read instead, as a slow live stream arrives.
+``max_response_bytes`` is raised for it); 20,000 reasoning deltas then 2,000 text deltas (issue
+23), in DeepSeek's shape (``{"content": null, "reasoning_content": …}``), whose per-delta cost
+is also given as a multiple of the text workload's. Reads are 64 KiB, as httpcore's socket
+reads are; ``--frame-reads`` serves one SSE frame per read instead, as a slow live stream
+arrives.
 
 Times are the process's CPU time (``time.process_time``), not wall time: on a shared machine
 another process's work lands in wall time but not here. Repetitions are interleaved (each
@@ -81,6 +84,15 @@ def text_frame(text: str) -> bytes:
     )
 
 
+def reasoning_frame(text: str) -> bytes:
+    reasoning = json.dumps(text)
+    return frame(
+        '[{"index":0,"delta":{"content":null,"reasoning_content":'
+        + reasoning
+        + '},"logprobs":null,"finish_reason":null}]'
+    )
+
+
 def tail() -> bytes:
     finish = frame('[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]')
     usage = frame('[],"usage":{"prompt_tokens":12,"completion_tokens":34,"total_tokens":46}')
@@ -122,6 +134,27 @@ def tool_workload(count: int) -> Workload:
     return Workload("3 interleaved tool calls", body, count, size, 8 * 1024 * 1024)
 
 
+def reasoning_workload(thoughts: int, answers: int) -> Workload:
+    frames = [frame('[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]')]
+    size = 0
+    for number in range(thoughts):
+        text = WORDS[number % len(WORDS)]
+        size += len(text.encode())
+        frames.append(reasoning_frame(text))
+    for number in range(answers):
+        text = WORDS[number % len(WORDS)]
+        size += len(text.encode())
+        frames.append(text_frame(text))
+    body = b"".join(frames) + tail()
+    return Workload(
+        "20,000 reasoning + 2,000 text deltas",
+        body,
+        thoughts + answers,
+        size,
+        max(len(body) * 2, 8 * 1024 * 1024),
+    )
+
+
 WORDS = ["The", " quick", " brown", " fox", " jumps", " over", " the", " lazy", " dog", "."]
 
 
@@ -131,6 +164,7 @@ def workloads() -> list[Workload]:
         text_workload("20,000 text deltas", 20_000, lambda n: WORDS[n % len(WORDS)]),
         tool_workload(20_000),
         text_workload("2,000 deltas of 4 KiB", 2_000, lambda n: kib[n % 16 :] + kib[: n % 16]),
+        reasoning_workload(20_000, 2_000),
     ]
 
 
@@ -193,11 +227,16 @@ def run_adapter(client: httpx.Client, workload: Workload) -> int:
 def run_sdk(client: httpx.Client, workload: Workload) -> int:
     sdk = openai.OpenAI(api_key="unused", base_url=BASE_URL, http_client=client, max_retries=0)
     text: list[str] = []
+    reasoning: list[str] = []
     calls: dict[int, list[str]] = {}
     count = 0
     stream = sdk.chat.completions.create(model="m", messages=REQUEST_MESSAGES, stream=True)  # type: ignore[arg-type]
     for chunk in stream:
         for choice in chunk.choices:
+            thought = getattr(choice.delta, "reasoning_content", None)  # an extra field
+            if thought:
+                reasoning.append(thought)
+                count += 1
             if choice.delta.content:
                 text.append(choice.delta.content)
                 count += 1
@@ -303,6 +342,7 @@ def main() -> None:
         + " | adapter ÷ floor | sdk ÷ floor | adapter peak | ÷ output |"
     )
     print("|---" * (len(names) + 5) + "|")
+    per_delta: dict[str, float] = {}
     for workload in workloads():
         for name in names:  # warm-up, and a check that every contender saw every delta
             counted = CONTENDERS[name](
@@ -315,6 +355,7 @@ def main() -> None:
             for name in names:
                 samples[name].append(timed(CONTENDERS[name], workload, reads))
         micros = {name: statistics.median(samples[name]) / workload.deltas * 1e6 for name in names}
+        per_delta[workload.name] = micros["adapter"]
         memory = peak(run_adapter, workload, reads)
         cells = " | ".join(f"{micros[name]:.2f}" for name in names)
         print(
@@ -322,6 +363,9 @@ def main() -> None:
             f"{micros['sdk'] / micros['floor']:.1f}× | {memory / 2**20:.1f} MiB | "
             f"{memory / workload.output_bytes:.2f}× |"
         )
+    text, mixed = per_delta["20,000 text deltas"], per_delta["20,000 reasoning + 2,000 text deltas"]
+    print()
+    print(f"adapter, reasoning workload ÷ text workload per delta: {mixed / text:.2f}×")
 
 
 if __name__ == "__main__":

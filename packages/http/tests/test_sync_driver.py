@@ -4,7 +4,9 @@ the layer answers for, each ending in one coded failure with the upstream closed
 from __future__ import annotations
 
 import gzip
+import logging
 import threading
+import time
 import tracemalloc
 from collections.abc import Iterator
 
@@ -16,6 +18,7 @@ from http_faults import (
     Connection,
     FaultServer,
     LineCodec,
+    LineDecoder,
     endless,
     fixed_reply,
     frames,
@@ -24,8 +27,14 @@ from http_faults import (
     sse_reply,
 )
 
-from runport.contracts import Complete, Delta, ErrorCode, Failed, StreamEvent
-from runport.http import MAX_RETRY_AFTER_MS, PROVIDER_TEXT_LIMIT, AsyncHTTPAdapter, HTTPAdapter
+from runport.contracts import Complete, Delta, ErrorCode, ExecutionRequest, Failed, StreamEvent
+from runport.http import (
+    MAX_RETRY_AFTER_MS,
+    PROVIDER_TEXT_LIMIT,
+    AsyncHTTPAdapter,
+    HTTPAdapter,
+    ResponseDecoder,
+)
 from runport.ports import PortError
 
 READ_TIMEOUT = 0.5
@@ -261,6 +270,48 @@ def test_a_body_that_ends_before_its_marker_is_truncation(client: httpx.Client) 
         assert error is not None
         assert error.code == ErrorCode.RUNTIME_STREAM_TRUNCATED
         assert [e.text for e in events if isinstance(e, Delta)] == ["partial"]
+    finally:
+        server.close()
+
+
+class _SoftEndDecoder(LineDecoder):
+    """``data: [END]`` makes the answer whole but, unlike ``LineDecoder``'s, says the rest of
+    the body still matters (as a Gemini ``finishReason`` does: usage may follow)."""
+
+    def feed(self, data: bytes) -> list[StreamEvent]:
+        events = super().feed(data)
+        self.finished = False
+        return events
+
+
+class _SoftEndCodec(LineCodec):
+    def decoder(
+        self, request: ExecutionRequest, *, stream: bool, media_type: str
+    ) -> ResponseDecoder:
+        return _SoftEndDecoder(request, sse=True)
+
+
+def test_a_transport_failure_after_the_answer_was_complete_is_a_warning_and_keeps_it(
+    client: httpx.Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    def answer_then_stall(connection: Connection, request: bytes) -> bool:
+        connection.write(head("200 OK", SSE))
+        connection.chunk(b"data: whole\n\ndata: [END]\n\n")
+        time.sleep(READ_TIMEOUT * 3)  # past the read timeout
+        return False
+
+    server = FaultServer([answer_then_stall])
+    try:
+        adapter = HTTPAdapter(_SoftEndCodec(), base_url=server.base_url, http_client=client)
+        with caplog.at_level(logging.WARNING, logger="runport"):
+            events, error = streamed(adapter)
+        assert error is None
+        assert [e.text for e in events if isinstance(e, Delta)] == ["whole"]
+        [record] = [r for r in caplog.records if r.name == "runport.http"]
+        assert record.levelno == logging.WARNING
+        assert record.getMessage().endswith(
+            "the transport failed after the answer was complete (ReadTimeout); keeping it"
+        )
     finally:
         server.close()
 

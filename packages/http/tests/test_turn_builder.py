@@ -196,3 +196,64 @@ def test_a_text_pieces_event_is_the_model_validation_would_make(pieces: list[str
         assert event.model_fields_set == made.model_fields_set
         assert event.model_dump_json() == made.model_dump_json()
         assert hash(event) == hash(made)
+
+
+# --- what chat completions needs of the one assembler -----------------------------------------
+
+
+def test_calls_numbered_by_the_protocol_are_listed_by_number_in_any_order() -> None:
+    turn = TurnBuilder(empty_arguments="")
+    turn.open_call("h", "c", index=2, arguments="[3")
+    turn.open_call("f", None, index=0)
+    turn.call_arguments(2, "]")
+    receipt = turn.receipt(make_request(), ADAPTER)
+    assert receipt.tool_calls == [
+        ToolCall(call_id="call_0", name="f", arguments=""),  # what the server sent: nothing
+        ToolCall(call_id="c", name="h", arguments=[3]),
+    ]
+    assert [(e.index, e.arguments_fragment) for e in turn.events] == [(2, "[3"), (0, ""), (2, "]")]
+    with pytest.raises(PortError, match="tool call 2 was announced twice") as raised:
+        turn.open_call("g", None, index=2)
+    assert raised.value.code == ErrorCode.RUNTIME_INVALID_RESPONSE
+
+
+@settings(deadline=None)
+@given(
+    ops=st.lists(
+        st.tuples(st.sampled_from(["text", "reasoning", "args"]), st.text(min_size=1, max_size=4)),
+        max_size=12,
+    )
+)
+def test_the_returning_variants_are_the_appending_ones(ops: list[tuple[str, str]]) -> None:
+    """``text_event``/``reasoning_event``/``arguments_event`` assemble what ``text``/
+    ``reasoning``/``call_arguments`` do, and return the event they would have appended."""
+    appended, returned = TurnBuilder(), TurnBuilder()
+    for turn in (appended, returned):
+        turn.open_call("f", "c1")
+    for kind, piece in ops:
+        if kind == "text":
+            appended.text(piece)
+            returned.events.append(returned.text_event(piece))
+        elif kind == "reasoning":
+            appended.reasoning(piece)
+            returned.events.append(returned.reasoning_event(piece))
+        else:
+            appended.call_arguments(0, piece)
+            event = returned.arguments_event(0, piece)
+            assert event is not None
+            returned.events.append(event)
+    assert returned.events == appended.events
+    for a, b in zip(returned.events, appended.events, strict=True):
+        assert a.model_dump_json() == b.model_dump_json()
+    request = make_request()
+    assert returned.receipt(request, ADAPTER) == appended.receipt(request, ADAPTER)
+    assert returned.arguments_event(5, "x") is None  # no such call: nothing assembled
+
+
+def test_the_last_finish_reason_set_stands() -> None:
+    turn = TurnBuilder()
+    turn.finish_reason = "tool_calls"
+    turn.text("more")  # content after a finish reason is kept
+    turn.finish_reason = "stop"
+    receipt = turn.receipt(make_request(), ADAPTER)
+    assert (receipt.text, receipt.finish_reason) == ("more", "stop")

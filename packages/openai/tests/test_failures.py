@@ -218,10 +218,35 @@ def test_a_dropped_connection_before_the_marker_is_unavailable(
 
 
 @pytest.mark.parametrize("misbehaviour", [Cut(), Reset()], ids=["cut", "reset"])
-def test_a_dropped_connection_after_finish_reason_completes(
+def test_a_dropped_connection_after_finish_reason_before_done_is_unavailable(
     upstream: LoopbackUpstream, adapter: OpenAIChatAdapter, misbehaviour: Cut | Reset
 ) -> None:
+    """A finish reason is not the completion marker (servers put one on every chunk): only
+    ``[DONE]`` proves the answer whole, so a connection lost before it fails."""
     upstream.queue(Reply([sse([text_chunk("done"), finish_chunk()], done=False), misbehaviour]))
+    deltas, error = streamed_failure(adapter)
+    assert deltas == ["done"]
+    assert error.code == ErrorCode.RUNTIME_UNAVAILABLE
+
+
+@pytest.mark.parametrize("misbehaviour", [Cut(), Reset()], ids=["cut", "reset"])
+def test_a_dropped_connection_mid_stream_with_finish_reason_on_every_chunk_fails(
+    upstream: LoopbackUpstream, adapter: OpenAIChatAdapter, misbehaviour: Cut | Reset
+) -> None:
+    """Z.ai's GLM-4.5 shape: were a finish reason the marker, a stream cut here would pass
+    off its first half as the whole answer."""
+    frames = [chunk({"content": piece}, finish="stop") for piece in ("The answer", " is")]
+    upstream.queue(Reply([sse(frames, done=False), misbehaviour]))
+    deltas, error = streamed_failure(adapter)
+    assert deltas == ["The answer", " is"]
+    assert error.code == ErrorCode.RUNTIME_UNAVAILABLE
+
+
+@pytest.mark.parametrize("misbehaviour", [Cut(), Reset()], ids=["cut", "reset"])
+def test_a_dropped_connection_after_done_completes(
+    upstream: LoopbackUpstream, adapter: OpenAIChatAdapter, misbehaviour: Cut | Reset
+) -> None:
+    upstream.queue(Reply([sse([text_chunk("done"), finish_chunk()], done=True), misbehaviour]))
     outcome = run_streamed(adapter, make_request())
     assert outcome.receipt is not None
     assert outcome.receipt.text == "done"

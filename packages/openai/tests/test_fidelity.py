@@ -24,13 +24,13 @@ from openai_upstream import (
 )
 from provider_checks import make_request, run_streamed
 
-from runport.contracts import ErrorCode, Message, Usage
+from runport.contracts import ErrorCode, Message, ReasoningDelta, ReasoningPart, ToolCall, Usage
 from runport.core import strict_schema
 from runport.openai import OpenAIChatAdapter
 from runport.ports import PortError
 
 
-def test_content_as_typed_parts_keeps_only_the_text_parts(
+def test_content_as_typed_parts_keeps_text_parts_as_the_answer_and_thinking_as_reasoning(
     upstream: LoopbackUpstream, adapter: OpenAIChatAdapter
 ) -> None:
     thinking = {"type": "thinking", "thinking": [{"type": "text", "text": "let me think"}]}
@@ -66,9 +66,16 @@ def test_content_as_typed_parts_keeps_only_the_text_parts(
     )
     outcome = run_streamed(adapter, make_request())
     assert outcome.deltas == ["The answer", " is 4."]
+    reasoning = [e.text for e in outcome.events if isinstance(e, ReasoningDelta)]
+    assert reasoning == ["let me think", "let me think"]  # Mistral's thinking parts
     assert outcome.receipt is not None
     assert outcome.receipt.text == "The answer is 4."
-    assert adapter.execute(make_request()).text == "The answer is 4."
+    assert [part.text for part in outcome.receipt.reasoning or []] == ["let me thinklet me think"]
+    unstreamed = adapter.execute(make_request())
+    assert unstreamed.text == "The answer is 4."
+    assert unstreamed.reasoning == [
+        ReasoningPart(text="let me think", provider_metadata={"openai": {"field": "thinking"}})
+    ]
 
 
 def test_a_usage_chunk_and_a_repeated_finish_reason_after_finish_are_allowed(
@@ -81,7 +88,7 @@ def test_a_usage_chunk_and_a_repeated_finish_reason_after_finish_are_allowed(
     )
     outcome = run_streamed(adapter, make_request())
     assert outcome.receipt is not None
-    assert outcome.receipt.finish_reason == "length"  # the first one stands
+    assert outcome.receipt.finish_reason == "stop"  # the last one stands
     assert outcome.receipt.usage == Usage(input_tokens=7, output_tokens=3)
 
 
@@ -90,15 +97,90 @@ def test_a_usage_chunk_and_a_repeated_finish_reason_after_finish_are_allowed(
     [text_chunk("more"), tool_chunk(0, call_id="c", name="f", arguments="{}")],
     ids=["text", "tool call"],
 )
-def test_content_after_finish_reason_is_refused(
+def test_content_after_finish_reason_is_kept(
     upstream: LoopbackUpstream, adapter: OpenAIChatAdapter, late: dict[str, Any]
 ) -> None:
+    """A finish reason is not a completion marker (SPEC §19): what follows it before
+    ``[DONE]`` is part of the answer."""
     upstream.queue(Reply([sse([text_chunk("done"), finish_chunk(), late])]))
     outcome = run_streamed(adapter, make_request())
-    assert outcome.error is not None
-    assert outcome.error.code == ErrorCode.RUNTIME_INVALID_RESPONSE
-    assert "after finish_reason" in outcome.error.message
-    assert outcome.deltas == ["done"]
+    assert outcome.receipt is not None
+    assert outcome.receipt.finish_reason == "stop"
+    if late is not None and "tool_calls" in late["choices"][0]["delta"]:
+        assert outcome.receipt.tool_calls == [ToolCall(call_id="c", name="f", arguments={})]
+        assert outcome.receipt.text == "done"
+    else:
+        assert outcome.receipt.text == "donemore"
+
+
+def _glm_chunk(delta: dict[str, Any]) -> dict[str, Any]:
+    """Z.ai GLM-4.5's shape (direct and through OpenRouter): ``finish_reason: "tool_calls"``
+    on every chunk, those carrying the calls included."""
+    return chunk(delta, finish="tool_calls")
+
+
+GLM_FRAMES = [
+    _glm_chunk({"role": "assistant", "content": ""}),
+    _glm_chunk(
+        {
+            "tool_calls": [
+                {
+                    "index": 0,
+                    "id": "call_-8e1a",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city": '},
+                }
+            ]
+        }
+    ),
+    _glm_chunk({"tool_calls": [{"index": 0, "function": {"arguments": '"Oslo"}'}}]}),
+    _glm_chunk(
+        {
+            "tool_calls": [
+                {
+                    "index": 1,
+                    "id": "call_-8e1b",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city": "Bergen"}'},
+                }
+            ]
+        }
+    ),
+    {**_glm_chunk({}), "usage": {"prompt_tokens": 12, "completion_tokens": 30}},
+]
+
+
+def test_finish_reason_on_every_chunk_with_the_tool_calls_assembles_the_calls(
+    upstream: LoopbackUpstream, adapter: OpenAIChatAdapter
+) -> None:
+    upstream.queue(
+        Reply([sse(GLM_FRAMES)]),
+        Reply.json(
+            completion(
+                None,
+                [
+                    ("call_-8e1a", "get_weather", '{"city": "Oslo"}'),
+                    ("call_-8e1b", "get_weather", '{"city": "Bergen"}'),
+                ],
+                finish="tool_calls",
+                usage=(12, 30),
+            )
+        ),
+    )
+    calls = [
+        ToolCall(call_id="call_-8e1a", name="get_weather", arguments={"city": "Oslo"}),
+        ToolCall(call_id="call_-8e1b", name="get_weather", arguments={"city": "Bergen"}),
+    ]
+    outcome = run_streamed(adapter, make_request())
+    assert outcome.receipt is not None
+    assert outcome.receipt.tool_calls == calls
+    assert outcome.receipt.finish_reason == "tool_calls"
+    assert [d.arguments_fragment for d in outcome.tool_deltas] == [
+        '{"city": ',
+        '"Oslo"}',
+        '{"city": "Bergen"}',
+    ]
+    assert adapter.execute(make_request()) == outcome.receipt  # law 2
 
 
 def _deep(depth: int) -> str:

@@ -25,6 +25,7 @@ from openai_upstream import (
 )
 from provider_checks import make_request
 
+from runport.contracts import ErrorCode
 from runport.openai import AsyncOpenAIChatAdapter, OpenAIChatAdapter, create_adapter
 from runport.ports import PortError
 
@@ -77,20 +78,19 @@ def test_an_unstreamed_error_status_and_a_refused_connection_are_logged(
     )
 
 
-def test_a_reset_after_the_answer_was_complete_is_a_warning(
+def test_a_reset_after_finish_reason_but_before_done_keeps_nothing(
     upstream: LoopbackUpstream, adapter: OpenAIChatAdapter, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """A finish reason is not the completion marker (servers put one on every chunk): the
+    answer is not kept, and no warning says it was (the driver's warning for a transport
+    failure after the marker is tested in runport-http's tests)."""
     upstream.queue(
         Reply([sse([text_chunk("hi"), finish_chunk(), usage_chunk()], done=False), Reset()])
     )
-    with caplog.at_level(logging.WARNING, logger="runport"):
-        receipt = adapter.execute_streaming(make_request(), lambda event: None)
-    assert receipt.text == "hi"
-    [(name, level, message)] = wire(caplog)
-    assert (name, level) == ("runport.http", logging.WARNING)
-    assert message.endswith(
-        "the transport failed after the answer was complete (ReadError); keeping it"
-    )
+    with caplog.at_level(logging.WARNING, logger="runport"), pytest.raises(PortError) as raised:
+        adapter.execute_streaming(make_request(), lambda event: None)
+    assert raised.value.code == ErrorCode.RUNTIME_UNAVAILABLE
+    assert wire(caplog) == []
 
 
 def test_create_adapter_says_where_it_goes_but_not_with_what(

@@ -15,7 +15,7 @@ from openai_upstream import (
 )
 from provider_checks import WEATHER, make_request
 
-from runport.contracts import Message, ToolCall
+from runport.contracts import Message, ReasoningPart, ToolCall
 from runport.openai import DEFAULT_TIMEOUT, OpenAIChatAdapter, create_adapter
 from runport.openai._codec import ChatCompletionsCodec
 
@@ -125,6 +125,78 @@ def test_history_with_tool_calls_and_results() -> None:
     assert body["messages"][3] == {"role": "tool", "content": '{"temp": 3}', "tool_call_id": "c1"}
 
 
+# --- reasoning sent back (adr/0031-reasoning-sent-back-per-dialect.md) ----------------------
+
+DETAILS = [
+    {"type": "reasoning.text", "text": "Look it up.", "signature": "sig-1", "index": 0},
+    {"type": "reasoning.encrypted", "data": "gAAAA-opaque", "index": 1},
+]
+
+
+def _history(*parts: ReasoningPart) -> list[Message]:
+    return [
+        Message(role="user", content="Weather in Oslo?"),
+        Message(
+            role="assistant",
+            content="",
+            tool_calls=[ToolCall(call_id="c1", name="get_weather", arguments={"city": "Oslo"})],
+            reasoning=list(parts),
+        ),
+        Message(role="tool", content='{"temp": 3}', tool_call_id="c1"),
+    ]
+
+
+def test_reasoning_content_is_not_sent_back_by_default() -> None:
+    """DeepSeek's reasoner answers 400 to ``reasoning_content`` in its input."""
+    part = ReasoningPart(
+        text="The user wants Oslo.", provider_metadata={"openai": {"field": "reasoning_content"}}
+    )
+    assistant = sent_body({"messages": _history(part)})["messages"][1]
+    assert set(assistant) == {"role", "content", "tool_calls"}
+
+
+def test_openrouter_reasoning_details_go_back_as_they_came() -> None:
+    part = ReasoningPart(
+        text="Look it up.",
+        provider_metadata={
+            "openai": {"field": "reasoning"},
+            "openrouter": {"reasoning_details": DETAILS},
+        },
+    )
+    assistant = sent_body({"messages": _history(part)})["messages"][1]
+    assert assistant["reasoning_details"] == DETAILS
+    assert "reasoning" not in assistant
+    assert "reasoning_content" not in assistant
+
+
+@pytest.mark.parametrize("field", ["reasoning_content", "reasoning"])
+def test_send_reasoning_as_names_the_field_the_text_goes_back_in(field: str) -> None:
+    """DeepSeek's thinking mode wants ``reasoning_content`` back on a tool-call turn."""
+    parts = (ReasoningPart(text="First, "), ReasoningPart(text="Oslo."), ReasoningPart(text=""))
+    body = sent_body({"messages": _history(*parts)}, send_reasoning_as=field)
+    assert body["messages"][1][field] == "First, Oslo."
+    assert all(field not in message for message in (body["messages"][0], body["messages"][2]))
+
+
+def test_reasoning_on_a_user_message_is_never_sent() -> None:
+    messages = [Message(role="user", content="hi", reasoning=[ReasoningPart(text="x")])]
+    body = sent_body({"messages": messages}, send_reasoning_as="reasoning_content")
+    assert body["messages"] == [{"role": "user", "content": "hi"}]
+
+
+def test_factory_reads_send_reasoning_as(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RUNPORT_OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("RUNPORT_OPENAI_MODEL", "tiny")
+    monkeypatch.setenv("RUNPORT_OPENAI_SEND_REASONING_AS", "reasoning_content")
+    with create_adapter() as adapter:
+        codec = adapter._codec
+        assert isinstance(codec, ChatCompletionsCodec)
+        assert codec.send_reasoning_as == "reasoning_content"
+    monkeypatch.setenv("RUNPORT_OPENAI_SEND_REASONING_AS", "thoughts")
+    with pytest.raises(ValueError, match="reasoning_content"):
+        create_adapter()
+
+
 def test_no_key_no_authorization_header(upstream: LoopbackUpstream) -> None:
     upstream.queue(Reply.json(completion("ok")))
     with OpenAIChatAdapter(base_url=upstream.base_url + "/", model="m") as adapter:
@@ -145,6 +217,7 @@ def test_no_key_no_authorization_header(upstream: LoopbackUpstream) -> None:
         ({"max_response_bytes": -1}, "max_response_bytes"),
         ({"max_response_bytes": True}, "max_response_bytes"),
         ({"response_format_mode": "xml"}, "json_schema"),
+        ({"send_reasoning_as": "thinking"}, "reasoning_content"),
         ({"api_key": "sk-abc\r\nX-Injected: 1"}, "printable ASCII"),
     ],
 )

@@ -1,4 +1,4 @@
-"""The decoder's shortcut for the usual frame (``TurnAssembler.single_event``) agrees with the
+"""The decoder's shortcut for the usual frame (``ChunkAssembly.single_event``) agrees with the
 long way (``feed_chunk``) on every chunk: the same event, the same receipt, the same failure,
 and a chunk it declines is left for ``feed_chunk`` untouched."""
 
@@ -10,8 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from provider_checks import make_request
 
-from runport.contracts import AdapterDescriptor, Delta, StreamEvent, ToolCallDelta
-from runport.openai._turn import TurnAssembler
+from runport.contracts import AdapterDescriptor, Delta, ReasoningDelta, StreamEvent, ToolCallDelta
+from runport.http import TurnBuilder
+from runport.openai._chunks import ChunkAssembly
 from runport.ports import PortError
 
 REQUEST = make_request({"type": ["object", "array", "string", "number", "boolean", "null"]})
@@ -31,8 +32,27 @@ _fragment = st.fixed_dictionaries(
         "id": st.sampled_from(["a", "b"]),
     },
 )
+_reasoning = st.fixed_dictionaries(
+    {},
+    optional={
+        "content": st.one_of(st.none(), st.just(""), _text),
+        "reasoning_content": _text,
+        "reasoning": _text,
+        "reasoning_details": st.one_of(
+            st.lists(
+                st.fixed_dictionaries(
+                    {"type": st.sampled_from(["reasoning.text", "reasoning.summary"])},
+                    optional={"text": _text, "summary": _text, "index": st.integers(0, 1)},
+                ),
+                max_size=2,
+            ),
+            _odd,
+        ),
+    },
+)
 _delta = st.one_of(
     st.fixed_dictionaries({}, optional={"content": _text, "role": st.just("assistant")}),
+    _reasoning,
     st.fixed_dictionaries({"tool_calls": st.one_of(st.lists(_fragment, max_size=2), _odd)}),
     _odd,
 )
@@ -60,16 +80,18 @@ _chunk = st.one_of(
 
 
 def _outcome(chunks: list[Any], *, shortcut: bool) -> tuple[list[StreamEvent], object]:
-    events: list[StreamEvent] = []
-    turn = TurnAssembler(events.append)
+    turn = TurnBuilder(empty_arguments="")
+    events = turn.events
+    reader = ChunkAssembly(turn)
     try:
         for chunk in chunks:
             if shortcut:
-                event = turn.single_event(chunk)
+                event = reader.single_event(chunk)
                 if event is not None:
                     events.append(event)
                     continue
-            turn.feed_chunk(chunk)
+            reader.feed_chunk(chunk)
+        reader.close()
         return events, turn.receipt(REQUEST, ADAPTER)
     except PortError as error:
         return events, (error.code, error.message)
@@ -82,17 +104,22 @@ def test_the_shortcut_and_the_long_way_agree(chunks: list[Any]) -> None:
 
 
 def test_the_usual_frames_take_the_shortcut() -> None:
-    events: list[StreamEvent] = []
-    turn = TurnAssembler(events.append)
+    turn = ChunkAssembly(TurnBuilder(empty_arguments=""))
     turn.feed_chunk({"choices": [{"delta": {"tool_calls": [
         {"index": 0, "id": "c", "function": {"name": "f", "arguments": ""}}
     ]}}]})  # fmt: skip
+    turn.feed_chunk({"choices": [{"delta": {"reasoning_content": "Hm"}}]})
     text = turn.single_event({"id": "x", "choices": [{"index": 0, "delta": {"content": "Hi"}}]})
     fragment = turn.single_event(
         {"choices": [{"delta": {"tool_calls": [{"index": 0, "function": {"arguments": "{}"}}]}}]}
     )
+    thought = turn.single_event(
+        {"choices": [{"delta": {"content": None, "reasoning_content": "m"}}]}
+    )
     assert text == Delta(text="Hi")
     assert fragment == ToolCallDelta(index=0, call_id="c", name="f", arguments_fragment="{}")
+    assert thought == ReasoningDelta(text="m")
+    assert turn.single_event({"choices": [{"delta": {"reasoning": "m"}}]}) == thought
     assert (
         turn.single_event({"choices": [{"delta": {"content": "x"}, "finish_reason": "stop"}]})
         is None

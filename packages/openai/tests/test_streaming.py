@@ -26,7 +26,7 @@ from openai_upstream import (
 )
 from provider_checks import make_request, run_streamed
 
-from runport.contracts import ToolCall, ToolCallDelta, Usage
+from runport.contracts import ErrorCode, ToolCall, ToolCallDelta, Usage
 from runport.openai import OpenAIChatAdapter
 
 HELLO = [role_chunk(), text_chunk("Hel"), text_chunk("lo"), finish_chunk(), usage_chunk()]
@@ -129,10 +129,21 @@ def test_usage_after_finish_reason_is_read(
     assert outcome.receipt.usage == Usage(input_tokens=7, output_tokens=3)
 
 
-def test_stall_after_finish_reason_still_completes(
+def test_stall_after_finish_reason_before_done_times_out(
     upstream: LoopbackUpstream, adapter: OpenAIChatAdapter
 ) -> None:
+    """A finish reason is not the completion marker: a stall before ``[DONE]`` is a stall."""
     upstream.queue(Reply([sse([text_chunk("hi"), finish_chunk()], done=False), Stall()]))
+    outcome = run_streamed(adapter, make_request())
+    assert outcome.error is not None
+    assert outcome.error.code == ErrorCode.RUNTIME_TIMEOUT
+    upstream.release()
+
+
+def test_stall_after_done_still_completes(
+    upstream: LoopbackUpstream, adapter: OpenAIChatAdapter
+) -> None:
+    upstream.queue(Reply([sse([text_chunk("hi"), finish_chunk()], done=True), Stall()]))
     outcome = run_streamed(adapter, make_request())
     assert outcome.receipt is not None
     assert outcome.receipt.text == "hi"

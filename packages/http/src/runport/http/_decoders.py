@@ -42,14 +42,16 @@ def json_object(data: bytes, what: str) -> dict[str, Any]:
 
 class _TurnDecoder(ResponseDecoder):
     """A decoder whose answer is one ``TurnBuilder``; ``marker`` names the completion marker
-    in the truncation message."""
+    in the truncation message, ``empty_arguments`` is the builder's (what a call whose
+    arguments never came holds)."""
 
     marker = "its completion marker"
+    empty_arguments = "{}"
 
     def __init__(self, request: ExecutionRequest, adapter: AdapterDescriptor) -> None:
         self.request = request
         self.adapter = adapter
-        self.turn = TurnBuilder()
+        self.turn = TurnBuilder(empty_arguments=self.empty_arguments)
         self.complete = False
         self.finished = False
 

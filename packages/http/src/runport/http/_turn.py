@@ -128,13 +128,27 @@ class TurnBuilder:
     """Assembles one turn; the events each call completes are appended to ``events``, a list
     the decoder swaps in per read (so they are delivered before the next read).
 
-    Calls are numbered in announcement order from 0; a call without an upstream id gets
-    ``call_<n>``, counting calls (not content blocks). A call whose arguments never arrive is
-    closed with ``"{}"`` — sent as a fragment too, so events and receipt agree.
+    Calls are numbered in announcement order from 0, unless the protocol numbers them itself
+    (chat completions' ``index``: ``open_call(..., index=n)``, in any order; a codec numbers
+    all its calls or none); the receipt lists them by number. A call without an upstream id
+    gets ``call_<n>``, counting calls (not content blocks). A call whose arguments never
+    arrive is closed with ``empty_arguments`` — ``"{}"`` by default, sent as a fragment too,
+    so events and receipt agree; chat completions passes ``""``, keeping the empty text the
+    server sent (no fragment is owed for it).
+
+    The finish reason is what the codec last set: a finish reason is not a completion marker
+    (servers put one on every chunk, or send content after it), so content after it is kept
+    and the last one stands. What ends a turn is the protocol's completion marker, which the
+    decoder tracks (``complete``); ``TurnBuilder`` takes whatever arrives before it.
+
+    The hot-path variants ``text_event``, ``reasoning_event`` and ``arguments_event`` assemble
+    a piece like ``text``, ``reasoning`` and ``call_arguments`` but return its event instead
+    of appending it to ``events``, for a decoder that yields each frame's one event itself.
     """
 
     __slots__ = (
         "_calls",
+        "_empty_arguments",
         "_reasoning",
         "_text",
         "events",
@@ -143,11 +157,12 @@ class TurnBuilder:
         "usage",
     )
 
-    def __init__(self) -> None:
+    def __init__(self, *, empty_arguments: str = "{}") -> None:
         self.events: list[StreamEvent] = []
         self._text = TextPieces()
         self._reasoning: list[_Reasoning] = []
-        self._calls: list[_Call] = []
+        self._calls: dict[int, _Call] = {}
+        self._empty_arguments = empty_arguments
         self.finish_reason: str | None = None
         self.usage: tuple[int, int] | None = None
         """``(input tokens, output tokens)`` as last reported (made a ``Usage`` only for the
@@ -166,6 +181,16 @@ class TurnBuilder:
             _set(event, "__pydantic_private__", None)
             self.events.append(event)
             self._text.add(piece)
+
+    def text_event(self, piece: str) -> Delta:
+        """``text`` for a non-empty piece, its event returned rather than appended."""
+        event = _new(Delta)
+        _set(event, "__dict__", {"kind": "Delta", "text": piece})
+        _set(event, "__pydantic_fields_set__", _TEXT_FIELDS)
+        _set(event, "__pydantic_extra__", None)
+        _set(event, "__pydantic_private__", None)
+        self._text.add(piece)
+        return event
 
     def open_reasoning(self, metadata: dict[str, JsonValue] | None = None) -> None:
         """A new reasoning block begins (an Anthropic ``thinking`` block, a Responses
@@ -186,6 +211,19 @@ class TurnBuilder:
             self.events.append(event)
             self._reasoning[-1].text.add(piece)
 
+    def reasoning_event(self, piece: str) -> ReasoningDelta:
+        """``reasoning`` for a non-empty piece, its event returned rather than appended."""
+        blocks = self._reasoning
+        if not blocks:
+            self.open_reasoning()
+        event = _new(ReasoningDelta)
+        _set(event, "__dict__", {"kind": "ReasoningDelta", "text": piece})
+        _set(event, "__pydantic_fields_set__", _TEXT_FIELDS)
+        _set(event, "__pydantic_extra__", None)
+        _set(event, "__pydantic_private__", None)
+        blocks[-1].text.add(piece)
+        return event
+
     def reasoning_metadata(self, metadata: dict[str, JsonValue]) -> None:
         """Merge what the provider wants back into the current block (a signature that
         arrives after the text); a block is opened if none is (a signature with no text)."""
@@ -200,15 +238,35 @@ class TurnBuilder:
         self.open_reasoning(metadata)
         self.reasoning(text)
 
-    def open_call(self, name: str, call_id: str | None = None) -> int:
-        """Announce a call (a ``ToolCallDelta`` with an empty fragment); returns its index."""
+    def open_call(
+        self,
+        name: str,
+        call_id: str | None = None,
+        *,
+        index: int | None = None,
+        arguments: str = "",
+    ) -> int:
+        """Announce a call (a ``ToolCallDelta`` whose fragment is ``arguments``, the text that
+        came before the name — empty, in most protocols); returns its index. ``index`` is the
+        protocol's own number for the call, else the next in announcement order."""
         if not name:
             raise PortError(ErrorCode.RUNTIME_INVALID_RESPONSE, "a tool call has no name")
-        index = len(self._calls)
+        if index is None:
+            index = len(self._calls)
+        elif index in self._calls:
+            raise PortError(
+                ErrorCode.RUNTIME_INVALID_RESPONSE, f"tool call {index} was announced twice"
+            )
         announcement = ToolCallDelta(
-            index=index, call_id=call_id or f"call_{index}", name=name, arguments_fragment=""
+            index=index,
+            call_id=call_id or f"call_{index}",
+            name=name,
+            arguments_fragment=arguments,
         )
-        self._calls.append(_Call(announcement))
+        call = _Call(announcement)
+        if arguments:
+            call.arguments.add(arguments)
+        self._calls[index] = call
         self.events.append(announcement)
         return index
 
@@ -231,13 +289,42 @@ class TurnBuilder:
         for a call announced before its arguments (a Gemini signature on a streamed call)."""
         self._calls[index].metadata = metadata
 
+    def arguments_event(self, index: int, fragment: str) -> ToolCallDelta | None:
+        """``call_arguments`` for a non-empty fragment, its event returned rather than
+        appended; ``None`` (nothing assembled) when no open call has that index."""
+        call = self._calls.get(index)
+        if call is None or call.closed:
+            return None
+        call.arguments.add(fragment)
+        event = _new(ToolCallDelta)
+        state = call.announcement.__dict__.copy()
+        state["arguments_fragment"] = fragment
+        _set(event, "__dict__", state)
+        _set(event, "__pydantic_fields_set__", _FRAGMENT_FIELDS)
+        _set(event, "__pydantic_extra__", None)
+        _set(event, "__pydantic_private__", None)
+        return event
+
+    def has_call(self, index: int) -> bool:
+        return index in self._calls
+
+    def call_identity(self, index: int) -> tuple[str, str]:
+        """``(call_id, name)`` of an announced call."""
+        announcement = self._calls[index].announcement
+        return announcement.call_id, announcement.name
+
     def close_call(self, index: int) -> None:
-        """The call is whole: if no arguments arrived, they are ``{}``."""
+        """The call is whole: if no arguments arrived, they are ``empty_arguments``."""
         call = self._calls[index]
         if not call.closed:
             if not call.arguments.count:
-                self.call_arguments(index, "{}")
+                self.call_arguments(index, self._empty_arguments)
             call.closed = True
+
+    def close_calls(self) -> None:
+        """Every call is whole (the protocol's completion marker)."""
+        for index in self._calls:
+            self.close_call(index)
 
     def whole_call(
         self,
@@ -256,11 +343,10 @@ class TurnBuilder:
     def receipt(self, request: ExecutionRequest, adapter: AdapterDescriptor) -> ExecutionReceipt:
         """The turn's receipt. The joined text replaces the pieces, so the turn's text is
         held once, not twice, while the receipt is built."""
-        for index in range(len(self._calls)):
-            self.close_call(index)
+        self.close_calls()
         calls = [
             parsed_tool_call(index, call.call_id, call.name, call.arguments.take(), call.metadata)
-            for index, call in enumerate(self._calls)
+            for index, call in sorted(self._calls.items())
         ]
         return turn_receipt(
             request,

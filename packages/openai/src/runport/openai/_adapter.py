@@ -19,7 +19,12 @@ from runport.http import (
     redact_url,
 )
 from runport.openai._codec import ChatCompletionsCodec
-from runport.openai._request import ResponseFormatMode, as_response_format_mode
+from runport.openai._request import (
+    ReasoningField,
+    ResponseFormatMode,
+    as_reasoning_field,
+    as_response_format_mode,
+)
 from runport.ports import DEFAULT_MAX_RESPONSE_BYTES as _PORT_MAX_RESPONSE_BYTES
 
 DEFAULT_MAX_RESPONSE_BYTES: Final = _PORT_MAX_RESPONSE_BYTES
@@ -31,7 +36,11 @@ seconds to connect. A stream that stalls for a whole read timeout fails as ``TIM
 
 
 def make_codec(
-    *, model: str, api_key: str | None, response_format_mode: ResponseFormatMode
+    *,
+    model: str,
+    api_key: str | None,
+    response_format_mode: ResponseFormatMode,
+    send_reasoning_as: ReasoningField | None = None,
 ) -> ChatCompletionsCodec:
     """The codec both flavours share, with its arguments checked."""
     if not model:
@@ -39,7 +48,10 @@ def make_codec(
     checked_api_key(api_key)
     as_response_format_mode(response_format_mode)
     return ChatCompletionsCodec(
-        model=model, api_key=api_key, response_format_mode=response_format_mode
+        model=model,
+        api_key=api_key,
+        response_format_mode=response_format_mode,
+        send_reasoning_as=as_reasoning_field(send_reasoning_as),
     )
 
 
@@ -53,9 +65,15 @@ class ChatCompletionsKeywords(CodecCarrier[ClientT]):
         model: str,
         api_key: str | None = None,
         response_format_mode: ResponseFormatMode = "json_schema",
+        send_reasoning_as: ReasoningField | None = None,
         **options: Unpack[DriverOptions[ClientT]],
     ) -> None:
-        codec = make_codec(model=model, api_key=api_key, response_format_mode=response_format_mode)
+        codec = make_codec(
+            model=model,
+            api_key=api_key,
+            response_format_mode=response_format_mode,
+            send_reasoning_as=send_reasoning_as,
+        )
         super().__init__(codec, base_url=base_url, **options)
         self._show(base_url.rstrip("/") + "/chat/completions", model)
 
@@ -67,10 +85,17 @@ class OpenAIChatAdapter(ChatCompletionsKeywords[httpx.Client], HTTPAdapter):
     (and ``include_usage``) and forwards every text and tool-call fragment as its SSE frame
     completes. Both feed the same assembler, so they return equal receipts for the same content.
 
-    The completion marker is a non-null ``finish_reason`` or ``data: [DONE]``. After
-    ``finish_reason`` the adapter reads on to ``[DONE]`` or the end of the body for the usage
-    chunk; an end, reset or stall after it still completes. A body that ends before either
-    marker fails as ``TQX_RUNTIME_STREAM_TRUNCATED``; it is never passed off as a short answer.
+    Reasoning (``reasoning_content``, ``reasoning``, ``reasoning_details``, Mistral's
+    ``thinking`` parts) is streamed as ``ReasoningDelta`` and kept in ``receipt.reasoning``;
+    an assistant message's reasoning goes back as OpenRouter's ``reasoning_details`` when it
+    has them, and as text only in the field ``send_reasoning_as`` names (by default none:
+    adr/0031-reasoning-sent-back-per-dialect.md).
+
+    The completion marker is ``data: [DONE]``; a body that ends cleanly after a finish reason
+    is whole too. A finish reason alone is not the marker (servers put one on every chunk):
+    content after it is kept, the last one stands, and a reset or stall before ``[DONE]``
+    fails. A body that ends before the marker fails as ``TQX_RUNTIME_STREAM_TRUNCATED``; it
+    is never passed off as a short answer.
 
     Every call is bounded by ``max_response_bytes`` and by ``deadline`` (seconds, the whole
     call; ``timeout`` is the longest silence). It never retries (docs/streaming-law.md,
@@ -86,13 +111,16 @@ def create_adapter(
     model: str | None = None,
     api_key: str | None = None,
     response_format_mode: str | None = None,
+    send_reasoning_as: str | None = None,
 ) -> OpenAIChatAdapter:
     """The ``runport.adapters`` entry point: ``runport run … --adapter openai``.
 
     Each argument falls back to the environment: ``RUNPORT_OPENAI_BASE_URL``,
-    ``RUNPORT_OPENAI_MODEL``, ``OPENAI_API_KEY`` (optional: local servers need none) and
-    ``RUNPORT_OPENAI_RESPONSE_FORMAT`` (``json_schema``, ``json_object`` or ``none``). There
-    is no default server or model: a run must say where it goes.
+    ``RUNPORT_OPENAI_MODEL``, ``OPENAI_API_KEY`` (optional: local servers need none),
+    ``RUNPORT_OPENAI_RESPONSE_FORMAT`` (``json_schema``, ``json_object`` or ``none``) and
+    ``RUNPORT_OPENAI_SEND_REASONING_AS`` (``reasoning_content`` or ``reasoning``; unset, no
+    reasoning text is sent back). There is no default server or model: a run must say where
+    it goes.
     """
     return _configured(
         OpenAIChatAdapter,
@@ -100,6 +128,7 @@ def create_adapter(
         model=model,
         api_key=api_key,
         response_format_mode=response_format_mode,
+        send_reasoning_as=send_reasoning_as,
     )
 
 
@@ -113,6 +142,7 @@ def create_async_adapter(
     model: str | None = None,
     api_key: str | None = None,
     response_format_mode: str | None = None,
+    send_reasoning_as: str | None = None,
 ) -> AsyncOpenAIChatAdapter:
     """The ``runport.async_adapters`` entry point: ``create_adapter``'s settings, on the
     event loop (``runport mcp``, ``serve`` and ``batch`` run it with no thread hop per
@@ -125,6 +155,7 @@ def create_async_adapter(
         model=model,
         api_key=api_key,
         response_format_mode=response_format_mode,
+        send_reasoning_as=send_reasoning_as,
     )
 
 
@@ -138,6 +169,7 @@ def _configured(
     model: str | None = None,
     api_key: str | None = None,
     response_format_mode: str | None = None,
+    send_reasoning_as: str | None = None,
 ) -> _A:
     base_url, model = from_environment(
         "openai",
@@ -147,11 +179,13 @@ def _configured(
     )
     mode = response_format_mode or os.environ.get("RUNPORT_OPENAI_RESPONSE_FORMAT")
     key = api_key or os.environ.get("OPENAI_API_KEY") or None
+    reasoning = send_reasoning_as or os.environ.get("RUNPORT_OPENAI_SEND_REASONING_AS")
     adapter = kind(
         base_url=base_url,
         model=model,
         api_key=key,
         response_format_mode=as_response_format_mode(mode or "json_schema"),
+        send_reasoning_as=as_reasoning_field(reasoning),
     )
     logging.getLogger("runport.openai").info(
         "openai adapter: %s, model %s, %s",

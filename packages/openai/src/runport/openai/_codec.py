@@ -10,15 +10,21 @@ from pydantic_core import from_json
 
 from runport.contracts import (
     AdapterDescriptor,
-    ErrorCode,
     ExecutionReceipt,
     ExecutionRequest,
     StreamEvent,
 )
-from runport.http import HTTPRequest, JSONAPICodec, ResponseDecoder, SSEDecoder, encode_json
+from runport.http import (
+    HTTPRequest,
+    JSONAPICodec,
+    JSONTurnDecoder,
+    SSEDecoder,
+    SSETurnDecoder,
+    encode_json,
+)
+from runport.openai._chunks import ChunkAssembly
 from runport.openai._errors import error_frame, error_message, invalid
-from runport.openai._request import ResponseFormatMode, request_body
-from runport.openai._turn import TurnAssembler
+from runport.openai._request import ReasoningField, ResponseFormatMode, request_body
 from runport.ports import PortError, distribution_version
 
 DESCRIPTOR = AdapterDescriptor(
@@ -32,10 +38,16 @@ DESCRIPTOR = AdapterDescriptor(
 
 class ChatCompletionsCodec(JSONAPICodec):
     """``POST …/chat/completions``, with ``stream: true`` (and ``include_usage``) when
-    streamed. The completion marker is a non-null ``finish_reason`` or ``data: [DONE]``."""
+    streamed. The completion marker is ``data: [DONE]`` (or a clean end of the body after a
+    finish reason)."""
 
     def __init__(
-        self, *, model: str, api_key: str | None, response_format_mode: ResponseFormatMode
+        self,
+        *,
+        model: str,
+        api_key: str | None,
+        response_format_mode: ResponseFormatMode,
+        send_reasoning_as: ReasoningField | None = None,
     ) -> None:
         super().__init__(
             DESCRIPTOR,
@@ -46,6 +58,7 @@ class ChatCompletionsCodec(JSONAPICodec):
             decoders=(_ChunkStream, _Completion),
         )
         self.response_format_mode: ResponseFormatMode = response_format_mode
+        self.send_reasoning_as: ReasoningField | None = send_reasoning_as
 
     def encode(self, request: ExecutionRequest, *, stream: bool) -> HTTPRequest:
         body = request_body(
@@ -53,6 +66,7 @@ class ChatCompletionsCodec(JSONAPICodec):
             model=self.model,
             stream=stream,
             response_format_mode=self.response_format_mode,
+            send_reasoning_as=self.send_reasoning_as,
         )
         return HTTPRequest(
             "POST",
@@ -65,120 +79,106 @@ class ChatCompletionsCodec(JSONAPICodec):
         return error_message(body)
 
 
-class _ChunkStream(ResponseDecoder):
-    """SSE frames of ``chat.completion.chunk``s, one ``feed_chunk`` per frame."""
+class _ChunkStream(SSETurnDecoder):
+    """SSE frames of ``chat.completion.chunk``s, one ``feed_chunk`` per frame. The completion
+    marker is ``data: [DONE]``; a body that ends cleanly after a finish reason is whole too
+    (a server that sends no ``[DONE]``). A finish reason alone is not the marker — servers
+    put one on every chunk — so a reset or stall before ``[DONE]`` fails like any other
+    before the marker."""
 
-    __slots__ = (
-        "_descriptor",
-        "_emitted",
-        "_request",
-        "_secrets",
-        "_sse",
-        "_turn",
-        "complete",
-        "finished",
-    )
+    marker = "[DONE]"
+    empty_arguments = ""  # a call whose arguments never came keeps the empty text it had
 
     def __init__(
         self, request: ExecutionRequest, secrets: tuple[str, ...], descriptor: AdapterDescriptor
     ) -> None:
-        self._request = request
-        self._descriptor = descriptor
+        super().__init__(request, descriptor)
+        self._chunks = ChunkAssembly(self.turn, secrets)
         self._secrets = secrets
-        self._sse = SSEDecoder()
-        self._emitted: list[StreamEvent] = []
-        self._turn = TurnAssembler(self._emitted.append, secrets)
-        self.complete = False
-        self.finished = False
+        self._frames = SSEDecoder()
 
     def feed(self, data: bytes) -> Iterator[StreamEvent]:
         """The hot path: a generator, so each frame's event reaches the caller (and is
         dropped) before the next frame is decoded; lookups are hoisted out of the loop, and a
-        frame of the usual shape (one text delta, one argument fragment) is yielded straight
-        from ``single_event``, with no callback and no list between."""
-        turn = self._turn
-        emitted = self._emitted
-        single_event = turn.single_event
-        feed_chunk = turn.feed_chunk
+        frame of the usual shape (one text delta, one piece of reasoning, one argument
+        fragment) is yielded straight from ``single_event``, with no list between."""
+        chunks = self._chunks
+        events = self.turn.events
+        single_event = chunks.single_event
+        feed_chunk = chunks.feed_chunk
         loads = from_json
-        for event, payload in self._sse.feed(data):
-            if payload == b"[DONE]":
-                self.finished = self.complete = True
-                return
-            if event != "message" and event != "error":
-                continue  # e.g. `event: ping` keep-alives, whose data need not be JSON
+        for event, payload in self._frames.feed(data):
+            if event == "message" and payload != b"[DONE]":
+                try:
+                    chunk = loads(payload)
+                except ValueError:
+                    raise invalid("a stream frame is not JSON") from None
+                single = single_event(chunk)
+                if single is not None:
+                    yield single
+                    continue
+                try:
+                    feed_chunk(chunk)
+                except PortError:
+                    yield from events  # what the frame completed before it failed
+                    events.clear()
+                    raise
+            else:
+                self.frame(event, payload)
+                if self.finished:
+                    return
+            if events:
+                if len(events) == 1:
+                    yield events.pop()
+                else:
+                    yield from events
+                    events.clear()
+
+    def frame(self, event: str, payload: bytes) -> None:
+        if payload == b"[DONE]":
+            self.finished = self.complete = True
+        elif event == "message" or event == "error":  # not `event: ping` keep-alives
             try:
-                chunk = loads(payload)
+                chunk = from_json(payload)
             except ValueError:
                 raise invalid("a stream frame is not JSON") from None
             if event == "error":
                 raise error_frame(
                     chunk.get("error", chunk) if type(chunk) is dict else None, self._secrets
                 )
-            single = single_event(chunk)
-            if single is not None:
-                yield single
-                continue
-            feed_chunk(chunk)
-            if emitted:
-                if len(emitted) == 1:
-                    yield emitted.pop()
-                else:
-                    yield from emitted
-                    emitted.clear()
-        if turn.finish_reason is not None:
+            self._chunks.feed_chunk(chunk)
+
+    def end(self) -> list[StreamEvent]:
+        if self.turn.finish_reason is not None:
             self.complete = True
+        return []
 
     def receipt(self) -> ExecutionReceipt:
-        if not self.complete:
-            raise _truncated()
-        return self._turn.receipt(self._request, self._descriptor)
+        if self.complete:
+            self._chunks.close()
+        return super().receipt()
 
 
-class _Completion(ResponseDecoder):
-    """One ``chat.completion`` JSON body, decoded when it has all arrived."""
+class _Completion(JSONTurnDecoder):
+    """One ``chat.completion`` JSON body, read when it has all arrived."""
 
-    __slots__ = ("_descriptor", "_parts", "_request", "_secrets", "_turn", "complete", "finished")
+    empty_arguments = ""
 
     def __init__(
         self, request: ExecutionRequest, secrets: tuple[str, ...], descriptor: AdapterDescriptor
     ) -> None:
-        self._request = request
-        self._descriptor = descriptor
-        self._secrets = secrets
-        self._parts: list[bytes] = []
-        self._turn = TurnAssembler(_discard, secrets)
-        self.complete = False
-        self.finished = False
+        super().__init__(request, descriptor)
+        self._chunks = ChunkAssembly(self.turn, secrets)
 
-    def feed(self, data: bytes) -> list[StreamEvent]:
-        self._parts.append(data)
-        return []
-
-    def end(self) -> list[StreamEvent]:
+    def body(self, data: bytes) -> bool:
         try:
-            completion = from_json(b"".join(self._parts))
+            completion = from_json(data)
         except ValueError:
             raise invalid("the response is not JSON") from None
-        self._parts.clear()
-        events: list[StreamEvent] = []
-        self._turn.emit = events.append
-        self._turn.feed_completion(completion)
-        self.complete = True
-        return events
+        self._chunks.feed_completion(completion)
+        return True
 
     def receipt(self) -> ExecutionReceipt:
-        if not self.complete:
-            raise _truncated()
-        return self._turn.receipt(self._request, self._descriptor)
-
-
-def _discard(event: StreamEvent) -> None:
-    """Events of an unstreamed completion: the same assembly, with nobody listening."""
-
-
-def _truncated() -> PortError:
-    return PortError(
-        ErrorCode.RUNTIME_STREAM_TRUNCATED,
-        "the stream ended before its completion marker (finish_reason or [DONE])",
-    )
+        if self.complete:
+            self._chunks.close()
+        return super().receipt()

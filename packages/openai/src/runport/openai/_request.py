@@ -6,7 +6,9 @@ import json
 import re
 from typing import Any, Literal
 
-from runport.contracts import CompiledInteraction, Message, ToolSpec
+from pydantic import JsonValue
+
+from runport.contracts import CompiledInteraction, Message, ReasoningPart, ToolSpec
 from runport.core import is_text_schema, strict_schema
 
 ResponseFormatMode = Literal["json_schema", "json_object", "none"]
@@ -27,6 +29,27 @@ def as_response_format_mode(value: str) -> ResponseFormatMode:
     )
 
 
+ReasoningField = Literal["reasoning_content", "reasoning"]
+"""The field an assistant message's reasoning text is sent back in, for a server that wants
+it (``send_reasoning_as``): DeepSeek's thinking mode wants ``reasoning_content`` back on a
+tool-call turn. By default no reasoning text is sent back: DeepSeek's ``deepseek-reasoner``
+answers 400 to a ``reasoning_content`` in its input, and a server that knows no such field
+may refuse it (adr/0031-reasoning-sent-back-per-dialect.md)."""
+
+REASONING_FIELDS: tuple[ReasoningField, ...] = ("reasoning_content", "reasoning")
+
+
+def as_reasoning_field(value: str | None) -> ReasoningField | None:
+    if value is None or value == "":
+        return None
+    for field in REASONING_FIELDS:
+        if value == field:
+            return field
+    raise ValueError(
+        f"send_reasoning_as must be one of {', '.join(REASONING_FIELDS)} (or unset), not {value!r}"
+    )
+
+
 PASS_THROUGH = ("temperature", "top_p", "max_tokens", "seed", "stop", "tool_choice")
 """``runtime_policy`` keys sent as the API names them; the others are runport's own."""
 
@@ -39,10 +62,11 @@ def request_body(
     model: str,
     stream: bool,
     response_format_mode: ResponseFormatMode,
+    send_reasoning_as: ReasoningField | None = None,
 ) -> dict[str, Any]:
     body: dict[str, Any] = {
         "model": model,
-        "messages": [_message(message) for message in interaction.messages],
+        "messages": [_message(message, send_reasoning_as) for message in interaction.messages],
     }
     if interaction.tools:
         body["tools"] = [_tool(tool) for tool in interaction.tools]
@@ -59,8 +83,10 @@ def request_body(
     return body
 
 
-def _message(message: Message) -> dict[str, Any]:
+def _message(message: Message, send_reasoning_as: ReasoningField | None) -> dict[str, Any]:
     wire: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.reasoning and message.role == "assistant":
+        _reasoning_back(wire, message.reasoning, send_reasoning_as)
     if message.tool_calls:
         # Content stays a string ("" when the turn had none): llama.cpp answers HTTP 500 to
         # `content: null` beside tool calls, and OpenAI accepts "".
@@ -75,6 +101,28 @@ def _message(message: Message) -> dict[str, Any]:
     if message.tool_call_id is not None:
         wire["tool_call_id"] = message.tool_call_id
     return wire
+
+
+def _reasoning_back(
+    wire: dict[str, Any], parts: list[ReasoningPart], send_reasoning_as: ReasoningField | None
+) -> None:
+    """An assistant turn's reasoning, as each dialect takes it back (ADR 0031): OpenRouter's
+    ``reasoning_details`` entries always, as they came (OpenRouter asks for them; they exist
+    only where it sent them); the reasoning text only in the field ``send_reasoning_as``
+    names, when one is named."""
+    details: list[JsonValue] = []
+    for part in parts:
+        kept = (part.provider_metadata or {}).get("openrouter")
+        if type(kept) is dict:
+            entries = kept.get("reasoning_details")
+            if type(entries) is list:
+                details.extend(entries)
+    if details:
+        wire["reasoning_details"] = details
+    if send_reasoning_as is not None:
+        text = "".join(part.text for part in parts)
+        if text:
+            wire[send_reasoning_as] = text
 
 
 def _arguments_text(arguments: Any) -> str:
