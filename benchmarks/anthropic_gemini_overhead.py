@@ -16,9 +16,11 @@ Every contender reads the same SSE body from the same loopback HTTP server on 12
 
 Workloads: 20,000 text deltas; 20,000 tool-argument fragments (Anthropic; a Gemini call
 arrives whole, so its second workload is 20,000 chunks of three text parts); 2,000 deltas of
-4 KiB (past the default 8 MiB bound, so ``max_response_bytes`` is raised for it). Rounds are
-interleaved and the median reported; peak memory is traced in a separate pass and given as a
-multiple of the turn's output. Not run in CI: timings belong to a quiet machine.
+4 KiB (past the default 8 MiB bound, so ``max_response_bytes`` is raised for it); 20,000
+reasoning deltas then 2,000 text deltas (Anthropic ``thinking_delta``s closed by a signature,
+Gemini ``thought: true`` parts), whose per-delta cost is read against the text workload's.
+Rounds are interleaved and the median reported; peak memory is traced in a separate pass and
+given as a multiple of the turn's output. Not run in CI: timings belong to a quiet machine.
 
     .venv/bin/python benchmarks/anthropic_gemini_overhead.py [--rounds 5] [--only anthropic]
 """
@@ -84,6 +86,8 @@ def anthropic_body(blocks: list[tuple[str, list[str]]]) -> bytes:
     for index, (kind, pieces) in enumerate(blocks):
         if kind == "text":
             block: dict[str, Any] = {"type": "text", "text": ""}
+        elif kind == "thinking":
+            block = {"type": "thinking", "thinking": ""}
         else:
             block = {"type": "tool_use", "id": f"toolu_{index}", "name": "get_weather", "input": {}}
         out.append(
@@ -93,14 +97,23 @@ def anthropic_body(blocks: list[tuple[str, list[str]]]) -> bytes:
             )
         )
         for piece in pieces:
-            delta = (
-                {"type": "text_delta", "text": piece}
-                if kind == "text"
-                else {"type": "input_json_delta", "partial_json": piece}
-            )
+            if kind == "text":
+                delta = {"type": "text_delta", "text": piece}
+            elif kind == "thinking":
+                delta = {"type": "thinking_delta", "thinking": piece}
+            else:
+                delta = {"type": "input_json_delta", "partial_json": piece}
             out.append(
                 sse(
                     {"type": "content_block_delta", "index": index, "delta": delta},
+                    "content_block_delta",
+                )
+            )
+        if kind == "thinking":
+            signature = {"type": "signature_delta", "signature": "EqQBCkYIBxgCKkBench"}
+            out.append(
+                sse(
+                    {"type": "content_block_delta", "index": index, "delta": signature},
                     "content_block_delta",
                 )
             )
@@ -136,12 +149,19 @@ def anthropic_workloads() -> list[Workload]:
         Workload(
             "2,000 deltas of 4 KiB", anthropic_body([("text", kibs)]), 2_000, len("".join(kibs))
         ),
+        Workload(
+            "20,000 thinking + 2,000 text deltas",
+            anthropic_body([("thinking", words), ("text", words[:2_000])]),
+            22_000,
+            len("".join(words)) + len("".join(words[:2_000])),
+        ),
     ]
 
 
 def anthropic_sdk(base_url: str) -> int:
     client = anthropic.Anthropic(base_url=base_url, api_key=KEY, max_retries=0)
     text: list[str] = []
+    thinking: list[str] = []
     calls: dict[int, list[str]] = {}
     count = 0
     stream = client.messages.create(
@@ -151,6 +171,10 @@ def anthropic_sdk(base_url: str) -> int:
         if event.type == "content_block_delta":
             if event.delta.type == "text_delta":
                 text.append(event.delta.text)
+            elif event.delta.type == "thinking_delta":
+                thinking.append(event.delta.thinking)
+            elif event.delta.type == "signature_delta":
+                continue  # no event in runport either: the block's signature
             elif event.delta.type == "input_json_delta":
                 calls.setdefault(event.index, []).append(event.delta.partial_json)
             count += 1
@@ -174,11 +198,13 @@ def anthropic_sdk_bare(base_url: str) -> int:
 # --- Gemini ------------------------------------------------------------------------------------
 
 
-def gemini_body(chunks: list[list[str]]) -> bytes:
+def gemini_body(chunks: list[list[str]], thoughts: int = 0) -> bytes:
+    """The first ``thoughts`` chunks' parts are thoughts (``thought: true``)."""
     out = []
     for position, texts in enumerate(chunks):
+        thought = {"thought": True} if position < thoughts else {}
         candidate: dict[str, Any] = {
-            "content": {"parts": [{"text": t} for t in texts], "role": "model"},
+            "content": {"parts": [{"text": t, **thought} for t in texts], "role": "model"},
             "index": 0,
         }
         if position == len(chunks) - 1:
@@ -214,6 +240,12 @@ def gemini_workloads() -> list[Workload]:
         Workload(
             "2,000 chunks of 4 KiB", gemini_body([[k] for k in kibs]), 2_000, len("".join(kibs))
         ),
+        Workload(
+            "20,000 thought + 2,000 text chunks",
+            gemini_body([[w] for w in words] + [[w] for w in words[:2_000]], thoughts=20_000),
+            22_000,
+            len("".join(words)) + len("".join(words[:2_000])),
+        ),
     ]
 
 
@@ -222,12 +254,13 @@ def gemini_sdk(base_url: str) -> int:
         api_key=KEY, http_options=types.HttpOptions(base_url=base_url, api_version="v1beta")
     )
     text: list[str] = []
+    thoughts: list[str] = []
     count = 0
     for chunk in client.models.generate_content_stream(model="m", contents="Go."):
         for candidate in chunk.candidates or []:
             for part in (candidate.content.parts if candidate.content else None) or []:
-                if part.text is not None and not part.thought:
-                    text.append(part.text)
+                if part.text is not None:
+                    (thoughts if part.thought else text).append(part.text)
                     count += 1
     client.close()
     return count
