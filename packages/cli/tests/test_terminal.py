@@ -314,7 +314,7 @@ def test_a_run_with_tools_streamed_to_a_tty_uses_the_rich_view_per_turn(runport:
     assert final.index('"turns": 2', second_receipt)  # then the run result
 
 
-# ---- reasoning (SPEC §19): its own dimmed region on a TTY, never on a piped stdout ----------
+# ---- reasoning (docs/cli.md): its own dimmed region on a TTY, never on a piped stdout ----------
 
 THINKING = ("Hmm, rivers. ", "They flow downhill.\n")
 ANSWER = ("Rivers ", "run downhill.")

@@ -100,8 +100,8 @@ def test_a_usage_chunk_and_a_repeated_finish_reason_after_finish_are_allowed(
 def test_content_after_finish_reason_is_kept(
     upstream: LoopbackUpstream, adapter: OpenAIChatAdapter, late: dict[str, Any]
 ) -> None:
-    """A finish reason is not a completion marker (SPEC §19): what follows it before
-    ``[DONE]`` is part of the answer."""
+    """A finish reason is not a completion marker (docs/streaming-law.md, law 9):
+    what follows it before ``[DONE]`` is part of the answer."""
     upstream.queue(Reply([sse([text_chunk("done"), finish_chunk(), late])]))
     outcome = run_streamed(adapter, make_request())
     assert outcome.receipt is not None

@@ -1,4 +1,4 @@
-"""Reasoning from OpenAI-compatible servers (SPEC §19, docs/providers.md): every dialect's
+"""Reasoning from OpenAI-compatible servers (docs/providers.md): every dialect's
 field streamed as ``ReasoningDelta`` and kept in ``receipt.reasoning``, never in the answer;
 streamed and unstreamed receipts equal (law 2); the bound counts it; a cut stream fails once.
 """

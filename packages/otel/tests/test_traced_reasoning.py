@@ -1,4 +1,4 @@
-"""Reasoning (SPEC §19) in a traced call: its token count where the GenAI conventions name it,
+"""Reasoning in a traced call: its token count where the GenAI conventions name it,
 its text as ``reasoning`` parts only when content is captured, never its signatures, and a
 ``ReasoningDelta`` counted as the first chunk."""
 

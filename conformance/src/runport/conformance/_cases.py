@@ -173,8 +173,8 @@ class Case:
     """The protocol whose conventions the receipt's ``reasoning`` follows: set by
     ``played_as`` on a case with thoughts (docs/conformance.md)."""
     sends_back: tuple[dict[str, Any], ...] = ()
-    """Anthropic: the thinking blocks the request's last assistant turn must begin with,
-    in order and intact; else the upstream answers with the API's own 400."""
+    """For the Messages API, the thinking blocks the request's last assistant turn must begin
+    with, in order and intact; else the upstream answers with the API's own 400."""
 
     @property
     def fails(self) -> bool:

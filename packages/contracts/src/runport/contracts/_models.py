@@ -68,7 +68,7 @@ class ReasoningPart(_Wire):
     provider_metadata: dict[str, JsonValue] | None = Field(
         default=None, exclude_if=_is_empty, repr=False
     )
-    """Opaque: a signature or encrypted reasoning, so it is left out of ``repr`` (and out of
+    """A signature or encrypted reasoning, kept opaque and left out of ``repr`` (and so out of
     tracebacks and test reports that show one)."""
 
 
