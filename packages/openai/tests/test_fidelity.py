@@ -183,6 +183,56 @@ def test_finish_reason_on_every_chunk_with_the_tool_calls_assembles_the_calls(
     assert adapter.execute(make_request()) == outcome.receipt  # law 2
 
 
+MISTRAL_FRAMES = [
+    chunk({"role": "assistant", "content": ""}),
+    # Mistral streams each call whole, in one chunk, with neither ``index`` nor ``type``
+    chunk(
+        {
+            "tool_calls": [
+                {
+                    "id": "Zq4u1",
+                    "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'},
+                }
+            ]
+        }
+    ),
+    chunk(
+        {
+            "tool_calls": [
+                {"id": "Zq4u2", "function": {"name": "get_time", "arguments": '{"tz": "CET"}'}}
+            ]
+        }
+    ),
+    chunk({}, finish="tool_calls"),
+]
+
+
+def test_whole_calls_streamed_without_an_index_take_the_next_positions(
+    upstream: LoopbackUpstream, adapter: OpenAIChatAdapter
+) -> None:
+    upstream.queue(Reply([sse(MISTRAL_FRAMES)]))
+    outcome = run_streamed(adapter, make_request())
+    assert outcome.receipt is not None
+    assert outcome.receipt.tool_calls == [
+        ToolCall(call_id="Zq4u1", name="get_weather", arguments={"city": "Oslo"}),
+        ToolCall(call_id="Zq4u2", name="get_time", arguments={"tz": "CET"}),
+    ]
+    assert [(d.index, d.name, d.arguments_fragment) for d in outcome.tool_deltas] == [
+        (0, "get_weather", '{"city": "Oslo"}'),
+        (1, "get_time", '{"tz": "CET"}'),
+    ]
+
+
+def test_a_fragment_with_no_index_and_no_name_is_still_refused(
+    upstream: LoopbackUpstream, adapter: OpenAIChatAdapter
+) -> None:
+    upstream.queue(Reply([sse([chunk({"tool_calls": [{"function": {"arguments": "{}"}}]})])]))
+    with pytest.raises(PortError) as raised:
+        adapter.execute_streaming(make_request(), lambda event: None)
+    assert raised.value.code == ErrorCode.RUNTIME_INVALID_RESPONSE
+    assert "no valid index" in raised.value.message
+
+
 def _deep(depth: int) -> str:
     return "[" * depth + "]" * depth
 

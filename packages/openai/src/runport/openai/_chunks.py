@@ -46,14 +46,20 @@ class _Pending:
         self.upstream_id: str | None = None
 
 
+def _names_a_call(fragment: dict[str, Any]) -> bool:
+    function = fragment.get("function")
+    return type(function) is dict and type(function.get("name")) is str and bool(function["name"])
+
+
 class ChunkAssembly:
     """Reads one turn's chunks into ``turn``.
 
     Upstream quirks it accepts: a role-only first chunk, chunks with empty or absent
     ``choices`` (usage, content-filter results), tool-call ``id``/``name`` on the first fragment
     only or repeated on every one, argument text before a call's name (held, and sent with its
-    announcement), calls interleaved by ``index`` in any order, a ``refusal`` in place of
-    content (kept as the turn's text: nothing the model said is lost). What it refuses
+    announcement), calls interleaved by ``index`` in any order, a named call with no ``index``
+    at all (Mistral streams each call whole: it takes the next position), a ``refusal`` in
+    place of content (kept as the turn's text: nothing the model said is lost). What it refuses
     (``INVALID_RESPONSE``): a call whose name or id changes, an index that is not a
     non-negative integer, a call that never gets a name, fields of the wrong JSON type.
 
@@ -348,6 +354,9 @@ class ChunkAssembly:
         if type(fragment) is not dict:
             raise invalid("a tool-call fragment is not an object")
         index = fragment.get("index")
+        if index is None and _names_a_call(fragment):
+            # Mistral streams each call whole, in one chunk, with no index: the next position
+            index = max((*self._ids, *self._pending), default=-1) + 1
         if type(index) is not int or index < 0:
             raise invalid("a tool-call fragment has no valid index")
         function = fragment.get("function") or {}
