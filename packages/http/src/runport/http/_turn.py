@@ -10,7 +10,9 @@ response fed through the same calls gives the same receipt (law 2).
 
 from __future__ import annotations
 
-from pydantic import JsonValue
+from typing import TypeVar
+
+from pydantic import BaseModel, JsonValue
 
 from runport.contracts import (
     AdapterDescriptor,
@@ -77,6 +79,7 @@ class TextPieces:
         return text
 
 
+_Event = TypeVar("_Event", bound=BaseModel)
 _new = object.__new__
 _set = object.__setattr__
 _FRAGMENT_FIELDS = frozenset(("index", "call_id", "name", "arguments_fragment"))
@@ -94,6 +97,26 @@ class _Reasoning:
 
     def part(self) -> ReasoningPart:
         return ReasoningPart(text=self.text.take(), provider_metadata=self.metadata or None)
+
+
+def _unvalidated(model: type[_Event], state: dict[str, object], fields: frozenset[str]) -> _Event:
+    """``model(**state)`` without validating again what the caller knows is valid (a
+    non-empty ``str`` piece; an announced call's fields): this runs once per streamed piece,
+    and validating the event's fields was its largest cost beside the parse."""
+    event = _new(model)
+    _set(event, "__dict__", state)
+    _set(event, "__pydantic_fields_set__", fields)
+    _set(event, "__pydantic_extra__", None)
+    _set(event, "__pydantic_private__", None)
+    return event
+
+
+def _fragment_event(call: _Call, fragment: str) -> ToolCallDelta:
+    """A fragment's event: the call's announcement with the fragment in place."""
+    call.arguments.add(fragment)
+    state = call.announcement.__dict__.copy()
+    state["arguments_fragment"] = fragment
+    return _unvalidated(ToolCallDelta, state, _FRAGMENT_FIELDS)
 
 
 class _Call:
@@ -172,25 +195,12 @@ class TurnBuilder:
 
     def text(self, piece: str) -> None:
         if piece:
-            # ``Delta(text=piece)`` without re-validating a non-empty ``str`` (as for
-            # ``_Call``'s fragments): this runs once per streamed text piece.
-            event = _new(Delta)
-            _set(event, "__dict__", {"kind": "Delta", "text": piece})
-            _set(event, "__pydantic_fields_set__", _TEXT_FIELDS)
-            _set(event, "__pydantic_extra__", None)
-            _set(event, "__pydantic_private__", None)
-            self.events.append(event)
-            self._text.add(piece)
+            self.events.append(self.text_event(piece))
 
     def text_event(self, piece: str) -> Delta:
         """``text`` for a non-empty piece, its event returned rather than appended."""
-        event = _new(Delta)
-        _set(event, "__dict__", {"kind": "Delta", "text": piece})
-        _set(event, "__pydantic_fields_set__", _TEXT_FIELDS)
-        _set(event, "__pydantic_extra__", None)
-        _set(event, "__pydantic_private__", None)
         self._text.add(piece)
-        return event
+        return _unvalidated(Delta, {"kind": "Delta", "text": piece}, _TEXT_FIELDS)
 
     def open_reasoning(self, metadata: dict[str, JsonValue] | None = None) -> None:
         """A new reasoning block begins (an Anthropic ``thinking`` block, a Responses
@@ -201,28 +211,15 @@ class TurnBuilder:
         """A piece of the current reasoning block's text (a block is opened if none is): its
         ``ReasoningDelta`` is owed at once; an empty piece is no event."""
         if piece:
-            if not self._reasoning:
-                self.open_reasoning()
-            event = _new(ReasoningDelta)
-            _set(event, "__dict__", {"kind": "ReasoningDelta", "text": piece})
-            _set(event, "__pydantic_fields_set__", _TEXT_FIELDS)
-            _set(event, "__pydantic_extra__", None)
-            _set(event, "__pydantic_private__", None)
-            self.events.append(event)
-            self._reasoning[-1].text.add(piece)
+            self.events.append(self.reasoning_event(piece))
 
     def reasoning_event(self, piece: str) -> ReasoningDelta:
         """``reasoning`` for a non-empty piece, its event returned rather than appended."""
         blocks = self._reasoning
         if not blocks:
             self.open_reasoning()
-        event = _new(ReasoningDelta)
-        _set(event, "__dict__", {"kind": "ReasoningDelta", "text": piece})
-        _set(event, "__pydantic_fields_set__", _TEXT_FIELDS)
-        _set(event, "__pydantic_extra__", None)
-        _set(event, "__pydantic_private__", None)
         blocks[-1].text.add(piece)
-        return event
+        return _unvalidated(ReasoningDelta, {"kind": "ReasoningDelta", "text": piece}, _TEXT_FIELDS)
 
     def reasoning_metadata(self, metadata: dict[str, JsonValue]) -> None:
         """Merge what the provider wants back into the current block (a signature that
@@ -273,16 +270,7 @@ class TurnBuilder:
     def call_arguments(self, index: int, fragment: str) -> None:
         call = self._calls[index]
         if fragment and not call.closed:
-            call.arguments.add(fragment)
-            # ``_Call.fragment``, inlined: this runs once per streamed fragment.
-            event = _new(ToolCallDelta)
-            state = call.announcement.__dict__.copy()
-            state["arguments_fragment"] = fragment
-            _set(event, "__dict__", state)
-            _set(event, "__pydantic_fields_set__", _FRAGMENT_FIELDS)
-            _set(event, "__pydantic_extra__", None)
-            _set(event, "__pydantic_private__", None)
-            self.events.append(event)
+            self.events.append(_fragment_event(call, fragment))
 
     def call_metadata(self, index: int, metadata: dict[str, JsonValue]) -> None:
         """What the provider wants back with call ``index`` (``ToolCall.provider_metadata``),
@@ -295,15 +283,7 @@ class TurnBuilder:
         call = self._calls.get(index)
         if call is None or call.closed:
             return None
-        call.arguments.add(fragment)
-        event = _new(ToolCallDelta)
-        state = call.announcement.__dict__.copy()
-        state["arguments_fragment"] = fragment
-        _set(event, "__dict__", state)
-        _set(event, "__pydantic_fields_set__", _FRAGMENT_FIELDS)
-        _set(event, "__pydantic_extra__", None)
-        _set(event, "__pydantic_private__", None)
-        return event
+        return _fragment_event(call, fragment)
 
     def has_call(self, index: int) -> bool:
         return index in self._calls
