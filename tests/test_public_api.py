@@ -134,6 +134,7 @@ PUBLIC = {
         "encode_json",
         "error_from_words",
         "provider_text",
+        "reasoning_policy",
         "redact_url",
         "retry_after_ms",
         "status_error",

@@ -11,6 +11,7 @@ from typing import Any, Final
 
 from runport.contracts import CompiledInteraction, ErrorCode, Message, ReasoningPart, ToolSpec
 from runport.core import is_text_schema
+from runport.http import reasoning_policy
 from runport.ports import PortError
 
 PROVIDER: Final = "anthropic"
@@ -92,13 +93,9 @@ def _thinking(policy: dict[str, Any], max_tokens: Any) -> Any:
     "budget_tokens": …}``; ``None`` (no field) when neither asks for thinking."""
     if "thinking" in policy:
         return policy["thinking"]
-    reasoning = policy.get("reasoning")
-    if reasoning is None or reasoning is False:
+    reasoning = reasoning_policy(policy)
+    if reasoning is None:
         return None
-    if reasoning is True:
-        reasoning = {}
-    if not isinstance(reasoning, dict):
-        raise PortError(ErrorCode.DATA_INVALID, "runtime_policy.reasoning must be an object")
     budget = reasoning.get("budget_tokens")
     if budget is None:
         effort = reasoning.get("effort", "medium")

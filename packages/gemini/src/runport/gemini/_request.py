@@ -14,6 +14,7 @@ from runport.contracts import (
     ToolSpec,
 )
 from runport.core import is_text_schema, parse_json_text
+from runport.http import reasoning_policy
 from runport.ports import PortError
 
 _CONFIG = {
@@ -68,13 +69,9 @@ def _thinking_config(policy: dict[str, Any]) -> Any:
     when neither asks for thoughts."""
     if "thinking_config" in policy:
         return policy["thinking_config"]
-    reasoning = policy.get("reasoning")
-    if reasoning is None or reasoning is False:
+    reasoning = reasoning_policy(policy)
+    if reasoning is None:
         return None
-    if reasoning is True:
-        reasoning = {}
-    if not isinstance(reasoning, dict):
-        raise PortError(ErrorCode.DATA_INVALID, "runtime_policy.reasoning must be an object")
     config: dict[str, Any] = {"includeThoughts": True}
     budget = reasoning.get("budget_tokens")
     if budget is not None:

@@ -21,6 +21,7 @@ from runport.http._json_api import (
     json_headers,
     reads_as_events,
 )
+from runport.http._policy import reasoning_policy
 from runport.http._settings import (
     DEFAULT_TIMEOUT,
     ClientT,
@@ -67,6 +68,7 @@ __all__ = [
     "parsed_tool_call",
     "provider_text",
     "reads_as_events",
+    "reasoning_policy",
     "redact_url",
     "require",
     "retry_after_ms",
