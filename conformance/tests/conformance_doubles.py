@@ -10,6 +10,7 @@ small on purpose and not a product.
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import contextlib
 import json
@@ -344,14 +345,14 @@ class _Turn:
         )
 
 
-class _Frames:
-    """The SSE side of the client, shared by the sync and async variants: bytes in, events
-    out, with the byte bound and the completion marker tracked."""
+class _SSEFrames(abc.ABC):
+    """The SSE side of a client, shared by the sync and async variants and by both doubled
+    protocols: bytes in, each frame's ``data`` to ``_absorb``, with the byte bound kept; the
+    protocol's ``_absorb`` tracks its completion marker."""
 
-    def __init__(self, bound: int, *, leak: bool, reasoning: str = "keep") -> None:
+    def __init__(self, bound: int, *, leak: bool) -> None:
         self.bound = bound
         self.leak = leak
-        self.turn = _Turn(reasoning)
         self.complete = False
         self._read = 0
         self._pending = b""
@@ -365,20 +366,33 @@ class _Frames:
         while b"\n\n" in self._pending:
             frame, self._pending = self._pending.split(b"\n\n", 1)
             for line in frame.split(b"\n"):
-                if not line.startswith(b"data:"):
-                    continue
-                data = line[5:].strip()
-                if data == b"[DONE]":
-                    self.complete = True
-                    continue
-                try:
-                    chunk = json.loads(data)
-                except ValueError:
-                    raise PortError(ErrorCode.RUNTIME_INVALID_RESPONSE, "malformed frame") from None
-                if isinstance(chunk, dict) and "error" in chunk:
-                    raise _error_frame(chunk["error"], leak=self.leak)
-                events += self.turn.absorb(chunk)
-                self.complete = self.complete or self.turn.finish_reason is not None
+                if line.startswith(b"data:"):
+                    events += self._absorb(line[5:].strip())
+        return events
+
+    @abc.abstractmethod
+    def _absorb(self, data: bytes) -> list[StreamEvent]: ...
+
+
+class _Frames(_SSEFrames):
+    """Chat completions' frames: ``[DONE]`` (or a finish reason) completes the stream."""
+
+    def __init__(self, bound: int, *, leak: bool, reasoning: str = "keep") -> None:
+        super().__init__(bound, leak=leak)
+        self.turn = _Turn(reasoning)
+
+    def _absorb(self, data: bytes) -> list[StreamEvent]:
+        if data == b"[DONE]":
+            self.complete = True
+            return []
+        try:
+            chunk = json.loads(data)
+        except ValueError:
+            raise PortError(ErrorCode.RUNTIME_INVALID_RESPONSE, "malformed frame") from None
+        if isinstance(chunk, dict) and "error" in chunk:
+            raise _error_frame(chunk["error"], leak=self.leak)
+        events = list(self.turn.absorb(chunk))
+        self.complete = self.complete or self.turn.finish_reason is not None
         return events
 
 
@@ -743,29 +757,12 @@ class _MessagesTurn:
         )
 
 
-class _MessagesFrames:
-    """The event stream side: bytes in, events out, the bound and ``message_stop`` kept."""
+class _MessagesFrames(_SSEFrames):
+    """The Messages API's event stream: ``message_stop`` completes it."""
 
     def __init__(self, bound: int, *, leak: bool) -> None:
-        self.bound = bound
-        self.leak = leak
+        super().__init__(bound, leak=leak)
         self.turn = _MessagesTurn()
-        self.complete = False
-        self._read = 0
-        self._pending = b""
-
-    def feed(self, piece: bytes) -> list[StreamEvent]:
-        self._read += len(piece)
-        if self._read > self.bound:
-            raise PortError(ErrorCode.RUNTIME_RESPONSE_TOO_LARGE, "too large")
-        self._pending += piece
-        events: list[StreamEvent] = []
-        while b"\n\n" in self._pending:
-            frame, self._pending = self._pending.split(b"\n\n", 1)
-            for line in frame.split(b"\n"):
-                if line.startswith(b"data:"):
-                    events += self._absorb(line[5:].strip())
-        return events
 
     def _absorb(self, data: bytes) -> list[StreamEvent]:
         try:
