@@ -198,6 +198,55 @@ class Diagnostic(_Wire):
     help: str | None = _omitted()
 
 
+class ToolResult(_Wire):
+    """A tool the model asked for has run (or was refused), before the next turn starts. Made
+    by the application's run, never by an adapter; ``error`` is set (and ``output`` is null)
+    when the tool raised or was refused."""
+
+    kind: Literal["ToolResult"] = "ToolResult"
+    call_id: Annotated[str, Field(min_length=1)]
+    name: Annotated[str, Field(min_length=1)]
+    output: JsonValue = None
+    error: str | None = _omitted()
+
+
+class OutputSnapshot(_Wire):
+    """The structured answer parsed so far, after a ``Delta`` that changed it. ``completed``
+    holds the JSON pointers of the subtrees that closed since the previous snapshot;
+    ``problems`` a closed subtree that fails its part of the output schema, reported early
+    (the receipt's verdict stays the authority)."""
+
+    kind: Literal["OutputSnapshot"] = "OutputSnapshot"
+    value: JsonValue = None
+    completed: list[str] = Field(default_factory=list)
+    problems: list[Diagnostic] = Field(default_factory=list)
+
+
+class AnswerRejected(_Wire):
+    """The turn that just completed gave an answer the contract rejects: ``diagnostics`` say
+    why. Sent after that turn's ``Complete``; ``correcting`` is true when a correction round
+    follows, false when the run ends with the rejection."""
+
+    kind: Literal["AnswerRejected"] = "AnswerRejected"
+    diagnostics: list[Diagnostic] = Field(default_factory=list)
+    correcting: bool = True
+
+
+RunEvent = Annotated[
+    Delta
+    | ReasoningDelta
+    | ToolCallDelta
+    | Complete
+    | Failed
+    | ToolResult
+    | OutputSnapshot
+    | AnswerRejected,
+    Field(discriminator="kind"),
+]
+"""What a run's caller receives: every turn's ``StreamEvent`` members, and between them what
+the application adds: ``ToolResult``, ``OutputSnapshot`` and ``AnswerRejected``."""
+
+
 class OperationEnvelope(_Wire):
     api_version: Literal["runport/v1alpha1"] = "runport/v1alpha1"
     operation: str
