@@ -31,6 +31,7 @@ class ErrorCode(StrEnum):
     OUTPUT_SCHEMA_INVALID = "TQX_OUTPUT_SCHEMA_INVALID"
     ACCESS_DENIED = "TQX_ACCESS_DENIED"
     REQUEST_TOO_LARGE = "TQX_REQUEST_TOO_LARGE"
+    CHAT_BUSY = "TQX_CHAT_BUSY"
 
     @property
     def retryable(self) -> bool:
@@ -106,4 +107,8 @@ _MEANINGS: dict[ErrorCode, str] = {
         " answer for, or a state-changing request from a foreign Origin."
     ),
     ErrorCode.REQUEST_TOO_LARGE: "A request body passed the surface's size bound; it was not read.",
+    ErrorCode.CHAT_BUSY: (
+        "A chat already has a run streaming: the server runs one at a time per chat, so a second"
+        " request for it is refused until the first ends (or is stopped)."
+    ),
 }

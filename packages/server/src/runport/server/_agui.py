@@ -44,6 +44,12 @@ def _json(value: Any) -> bytes:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=True).encode("ascii")
 
 
+def tool_content(value: JsonValue) -> str:
+    """A tool's result as a message's text, the way a run sends it to the model: a string
+    as it is, anything else as compact sorted JSON."""
+    return value if isinstance(value, str) else canonical_json(value).decode()
+
+
 def _pointer_token(key: str | int) -> str:
     return str(key).replace("~", "~0").replace("/", "~1")
 
@@ -292,8 +298,7 @@ class AGUIEncoder:
         self._failure = (event.code, event.message)
 
     def _tool_result(self, event: ToolResult, out: list[bytes]) -> None:
-        content = event.error if event.error is not None else event.output
-        text = content if isinstance(content, str) else canonical_json(content).decode()
+        text = event.error if event.error is not None else tool_content(event.output)
         out.append(
             _json(
                 {

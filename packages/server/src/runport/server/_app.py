@@ -4,6 +4,7 @@ catalog."""
 from __future__ import annotations
 
 import logging
+import secrets
 from collections.abc import Callable, Iterable, Sequence
 from importlib import resources
 
@@ -17,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from runport.application import Catalog, to_async
+from runport.application import Catalog, Tool, to_async
 from runport.contracts import ErrorCode
 from runport.core import Contract
 from runport.ports import AsyncRuntimeAdapter, RuntimeAdapter, check_byte_count, check_seconds
@@ -28,8 +29,9 @@ from runport.server._body import (
     parse_call,
     read_body,
 )
-from runport.server._errors import RequestRefused, error_response
+from runport.server._errors import RequestRefused, error_response, find_contract
 from runport.server._execution import Execution
+from runport.server._frontend_routes import frontend_routes
 from runport.server._guard import RequestGuard, check_allowed_hosts
 
 _log = logging.getLogger("runport.server")
@@ -87,6 +89,8 @@ def create_app(
     body_timeout: float = DEFAULT_BODY_TIMEOUT_S,
     cors_origins: Sequence[str] = (),
     allowed_hosts: Sequence[str] = (),
+    tools: Sequence[Tool | Callable[..., object]] = (),
+    reasoning_key: bytes | None = None,
 ) -> Starlette:
     """The HTTP surface (docs/server.md) as an ASGI app, to serve with uvicorn or mount in a
     service of your own.
@@ -100,6 +104,11 @@ def create_app(
     ``Host`` is refused, as is a state-changing one from a foreign ``Origin`` or with a body
     that is not JSON (docs/security.md). A body still arriving after ``body_timeout`` seconds
     is refused with 408.
+
+    ``tools`` are the functions a chat's run may call (``POST /v1/contracts/{id}/chat`` and
+    ``/agui``, docs/frontends.md). ``reasoning_key`` seals the reasoning metadata those routes
+    send to the browser, so a later request can send it back to the provider and nothing
+    else (a random key per app when none is given: servers behind one balancer share one).
     """
     catalog = contracts if isinstance(contracts, Catalog) else Catalog.of(contracts)
     secret = token_secret(token)
@@ -121,39 +130,33 @@ def create_app(
             return error_response(refused)
         return JSONResponse(listing)
 
-    async def execute(request: Request) -> Response:
-        try:
-            check_token(request, secret)
-            contract_id = request.path_params["contract_id"]
-            contract = catalog.get(contract_id)
-            if contract is None:
-                known = ", ".join(sorted(catalog)) or "none"
-                raise RequestRefused(
-                    404,
-                    ErrorCode.CONTRACT_NOT_FOUND,
-                    f"no contract with id {contract_id!r} (known: {known})",
-                )
-            call = parse_call(await read_body(request, limit, read_timeout))
-        except RequestRefused as refused:
-            return error_response(refused)
+    async def adapter_for() -> tuple[AsyncRuntimeAdapter, bool]:
+        """The request's adapter and whether the request owns it: the shared one, or one
+        the factory builds (off the event loop) for this request alone."""
         if shared_async is not None:
-            return Execution(contract, shared_async, call, streamed=_wants_events(request))
+            return shared_async, False
         assert callable(adapter)
         try:
             built = await anyio.to_thread.run_sync(adapter)
         except Exception as error:  # the server's failure, not the caller's: say so, stay up
             _log.error("the adapter factory failed", exc_info=error)
-            return error_response(
-                RequestRefused(
-                    503,
-                    ErrorCode.RUNTIME_UNAVAILABLE,
-                    f"the server cannot start its adapter ({type(error).__name__}); "
-                    "see the server's log",
-                )
-            )
-        return Execution(
-            contract, _as_async(built), call, streamed=_wants_events(request), owned=True
-        )
+            raise RequestRefused(
+                503,
+                ErrorCode.RUNTIME_UNAVAILABLE,
+                f"the server cannot start its adapter ({type(error).__name__}); "
+                "see the server's log",
+            ) from None
+        return _as_async(built), True
+
+    async def execute(request: Request) -> Response:
+        try:
+            check_token(request, secret)
+            contract = find_contract(catalog, request.path_params["contract_id"])
+            call = parse_call(await read_body(request, limit, read_timeout))
+            run_on, owned = await adapter_for()
+        except RequestRefused as refused:
+            return error_response(refused)
+        return Execution(contract, run_on, call, streamed=_wants_events(request), owned=owned)
 
     async def http_error(request: Request, error: Exception) -> Response:
         assert isinstance(error, HTTPException)
@@ -165,6 +168,15 @@ def create_app(
     routes += [
         Route("/v1/contracts", list_contracts, methods=["GET"]),
         Route("/v1/contracts/{contract_id:str}/executions", execute, methods=["POST"]),
+        *frontend_routes(
+            catalog,
+            adapter_for,
+            token=secret,
+            max_body_bytes=limit,
+            body_timeout=read_timeout,
+            tools=tools,
+            reasoning_key=reasoning_key if reasoning_key is not None else secrets.token_bytes(32),
+        ),
     ]
     middleware = [Middleware(RequestGuard, allowed_hosts=allowed_hosts, cors_origins=cors_origins)]
     if cors_origins:
