@@ -40,6 +40,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="a browser origin allowed to call the API from its own pages (repeatable)",
     )
     parser.add_argument(
+        "--tools",
+        metavar="MODULE:ATTR",
+        help=(
+            "the tools a chat's run may call (/chat and /agui): a list of Tool or functions, "
+            "as runport run --tools takes"
+        ),
+    )
+    parser.add_argument(
         "--allowed-host",
         action="append",
         default=[],
@@ -76,6 +84,11 @@ def main(args: argparse.Namespace) -> int:
     from runport.application import CatalogError
 
     token = args.token if args.token is not None else os.environ.get(TOKEN_VARIABLE) or None
+    tools = []
+    if args.tools is not None:
+        from runport.cli._run_tools import load_tools
+
+        tools = load_tools(args.tools)
     try:
         app = prepare(
             args.contracts,
@@ -84,6 +97,7 @@ def main(args: argparse.Namespace) -> int:
             token=token,
             cors_origins=args.cors_origin,
             allowed_hosts=_allowed_hosts(args),
+            tools=tools,
             warn=warn,
         )
     except CatalogError as error:

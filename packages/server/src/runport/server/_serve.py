@@ -14,7 +14,7 @@ import uvicorn
 from starlette.applications import Starlette
 from starlette.types import ASGIApp
 
-from runport.application import aclose_adapter, async_adapter_factory, load_catalog
+from runport.application import Tool, aclose_adapter, async_adapter_factory, load_catalog
 from runport.ports import AsyncRuntimeAdapter, check_seconds
 from runport.server._app import AdapterSource, create_app
 from runport.server._auth import token_secret
@@ -37,6 +37,7 @@ def prepare(
     allowed_hosts: Sequence[str] = (),
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     body_timeout: float = DEFAULT_BODY_TIMEOUT_S,
+    tools: Sequence[Tool | Callable[..., object]] = (),
     warn: Callable[[str], None],
 ) -> ASGIApp:
     """Everything ``runport serve`` does before serving: load the folder, make the adapter.
@@ -44,6 +45,7 @@ def prepare(
     With a ``scenario`` (the mock) every request gets a fresh adapter, so each plays the
     scenario from its first turn; any other adapter is made once, here — off the event loop —
     and shared by every request (one connection pool), then closed when the server stops.
+    ``tools`` are what a chat's run may call.
 
     Raises ``ValueError`` for an unusable option (a token no client could send, an allowed
     host that is not a host), before anything is loaded, and
@@ -66,6 +68,7 @@ def prepare(
         allowed_hosts=allowed_hosts,
         max_body_bytes=max_body_bytes,
         body_timeout=body_timeout,
+        tools=tools,
     )
     if isinstance(source, AsyncRuntimeAdapter):
         app.router.lifespan_context = _closing(source)
