@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import tempfile
 from collections.abc import Iterator
 
 import pytest
@@ -19,6 +17,7 @@ from runport.application import async_adapter_factory
 from runport.mock import AsyncEmitter, AsyncFunctionRuntime
 from runport.server import create_app, serve_in_background
 
+from .browser import chromium_context
 from .conftest import SCENARIO, PacedUpstream, Thinking, catalog
 
 ENABLED = os.environ.get("RUNPORT_BROWSER_TESTS") == "1"
@@ -30,38 +29,13 @@ SKIP_REASON = (
 if not ENABLED:
     pytest.skip(SKIP_REASON, allow_module_level=True)
 
-from playwright.sync_api import BrowserContext, Page, expect, sync_playwright  # noqa: E402
-
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
-
-def chromium_path() -> str:
-    found = os.environ.get("RUNPORT_CHROMIUM") or shutil.which("chromium")
-    if found is None:
-        pytest.fail("no chromium on PATH: install Debian's package (apt-get install -y chromium)")
-    return found
+from playwright.sync_api import BrowserContext, Page, expect  # noqa: E402
 
 
 @pytest.fixture(scope="session")
 def chromium() -> Iterator[BrowserContext]:
-    """One Chromium for the session, with a fresh profile (``--user-data-dir``)."""
-    with (
-        tempfile.TemporaryDirectory(prefix="runport-chromium-") as profile,
-        sync_playwright() as playwright,
-    ):
-        context = playwright.chromium.launch_persistent_context(
-            profile, executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS
-        )
+    with chromium_context() as context:
         yield context
-        context.close()
 
 
 @pytest.fixture

@@ -9,10 +9,10 @@ protocol's error shape, never a stream that starts and fails.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 
-import anyio
 from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
@@ -23,7 +23,6 @@ from runport.ports import AsyncRuntimeAdapter
 from runport.server._astream_run_shim import astream_run
 from runport.server._chat import ChatCall
 from runport.server._errors import RequestRefused
-from runport.server._execution import _until_disconnected
 
 Encoder = Callable[[AsyncIterator[RunEvent]], AsyncIterator[bytes]]
 Refusal = Callable[[RequestRefused], JSONResponse]
@@ -72,14 +71,20 @@ class FrontendRun(Response):
         self._owned = owned
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # Plain asyncio tasks, not an anyio cancel scope: a cancelled scope cancels every
+        # await inside it again and again, the adapter's closing of its upstream included,
+        # while one task.cancel() lets that cleanup run to its end.
+        respond = asyncio.ensure_future(self._respond(scope, receive, send))
+        watch = asyncio.ensure_future(_disconnected(receive))
         try:
-            async with anyio.create_task_group() as group:
-                group.start_soon(_until_disconnected, receive, group.cancel_scope)
-                # OSError: the client went away while we wrote, a caller stop too
-                with contextlib.suppress(OSError):
-                    await self._respond(scope, receive, send)
-                group.cancel_scope.cancel()
+            await asyncio.wait({respond, watch}, return_when=asyncio.FIRST_COMPLETED)
+            if not respond.done():
+                respond.cancel()
+            # OSError: the client went away while we wrote, a caller stop too
+            with contextlib.suppress(asyncio.CancelledError, OSError):
+                await respond
         finally:
+            watch.cancel()
             self._on_done()
             if self._owned:
                 await aclose_adapter(self._adapter)
@@ -113,3 +118,8 @@ class FrontendRun(Response):
             async for chunk in self._encode(_chained(first, iterator, failure)):
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+async def _disconnected(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
