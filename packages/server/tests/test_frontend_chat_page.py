@@ -115,7 +115,7 @@ def test_use_chat_renders_reasoning_text_and_a_tool_result_then_a_second_message
         roles = [message["role"] for message in body["messages"]]
         assert roles == ["user", "assistant", "user"]
         carried = body["messages"][1]["parts"]
-        sealed = [part for part in carried if part["type"] == "reasoning"][0]
+        sealed = next(part for part in carried if part["type"] == "reasoning")
         assert sealed["providerMetadata"]["runport"]["reasoning"][0]["provider_metadata"] == {
             "mock": {"signature": "sig-weather-1"}
         }
