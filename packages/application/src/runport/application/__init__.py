@@ -21,7 +21,6 @@ from runport.application._adapters import (
     create_async_adapter,
 )
 from runport.application._astream import EventStream, astream
-from runport.application._async import aexecute_contract, arun, arun_stream
 from runport.application._batch._output import BatchLine, BatchOutput, BatchOutputError
 from runport.application._batch._rows import BatchRow, BatchRowsError, read_rows
 from runport.application._batch._run import abatch, run_batch
@@ -30,12 +29,12 @@ from runport.application._batch._summary import BatchSummary
 from runport.application._bridges import BridgeUsageError, CallerGone, to_async, to_sync
 from runport.application._catalog import Catalog, CatalogError, input_schema, load_catalog
 from runport.application._define import define_contract, output_as
-from runport.application._envelope import execute_contract
 from runport.application._errors import RunError, RunPartial
+from runport.application._execute import aexecute_contract, execute_contract
 from runport.application._fallback import AsyncFallback, Fallback
 from runport.application._history import repair_history
 from runport.application._options import RunOptions
-from runport.application._run import run, run_stream
+from runport.application._run import arun, arun_stream, run, run_stream
 from runport.application._state import RunResult
 from runport.application._tools import Tool
 

@@ -9,8 +9,8 @@ from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
 
-from runport.application._async import aexecute_contract
-from runport.application._envelope import ContractSource
+from runport.application._contract import ContractSource
+from runport.application._execute import aexecute_contract
 from runport.contracts import OperationEnvelope, StreamEvent
 from runport.ports import AsyncRuntimeAdapter
 

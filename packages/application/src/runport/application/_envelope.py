@@ -1,15 +1,23 @@
+"""One turn as an envelope: the request ``execute_contract`` and ``aexecute_contract`` send
+(``prepare``) and how the call's ending becomes the envelope (``Call``). The two functions
+share both (``_execute``) and differ only in how they call the adapter and the sink."""
+
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import JsonValue
 
-from runport.application._relay import failure_message, relay
+from runport.application._contract import (
+    ContractSource,
+    capability_diagnostic,
+    missing_capabilities,
+    resolve_contract,
+)
+from runport.application._relay import failure_message
 from runport.contracts import (
-    AdapterDescriptor,
     Complete,
     Diagnostic,
     ErrorCode,
@@ -19,36 +27,12 @@ from runport.contracts import (
     OperationEnvelope,
     StreamEvent,
 )
-from runport.core import Contract, ContractError, compile_contract, load_contract, validate_output
-from runport.ports import AsyncRuntimeAdapter, PortError, RuntimeAdapter, Sink
+from runport.core import ContractError, compile_contract, validate_output
+from runport.ports import AsyncRuntimeAdapter, PortError, RuntimeAdapter
 
 OPERATION = "execute_contract"
 
 _log = logging.getLogger("runport.application")
-
-ContractSource = Contract | str | os.PathLike[str]
-
-
-def resolve_contract(contract_or_path: ContractSource) -> Contract:
-    if isinstance(contract_or_path, Contract):
-        return contract_or_path
-    return load_contract(contract_or_path)
-
-
-def missing_capabilities(required: list[str], descriptor: AdapterDescriptor) -> list[str]:
-    offered = set(descriptor.capabilities)
-    return [c for c in required if c not in offered]
-
-
-def capability_diagnostic(missing: list[str], descriptor: AdapterDescriptor) -> Diagnostic:
-    return Diagnostic(
-        code=ErrorCode.RUNTIME_CAPABILITY_UNSUPPORTED,
-        message=(
-            f"adapter {descriptor.id!r} lacks the capabilities the contract requires: "
-            + ", ".join(missing)
-        ),
-        json_pointer="/capabilities",
-    )
 
 
 def failure_diagnostic(error: PortError) -> Diagnostic:
@@ -192,38 +176,3 @@ class Call:
             owed = Failed(code=diagnostic.code, message=diagnostic.message)
             self.passes(owed)
         return _envelope([diagnostic], events=self.events), owed
-
-
-def execute_contract(
-    contract_or_path: ContractSource,
-    adapter: RuntimeAdapter,
-    *,
-    inputs: Mapping[str, Any] | None = None,
-    context: Mapping[str, Any] | None = None,
-    on_event: Sink | None = None,
-    fixture_output: JsonValue = None,
-) -> OperationEnvelope:
-    """Compile a contract, run one turn on ``adapter`` and report it as an envelope (docs/runs.md).
-
-    Every failure it can name — contract, input, capability, runtime, output schema, an
-    adapter that breaks the port's rules — comes back as a not-ok envelope with a coded
-    diagnostic, never raised; inputs and capabilities are checked before the adapter is
-    called. With ``on_event`` the turn is streamed, every event the caller saw is kept in
-    ``stream_events``, and the stream always ends in exactly one terminal event; an exception
-    raised by ``on_event`` itself propagates unchanged.
-    """
-    prepared = prepare(contract_or_path, adapter, inputs, context, fixture_output)
-    if isinstance(prepared, OperationEnvelope):
-        return prepared
-    call = Call(prepared, streamed=on_event is not None)
-    try:
-        if on_event is None:
-            receipt = adapter.execute(prepared)
-        else:
-            receipt = adapter.execute_streaming(prepared, relay(call, on_event))
-    except Exception as error:
-        envelope, owed = call.failed(error)
-        if owed is not None and on_event is not None:
-            on_event(owed)
-        return envelope
-    return call.succeeded(receipt)

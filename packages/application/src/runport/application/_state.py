@@ -10,24 +10,16 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from pydantic import JsonValue
 
 from runport.application._define import output_as
-from runport.application._envelope import (
-    ContractSource,
-    capability_diagnostic,
-    missing_capabilities,
-    resolve_contract,
-)
 from runport.application._errors import RunError, RunPartial, Stage
-from runport.application._history import repair_history
 from runport.application._options import Settings
 from runport.application._relay import TurnWatch, failure_message
-from runport.application._tools import Tool, as_tool, tool_result_text
+from runport.application._tools import Tool, tool_result_text
 from runport.contracts import (
-    AdapterDescriptor,
     CompiledInteraction,
     ErrorCode,
     ExecutionReceipt,
@@ -39,14 +31,10 @@ from runport.contracts import (
     Usage,
     canonical_json,
 )
-from runport.core import ContractError, compile_contract, schema_errors, validate_output
+from runport.core import schema_errors, validate_output
 from runport.ports import CorrectionStage, PortError, RunScope, error_type
 
 T = TypeVar("T")
-
-_INPUT_CODES = frozenset(
-    {ErrorCode.VALUE_REQUIRED, ErrorCode.VALUE_SCHEMA, ErrorCode.VALUE_UNKNOWN}
-)
 
 _BACKOFF_BASE_S = 0.5
 _BACKOFF_CAP_S = 8.0
@@ -324,38 +312,3 @@ def _place_history(messages: list[Message], history: Sequence[Message]) -> list[
     while lead < len(messages) and messages[lead].role in ("system", "developer"):
         lead += 1
     return [*messages[:lead], *history, *messages[lead:]]
-
-
-def start_run(
-    contract_or_path: ContractSource,
-    descriptor: AdapterDescriptor,
-    inputs: Mapping[str, Any] | None,
-    context: Mapping[str, Any] | None,
-    options: Settings,
-) -> RunState:
-    """Compile the contract and check the adapter before any call (``RunError`` otherwise)."""
-    try:
-        contract = resolve_contract(contract_or_path)
-        interaction = compile_contract(contract, inputs=inputs or {}, context=context)
-    except ContractError as error:
-        first = error.diagnostics[0]
-        stage: Stage = "input" if first.code in _INPUT_CODES else "compile"
-        raise RunError(
-            stage,
-            first.code,
-            RunPartial(),
-            str(error),
-            diagnostics=tuple(error.diagnostics),
-        ) from error
-    missing = missing_capabilities(interaction.required_capabilities, descriptor)
-    if missing:
-        diagnostic = capability_diagnostic(missing, descriptor)
-        raise RunError(
-            "compile", diagnostic.code, RunPartial(), diagnostic.message, diagnostics=(diagnostic,)
-        )
-    implementations = {tool.name: tool for tool in map(as_tool, options.tools)}
-    offered = {spec.name: spec for spec in interaction.tools or []}
-    for tool in implementations.values():
-        offered.setdefault(tool.name, tool.spec())
-    repaired, warnings = repair_history(options.history or ())
-    return RunState(interaction, implementations, offered, repaired, warnings, options)
