@@ -5,17 +5,20 @@ share both (``_execute``) and differ only in how they call the adapter and the s
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import JsonValue
 
 from runport.application._contract import (
     ContractSource,
+    answer_problems,
     capability_diagnostic,
     missing_capabilities,
     resolve_contract,
 )
+from runport.application._history import place_history, repair_history
+from runport.application._partial import snapshots_for
 from runport.application._relay import failure_message
 from runport.contracts import (
     Complete,
@@ -24,10 +27,11 @@ from runport.contracts import (
     ExecutionReceipt,
     ExecutionRequest,
     Failed,
+    Message,
     OperationEnvelope,
     StreamEvent,
 )
-from runport.core import ContractError, compile_contract, validate_output
+from runport.core import ContractError, compile_contract
 from runport.ports import AsyncRuntimeAdapter, PortError, RuntimeAdapter
 
 OPERATION = "execute_contract"
@@ -58,14 +62,7 @@ def receipt_diagnostics(
             )
         ]
     if receipt.output_schema_valid is False:
-        problems = validate_output(output_schema, receipt.output)
-        return problems or [
-            Diagnostic(
-                code=ErrorCode.OUTPUT_SCHEMA,
-                message="the model's text is not a JSON document",
-                json_pointer="",
-            )
-        ]
+        return answer_problems(output_schema, receipt)
     return []
 
 
@@ -122,6 +119,27 @@ def prepare(
     return ExecutionRequest(interaction=interaction, fixture_output=fixture_output)
 
 
+def with_history(
+    request: ExecutionRequest, history: Sequence[Message] | None
+) -> tuple[ExecutionRequest, list[Diagnostic]]:
+    """``request`` with an earlier conversation placed as a run places it (after the
+    contract's leading system/developer messages), repaired first; each repair is a warning
+    the envelope carries (``TQX_HISTORY_REPAIRED``)."""
+    if not history:
+        return request, []
+    repaired, warnings = repair_history(history)
+    interaction = request.interaction
+    messages = place_history(list(interaction.messages), repaired)
+    placed = request.model_copy(
+        update={"interaction": interaction.model_copy(update={"messages": messages})}
+    )
+    notes = [
+        Diagnostic(code=ErrorCode.HISTORY_REPAIRED, severity="warning", message=warning)
+        for warning in warnings
+    ]
+    return placed, notes
+
+
 def _unexpected(code: str, where: str, error: BaseException, *, say: bool = False) -> Diagnostic:
     """A coded diagnostic for an exception nothing else named. Only a local file's problem is
     quoted (``say``); an adapter's exception text may hold what an upstream wrote."""
@@ -134,10 +152,20 @@ class Call:
     caller's own exception, and how the call's ending becomes an envelope. The sync and async
     functions share it; they differ only in how they call the adapter and the sink."""
 
-    def __init__(self, request: ExecutionRequest, streamed: bool) -> None:
+    def __init__(
+        self,
+        request: ExecutionRequest,
+        streamed: bool,
+        partial_output: bool = False,
+        notes: Sequence[Diagnostic] = (),
+    ) -> None:
         self.request = request
+        self.notes = list(notes)
         self.events: list[StreamEvent] | None = [] if streamed else None
         self.stopped: BaseException | None = None
+        self.partial = (
+            snapshots_for(request.interaction.output_schema, partial_output) if streamed else None
+        )
 
     @property
     def ended(self) -> bool:
@@ -145,14 +173,15 @@ class Call:
         return events is not None and bool(events) and isinstance(events[-1], Complete | Failed)
 
     def passes(self, event: StreamEvent) -> bool:
-        """Keep every event the caller is handed (all of them pass)."""
+        """Keep every event the adapter sent (all of them pass). The snapshots the caller is
+        also handed are made from these events, so the envelope does not keep them."""
         assert self.events is not None
         self.events.append(event)
         return True
 
     def succeeded(self, receipt: ExecutionReceipt) -> OperationEnvelope:
         diagnostics = receipt_diagnostics(receipt, self.request.interaction.output_schema)
-        return _envelope(diagnostics, receipt, self.events)
+        return _envelope([*diagnostics, *self.notes], receipt, self.events)
 
     def failed(self, error: Exception) -> tuple[OperationEnvelope, Failed | None]:
         """The envelope of a call that raised, and the ``Failed`` the caller is still owed
@@ -175,4 +204,4 @@ class Call:
         if self.events is not None and not self.ended:
             owed = Failed(code=diagnostic.code, message=diagnostic.message)
             self.passes(owed)
-        return _envelope([diagnostic], events=self.events), owed
+        return _envelope([diagnostic, *self.notes], events=self.events), owed

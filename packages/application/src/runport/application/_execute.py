@@ -8,15 +8,22 @@ how the adapter and the sink are called differs, so for the same upstream
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import JsonValue
 
 from runport.application._contract import ContractSource
-from runport.application._envelope import Call, prepare
+from runport.application._envelope import Call, prepare, with_history
 from runport.application._relay import arelay, relay
-from runport.contracts import ErrorCode, ExecutionRequest, Failed, OperationEnvelope
+from runport.contracts import (
+    Diagnostic,
+    ErrorCode,
+    ExecutionRequest,
+    Failed,
+    Message,
+    OperationEnvelope,
+)
 from runport.ports import (
     AsyncRuntimeAdapter,
     AsyncSink,
@@ -35,20 +42,27 @@ def execute_contract(
     context: Mapping[str, Any] | None = None,
     on_event: Sink | None = None,
     fixture_output: JsonValue = None,
+    history: Sequence[Message] | None = None,
+    partial_output: bool = False,
 ) -> OperationEnvelope:
     """Compile a contract, run one turn on ``adapter`` and report it as an envelope (docs/runs.md).
 
     Every failure it can name — contract, input, capability, runtime, output schema, an
     adapter that breaks the port's rules — comes back as a not-ok envelope with a coded
     diagnostic, never raised; inputs and capabilities are checked before the adapter is
-    called. With ``on_event`` the turn is streamed, every event the caller saw is kept in
+    called. With ``on_event`` the turn is streamed, every event the adapter sent is kept in
     ``stream_events``, and the stream always ends in exactly one terminal event; an exception
-    raised by ``on_event`` itself propagates unchanged.
+    raised by ``on_event`` itself propagates unchanged. With ``partial_output`` and a
+    structured answer, ``on_event`` also receives an ``OutputSnapshot`` after each ``Delta``
+    that changed the answer parsed so far (type it for ``RunEvent``); the envelope is the same
+    with or without them. ``history`` is an earlier conversation, placed and repaired as a
+    run's is (each repair a ``TQX_HISTORY_REPAIRED`` warning).
     """
     prepared = prepare(contract_or_path, adapter, inputs, context, fixture_output)
     if isinstance(prepared, OperationEnvelope):
         return prepared
-    call = Call(prepared, streamed=on_event is not None)
+    prepared, notes = with_history(prepared, history)
+    call = Call(prepared, on_event is not None, partial_output, notes)
     try:
         if on_event is None:
             receipt = adapter.execute(prepared)
@@ -70,6 +84,8 @@ async def aexecute_contract(
     context: Mapping[str, Any] | None = None,
     on_event: AsyncSink | None = None,
     fixture_output: JsonValue = None,
+    history: Sequence[Message] | None = None,
+    partial_output: bool = False,
 ) -> OperationEnvelope:
     """``execute_contract`` on an async adapter: the same envelope for the same upstream.
 
@@ -79,15 +95,20 @@ async def aexecute_contract(
     prepared = prepare(contract_or_path, adapter, inputs, context, fixture_output)
     if isinstance(prepared, OperationEnvelope):
         return prepared
-    return await aexecute_request(prepared, adapter, on_event)
+    prepared, notes = with_history(prepared, history)
+    return await aexecute_request(prepared, adapter, on_event, partial_output, notes)
 
 
 async def aexecute_request(
-    request: ExecutionRequest, adapter: AsyncRuntimeAdapter, on_event: AsyncSink | None = None
+    request: ExecutionRequest,
+    adapter: AsyncRuntimeAdapter,
+    on_event: AsyncSink | None = None,
+    partial_output: bool = False,
+    notes: Sequence[Diagnostic] = (),
 ) -> OperationEnvelope:
     """``aexecute_contract`` after ``prepare``: for a caller (the batch) that needs the
     request itself before the call, so the contract is compiled once."""
-    call = Call(request, streamed=on_event is not None)
+    call = Call(request, on_event is not None, partial_output, notes)
     try:
         if on_event is None:
             receipt = await adapter.execute(request)

@@ -25,15 +25,18 @@ from runport.application._contract import (
 from runport.application._errors import RunError, RunPartial, Stage
 from runport.application._history import repair_history
 from runport.application._options import RunOptions, Settings, Sleep, settings
+from runport.application._partial import snapshots_for
 from runport.application._relay import TurnWatch
 from runport.application._state import Retry, RunResult, RunState, log
 from runport.application._tools import as_tool
 from runport.contracts import (
     AdapterDescriptor,
+    AnswerRejected,
     ErrorCode,
     ExecutionReceipt,
     ExecutionRequest,
     Failed,
+    ToolResult,
 )
 from runport.core import ContractError, compile_contract
 from runport.ports import error_type
@@ -65,9 +68,10 @@ class Wait:
 
 @dataclass(frozen=True)
 class Show:
-    """Step: hand ``event`` to the caller's event handler; send back ``None`` (or ``Raised``)."""
+    """Step: hand ``event`` to the caller's event handler — a turn's held-back ``Failed``, or
+    what the run adds between turns; send back ``None`` (or ``Raised``)."""
 
-    event: Failed
+    event: Failed | ToolResult | AnswerRejected
 
 
 @dataclass(frozen=True)
@@ -89,18 +93,21 @@ Outcome = ExecutionReceipt | Raised | None
 Plan = Generator[Step, Outcome, None]
 
 
-def run_plan(state: RunState, streamed: bool) -> Plan:
+def run_plan(state: RunState, streamed: bool, partial_output: bool = False) -> Plan:
     """The run loop, once: it yields what to do and is sent what came of it.
 
     The sync and async drivers only perform the steps, so both make every decision the
     same way — which turn comes next, whether a failure is retried, what the caller sees.
+    Streamed, the caller is also shown what happens between turns (``ToolResult``,
+    ``AnswerRejected``) and, with ``partial_output``, each attempt's answer as it parses.
     """
+    schema = state.interaction.output_schema
     while True:
         request = state.next_request()
         attempt = 0
         while True:
             attempt += 1
-            watch = TurnWatch() if streamed else None
+            watch = TurnWatch(snapshots_for(schema, partial_output)) if streamed else None
             outcome = yield Attempt(request, watch)
             if isinstance(outcome, ExecutionReceipt):
                 break
@@ -125,11 +132,16 @@ def run_plan(state: RunState, streamed: bool) -> Plan:
                     stop = shown.error
                     raise state.stopped(stop, decision.error.partial.text) from stop
             raise decision.error from outcome.error
-        result = state.after_turn(outcome)
-        if result is not None:
-            state.scope.succeeded(result.usage, len(result.receipts))
-            yield Finished(result)
+        after = state.after_turn(outcome)
+        if isinstance(after, RunResult):
+            state.scope.succeeded(after.usage, len(after.receipts))
+            yield Finished(after)
             return
+        for event in after:
+            if streamed:
+                shown = yield Show(event)
+                if isinstance(shown, Raised):
+                    raise state.stopped(shown.error, None) from shown.error
 
 
 def start_run(
@@ -175,6 +187,7 @@ def planned(
     context: Mapping[str, Any] | None,
     options: RunOptions,
     streamed: bool,
+    partial_output: bool = False,
 ) -> Iterator[Plan]:
     """The checked run's plan, for a driver to walk inside the block: settings resolved,
     contract compiled, adapter checked. The run's observer is told that the run started and —
@@ -185,7 +198,7 @@ def planned(
     scope = state.scope = state.options.observer.run_started(
         interaction.contract_id, interaction.contract_version, descriptor, streamed=streamed
     )
-    plan = run_plan(state, streamed)
+    plan = run_plan(state, streamed, partial_output)
     try:
         yield plan
     except RunError as error:

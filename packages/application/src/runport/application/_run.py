@@ -11,22 +11,20 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from runport.application._contract import ContractSource
 from runport.application._execute import show_terminal
 from runport.application._options import RunOptions
 from runport.application._plan import Attempt, Finished, Outcome, Raised, Step, Wait, planned
-from runport.application._relay import arelay, relay
+from runport.application._relay import AsyncRunSink, RunSink, adeliver, arelay, relay
 from runport.application._state import RunResult
-from runport.contracts import StreamEvent
-from runport.ports import AsyncRuntimeAdapter, AsyncSink, RuntimeAdapter
+from runport.contracts import Failed
+from runport.ports import AsyncRuntimeAdapter, RuntimeAdapter
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
-
-EventHandler = Callable[[StreamEvent], None]
 
 
 def run(
@@ -47,19 +45,24 @@ def run_stream(
     contract_or_path: ContractSource,
     adapter: RuntimeAdapter,
     *,
-    on_event: EventHandler,
+    on_event: RunSink,
     inputs: Mapping[str, Any] | None = None,
     context: Mapping[str, Any] | None = None,
+    partial_output: bool = False,
     **options: Unpack[RunOptions],
 ) -> RunResult:
-    """``run``, with every event of every turn handed to ``on_event`` as it arrives.
+    """``run``, with every event of every turn handed to ``on_event`` as it arrives, and what
+    happens between turns: a ``ToolResult`` per call after a turn whose calls ran (in the
+    calls' order, before the next turn), an ``AnswerRejected`` after the ``Complete`` of an
+    answer the contract rejects. With ``partial_output`` and a structured answer, an
+    ``OutputSnapshot`` follows each ``Delta`` that changed the answer parsed so far.
 
     A turn that fails before any event reached the caller is retried like an unstreamed one;
     once something was shown, the failure stands (nothing the caller saw is replayed), and a
     retried attempt's ``Failed`` is never shown. An exception raised by ``on_event`` ends the
     run as ``RunError(stage="model", code="TQX_CALLER_STOPPED")``.
     """
-    return _drive(contract_or_path, adapter, inputs, context, options, on_event)
+    return _drive(contract_or_path, adapter, inputs, context, options, on_event, partial_output)
 
 
 async def arun(
@@ -79,13 +82,16 @@ async def arun_stream(
     contract_or_path: ContractSource,
     adapter: AsyncRuntimeAdapter,
     *,
-    on_event: AsyncSink,
+    on_event: AsyncRunSink,
     inputs: Mapping[str, Any] | None = None,
     context: Mapping[str, Any] | None = None,
+    partial_output: bool = False,
     **options: Unpack[RunOptions],
 ) -> RunResult:
     """``run_stream`` on an async adapter; ``on_event`` may return an awaitable."""
-    return await _adrive(contract_or_path, adapter, inputs, context, options, on_event)
+    return await _adrive(
+        contract_or_path, adapter, inputs, context, options, on_event, partial_output
+    )
 
 
 def _drive(
@@ -94,17 +100,20 @@ def _drive(
     inputs: Mapping[str, Any] | None,
     context: Mapping[str, Any] | None,
     options: RunOptions,
-    on_event: EventHandler | None,
+    on_event: RunSink | None,
+    partial_output: bool = False,
 ) -> RunResult:
     descriptor, streamed = adapter.descriptor(), on_event is not None
-    with planned(contract_or_path, descriptor, inputs, context, options, streamed) as plan:
+    with planned(
+        contract_or_path, descriptor, inputs, context, options, streamed, partial_output
+    ) as plan:
         step = next(plan)
         while not isinstance(step, Finished):
             step = plan.send(_perform(adapter, step, on_event))
     return step.result
 
 
-def _perform(adapter: RuntimeAdapter, step: Step, on_event: EventHandler | None) -> Outcome:
+def _perform(adapter: RuntimeAdapter, step: Step, on_event: RunSink | None) -> Outcome:
     try:
         if isinstance(step, Attempt):
             if on_event is None or step.watch is None:
@@ -125,10 +134,13 @@ async def _adrive(
     inputs: Mapping[str, Any] | None,
     context: Mapping[str, Any] | None,
     options: RunOptions,
-    on_event: AsyncSink | None,
+    on_event: AsyncRunSink | None,
+    partial_output: bool = False,
 ) -> RunResult:
     descriptor, streamed = adapter.descriptor(), on_event is not None
-    with planned(contract_or_path, descriptor, inputs, context, options, streamed) as plan:
+    with planned(
+        contract_or_path, descriptor, inputs, context, options, streamed, partial_output
+    ) as plan:
         step = next(plan)
         while not isinstance(step, Finished):
             step = plan.send(await _aperform(adapter, step, on_event))
@@ -136,7 +148,7 @@ async def _adrive(
 
 
 async def _aperform(
-    adapter: AsyncRuntimeAdapter, step: Step, on_event: AsyncSink | None
+    adapter: AsyncRuntimeAdapter, step: Step, on_event: AsyncRunSink | None
 ) -> Outcome:
     try:
         if isinstance(step, Attempt):
@@ -148,7 +160,10 @@ async def _aperform(
             if inspect.isawaitable(waited):
                 await waited
         elif on_event is not None and not isinstance(step, Finished):
-            await show_terminal(on_event, step.event)
+            if isinstance(step.event, Failed):
+                await show_terminal(on_event, step.event)
+            else:
+                await adeliver(on_event, step.event)
     except Exception as error:
         return Raised(error)
     return None
