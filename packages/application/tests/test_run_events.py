@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-import runport.core
 from runport.application import (
     RunError,
     aexecute_contract,
@@ -258,31 +257,9 @@ def test_no_correction_budget_means_the_first_rejection_is_final() -> None:
 # ---- partial output -------------------------------------------------------------------------
 
 
-class _WholeValues:
-    """Test-only stand-in for core's incremental parser while it is being written elsewhere:
-    a snapshot whenever the text so far is a whole JSON document with a new value."""
-
-    def __init__(self, output_schema: dict[str, Any]) -> None:
-        self._text = ""
-        self._last: object = object()
-
-    def feed(self, delta_text: str) -> OutputSnapshot | None:
-        self._text += delta_text
-        try:
-            value = json.loads(self._text)
-        except ValueError:
-            return None
-        if value == self._last:
-            return None
-        self._last = value
-        return OutputSnapshot(value=value, completed=[""])
-
-
 @pytest.fixture(autouse=True)
-def partial_output_parser(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Core's parser once it exists; the stand-in until then."""
-    if not hasattr(runport.core, "PartialOutput"):
-        monkeypatch.setattr(runport.core, "PartialOutput", _WholeValues, raising=False)
+def _parser(partial_output_parser: None) -> None:
+    """Every test here may ask for partial output."""
 
 
 def snapshots(events: list[RunEvent]) -> list[OutputSnapshot]:

@@ -1,11 +1,12 @@
 """Application services over the runtime port (docs/runs.md, docs/async.md):
 ``execute_contract`` for one turn, ``run``/``run_stream`` for tool turns and correction rounds,
 ``Fallback``, adapter discovery — and their event-loop twins (``aexecute_contract``, ``arun``,
-``arun_stream``, ``astream``, ``AsyncFallback``) with the bridges ``to_async``/``to_sync`` —
-and what every surface shares: the folder of contracts it serves (``load_catalog``) and the
-adapter it builds per call (``adapter_factory``, ``async_adapter_factory``); and
-``run_batch``/``abatch``, a contract over many rows, with the two halves another engine
-builds on (``RowRunner`` on the workers, ``BatchOutput`` on the driver) (docs/batch.md).
+``arun_stream``, ``astream``, ``astream_run``, ``AsyncFallback``) with the bridges
+``to_async``/``to_sync`` — and what every surface shares: the folder of contracts it serves
+(``load_catalog``) and the adapter it builds per call (``adapter_factory``,
+``async_adapter_factory``); and ``run_batch``/``abatch``, a contract over many rows, with the
+two halves another engine builds on (``RowRunner`` on the workers, ``BatchOutput`` on the
+driver) (docs/batch.md).
 """
 
 from runport.application._adapters import (
@@ -20,7 +21,7 @@ from runport.application._adapters import (
     create_adapter,
     create_async_adapter,
 )
-from runport.application._astream import EventStream, astream
+from runport.application._astream import EventStream, RunStream, astream, astream_run
 from runport.application._batch._output import BatchLine, BatchOutput, BatchOutputError
 from runport.application._batch._rows import BatchRow, BatchRowsError, read_rows
 from runport.application._batch._run import abatch, run_batch
@@ -60,6 +61,7 @@ __all__ = [
     "RunOptions",
     "RunPartial",
     "RunResult",
+    "RunStream",
     "Tool",
     "abatch",
     "aclose_adapter",
@@ -69,6 +71,7 @@ __all__ = [
     "arun",
     "arun_stream",
     "astream",
+    "astream_run",
     "async_adapter_factory",
     "close_adapter",
     "create_adapter",
