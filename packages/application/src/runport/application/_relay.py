@@ -7,19 +7,46 @@ when the caller's own sink raised (that exception is the caller's, never a runti
 
 from __future__ import annotations
 
-from typing import Protocol
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import Protocol, cast
 
-from runport.contracts import Complete, Delta, ExecutionReceipt, Failed, StreamEvent
+from runport.application._partial import Snapshots
+from runport.contracts import Complete, Delta, ExecutionReceipt, Failed, RunEvent, StreamEvent
 from runport.core import redact_secrets
-from runport.ports import AsyncSink, PortError, Sink, deliver
+from runport.ports import AsyncSink, PortError, Sink
 
-__all__ = ["Relayed", "TurnWatch", "arelay", "failure_message", "relay"]
+__all__ = [
+    "AsyncRunSink",
+    "Relayed",
+    "RunSink",
+    "TurnWatch",
+    "adeliver",
+    "arelay",
+    "failure_message",
+    "relay",
+]
+
+RunSink = Callable[[RunEvent], None]
+"""What a run hands its events to: every turn's ``StreamEvent``s and what the run adds."""
+
+AsyncRunSink = Callable[[RunEvent], Awaitable[None] | None]
+"""``RunSink`` on the event loop: a plain callable, or one returning an awaitable."""
+
+
+async def adeliver(sink: AsyncRunSink, event: RunEvent) -> None:
+    """Hand ``event`` to ``sink`` and await it when it returned an awaitable."""
+    result = sink(event)
+    if result is not None and inspect.isawaitable(result):
+        await result
 
 
 class Relayed(Protocol):
-    """What a relay reports to: ``passes`` decides, ``stopped`` records the caller's raise."""
+    """What a relay reports to: ``passes`` decides, ``stopped`` records the caller's raise,
+    ``partial`` (when set) turns the answer's text into ``OutputSnapshot``s for the caller."""
 
     stopped: BaseException | None
+    partial: Snapshots | None
 
     def passes(self, event: StreamEvent) -> bool: ...
 
@@ -38,15 +65,28 @@ def _told(event: StreamEvent) -> StreamEvent:
     return event
 
 
-def relay(watch: Relayed, target: Sink) -> Sink:
+def _shown(watch: Relayed, event: StreamEvent) -> list[RunEvent]:
+    """What the caller is handed for ``event``: nothing (held back), the event, or the event
+    and the snapshot its text made (at most one per ``Delta``)."""
+    if not watch.passes(event):
+        return []
+    if watch.partial is not None and isinstance(event, Delta):
+        snapshot = watch.partial.feed(event.text)
+        if snapshot is not None:
+            return [event, snapshot]
+    return [event]
+
+
+def relay(watch: Relayed, target: Sink | RunSink) -> Sink:
     """A sink that passes what ``watch`` lets through on to ``target`` (a ``Failed`` with its
-    message redacted, as :func:`failure_message`)."""
+    message redacted, as :func:`failure_message`), each ``Delta`` followed by its snapshot
+    when ``watch.partial`` makes one (then ``target`` takes every ``RunEvent``)."""
+    deliver_to = cast(RunSink, target)
 
     def sink(event: StreamEvent) -> None:
-        event = _told(event)
-        if watch.passes(event):
+        for shown in _shown(watch, _told(event)):
             try:
-                target(event)
+                deliver_to(shown)
             except BaseException as error:
                 watch.stopped = error
                 raise
@@ -54,14 +94,14 @@ def relay(watch: Relayed, target: Sink) -> Sink:
     return sink
 
 
-def arelay(watch: Relayed, target: AsyncSink) -> AsyncSink:
+def arelay(watch: Relayed, target: AsyncSink | AsyncRunSink) -> AsyncSink:
     """``relay`` for an async sink (awaited when it returns an awaitable)."""
+    deliver_to = cast(AsyncRunSink, target)
 
     async def sink(event: StreamEvent) -> None:
-        event = _told(event)
-        if watch.passes(event):
+        for shown in _shown(watch, _told(event)):
             try:
-                await deliver(target, event)
+                await adeliver(deliver_to, shown)
             except BaseException as error:
                 watch.stopped = error
                 raise
@@ -78,7 +118,8 @@ class TurnWatch:
     partial answer (``text``).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, partial: Snapshots | None = None) -> None:
+        self.partial = partial
         self.text: list[str] = []
         self.completed: list[ExecutionReceipt] = []
         self.held: Failed | None = None

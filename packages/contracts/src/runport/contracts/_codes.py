@@ -31,6 +31,7 @@ class ErrorCode(StrEnum):
     OUTPUT_SCHEMA_INVALID = "TQX_OUTPUT_SCHEMA_INVALID"
     ACCESS_DENIED = "TQX_ACCESS_DENIED"
     REQUEST_TOO_LARGE = "TQX_REQUEST_TOO_LARGE"
+    HISTORY_REPAIRED = "TQX_HISTORY_REPAIRED"
     CHAT_BUSY = "TQX_CHAT_BUSY"
 
     @property
@@ -107,6 +108,10 @@ _MEANINGS: dict[ErrorCode, str] = {
         " answer for, or a state-changing request from a foreign Origin."
     ),
     ErrorCode.REQUEST_TOO_LARGE: "A request body passed the surface's size bound; it was not read.",
+    ErrorCode.HISTORY_REPAIRED: (
+        "A warning: the history given to one execution was changed so a model API accepts it (a"
+        " tool call without a result got a neutral one; a result answering no call was dropped)."
+    ),
     ErrorCode.CHAT_BUSY: (
         "A chat already has a run streaming: the server runs one at a time per chat, so a second"
         " request for it is refused until the first ends (or is stopped)."
