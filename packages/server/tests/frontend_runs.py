@@ -1,6 +1,6 @@
 """Run event sequences the frontend encoders are tested over: a real scripted run's events
-(reasoning, text, a tool call, the answer), with the events a run adds between turns placed
-by hand where a run puts them."""
+(reasoning, text, a tool call and its result, the answer), with partial-output snapshots
+placed by hand where a run puts them."""
 
 from __future__ import annotations
 
@@ -13,8 +13,6 @@ from runport.contracts import (
     Delta,
     OutputSnapshot,
     RunEvent,
-    StreamEvent,
-    ToolResult,
 )
 from runport.core import load_scenario
 from runport.mock import ScriptedRuntime
@@ -27,8 +25,8 @@ CHAT_SCENARIO = HERE / "scenarios" / "chat.yaml"
 WEATHER = get_weather("Delft")
 
 
-def _scripted_turns() -> list[StreamEvent]:
-    events: list[StreamEvent] = []
+def _scripted_turns() -> list[RunEvent]:
+    events: list[RunEvent] = []
     run_stream(
         catalog()["demo.forecast"],
         ScriptedRuntime(load_scenario(CHAT_SCENARIO)),
@@ -40,9 +38,8 @@ def _scripted_turns() -> list[StreamEvent]:
 
 
 def chat_run_events(*, snapshots: bool = False) -> list[RunEvent]:
-    """The chat scenario's run as a run's caller receives it: the tool's result after the
-    first turn's ``Complete``, and (``snapshots``) the partial answer after each answer
-    ``Delta`` of the second turn."""
+    """The chat scenario's run as a run's caller receives it, and (``snapshots``) the partial
+    answer after each answer ``Delta`` of the second turn."""
     turns = _scripted_turns()
     partial = iter(
         [
@@ -56,10 +53,6 @@ def chat_run_events(*, snapshots: bool = False) -> list[RunEvent]:
         events.append(event)
         if isinstance(event, Complete):
             completes += 1
-            if completes == 1:
-                events.append(
-                    ToolResult(call_id="call-weather", name="get_weather", output=WEATHER)
-                )
         elif snapshots and completes == 1 and isinstance(event, Delta):
             events.append(next(partial))
     return events

@@ -77,6 +77,14 @@ def test_a_chat_answers_in_the_ui_message_stream(scripted: httpx.Client) -> None
     assert kinds.count("start-step") == kinds.count("finish-step") == 2
     for kind in ("reasoning-delta", "text-delta", "tool-input-delta", "tool-input-available"):
         assert kind in kinds
+    (result,) = [chunk for chunk in sent if chunk["type"] == "tool-output-available"]
+    assert result == {
+        "type": "tool-output-available",
+        "toolCallId": "call-weather",
+        "output": {"city": "Delft", "celsius": 12.5, "sky": "dry"},
+    }
+    # the tool's result shares its call's step: it comes before that step's finish-step
+    assert kinds.index("tool-output-available") < kinds.index("finish-step")
     receipts = [chunk["data"] for chunk in sent if chunk["type"] == "data-runport-receipt"]
     assert receipts[-1]["output"] == {"coat": "light jacket"}
     ends = [chunk for chunk in sent if chunk["type"] == "reasoning-end"]
@@ -393,6 +401,8 @@ def test_ag_ui_answers_in_ag_ui_events(scripted: httpx.Client) -> None:
     assert events[-1]["result"] == {"coat": "light jacket"}
     assert "REASONING_MESSAGE_CONTENT" in types
     assert "TOOL_CALL_ARGS" in types
+    (result,) = [event for event in events if event["type"] == "TOOL_CALL_RESULT"]
+    assert result["content"] == '{"celsius":12.5,"city":"Delft","sky":"dry"}'
 
 
 def test_an_ag_ui_thread_s_history_reaches_the_run() -> None:

@@ -62,7 +62,7 @@ def chromium() -> Iterator[BrowserContext]:
 @pytest.fixture
 def page(chromium: BrowserContext) -> Iterator[Page]:
     page = chromium.new_page()
-    page.set_viewport_size({"width": 1000, "height": 900})
+    page.set_viewport_size({"width": 960, "height": 560})
     page.set_default_timeout(20_000)
     yield page
     page.close()
@@ -99,7 +99,7 @@ def test_use_chat_renders_reasoning_text_and_a_tool_result_then_a_second_message
         expect(answer.locator(".part.text").nth(0)).to_have_text("Let me check the weather.")
         tool = answer.locator('.part.tool[data-name="get_weather"]')
         expect(tool).to_have_attribute("data-state", "output-available")
-        expect(tool.locator(".result")).to_have_text('{"city":"Delft","celsius":12.5,"sky":"dry"}')
+        expect(tool.locator(".result")).to_have_text('{"celsius":12.5,"city":"Delft","sky":"dry"}')
         expect(answer.locator(".part.text").nth(1)).to_have_text('{"coat": "light jacket"}')
         expect(answer.locator(".part.receipt")).to_have_count(2)
         expect(page.locator("#status")).to_have_text("ready")

@@ -91,6 +91,7 @@ def create_app(
     allowed_hosts: Sequence[str] = (),
     tools: Sequence[Tool | Callable[..., object]] = (),
     reasoning_key: bytes | None = None,
+    partial_output: bool = False,
 ) -> Starlette:
     """The HTTP surface (docs/server.md) as an ASGI app, to serve with uvicorn or mount in a
     service of your own.
@@ -109,6 +110,7 @@ def create_app(
     ``/agui``, docs/frontends.md). ``reasoning_key`` seals the reasoning metadata those routes
     send to the browser, so a later request can send it back to the provider and nothing
     else (a random key per app when none is given: servers behind one balancer share one).
+    With ``partial_output`` their runs also send the structured answer as it fills in.
     """
     catalog = contracts if isinstance(contracts, Catalog) else Catalog.of(contracts)
     secret = token_secret(token)
@@ -176,6 +178,7 @@ def create_app(
             body_timeout=read_timeout,
             tools=tools,
             reasoning_key=reasoning_key if reasoning_key is not None else secrets.token_bytes(32),
+            partial_output=partial_output,
         ),
     ]
     middleware = [Middleware(RequestGuard, allowed_hosts=allowed_hosts, cors_origins=cors_origins)]

@@ -15,7 +15,7 @@ from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
 from runport.application import aclose_adapter, aexecute_contract, astream
-from runport.contracts import ErrorCode, OperationEnvelope, StreamEvent
+from runport.contracts import ErrorCode, OperationEnvelope, RunEvent
 from runport.core import Contract
 from runport.ports import AsyncRuntimeAdapter
 from runport.server._body import ExecutionCall
@@ -23,7 +23,7 @@ from runport.server._body import ExecutionCall
 _INPUT_CODES = frozenset(
     {ErrorCode.VALUE_REQUIRED, ErrorCode.VALUE_SCHEMA, ErrorCode.VALUE_UNKNOWN}
 )
-_EVENT: TypeAdapter[StreamEvent] = TypeAdapter(StreamEvent)
+_EVENT: TypeAdapter[RunEvent] = TypeAdapter(RunEvent)
 _SSE_HEADERS = [
     (b"content-type", b"text/event-stream; charset=utf-8"),
     (b"cache-control", b"no-cache"),

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from runport.application import Catalog
+from runport.application import Catalog, Tool
 from runport.contracts import ErrorCode
 from runport.core import Contract
 from runport.ports import AsyncRuntimeAdapter
@@ -61,8 +62,9 @@ def frontend_routes(
     token: bytes | None,
     max_body_bytes: int,
     body_timeout: float,
-    tools: Sequence[object],
+    tools: Sequence[Tool | Callable[..., Any]],
     reasoning_key: bytes,
+    partial_output: bool,
 ) -> list[Route]:
     busy: set[tuple[str, str, str]] = set()
 
@@ -98,6 +100,7 @@ def frontend_routes(
             headers=headers,
             refusal=refusal,
             on_done=functools.partial(busy.discard, key),
+            partial_output=partial_output,
             owned=owned,
         )
 

@@ -12,15 +12,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from typing import Any
 
 from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from runport.application import RunError, aclose_adapter
+from runport.application import RunError, Tool, aclose_adapter, astream_run
 from runport.contracts import ErrorCode, RunEvent
 from runport.core import Contract
 from runport.ports import AsyncRuntimeAdapter
-from runport.server._astream_run_shim import astream_run
 from runport.server._chat import ChatCall
 from runport.server._errors import RequestRefused
 
@@ -53,11 +53,12 @@ class FrontendRun(Response):
         adapter: AsyncRuntimeAdapter,
         call: ChatCall,
         *,
-        tools: Sequence[object],
+        tools: Sequence[Tool | Callable[..., Any]],
         encode: Encoder,
         headers: Mapping[str, str],
         refusal: Refusal,
         on_done: Callable[[], None],
+        partial_output: bool = False,
         owned: bool = False,
     ) -> None:
         self._contract = contract
@@ -68,6 +69,7 @@ class FrontendRun(Response):
         self._sse_headers = [(key.encode(), value.encode()) for key, value in headers.items()]
         self._refusal = refusal
         self._on_done = on_done
+        self._partial_output = partial_output
         self._owned = owned
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -98,7 +100,7 @@ class FrontendRun(Response):
             context=call.context,
             tools=self._tools,
             history=call.history,
-            partial_output=True,
+            partial_output=self._partial_output,
         ) as events:
             iterator = aiter(events)
             first: RunEvent | None = None
