@@ -50,6 +50,7 @@ _STATIC = {
     "/": ("index.html", "text/html; charset=utf-8"),
     "/playground.css": ("playground.css", "text/css; charset=utf-8"),
     "/playground.js": ("playground.js", "text/javascript; charset=utf-8"),
+    "/playground-chat.js": ("playground-chat.js", "text/javascript; charset=utf-8"),
 }
 _PAGE_HEADERS = {
     "Cache-Control": "no-cache",
