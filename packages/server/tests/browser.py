@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from playwright.sync_api import BrowserContext
+    from playwright.sync_api import BrowserContext, Page
 
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -47,3 +47,15 @@ def chromium_context() -> Iterator[BrowserContext]:
         )
         yield context
         context.close()
+
+
+@contextlib.contextmanager
+def opened_page(context: BrowserContext, width: int, height: int) -> Iterator[Page]:
+    """A tab of ``width`` × ``height`` whose waits give up after 20 s."""
+    page = context.new_page()
+    page.set_viewport_size({"width": width, "height": height})
+    page.set_default_timeout(20_000)
+    try:
+        yield page
+    finally:
+        page.close()

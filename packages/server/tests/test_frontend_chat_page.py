@@ -20,7 +20,7 @@ if not ENABLED:
 
 from playwright.sync_api import BrowserContext, Page, Request, expect
 
-from .browser import chromium_context
+from .browser import opened_page
 from .frontend_runs import CHAT_SCENARIO
 from .frontend_serve import PacedOpenAI, runport_serve, static_site
 
@@ -53,19 +53,10 @@ def page_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
 
 
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[BrowserContext]:
-    with chromium_context() as context:
-        yield context
-
-
 @pytest.fixture
 def page(chromium: BrowserContext) -> Iterator[Page]:
-    page = chromium.new_page()
-    page.set_viewport_size({"width": 960, "height": 560})
-    page.set_default_timeout(20_000)
-    yield page
-    page.close()
+    with opened_page(chromium, 960, 560) as page:
+        yield page
 
 
 def send(page: Page, text: str) -> None:

@@ -18,7 +18,7 @@ from runport.application import async_adapter_factory
 from runport.mock import AsyncEmitter, AsyncFunctionRuntime
 from runport.server import create_app, serve_in_background
 
-from .browser import chromium_context
+from .browser import opened_page
 from .chat_tools import TOOLS
 from .conftest import SCENARIO, PacedUpstream, Thinking, catalog
 from .frontend_runs import CHAT_SCENARIO
@@ -36,19 +36,10 @@ if not ENABLED:
 from playwright.sync_api import BrowserContext, Page, expect  # noqa: E402
 
 
-@pytest.fixture(scope="session")
-def chromium() -> Iterator[BrowserContext]:
-    with chromium_context() as context:
-        yield context
-
-
 @pytest.fixture
 def page(chromium: BrowserContext) -> Iterator[Page]:
-    page = chromium.new_page()
-    page.set_viewport_size({"width": 1200, "height": 860})
-    page.set_default_timeout(20_000)
-    yield page
-    page.close()
+    with opened_page(chromium, 1200, 860) as page:
+        yield page
 
 
 FINGERPRINT = re.compile(r"^[0-9a-f]{64}$")

@@ -10,7 +10,7 @@ code). The mapping, and why, is in docs/frontends.md and adr/0036.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterable, AsyncIterator, Callable
+from collections.abc import AsyncIterable, AsyncIterator
 from typing import Any
 
 from pydantic import JsonValue
@@ -30,7 +30,8 @@ from runport.contracts import (
     Usage,
     canonical_json,
 )
-from runport.server._frames import data_frames, json_string
+from runport.server._encoder import RunEventEncoder, encoded
+from runport.server._frames import json_string
 
 AGUI_HEADERS = {
     "content-type": "text/event-stream; charset=utf-8",
@@ -83,12 +84,13 @@ def json_patch(before: JsonValue, after: JsonValue, path: str = "") -> list[dict
     return [{"op": "replace", "path": path, "value": after}]
 
 
-class AGUIEncoder:
+class AGUIEncoder(RunEventEncoder):
     """The protocol's state for one run: the open text and reasoning messages, the tool
     calls announced, the state last sent. ``encode`` turns one run event into the AG-UI
     events (JSON payloads) it owes; the frames are written by ``data_frames``."""
 
     def __init__(self, thread_id: str, run_id: str) -> None:
+        super().__init__()
         self._thread_id = thread_id
         self._run_id = run_id
         self._turn = 0
@@ -105,24 +107,9 @@ class AGUIEncoder:
         self._output: JsonValue = None
         self._usage: dict[tuple[str | None, str | None], Usage] = {}
         self._failure: tuple[str, str] | None = None
-        self._encoders: dict[type, Callable[[Any, list[bytes]], None]] = {
-            Delta: self._delta,
-            ReasoningDelta: self._reasoning_delta,
-            ToolCallDelta: self._tool_call_delta,
-            Complete: self._complete,
-            Failed: self._failed,
-            ToolResult: self._tool_result,
-            OutputSnapshot: self._snapshot,
-            AnswerRejected: self._rejected,
-        }
 
     def start(self) -> list[bytes]:
         return [_json({"type": "RUN_STARTED", "threadId": self._thread_id, "runId": self._run_id})]
-
-    def encode(self, event: RunEvent) -> list[bytes]:
-        out: list[bytes] = []
-        self._encoders[type(event)](event, out)
-        return out
 
     def end(self, error: RunError | None = None) -> list[bytes]:
         """``RUN_FINISHED`` (cancelled, for a caller stop) or ``RUN_ERROR`` with the code."""
@@ -334,7 +321,7 @@ class AGUIEncoder:
         self._has_state = False
 
 
-async def agui_stream(
+def agui_stream(
     events: AsyncIterable[RunEvent], *, thread_id: str, run_id: str
 ) -> AsyncIterator[bytes]:
     """The run ``events`` as AG-UI events over server-sent events, one chunk of bytes per
@@ -344,14 +331,4 @@ async def agui_stream(
     A ``RunError`` raised by ``events`` ends the stream with ``RUN_ERROR`` carrying its
     TQX code; a caller stop ends it with ``RUN_FINISHED`` whose outcome is ``cancelled``.
     """
-    encoder = AGUIEncoder(thread_id, run_id)
-    yield data_frames(encoder.start())
-    try:
-        async for event in events:
-            payloads = encoder.encode(event)
-            if payloads:
-                yield data_frames(payloads)
-    except RunError as error:
-        yield data_frames(encoder.end(error))
-        return
-    yield data_frames(encoder.end())
+    return encoded(AGUIEncoder(thread_id, run_id), events)

@@ -9,7 +9,7 @@ protocol's chunks, and why, is in docs/frontends.md and adr/0036.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterable, AsyncIterator, Callable
+from collections.abc import AsyncIterable, AsyncIterator
 from typing import Any
 
 from pydantic import JsonValue
@@ -27,7 +27,8 @@ from runport.contracts import (
     ToolCallDelta,
     ToolResult,
 )
-from runport.server._frames import DONE, data_frames, json_string
+from runport.server._encoder import RunEventEncoder, encoded
+from runport.server._frames import DONE, json_string
 from runport.server._reasoning_seal import sealed_reasoning
 
 UI_MESSAGE_STREAM_HEADERS = {
@@ -50,12 +51,13 @@ def _json(value: Any) -> bytes:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=True).encode("ascii")
 
 
-class UIMessageEncoder:
+class UIMessageEncoder(RunEventEncoder):
     """The protocol's state for one run: which step is open, which text and reasoning parts
     are streaming, which tool calls were announced. ``encode`` turns one run event into the
     chunks (JSON payloads) it owes; the frames are written by ``data_frames``."""
 
     def __init__(self, message_id: str | None = None, reasoning_key: bytes | None = None) -> None:
+        super().__init__()
         self._message_id = message_id
         self._reasoning_key = reasoning_key
         self._turn = 0
@@ -69,27 +71,12 @@ class UIMessageEncoder:
         self._calls: dict[int, tuple[str, str]] = {}
         self._finish_reason: str | None = None
         self._failure: tuple[str, str] | None = None
-        self._encoders: dict[type, Callable[[Any, list[bytes]], None]] = {
-            Delta: self._delta,
-            ReasoningDelta: self._reasoning_delta,
-            ToolCallDelta: self._tool_call_delta,
-            Complete: self._complete,
-            Failed: self._failed,
-            ToolResult: self._tool_result,
-            OutputSnapshot: self._snapshot,
-            AnswerRejected: self._rejected,
-        }
 
     def start(self) -> list[bytes]:
         chunk: dict[str, JsonValue] = {"type": "start"}
         if self._message_id is not None:
             chunk["messageId"] = self._message_id
         return [_json(chunk)]
-
-    def encode(self, event: RunEvent) -> list[bytes]:
-        out: list[bytes] = []
-        self._encoders[type(event)](event, out)
-        return out
 
     def end(self, error: RunError | None = None) -> list[bytes]:
         """The run is over: its last step closed, then ``finish`` — or ``abort`` when the
@@ -289,7 +276,7 @@ class UIMessageEncoder:
         )
 
 
-async def ui_message_stream(
+def ui_message_stream(
     events: AsyncIterable[RunEvent],
     *,
     message_id: str | None = None,
@@ -304,14 +291,4 @@ async def ui_message_stream(
     ``reasoning_key`` seals each turn's reasoning metadata (signatures, encrypted
     reasoning), which the chat endpoint checks when a later request sends it back.
     """
-    encoder = UIMessageEncoder(message_id, reasoning_key)
-    yield data_frames(encoder.start())
-    try:
-        async for event in events:
-            payloads = encoder.encode(event)
-            if payloads:
-                yield data_frames(payloads)
-    except RunError as error:
-        yield data_frames(encoder.end(error)) + DONE
-        return
-    yield data_frames(encoder.end()) + DONE
+    return encoded(UIMessageEncoder(message_id, reasoning_key), events, DONE)
