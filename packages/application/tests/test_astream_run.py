@@ -208,3 +208,19 @@ def test_entering_twice_or_iterating_outside_the_block_is_refused() -> None:
 
     with pytest.raises(RuntimeError, match="entered only once"):
         asyncio.run(twice())
+
+
+def test_execute_contract_places_history_as_aexecute_contract_does() -> None:
+    from runport.application import execute_contract
+    from runport.mock import FunctionRuntime
+
+    def echo(request: ExecutionRequest, emit: Any) -> None:
+        emit.text(" | ".join(m.content for m in request.interaction.messages if m.role != "tool"))
+
+    history = [Message(role="user", content="earlier"), Message(role="assistant", content="ok")]
+    envelope = execute_contract(
+        CHAT, FunctionRuntime(echo), inputs={"message": "now"}, history=history
+    )
+    assert envelope.result is not None
+    assert envelope.result.output == "Be brief. | earlier | ok | now"
+    assert envelope.diagnostics == []

@@ -12,7 +12,15 @@ from collections.abc import Awaitable, Callable
 from typing import Protocol, cast
 
 from runport.application._partial import Snapshots
-from runport.contracts import Complete, Delta, ExecutionReceipt, Failed, RunEvent, StreamEvent
+from runport.contracts import (
+    Complete,
+    Delta,
+    ExecutionReceipt,
+    Failed,
+    OutputSnapshot,
+    RunEvent,
+    StreamEvent,
+)
 from runport.core import redact_secrets
 from runport.ports import AsyncSink, PortError, Sink
 
@@ -65,16 +73,11 @@ def _told(event: StreamEvent) -> StreamEvent:
     return event
 
 
-def _shown(watch: Relayed, event: StreamEvent) -> list[RunEvent]:
-    """What the caller is handed for ``event``: nothing (held back), the event, or the event
-    and the snapshot its text made (at most one per ``Delta``)."""
-    if not watch.passes(event):
-        return []
-    if watch.partial is not None and isinstance(event, Delta):
-        snapshot = watch.partial.feed(event.text)
-        if snapshot is not None:
-            return [event, snapshot]
-    return [event]
+def _snapshot(watch: Relayed, event: StreamEvent) -> OutputSnapshot | None:
+    """The snapshot the caller is handed after ``event`` (at most one per ``Delta``)."""
+    if watch.partial is None or not isinstance(event, Delta):
+        return None
+    return watch.partial.feed(event.text)
 
 
 def relay(watch: Relayed, target: Sink | RunSink) -> Sink:
@@ -84,12 +87,17 @@ def relay(watch: Relayed, target: Sink | RunSink) -> Sink:
     deliver_to = cast(RunSink, target)
 
     def sink(event: StreamEvent) -> None:
-        for shown in _shown(watch, _told(event)):
-            try:
-                deliver_to(shown)
-            except BaseException as error:
-                watch.stopped = error
-                raise
+        event = _told(event)
+        if not watch.passes(event):
+            return
+        snapshot = _snapshot(watch, event)
+        try:
+            deliver_to(event)
+            if snapshot is not None:
+                deliver_to(snapshot)
+        except BaseException as error:
+            watch.stopped = error
+            raise
 
     return sink
 
@@ -99,12 +107,17 @@ def arelay(watch: Relayed, target: AsyncSink | AsyncRunSink) -> AsyncSink:
     deliver_to = cast(AsyncRunSink, target)
 
     async def sink(event: StreamEvent) -> None:
-        for shown in _shown(watch, _told(event)):
-            try:
-                await adeliver(deliver_to, shown)
-            except BaseException as error:
-                watch.stopped = error
-                raise
+        event = _told(event)
+        if not watch.passes(event):
+            return
+        snapshot = _snapshot(watch, event)
+        try:
+            await adeliver(deliver_to, event)
+            if snapshot is not None:
+                await adeliver(deliver_to, snapshot)
+        except BaseException as error:
+            watch.stopped = error
+            raise
 
     return sink
 

@@ -76,6 +76,16 @@ def _as_async(adapter: AsyncRuntimeAdapter | RuntimeAdapter) -> AsyncRuntimeAdap
     return adapter if isinstance(adapter, AsyncRuntimeAdapter) else to_async(adapter)
 
 
+def _partial_output(request: Request) -> bool:
+    """``?partial_output=true``: the answer's snapshots ride the event stream."""
+    value = request.query_params.get("partial_output", "false")
+    if value not in ("true", "false"):
+        raise RequestRefused(
+            400, ErrorCode.DATA_INVALID, f"partial_output must be true or false, not {value!r}"
+        )
+    return value == "true"
+
+
 def _wants_events(request: Request) -> bool:
     accept = request.headers.get("accept", "")
     return any(part.split(";")[0].strip() == "text/event-stream" for part in accept.split(","))
@@ -155,11 +165,19 @@ def create_app(
         try:
             check_token(request, secret)
             contract = find_contract(catalog, request.path_params["contract_id"])
+            partial = _partial_output(request)
             call = parse_call(await read_body(request, limit, read_timeout))
             run_on, owned = await adapter_for()
         except RequestRefused as refused:
             return error_response(refused)
-        return Execution(contract, run_on, call, streamed=_wants_events(request), owned=owned)
+        return Execution(
+            contract,
+            run_on,
+            call,
+            streamed=_wants_events(request),
+            owned=owned,
+            partial_output=partial,
+        )
 
     async def http_error(request: Request, error: Exception) -> Response:
         assert isinstance(error, HTTPException)
