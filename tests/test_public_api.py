@@ -227,6 +227,8 @@ PUBLIC = {
         "arun",
         "arun_stream",
         "astream",
+        "astream_run",
+        "RunStream",
         "to_async",
         "to_sync",
         "RunPartial",

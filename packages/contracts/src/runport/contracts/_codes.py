@@ -31,6 +31,7 @@ class ErrorCode(StrEnum):
     OUTPUT_SCHEMA_INVALID = "TQX_OUTPUT_SCHEMA_INVALID"
     ACCESS_DENIED = "TQX_ACCESS_DENIED"
     REQUEST_TOO_LARGE = "TQX_REQUEST_TOO_LARGE"
+    HISTORY_REPAIRED = "TQX_HISTORY_REPAIRED"
 
     @property
     def retryable(self) -> bool:
@@ -106,4 +107,8 @@ _MEANINGS: dict[ErrorCode, str] = {
         " answer for, or a state-changing request from a foreign Origin."
     ),
     ErrorCode.REQUEST_TOO_LARGE: "A request body passed the surface's size bound; it was not read.",
+    ErrorCode.HISTORY_REPAIRED: (
+        "A warning: the history given to one execution was changed so a model API accepts it (a"
+        " tool call without a result got a neutral one; a result answering no call was dropped)."
+    ),
 }

@@ -73,6 +73,16 @@ def _as_async(adapter: AsyncRuntimeAdapter | RuntimeAdapter) -> AsyncRuntimeAdap
     return adapter if isinstance(adapter, AsyncRuntimeAdapter) else to_async(adapter)
 
 
+def _partial_output(request: Request) -> bool:
+    """``?partial_output=true``: the answer's snapshots ride the event stream."""
+    value = request.query_params.get("partial_output", "false")
+    if value not in ("true", "false"):
+        raise RequestRefused(
+            400, ErrorCode.DATA_INVALID, f"partial_output must be true or false, not {value!r}"
+        )
+    return value == "true"
+
+
 def _wants_events(request: Request) -> bool:
     accept = request.headers.get("accept", "")
     return any(part.split(";")[0].strip() == "text/event-stream" for part in accept.split(","))
@@ -133,11 +143,15 @@ def create_app(
                     ErrorCode.CONTRACT_NOT_FOUND,
                     f"no contract with id {contract_id!r} (known: {known})",
                 )
+            partial = _partial_output(request)
             call = parse_call(await read_body(request, limit, read_timeout))
         except RequestRefused as refused:
             return error_response(refused)
+        streamed = _wants_events(request)
         if shared_async is not None:
-            return Execution(contract, shared_async, call, streamed=_wants_events(request))
+            return Execution(
+                contract, shared_async, call, streamed=streamed, partial_output=partial
+            )
         assert callable(adapter)
         try:
             built = await anyio.to_thread.run_sync(adapter)
@@ -152,7 +166,7 @@ def create_app(
                 )
             )
         return Execution(
-            contract, _as_async(built), call, streamed=_wants_events(request), owned=True
+            contract, _as_async(built), call, streamed=streamed, owned=True, partial_output=partial
         )
 
     async def http_error(request: Request, error: Exception) -> Response:

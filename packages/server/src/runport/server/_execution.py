@@ -15,7 +15,7 @@ from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
 from runport.application import aclose_adapter, aexecute_contract, astream
-from runport.contracts import ErrorCode, OperationEnvelope, StreamEvent
+from runport.contracts import ErrorCode, OperationEnvelope, RunEvent
 from runport.core import Contract
 from runport.ports import AsyncRuntimeAdapter
 from runport.server._body import ExecutionCall
@@ -23,7 +23,7 @@ from runport.server._body import ExecutionCall
 _INPUT_CODES = frozenset(
     {ErrorCode.VALUE_REQUIRED, ErrorCode.VALUE_SCHEMA, ErrorCode.VALUE_UNKNOWN}
 )
-_EVENT: TypeAdapter[StreamEvent] = TypeAdapter(StreamEvent)
+_EVENT: TypeAdapter[RunEvent] = TypeAdapter(RunEvent)
 _SSE_HEADERS = [
     (b"content-type", b"text/event-stream; charset=utf-8"),
     (b"cache-control", b"no-cache"),
@@ -70,7 +70,9 @@ def _json_start(status: int, body: bytes) -> list[Message]:
 class Execution(Response):
     """The response to one ``POST /v1/contracts/{id}/executions``: it runs the contract while
     it is being sent. An ``owned`` adapter (built for this request) is closed after it; a
-    shared one stays open for the next."""
+    shared one stays open for the next. Streamed with ``partial_output``, a structured
+    answer's ``OutputSnapshot`` events ride beside its ``Delta`` events (every ``RunEvent``
+    kind is written the same way, as its ``kind`` and its JSON)."""
 
     def __init__(
         self,
@@ -80,12 +82,14 @@ class Execution(Response):
         *,
         streamed: bool,
         owned: bool = False,
+        partial_output: bool = False,
     ) -> None:
         self._contract = contract
         self._adapter = adapter
         self._call = call
         self._streamed = streamed
         self._owned = owned
+        self._partial_output = partial_output
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         respond = self._stream if self._streamed else self._whole
@@ -110,7 +114,11 @@ class Execution(Response):
     async def _stream(self, send: Send) -> None:
         started = False
         async with astream(
-            self._contract, self._adapter, inputs=self._call.inputs, context=self._call.context
+            self._contract,
+            self._adapter,
+            inputs=self._call.inputs,
+            context=self._call.context,
+            partial_output=self._partial_output,
         ) as events:
             async for event in events:
                 if not started:
