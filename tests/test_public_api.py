@@ -97,6 +97,9 @@ PUBLIC = {
         "ScenarioError",
         "strict_schema",
         "HeldCache",
+        "PartialJSON",
+        "PartialJSONError",
+        "PartialOutput",
     },
     "runport.mock": {
         "AsyncEmitter",

@@ -96,9 +96,7 @@ def test_astream_run_holds_a_conversation_turn_after_turn() -> None:
     assert [m.role for m in last.messages] == ["system", "user", "assistant", "user", "assistant"]
 
 
-def test_astream_run_yields_arun_streams_events_and_its_result_is_arun_streams(
-    partial_output_parser: None,
-) -> None:
+def test_astream_run_yields_arun_streams_events_and_its_result_is_arun_streams() -> None:
     async def both() -> tuple[list[RunEvent], RunResult, list[RunEvent], RunResult]:
         pulled: list[RunEvent] = []
         async with astream_run(

@@ -257,11 +257,6 @@ def test_no_correction_budget_means_the_first_rejection_is_final() -> None:
 # ---- partial output -------------------------------------------------------------------------
 
 
-@pytest.fixture(autouse=True)
-def _parser(partial_output_parser: None) -> None:
-    """Every test here may ask for partial output."""
-
-
 def snapshots(events: list[RunEvent]) -> list[OutputSnapshot]:
     return [e for e in events if isinstance(e, OutputSnapshot)]
 

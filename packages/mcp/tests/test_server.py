@@ -14,7 +14,6 @@ import pytest
 from mcp import Client, MCPError
 from mcp.types import CallToolResult, TextContent
 
-import runport.core
 from runport.application import CallerGone, CatalogError, execute_contract, load_catalog
 from runport.contracts import (
     AdapterDescriptor,
@@ -25,7 +24,6 @@ from runport.contracts import (
     ExecutionRequest,
     Failed,
     OperationEnvelope,
-    OutputSnapshot,
     ReasoningDelta,
     ReasoningPart,
     StreamEvent,
@@ -469,27 +467,8 @@ def test_an_async_adapter_runs_on_the_event_loop_with_no_thread_hop(mode: str) -
     assert adapter.threads == {loop_thread}
 
 
-class _WholeValues:
-    """Test-only stand-in for core's incremental parser while it is being written elsewhere:
-    a snapshot whenever the text so far is a whole JSON document."""
-
-    def __init__(self, output_schema: dict[str, object]) -> None:
-        self._text = ""
-
-    def feed(self, delta_text: str) -> OutputSnapshot | None:
-        self._text += delta_text
-        try:
-            return OutputSnapshot(value=json.loads(self._text), completed=[""])
-        except ValueError:
-            return None
-
-
 @pytest.mark.parametrize("mode", MODES)
-def test_partial_output_sends_snapshots_as_progress_and_keeps_the_envelope(
-    mode: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    if not hasattr(runport.core, "PartialOutput"):
-        monkeypatch.setattr(runport.core, "PartialOutput", _WholeValues, raising=False)
+def test_partial_output_sends_snapshots_as_progress_and_keeps_the_envelope(mode: str) -> None:
     chunks = ['{"city": "Delft", ', '"day": "2026-12-02"}']
     extract = {"contract": "app.extract", "inputs": {"text": "Delft, tomorrow"}, "stream": True}
     progress: list[tuple[float, str | None]] = []
@@ -512,9 +491,11 @@ def test_partial_output_sends_snapshots_as_progress_and_keeps_the_envelope(
     )
     assert envelope == plain  # snapshots are not kept in stream_events
     progress.sort()
-    kinds = [json.loads(message or "{}")["kind"] for _, message in progress]
-    assert kinds == ["Delta", "Delta", "OutputSnapshot", "Complete"]
-    assert json.loads(progress[2][1] or "{}")["value"] == {"city": "Delft", "day": "2026-12-02"}
+    sent = [json.loads(message or "{}") for _, message in progress]
+    kinds = [event["kind"] for event in sent]
+    assert [kind for kind in kinds if kind != "OutputSnapshot"] == ["Delta", "Delta", "Complete"]
+    assert kinds[1] == kinds[3] == "OutputSnapshot"  # one after each Delta that changed it
+    assert sent[3]["value"] == {"city": "Delft", "day": "2026-12-02"}
 
 
 def test_partial_output_must_be_a_boolean() -> None:

@@ -14,9 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import runport.core
 from runport.application import aexecute_contract, async_adapter_factory
-from runport.contracts import OperationEnvelope, OutputSnapshot, StreamEvent
+from runport.contracts import OperationEnvelope, StreamEvent
 from runport.mock import AsyncEmitter, AsyncFunctionRuntime, AsyncScriptedRuntime
 from runport.ports import PortError
 from runport.server import create_app, prepare, serve_in_background
@@ -513,31 +512,12 @@ def test_served_with_a_scenario_each_request_plays_it_from_its_first_turn() -> N
     assert answers[0] == answers[1] == answers[2]
 
 
-class _WholeValues:
-    """Test-only stand-in for core's incremental parser while it is being written elsewhere:
-    a snapshot whenever the text so far is a whole JSON document with a new value."""
-
-    def __init__(self, output_schema: dict[str, object]) -> None:
-        self._text = ""
-
-    def feed(self, delta_text: str) -> OutputSnapshot | None:
-        self._text += delta_text
-        try:
-            return OutputSnapshot(value=json.loads(self._text), completed=[""])
-        except ValueError:
-            return None
-
-
 async def _coat(request: object, emit: AsyncEmitter) -> None:
     for piece in ('{"coat": ', '"a warm', ' one"}'):
         await emit.text(piece)
 
 
-def test_partial_output_streams_snapshots_beside_the_deltas_and_the_envelope_is_unchanged(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    if not hasattr(runport.core, "PartialOutput"):
-        monkeypatch.setattr(runport.core, "PartialOutput", _WholeValues, raising=False)
+def test_partial_output_streams_snapshots_beside_the_deltas_and_the_envelope_is_unchanged() -> None:
     forecast = "/v1/contracts/demo.forecast/executions"
     app = create_app(catalog(), lambda: AsyncFunctionRuntime(_coat))
     with serve_in_background(app) as url, httpx.Client(base_url=url) as http:

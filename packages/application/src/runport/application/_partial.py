@@ -11,20 +11,17 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from runport.contracts import OutputSnapshot
-from runport.core import is_text_schema
+from runport.core import PartialOutput, is_text_schema
 
 
 class Snapshots(Protocol):
     """What a relay feeds each ``Delta``'s text: the snapshot that text made, if any."""
 
-    def feed(self, delta_text: str) -> OutputSnapshot | None: ...
+    def feed(self, text: str, /) -> OutputSnapshot | None: ...
 
 
 def snapshots_for(output_schema: Mapping[str, Any], wanted: bool) -> Snapshots | None:
     """A fresh parser for one answer, or ``None`` when no snapshot is to be made."""
     if not wanted or is_text_schema(output_schema):
         return None
-    from runport.core import PartialOutput  # type: ignore[attr-defined,unused-ignore]
-
-    parser: Snapshots = PartialOutput(dict(output_schema))
-    return parser
+    return PartialOutput(output_schema)

@@ -1,6 +1,6 @@
 """Contract loading and compilation, output validation, receipts, stream assembly, the
-scenario format and the bounded document reader (docs/contracts.md, docs/scenarios.md,
-docs/limits.md)."""
+scenario format, the bounded document reader and partial output — JSON read as it streams
+(docs/contracts.md, docs/scenarios.md, docs/limits.md, docs/partial-output.md)."""
 
 from runport.core._assembler import StreamAssembler, StreamGrammarError
 from runport.core._compile import compile_contract
@@ -16,6 +16,8 @@ from runport.core._document import (
     parse_document,
 )
 from runport.core._held import HeldCache
+from runport.core._partial_json import PartialJSONError
+from runport.core._partial_output import PartialJSON, PartialOutput
 from runport.core._receipt import build_receipt, is_text_schema, parse_json_text
 from runport.core._redact import is_secret_parameter, redact_secrets
 from runport.core._scenario import (
@@ -50,6 +52,9 @@ __all__ = [
     "FinishEvent",
     "HeldCache",
     "JsonLimitError",
+    "PartialJSON",
+    "PartialJSONError",
+    "PartialOutput",
     "ReasoningDeltaEvent",
     "Scenario",
     "ScenarioError",

@@ -14,7 +14,7 @@ from runport.core._document import json_pointer
 from runport.core._held import HeldCache
 from runport.core._schema_patterns import PatternValidator, is_regex, pattern_problems
 from runport.core._schema_quick import Quick, quick_check
-from runport.core._schema_refs import LOCAL_ONLY, reference_problems
+from runport.core._schema_refs import LOCAL_ONLY, local_resolve, nested_ids, reference_problems
 
 # RFC 3339 §5.6. jsonschema checks `date-time` only when rfc3339-validator is installed; we
 # assert both formats ourselves so validity never depends on an optional package.
@@ -112,7 +112,8 @@ def checked_schema(schema: Mapping[str, Any]) -> Checked:
         if problems:
             found = (problems[0], None)
         else:
-            found = (bounded_validator(schema), quick_check(schema))
+            resolve = None if nested_ids(schema) else local_resolve(schema)
+            found = (bounded_validator(schema), quick_check(schema, resolve))
         with _LOCK:
             if len(_VALIDATORS) >= _CACHE_LIMIT:
                 _VALIDATORS.pop(next(iter(_VALIDATORS)), None)

@@ -10,7 +10,7 @@ value (``{"$ref": "#"}`` would recurse forever).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
 from referencing import Registry, Resource
@@ -116,6 +116,33 @@ def reference_problems(schema: Mapping[str, Any]) -> list[str]:
                 f"so validation would never end (at schema{where[looped] or ' root'})"
             )
     return problems
+
+
+def local_resolve(schema: Mapping[str, Any]) -> Callable[[str], Any]:
+    """What a ``$ref`` in ``schema`` names, looked up from the schema's root (``LookupError``
+    when it names nothing there)."""
+    resolver = LOCAL_ONLY.resolver_with_root(DRAFT202012.create_resource(schema))
+
+    def resolve(ref: str) -> Any:
+        try:
+            return resolver.lookup(ref).contents
+        except Unresolvable as error:
+            raise LookupError(ref) from error
+
+    return resolve
+
+
+def nested_ids(schema: Any) -> bool:
+    """Whether a subschema below the root has its own ``$id`` (which moves the base that the
+    references under it resolve against)."""
+    stack = [child for _, _, child in subschemas(schema)] if isinstance(schema, Mapping) else []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Mapping):
+            if "$id" in node:
+                return True
+            stack.extend(child for _, _, child in subschemas(node))
+    return False
 
 
 def _fragment(ref: str, at: str) -> str:
