@@ -450,3 +450,82 @@ def test_json_lines_carry_reasoning_deltas_like_every_other_event(
     assert [event["text"] for event in events[:2]] == list(THINKING)
     assert events[-1]["receipt"]["reasoning"][0]["text"] == "".join(THINKING)
     assert events[-1]["receipt"]["usage"]["reasoning_tokens"] == 5
+
+
+STRUCTURED = {
+    "api_version": "runport/v1alpha1",
+    "id": "structured",
+    "version": "1.0.0",
+    "messages": [{"role": "user", "content": [{"kind": "text", "value": "Plan."}]}],
+    "output_schema": {
+        "type": "object",
+        "properties": {"title": {"type": "string"}, "steps": {"type": "array"}},
+    },
+}
+ANSWER = ['{"title": "Tr', 'ip", "steps": ["pack', '", "go"]', ', "note": "\\u001b[31m"}']
+
+
+def test_a_structured_answer_fills_in_as_a_tree_not_as_its_json() -> None:
+    from runport.core import parse_contract, parse_scenario
+
+    scenario = parse_scenario(
+        {
+            "api_version": "runport.mock/v1",
+            "id": "s",
+            "turns": [
+                {
+                    "events": [{"kind": "delta", "text": piece} for piece in ANSWER]
+                    + [{"kind": "finish", "finish_reason": "stop"}]
+                }
+            ],
+        }
+    )
+    out = FakeTty()
+    with stream_sink(json_lines=False, out=out) as sink:
+        assert isinstance(sink, RichStream)
+        sink.structured = True
+        envelope = execute_contract(
+            parse_contract(STRUCTURED),
+            ScriptedRuntime(scenario),
+            on_event=sink,
+            partial_output=sink.partial_output,
+        )
+        sink.finish(envelope)
+    assert envelope.ok
+    text = ANSI.sub("", out.getvalue())
+    final = text[text.rindex("answer") :]
+    assert 'title: "Trip"' in final
+    assert "steps" in final
+    assert '0: "pack"' in final
+    assert '1: "go"' in final
+    assert '"title"' not in text  # the JSON text is never drawn: the tree replaces it
+    assert "\x1b[31m" not in out.getvalue()  # an escape in the answer is not obeyed
+    assert "receipt" in final
+
+
+def test_a_partial_tree_is_drawn_from_hand_made_snapshots_and_results_under_their_call() -> None:
+    from rich.console import Console
+
+    from runport.cli._terminal import answer_tree, result_line
+    from runport.contracts import OutputSnapshot, ToolCallDelta, ToolResult
+
+    console = Console(file=io.StringIO(), width=80, force_terminal=False)
+    view = RichStream(console)
+    view(
+        ToolCallDelta(index=0, call_id="c-1", name="weather", arguments_fragment='{"city": "Oslo"}')
+    )
+    view(ToolResult(call_id="c-1", name="weather", output={"temp": 3}))
+    view(OutputSnapshot(value={"a": {"b": [1, "x"]}}, completed=["/a/b/0"]))
+    console.print(view._render())
+    drawn = console.file.getvalue()  # type: ignore[attr-defined]
+    lines = [line.rstrip() for line in drawn.splitlines()]
+    assert "tool call 0: weather (c-1)" in lines
+    assert lines[lines.index("tool call 0: weather (c-1)") + 2] == '    → {"temp": 3}'
+    assert "0: 1" in drawn
+    assert '1: "x"' in drawn
+    many = Console(file=io.StringIO(), width=80)
+    many.print(answer_tree(list(range(500))))
+    assert many.file.getvalue().count("\n") < 250  # type: ignore[attr-defined]
+    failed = Console(file=io.StringIO(), width=80)
+    failed.print(result_line(ToolResult(call_id="c", name="n", error="refused")))
+    assert "✗ refused" in failed.file.getvalue()  # type: ignore[attr-defined]

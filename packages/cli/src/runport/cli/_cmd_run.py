@@ -117,6 +117,8 @@ def main(args: argparse.Namespace) -> int:
         )
     if args.json or args.stream:
         with stream_sink(json_lines=args.json) as sink:
+            if getattr(sink, "partial_output", False):
+                sink.structured = structured(args.contract)  # type: ignore[attr-defined]
             on_event = ReasoningToStderr(sink) if args.reasoning else sink
             envelope = execute_contract(
                 args.contract,
@@ -125,6 +127,7 @@ def main(args: argparse.Namespace) -> int:
                 context=context,
                 fixture_output=fixture,
                 on_event=on_event,
+                partial_output=getattr(sink, "partial_output", False),
             )
             on_event.finish(envelope)
     else:
@@ -135,6 +138,16 @@ def main(args: argparse.Namespace) -> int:
             write_reasoning(sys.stderr, [envelope.result])
         _print_envelope(envelope)
     return report(envelope, sys.stderr)
+
+
+def structured(contract: Path) -> bool:
+    """Whether the contract's answer is JSON (its terminal view draws it as a tree)."""
+    from runport.core import ContractError, DocumentError, is_text_schema, load_contract
+
+    try:
+        return not is_text_schema(load_contract(contract).output_schema)
+    except (ContractError, DocumentError, OSError):  # the run reports it, with its code
+        return False
 
 
 def _print_envelope(envelope: OperationEnvelope) -> None:

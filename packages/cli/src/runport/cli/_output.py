@@ -108,6 +108,11 @@ class ReasoningToStderr:
     def err(self) -> TextIO:
         return sys.stderr if self._err is None else self._err
 
+    @property
+    def partial_output(self) -> bool:
+        """Whether the sink it hands events on to draws a run's own events (snapshots)."""
+        return bool(getattr(self.inner, "partial_output", False))
+
     def __call__(self, event: StreamEvent) -> None:
         if isinstance(event, ReasoningDelta):
             self.err.write(event.text)

@@ -83,8 +83,11 @@ class TurnStream:
 
 
 def turn_events(sink: Callable[[StreamEvent], None]) -> Callable[[RunEvent], None]:
-    """The run's own events between turns (tool results, rejections) are not rendered yet:
-    ``sink`` gets every turn's events, as before the run had any of its own."""
+    """The run's own events (tool results, rejections, snapshots) for a sink that draws them
+    (the terminal's, which says so with ``partial_output``); any other sink gets every turn's
+    events only, as before the run had any of its own."""
+    if getattr(sink, "partial_output", False):
+        return sink  # type: ignore[return-value]
 
     def turns_only(event: RunEvent) -> None:
         if not isinstance(event, ToolResult | AnswerRejected | OutputSnapshot):
@@ -119,6 +122,10 @@ def run_command(
     try:
         if stream or json_lines:
             with run_sink(json_lines=json_lines, out=out) as sink:
+                if getattr(sink, "partial_output", False):
+                    from runport.cli._cmd_run import structured
+
+                    sink.structured = structured(contract)  # type: ignore[attr-defined]
                 result = run_stream(
                     contract,
                     adapter,
@@ -126,6 +133,7 @@ def run_command(
                     context=context,
                     tools=tools,
                     on_event=turn_events(ReasoningToStderr(sink) if reasoning else sink),
+                    partial_output=getattr(sink, "partial_output", False),
                 )
         else:
             result = run(contract, adapter, inputs=inputs, context=context, tools=tools)

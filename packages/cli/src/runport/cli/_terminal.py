@@ -3,14 +3,18 @@
 A spinner holds the place until the first fragment; then the text grows in place, tool-call
 fragments gather under their call, and a compact receipt summary closes the run. Reasoning
 (``ReasoningDelta``) has its own region above the answer, dimmed, so the model's thinking is
-visible while it happens and never read as the answer. Used only
+visible while it happens and never read as the answer. A structured answer is drawn from its
+``OutputSnapshot``s as a tree that fills in (in place of its JSON text, never both), and a
+tool's result appears under its call. Used only
 when stdout is a TTY (``runport.cli._sinks`` decides, and imports this module — and rich —
 only then).
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from typing import Any
 
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
@@ -18,17 +22,21 @@ from rich.rule import Rule
 from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
+from rich.tree import Tree
 
 from runport.cli._safe import printable
 from runport.contracts import (
+    AnswerRejected,
     Complete,
     Delta,
     ExecutionReceipt,
     Failed,
     OperationEnvelope,
+    OutputSnapshot,
     ReasoningDelta,
-    StreamEvent,
+    RunEvent,
     ToolCallDelta,
+    ToolResult,
 )
 
 FINGERPRINT_CHARS = 12
@@ -37,6 +45,8 @@ FINGERPRINT_CHARS = 12
 WAITING = "waiting for the first fragment…"
 REASONING_STYLE = "dim italic"
 """How the reasoning region is drawn: present, and plainly not the answer."""
+TREE_NODES = 200
+"""The most members of a structured answer drawn; the rest are counted, not drawn."""
 
 
 @dataclass
@@ -44,6 +54,7 @@ class _CallView:
     name: str
     call_id: str
     arguments: list[str] = field(default_factory=list)
+    result: ToolResult | None = None
 
 
 class RichStream:
@@ -55,8 +66,14 @@ class RichStream:
     outlives the wait and the last frame is exact.
     """
 
-    def __init__(self, console: Console) -> None:
+    partial_output = True
+    """Asks the run for ``OutputSnapshot``s: a structured answer is drawn from them."""
+
+    def __init__(self, console: Console, *, structured: bool = False) -> None:
         self.console = console
+        self.structured = structured
+        """The contract's answer is JSON: its text is drawn as the snapshots' tree, not as is."""
+        self._snapshot: OutputSnapshot | None = None
         self._chunks: list[str] = []
         self._reasoning: list[str] = []
         self._calls: dict[int, _CallView] = {}
@@ -85,8 +102,19 @@ class RichStream:
             return
         self._live.stop()  # draws the last frame once more, then shows the cursor
 
-    def __call__(self, event: StreamEvent) -> None:
+    def __call__(self, event: RunEvent) -> None:
         first = self._waiting
+        if isinstance(event, OutputSnapshot):
+            shown = self._snapshot is not None
+            self._snapshot = event  # kept, not read: the value is built when a frame draws it
+            if not shown:
+                self._live.refresh()
+            return
+        if isinstance(event, ToolResult):
+            for call in self._calls.values():
+                if call.call_id == printable(event.call_id):
+                    call.result = event
+            return
         if isinstance(event, Delta):
             self._chunks.append(printable(event.text))
         elif isinstance(event, ReasoningDelta):
@@ -100,8 +128,8 @@ class RichStream:
             self._failure = event
         elif not isinstance(event, Complete):
             return
-        if first or isinstance(event, Complete | Failed):
-            self._live.refresh()
+        if isinstance(event, Complete | Failed) or (first and not self._json_text):
+            self._live.refresh()  # a JSON answer's first frame is its first snapshot's
 
     def finish(self, envelope: OperationEnvelope) -> None:
         self.stop()
@@ -117,7 +145,9 @@ class RichStream:
             parts.append(Text("".join(self._reasoning).rstrip("\n"), style=REASONING_STYLE))
             if self._chunks or self._calls:
                 parts.append(Rule(style="dim"))
-        if self._chunks:
+        if self._snapshot is not None:
+            parts.append(answer_tree(self._snapshot.value))
+        elif self._chunks and not self._json_text:
             parts.append(Text("".join(self._chunks)))
         for index in sorted(self._calls):
             call = self._calls[index]
@@ -130,11 +160,54 @@ class RichStream:
                 )
             )
             parts.append(Text("    " + "".join(call.arguments)))
+            if call.result is not None:
+                parts.append(result_line(call.result))
         if self._failure is not None:
             # The code and message are the command's one error line on stderr; printed here
             # too, a failure would be read twice.
             parts.append(Text("✗ failed", style="bold red"))
-        return Group(*parts)
+        return Group(*parts) if parts else self._spinner
+
+    @property
+    def _json_text(self) -> bool:
+        """The text is a JSON answer still waiting for its first snapshot (drawn as a tree
+        once it comes, so its raw JSON is never drawn)."""
+        if not self.structured or self._snapshot is not None:
+            return False
+        return "".join(self._chunks[:8]).lstrip().startswith(("{", "["))
+
+
+def _scalar(value: Any) -> str:
+    return printable(json.dumps(value, ensure_ascii=False))
+
+
+def answer_tree(value: Any) -> RenderableType:
+    """A structured answer as a tree: one node per member, scalars on their key's line."""
+    if not isinstance(value, dict | list):
+        return Text(_scalar(value))
+    tree = Tree(Text("answer", style="dim"), guide_style="dim")
+    budget = [TREE_NODES]
+    stack: list[tuple[Tree, Any]] = [(tree, value)]
+    while stack:
+        node, container = stack.pop()
+        members = container.items() if isinstance(container, dict) else enumerate(container)
+        for key, item in members:
+            if budget[0] == 0:
+                node.add(Text("…", style="dim"))
+                break
+            budget[0] -= 1
+            label = Text(printable(str(key)), style="bold" if isinstance(key, str) else "dim")
+            if isinstance(item, dict | list):
+                stack.append((node.add(label), item))
+            else:
+                node.add(Text.assemble(label, ": ", _scalar(item)))
+    return tree
+
+
+def result_line(result: ToolResult) -> RenderableType:
+    if result.error is not None:
+        return Text.assemble(("    ✗ ", "bold red"), printable(result.error))
+    return Text.assemble(("    → ", "green"), _scalar(result.output))
 
 
 def short(fingerprint: str) -> str:
@@ -177,25 +250,41 @@ def receipt_summary(receipt: ExecutionReceipt) -> RenderableType:
 
 class RichTurns:
     """``runport run --tools --stream`` on a terminal: one live view per model turn, each
-    closed by its receipt summary, so tool turns and the final answer read in order."""
+    closed by its receipt summary, so tool turns and the final answer read in order. A turn's
+    view stays open after its ``Complete`` until the next turn begins, so the results of the
+    tools it called are drawn under their calls."""
 
-    def __init__(self, console: Console) -> None:
+    partial_output = True
+
+    def __init__(self, console: Console, *, structured: bool = False) -> None:
         self.console = console
+        self.structured = structured
         self._turn: RichStream | None = None
+        self._receipt: ExecutionReceipt | None = None
 
-    def __call__(self, event: StreamEvent) -> None:
+    def __call__(self, event: RunEvent) -> None:
+        if isinstance(event, ToolResult | AnswerRejected):  # between turns: the last one's
+            if self._turn is not None:
+                self._turn(event)
+            return
+        if self._receipt is not None:  # the previous turn is over: this event begins the next
+            self._close()
         if self._turn is None:
-            self._turn = RichStream(self.console)
+            self._turn = RichStream(self.console, structured=self.structured)
             self._turn.start()
         self._turn(event)
         if isinstance(event, Complete):
-            self._turn.stop()
-            self.console.print(receipt_summary(event.receipt))
-            self._turn = None
+            self._receipt = event.receipt
         elif isinstance(event, Failed):
             self.stop()
 
-    def stop(self) -> None:
+    def _close(self) -> None:
         if self._turn is not None:
             self._turn.stop()
             self._turn = None
+        if self._receipt is not None:
+            self.console.print(receipt_summary(self._receipt))
+            self._receipt = None
+
+    def stop(self) -> None:
+        self._close()

@@ -218,7 +218,7 @@ class _Compiler:
             return lambda value: (
                 not isinstance(value, list) or all(check(item) for item in value[start:])
             )
-        return lambda value: not isinstance(value, list) or all(check(item) for item in value)
+        return lambda value: not isinstance(value, list) or all(map(check, value))
 
     def _prefix(self, prefix: Any) -> Quick:
         checks = [self.compile(sub) for sub in prefix]
@@ -247,4 +247,11 @@ def _all(checks: list[Quick]) -> Quick:
         return _always
     if len(checks) == 1:
         return checks[0]
+    if len(checks) == 2:
+        first, second = checks
+        return lambda value: first(value) and second(value)
+    if len(checks) == 3:
+        first, second, third = checks
+        return lambda value: first(value) and second(value) and third(value)
+
     return lambda value: all(check(value) for check in checks)

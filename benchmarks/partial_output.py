@@ -1,0 +1,300 @@
+"""What partial output costs (ADR 0034): a structured answer of 10 KB, 100 KB and 1 MB streamed in
+deltas of 1–6 characters, side by side in one process:
+
+- ``delta path``     the mock (``ScriptedRuntime``) streaming the answer through
+                     ``runport.application.run_stream`` with an ``on_event`` sink that counts;
+- ``with snapshots`` the same run with ``partial_output=True``: core's ``PartialOutput`` fed
+                     each ``Delta``, an ``OutputSnapshot`` after each one that changed the value,
+                     every closed subtree checked against its part of the schema;
+- ``feed alone``     ``PartialOutput.feed`` over the same deltas with no run around it;
+- ``json.loads``     one parse of the final text (the least any reader of the answer pays);
+- ``from_json``      ``pydantic_core.from_json(prefix, allow_partial="trailing-strings")`` on
+                     every prefix, what peers do per delta: quadratic, so above 100 KB it is
+                     timed on every 500th prefix and the sum extrapolated;
+- ``ijson``          ``ijson``'s push parser (yajl2 C backend) with its ``ObjectBuilder``, fed
+                     every delta: incremental, but it shows no open string and makes no snapshot
+                     (only when installed);
+- ``partial-json``   ``partial_json_parser.loads(prefix)`` per delta, sampled like
+                     ``from_json`` (only when installed).
+
+Then the cost of reading one snapshot taken halfway through the 1 MB answer: its whole value
+(built on first access), and the same value by ``json.loads`` of a completed prefix.
+
+Times are CPU time (``time.process_time``), repetitions interleaved and the median reported.
+Not run in CI: timings belong to a quiet machine, not to a test verdict.
+
+    .venv/bin/python benchmarks/partial_output.py [--rounds 5] [--sizes 10000,100000,1000000]
+    uv pip install --python .venv/bin/python ijson partial-json-parser  # optional columns
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gc
+import json
+import random
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pydantic_core
+
+from runport.application import run_stream
+from runport.contracts import Delta, OutputSnapshot
+from runport.core import PartialOutput, parse_contract, parse_scenario
+from runport.mock import ScriptedRuntime
+
+try:
+    import ijson
+except ImportError:  # optional: only for its column
+    ijson = None
+try:
+    import partial_json_parser
+except ImportError:  # optional: only for its column
+    partial_json_parser = None
+
+ITEM = {
+    "type": "object",
+    "required": ["id", "name", "tags", "score", "ok", "note"],
+    "additionalProperties": False,
+    "properties": {
+        "id": {"type": "integer", "minimum": 0},
+        "name": {"type": "string", "minLength": 1},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "score": {"type": "number"},
+        "ok": {"type": "boolean"},
+        "note": {"type": "string", "maxLength": 80},
+    },
+}
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["items"],
+    "properties": {"items": {"type": "array", "items": {"$ref": "#/$defs/item"}}},
+    "$defs": {"item": ITEM},
+}
+SAMPLE_EVERY = 500
+
+
+def answer(size: int) -> str:
+    """A list of records about ``size`` characters long, written as ``json.dumps`` does."""
+    rnd = random.Random(size)
+    items = []
+    length = 12
+    while length < size:
+        item = {
+            "id": len(items),
+            "name": f"item {len(items)}",
+            "tags": rnd.sample(["red", "green", "blue", "cyan"], 2),
+            "score": rnd.random(),
+            "ok": rnd.random() < 0.5,
+            "note": "é ok \\n " * rnd.randint(0, 7),
+        }
+        length += len(json.dumps(item)) + 2
+        items.append(item)
+    return json.dumps({"items": items})
+
+
+def deltas(text: str) -> list[str]:
+    rnd = random.Random(len(text))
+    pieces = []
+    start = 0
+    while start < len(text):
+        size = rnd.randint(1, 6)
+        pieces.append(text[start : start + size])
+        start += size
+    return pieces
+
+
+def contract() -> Any:
+    return parse_contract(
+        {
+            "api_version": "runport/v1alpha1",
+            "id": "bench.partial",
+            "version": "1.0.0",
+            "messages": [{"role": "user", "content": [{"kind": "text", "value": "List."}]}],
+            "output_schema": SCHEMA,
+            "runtime_policy": {"max_response_bytes": 64 * 1024 * 1024},
+        }
+    )
+
+
+def scenario(pieces: list[str]) -> Any:
+    events: list[dict[str, Any]] = [{"kind": "delta", "text": piece} for piece in pieces]
+    events.append({"kind": "finish", "finish_reason": "stop"})
+    return parse_scenario(
+        {"api_version": "runport.mock/v1", "id": "b", "turns": [{"events": events}]}
+    )
+
+
+def timed(work: Callable[[], object]) -> float:
+    gc.collect()
+    start = time.process_time()
+    work()
+    return time.process_time() - start
+
+
+def run_delta_path(bench: Any, play: Any, partial: bool) -> Callable[[], object]:
+    def work() -> object:
+        counts = {"deltas": 0, "snapshots": 0}
+
+        def sink(event: object) -> None:
+            if isinstance(event, Delta):
+                counts["deltas"] += 1
+            elif isinstance(event, OutputSnapshot):
+                counts["snapshots"] += 1
+
+        result = run_stream(bench, ScriptedRuntime(play), on_event=sink, partial_output=partial)
+        assert result.output_schema_valid
+        return counts
+
+    return work
+
+
+def feed_alone(pieces: list[str]) -> Callable[[], object]:
+    def work() -> object:
+        output = PartialOutput(SCHEMA)
+        feed = output.feed
+        for piece in pieces:
+            feed(piece)
+        return output
+
+    return work
+
+
+def per_prefix(parse: Callable[[str], object], pieces: list[str], sample: int) -> float:
+    """Seconds to parse every prefix (timed on every ``sample``-th one, the sum scaled)."""
+    prefixes = []
+    end = 0
+    for index, piece in enumerate(pieces):
+        end += len(piece)
+        if index % sample == 0:
+            prefixes.append(end)
+    text = "".join(pieces)
+    gc.collect()
+    start = time.process_time()
+    for end in prefixes:
+        with contextlib.suppress(ValueError):  # a prefix partial_json_parser cannot complete
+            parse(text[:end])
+    return (time.process_time() - start) * sample
+
+
+def ijson_fed(pieces: list[str]) -> Callable[[], object]:
+    def work() -> object:
+        builder = ijson.ObjectBuilder()
+        events = ijson.sendable_list()
+        parser = ijson.parse_coro(events)
+        for piece in pieces:
+            parser.send(piece.encode())
+            for _, event, value in events:
+                builder.event(event, value)
+            del events[:]
+        parser.close()
+        return builder.value
+
+    return work
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--sizes", default="10000,100000,1000000")
+    args = parser.parse_args()
+    bench = contract()
+    rows = []
+    for size in (int(each) for each in args.sizes.split(",")):
+        text = answer(size)
+        pieces = deltas(text)
+        play = scenario(pieces)
+        contenders: dict[str, Callable[[], object]] = {
+            "delta path": run_delta_path(bench, play, False),
+            "with snapshots": run_delta_path(bench, play, True),
+            "feed alone": feed_alone(pieces),
+            "json.loads": lambda text=text: json.loads(text),
+        }
+        if ijson is not None:
+            contenders["ijson"] = ijson_fed(pieces)
+        counts = run_delta_path(bench, play, True)()
+        times: dict[str, list[float]] = {name: [] for name in contenders}
+        for _ in range(args.rounds):
+            for name, work in contenders.items():
+                times[name].append(timed(work))
+        median = {name: statistics.median(each) for name, each in times.items()}
+        sample = 1 if size <= 100_000 else SAMPLE_EVERY
+        median["from_json"] = per_prefix(
+            lambda prefix: pydantic_core.from_json(prefix, allow_partial="trailing-strings"),
+            pieces,
+            sample,
+        )
+        if partial_json_parser is not None:  # pure Python: sampled from 100 KB up
+            slow = 1 if size <= 10_000 else 100 if size <= 100_000 else SAMPLE_EVERY * 4
+            median["partial-json"] = per_prefix(partial_json_parser.loads, pieces, slow)
+        rows.append((size, len(text), len(pieces), counts, median, sample))
+
+    names = list(rows[0][4])
+    print(f"median CPU time of {args.rounds} interleaved rounds; µs per delta")
+    print("| answer | deltas | snapshots | " + " | ".join(names) + " |")
+    print("|---|---|---|" + "---|" * len(names))
+    for _, length, count, counts, median, _ in rows:
+        cells = []
+        for name in names:
+            mark = "*" if name in ("from_json", "partial-json") and length > 20_000 else ""
+            cells.append(f"{median[name] / count * 1e6:,.2f}{mark}")
+        print(
+            f"| {length / 1000:,.0f} KB | {count:,} | {counts['snapshots']:,} | "
+            + " | ".join(cells)
+            + " |"
+        )
+    print("(* extrapolated: from_json from every 500th prefix above 100 KB, partial-json from")
+    print(" every 100th at 100 KB and every 2,000th at 1 MB)")
+    print()
+    print("| answer | snapshots add (ns/byte) | ÷ delta path | from_json ÷ snapshots added |")
+    print("|---|---|---|---|")
+    added_at = {}
+    for size, length, _, _, median, _ in rows:
+        added = median["with snapshots"] - median["delta path"]
+        added_at[size] = added / length
+        print(
+            f"| {length / 1000:,.0f} KB | {added / length * 1e9:,.0f} | "
+            f"{added / median['delta path']:.2f}× | {median['from_json'] / added:,.0f}× |"
+        )
+    smallest, largest = min(added_at), max(added_at)
+    print(
+        f"extra cost per byte, {largest:,} ÷ {smallest:,} characters: "
+        f"{added_at[largest] / added_at[smallest]:.2f}×"
+    )
+    reading(rows[-1][1])
+
+
+def reading(size: int) -> None:
+    text = answer(size)
+    pieces = deltas(text)
+    half = len(pieces) // 2
+    output = PartialOutput(SCHEMA)
+    snapshots = [output.feed(piece) for piece in pieces[:half]]
+    snapshot = next(s for s in reversed(snapshots) if s is not None)
+    prefix = "".join(pieces[:half])
+    build = time.process_time()
+    value = snapshot.value
+    build = time.process_time() - build
+    again = time.process_time()
+    _ = snapshot.value
+    again = time.process_time() - again
+    closed = prefix[: prefix.rindex("}") + 1] + "]}"
+    loads = timed(lambda: json.loads(closed))
+    print()
+    print(
+        f"reading a snapshot halfway through {size / 1000:,.0f} KB ({len(value['items']):,} "
+        f"records so far): first read {build * 1e6:,.0f} µs, again {again * 1e6:,.1f} µs; "
+        f"json.loads of the same records {loads * 1e6:,.0f} µs; making it cost "
+        f"{feed_cost(pieces[:half]) * 1e6:.2f} µs per delta"
+    )
+
+
+def feed_cost(pieces: list[str]) -> float:
+    return timed(feed_alone(pieces)) / len(pieces)
+
+
+if __name__ == "__main__":
+    main()
