@@ -540,6 +540,13 @@ def _node_refs(
             yield from _node_refs(node.body, raw["body"], f"{at}/body", (*items, node.item), names)
 
 
+def out_of_place(node: ImageNode | FileNode) -> str:
+    return (
+        f"a node of kind {node.kind!r} sits directly in a message's content, not inside when "
+        "or for_each (an optional value that was not given places nothing)"
+    )
+
+
 def _part_node_problems(
     node: ImageNode | FileNode, at: str, names: _Names, *, top: bool
 ) -> Iterator[Diagnostic]:
@@ -547,8 +554,7 @@ def _part_node_problems(
         yield _problem(
             ErrorCode.CONTRACT_INVALID,
             at,
-            f"a node of kind {node.kind!r} sits directly in a message's content, not inside when or "
-            "for_each (an optional value that was not given places nothing)",
+            out_of_place(node),
         )
         return
     path = node.source.path
@@ -563,8 +569,8 @@ def _part_node_problems(
         )
     else:
         reason = (
-            f"the source of a node of kind {node.kind!r} is inputs.<name> or context.<name> of a value "
-            f"declared with kind: {node.kind}, not {path!r}"
+            f"the source of a node of kind {node.kind!r} is inputs.<name> or context.<name> "
+            f"of a value declared with kind: {node.kind}, not {path!r}"
         )
     yield _problem(ErrorCode.CONTRACT_INVALID, f"{at}/source/path", reason)
 

@@ -27,6 +27,7 @@ from runport.core._contract import (
     RefExpr,
     TextNode,
     WhenNode,
+    out_of_place,
 )
 
 ROOTS = ("inputs", "context")
@@ -234,11 +235,7 @@ def render_content(
 
 def _render_node(node: Node, scope: Scope, pointer: str, errors: list[Diagnostic]) -> str:
     if isinstance(node, ImageNode | FileNode):
-        raise RenderError(
-            ErrorCode.CONTRACT_INVALID,
-            pointer,
-            f"a node of kind {node.kind!r} sits directly in a message's content, not inside when or for_each",
-        )
+        raise RenderError(ErrorCode.CONTRACT_INVALID, pointer, out_of_place(node))
     if isinstance(node, TextNode):
         return node.value
     if isinstance(node, InterpolateNode):

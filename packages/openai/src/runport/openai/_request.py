@@ -8,8 +8,17 @@ from typing import Any, Literal
 
 from pydantic import JsonValue
 
-from runport.contracts import CompiledInteraction, Message, ReasoningPart, ToolSpec
+from runport.contracts import (
+    CompiledInteraction,
+    ContentPart,
+    ImagePart,
+    Message,
+    ReasoningPart,
+    TextPart,
+    ToolSpec,
+)
 from runport.core import is_text_schema, strict_schema
+from runport.http import PartRules, data_url, message_parts, text_content
 
 ResponseFormatMode = Literal["json_schema", "json_object", "none"]
 """How a structured contract asks for JSON: OpenAI's ``json_schema`` (the default; strict when
@@ -64,9 +73,12 @@ def request_body(
     response_format_mode: ResponseFormatMode,
     send_reasoning_as: ReasoningField | None = None,
 ) -> dict[str, Any]:
+    messages = interaction.messages
     body: dict[str, Any] = {
         "model": model,
-        "messages": [_message(message, send_reasoning_as) for message in interaction.messages],
+        "messages": [
+            _message(messages, index, send_reasoning_as) for index in range(len(messages))
+        ],
     }
     if interaction.tools:
         body["tools"] = [_tool(tool) for tool in interaction.tools]
@@ -83,8 +95,40 @@ def request_body(
     return body
 
 
-def _message(message: Message, send_reasoning_as: ReasoningField | None) -> dict[str, Any]:
-    wire: dict[str, Any] = {"role": message.role, "content": message.content}
+PARTS = PartRules(
+    provider="OpenAI chat completions",
+    image_types=frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"}),
+    file_types=frozenset({"application/pdf"}),
+    file_urls=False,
+)
+"""What a chat completions user turn takes: images as ``image_url`` (an https or ``data:``
+URL), PDFs as ``file`` with ``file_data`` (the API has no file URL)."""
+
+
+def _content(messages: list[Message], index: int) -> str | list[dict[str, Any]]:
+    message = messages[index]
+    if isinstance(message.content, str):
+        return message.content
+    if message.role != "user":
+        return text_content(message, PARTS.provider, index)
+    return [_part(part) for part in message_parts(messages, index, PARTS)]
+
+
+def _part(part: ContentPart) -> dict[str, Any]:
+    if isinstance(part, TextPart):
+        return {"type": "text", "text": part.text}
+    if isinstance(part, ImagePart):
+        return {"type": "image_url", "image_url": {"url": data_url(part)}}
+    subtype = part.media_type.split("/")[1]
+    filename = part.filename or f"file.{subtype}"
+    return {"type": "file", "file": {"filename": filename, "file_data": data_url(part)}}
+
+
+def _message(
+    messages: list[Message], index: int, send_reasoning_as: ReasoningField | None
+) -> dict[str, Any]:
+    message = messages[index]
+    wire: dict[str, Any] = {"role": message.role, "content": _content(messages, index)}
     if message.reasoning and message.role == "assistant":
         _reasoning_back(wire, message.reasoning, send_reasoning_as)
     if message.tool_calls:
