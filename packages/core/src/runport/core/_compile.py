@@ -154,11 +154,14 @@ class _Plan:
     __slots__ = ("frame", "made", "part_values", "with_parts")
 
     def __init__(self, contract: Contract) -> None:
-        self.made = tuple(map(_made, contract.messages))
         self.with_parts = frozenset(
             index
             for index, template in enumerate(contract.messages)
             if any(isinstance(node, ImageNode | FileNode) for node in template.content)
+        )
+        self.made = tuple(
+            None if index in self.with_parts else _made(template)
+            for index, template in enumerate(contract.messages)
         )
         self.part_values = tuple(
             (root, name, spec.kind)
@@ -212,8 +215,6 @@ def _bind_parts(
 def _made(template: MessageTemplate) -> Message | Rendered | None:
     """A template built in code that is not valid is left to ``render_nodes`` and the
     validation of its message, which report it as they always have."""
-    if any(isinstance(node, ImageNode | FileNode) for node in template.content):
-        return None
     try:
         rendered = planned_template(template.content)
         if rendered is not None and all(isinstance(node, TextNode) for node in template.content):

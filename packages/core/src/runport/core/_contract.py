@@ -28,7 +28,7 @@ from runport.core._document import (
 )
 from runport.core._part_values import PartKind, part_value_schema
 from runport.core._schema import schema_problems, validate_output
-from runport.core._template import expand_templates
+from runport.core._template import expand_templates, part_value_kinds
 
 # semver.org's own regular expression, so "1.0" and "01.2.3" are refused as they are there.
 _SEMVER = re.compile(
@@ -398,7 +398,6 @@ def _cross_field_problems(data: Mapping[Any, Any]) -> list[Diagnostic]:
             for reason in reasons
         )
     declared: dict[str, set[str]] = {}
-    kinds: dict[str, str] = {}
     for root in _ROOTS:
         specs = data.get(root)
         declared[root] = set()
@@ -407,8 +406,6 @@ def _cross_field_problems(data: Mapping[Any, Any]) -> list[Diagnostic]:
         for name, spec in specs.items():
             if isinstance(name, str):
                 declared[root].add(name)
-                if isinstance(spec, Mapping) and spec.get("kind") in ("image", "file"):
-                    kinds[f"{root}.{name}"] = spec["kind"]
             if isinstance(spec, Mapping) and _schema_checkable(spec.get("schema")):
                 pointer = json_pointer([root, name, "schema"])
                 problems.extend(
@@ -416,7 +413,8 @@ def _cross_field_problems(data: Mapping[Any, Any]) -> list[Diagnostic]:
                     for reason in schema_problems(spec["schema"])
                 )
     problems.extend(_tool_problems(data.get("tools")))
-    problems.extend(_ref_problems(data.get("messages"), _Names(declared, kinds)))
+    names = _Names(declared, part_value_kinds(data))
+    problems.extend(_ref_problems(data.get("messages"), names))
     problems.extend(_eval_problems(data.get("evals"), output_schema if output_schema_ok else None))
     return problems
 

@@ -123,7 +123,7 @@ def expand_templates(
     messages = data.get("messages")
     if not isinstance(messages, list):
         return data, [], _unchanged
-    expansion = _Expansion(_part_values(data))
+    expansion = _Expansion(part_value_kinds(data))
     expanded: list[Any] = []
     for index, message in enumerate(messages):
         content = message.get("content") if isinstance(message, Mapping) else None
@@ -136,8 +136,9 @@ def expand_templates(
     return {**data, "messages": expanded}, expansion.problems, _relocator(expansion.moves)
 
 
-def _part_values(data: Mapping[str, Any]) -> dict[str, str]:
-    """The refs of the values declared with a part kind: ``{"inputs.photo": "image"}``."""
+def part_value_kinds(data: Mapping[str, Any]) -> dict[str, str]:
+    """The refs of the values a contract document declares with a part kind, and the kind:
+    ``{"inputs.photo": "image"}``."""
     kinds: dict[str, str] = {}
     for root in ROOTS:
         specs = data.get(root)
