@@ -290,6 +290,13 @@ def test_how_a_turn_ends(client: httpx.Client) -> None:
     assert (refused.text, refused.finish_reason) == ("No.", "content_filter")
 
 
+def test_message_items_are_one_answer_a_blank_line_between(client: httpx.Client) -> None:
+    turn = Turn([Message(("I'll check", ".")), BuiltIn(), Message(("It is ", "sunny."))])
+    outcome = streamed(client, turn)
+    assert outcome.deltas == ["I'll check", ".", "\n\n", "It is ", "sunny."]
+    assert outcome.receipt == unstreamed(client, turn)
+
+
 def test_built_in_tools_ran_at_the_provider_and_are_not_calls(client: httpx.Client) -> None:
     turn = Turn(
         [
@@ -302,6 +309,31 @@ def test_built_in_tools_ran_at_the_provider_and_are_not_calls(client: httpx.Clie
     )
     receipt = streamed(client, turn).receipt
     assert (receipt.text, receipt.tool_calls, receipt.finish_reason) == ("Found it.", None, "stop")
+
+
+def test_items_whose_ids_change_on_every_event_are_matched_by_position(
+    client: httpx.Client,
+) -> None:
+    """GitHub Copilot's endpoint gives an item a new id on every event (found replaying Vercel
+    AI SDK's recorded stream): events are matched to items by ``output_index``."""
+    rotated: list[bytes] = []
+    for number, frame in enumerate(stream_events(RICH)):
+        head, _, data = frame.partition(b"data: ")
+        value = json.loads(data)
+        if "item_id" in value:
+            value["item_id"] = f"rotated_{number}"
+        if "item" in value:
+            value["item"] = {**value["item"], "id": f"rotated_{number}"}
+        rotated.append(head + b"data: " + json.dumps(value).encode() + b"\n\n")
+    with serving(stream_reply(rotated)) as server:
+        outcome = run_streamed(adapter_for(server, client), make_request(tools=[WEATHER]))
+    expected = streamed(client, RICH, make_request(tools=[WEATHER]))
+    assert outcome.events[:-1] == expected.events[:-1]
+    assert outcome.receipt is not None
+    assert outcome.receipt.tool_calls == expected.receipt.tool_calls
+    assert [part.text for part in outcome.receipt.reasoning] == [
+        part.text for part in expected.receipt.reasoning
+    ]
 
 
 def test_a_reasoning_item_with_nothing_in_it_is_nothing(client: httpx.Client) -> None:

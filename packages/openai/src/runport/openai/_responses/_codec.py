@@ -102,8 +102,7 @@ class _EventStream(SSETurnDecoder):
                 kind = value.get("type")
                 if kind == "response.output_text.delta":
                     piece = value.get("delta")
-                    if type(piece) is str and piece:
-                        output.texted = True
+                    if output.texted and type(piece) is str and piece:
                         yield text_event(piece)
                         continue
                 elif kind == "response.function_call_arguments.delta":

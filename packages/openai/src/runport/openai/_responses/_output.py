@@ -22,29 +22,33 @@ _NONE: Final = object()
 """``OutputAssembly._open`` before any reasoning block opened (a block may have no id)."""
 
 SEPARATOR: Final = "\n\n"
-"""Between the summary parts of one reasoning item (each a paragraph, usually headed): sent
-as a ``ReasoningDelta`` of its own when the next part begins, so the joined deltas are the
-part's text, streamed or not."""
+"""Between the summary parts of one reasoning item (each a paragraph, usually headed), and
+between the texts of message items (a ``commentary`` preamble and the ``final_answer``, the
+text before and after a built-in tool): sent as an event of its own when the next begins, so
+the joined deltas are the text, streamed or not."""
 
 
 class OutputAssembly:
     """Reads one response into ``turn``.
 
-    Output items, in order: a ``message`` item's ``output_text`` is the answer's text (a
-    ``refusal`` part too: nothing the model said is lost, and the turn's finish reason is then
-    ``content_filter``, adr/0032-openai-responses-stateless.md); a ``function_call`` item is a
-    call — ``call_id`` the item's, numbered in the order of function-call items; a
-    ``reasoning`` item is one reasoning block — its summary parts (joined by ``SEPARATOR``)
-    and any ``reasoning_text`` content are its text, its id and ``encrypted_content`` (given
-    with the finished item) are kept as ``{"openai-responses": {"id": …,
-    "encrypted_content": …}}``, what a stateless run sends back; an item with neither text nor
-    encrypted content is nothing. Any other item (``web_search_call``, ``file_search_call``,
-    ``code_interpreter_call``, ``mcp_call``, …) ran at the provider and is not a call.
+    Output items, in order: a ``message`` item's ``output_text`` is the answer's text (the
+    texts of several items joined by ``SEPARATOR``; a ``refusal`` part too: nothing the model
+    said is lost, and the turn's finish reason is then ``content_filter``,
+    adr/0032-openai-responses-stateless.md); a ``function_call`` item is a call — ``call_id``
+    the item's, numbered in the order of function-call items; a ``reasoning`` item is one
+    reasoning block — its summary parts (joined by ``SEPARATOR``) and any ``reasoning_text``
+    content are its text, its id and ``encrypted_content`` (given with the finished item) are
+    kept as ``{"openai-responses": {"id": …, "encrypted_content": …}}``, what a stateless run
+    sends back; an item with neither text nor encrypted content is nothing. Any other item
+    (``web_search_call``, ``file_search_call``, ``code_interpreter_call``, ``mcp_call``, …) ran
+    at the provider and is not a call.
 
     Upstream quirks it accepts: items announced or not (a finished item whose deltas never
-    came gives its content whole), events it does not know (skipped), the whole output only in
-    the terminal event. What it refuses (``INVALID_RESPONSE``): arguments for a call never
-    announced, fields of the wrong JSON type, usage that holds no token counts.
+    came gives its content whole), an item whose id changes on every event (GitHub Copilot's
+    endpoint: events are matched to items by ``output_index``), events it does not know
+    (skipped), the whole output only in the terminal event. What it refuses
+    (``INVALID_RESPONSE``): arguments for a call never announced, fields of the wrong JSON
+    type, usage that holds no token counts.
     """
 
     __slots__ = (
@@ -55,6 +59,7 @@ class OutputAssembly:
         "_piece",
         "_reasoned",
         "_refused",
+        "_said",
         "_secrets",
         "_seen",
         "texted",
@@ -77,8 +82,10 @@ class OutputAssembly:
         self._piece: tuple[str, Any] | None = None
         """The part of the open block the last reasoning piece belonged to."""
         self.texted = False
-        """Whether the current message item's text came as deltas (set by the decoder's fast
-        path too)."""
+        """Whether the current message item's text has begun (the decoder's fast path takes
+        a text delta only then)."""
+        self._said = False
+        """Whether any message item gave text: the next one's opens with ``SEPARATOR``."""
         self._refused = False
         self._seen = False
         """Whether any output item was announced or finished in the stream."""
@@ -90,11 +97,11 @@ class OutputAssembly:
         kind = data.get("type")
         if kind == "response.output_text.delta" or kind == "response.refusal.delta":
             piece = _text(data.get("delta"), "a text delta")
-            self.texted = True
             self._refused = self._refused or kind == "response.refusal.delta"
-            self.turn.text(piece)
+            if piece:
+                self._say(piece)
         elif kind == "response.function_call_arguments.delta":
-            index = self._call_of(data)
+            index = self._announced(data)
             fragment = _text(data.get("delta"), "an arguments delta")
             if fragment:
                 self._argued.add(index)
@@ -106,9 +113,9 @@ class OutputAssembly:
         elif kind == "response.output_item.added":
             self._added(_item(data), data.get("output_index"))
         elif kind == "response.output_item.done":
-            self.item(_item(data))
+            self.item(_item(data), data.get("output_index"))
         elif kind == "response.function_call_arguments.done":
-            index = self._call_of(data)
+            index = self._announced(data)
             if index not in self._argued:
                 arguments = _text(data.get("arguments"), "a call's arguments")
                 if arguments:
@@ -133,9 +140,9 @@ class OutputAssembly:
         piece = _text(data.get("delta"), "a reasoning delta")
         if not piece:
             return
-        item_id = data.get("item_id")
-        if item_id != self._open:
-            self._open_block(_optional(item_id, "a reasoning delta's item_id"))
+        key = _key(data)
+        if key != self._open:
+            self._open_block(key, _optional(data.get("item_id"), "a reasoning delta's item_id"))
         elif part != self._piece and self._reasoned:
             self.turn.reasoning(SEPARATOR)
         self._piece = part
@@ -146,10 +153,11 @@ class OutputAssembly:
         """The hot path's reasoning piece: the open item's current summary part, else
         ``None`` (``event`` takes it)."""
         piece = data.get("delta")
+        position = data.get("output_index")
         if (
             type(piece) is not str
             or not piece
-            or data.get("item_id") != self._open
+            or (position if type(position) is int else data.get("item_id")) != self._open
             or ("summary", data.get("summary_index")) != self._piece
         ):
             return None
@@ -158,20 +166,20 @@ class OutputAssembly:
     def arguments_event(self, data: dict[str, Any]) -> Any:
         """The hot path's argument fragment for an announced call, else ``None``."""
         fragment = data.get("delta")
-        index = self._by_item.get(data.get("item_id"))
+        index = self._by_position.get(data.get("output_index"))
         if index is None or type(fragment) is not str or not fragment:
             return None
         self._argued.add(index)
         return self.turn.arguments_event(index, fragment)
 
-    def _open_block(self, item_id: str | None, encrypted: str | None = None) -> None:
+    def _open_block(self, key: Any, item_id: str | None, encrypted: str | None = None) -> None:
         metadata: dict[str, JsonValue] = {}
         if item_id is not None:
             metadata["id"] = item_id
         if encrypted is not None:
             metadata["encrypted_content"] = encrypted
         self.turn.open_reasoning({PROVIDER: metadata} if metadata else None)
-        self._open = item_id
+        self._open = key
         self._reasoned = False
         self._piece = None
 
@@ -181,11 +189,9 @@ class OutputAssembly:
         if kind == "message":
             self.texted = False
         elif kind == "function_call":
-            index = self._announce(item, whole=False)
-            if type(position) is int:
-                self._by_position[position] = index
+            self._announce(item, position, whole=False)
 
-    def _announce(self, item: dict[str, Any], *, whole: bool) -> int:
+    def _announce(self, item: dict[str, Any], position: Any, *, whole: bool) -> int:
         name = _text(item.get("name"), "a function call's name")
         call_id = _optional(item.get("call_id"), "a function call's call_id")
         arguments = _text(item.get("arguments"), "a function call's arguments")
@@ -195,19 +201,28 @@ class OutputAssembly:
         item_id = item.get("id")
         if item_id is not None:
             self._by_item[item_id] = index
+        if type(position) is int:
+            self._by_position[position] = index
         return index
 
-    def _call_of(self, data: dict[str, Any]) -> int:
-        index = self._by_item.get(data.get("item_id"))
+    def _call_of(self, data: dict[str, Any], item_id: Any = None) -> int | None:
+        """The announced call an event (or finished item) is about: by ``output_index`` (some
+        servers — GitHub Copilot's — give an item a new id on every event), else by id."""
+        index = self._by_position.get(data.get("output_index"))
         if index is None:
-            index = self._by_position.get(data.get("output_index"))
+            index = self._by_item.get(data.get("item_id") if item_id is None else item_id)
+        return index
+
+    def _announced(self, data: dict[str, Any]) -> int:
+        index = self._call_of(data)
         if index is None:
             raise invalid("arguments arrived for a function call that was never announced")
         return index
 
-    def item(self, item: dict[str, Any]) -> None:
+    def item(self, item: dict[str, Any], position: Any) -> None:
         """A finished output item (``response.output_item.done``, or one of a whole
-        response's): what its deltas did not already give."""
+        response's, ``position`` its place in the output): what its deltas did not already
+        give."""
         self._seen = True
         kind = item.get("type")
         if kind == "message":
@@ -215,9 +230,9 @@ class OutputAssembly:
                 self._message(item)
             self.texted = False
         elif kind == "function_call":
-            index = self._by_item.get(item.get("id")) if item.get("id") is not None else None
+            index = self._call_of({"output_index": position}, item.get("id"))
             if index is None:
-                index = self._announce(item, whole=True)
+                index = self._announce(item, position, whole=True)
             if index not in self._argued:
                 arguments = _text(item.get("arguments"), "a function call's arguments")
                 if arguments:
@@ -225,7 +240,16 @@ class OutputAssembly:
                     self.turn.call_arguments(index, arguments)
             self.turn.close_call(index)
         elif kind == "reasoning":
-            self._reasoning_item(item)
+            self._reasoning_item(item, position)
+
+    def _say(self, piece: str) -> None:
+        """A non-empty piece of the answer; the first of a message item after another's text
+        opens with ``SEPARATOR``. (The decoder's fast path takes the item's later pieces.)"""
+        if not self.texted:
+            if self._said:
+                self.turn.text(SEPARATOR)
+            self.texted = self._said = True
+        self.turn.text(piece)
 
     def _message(self, item: dict[str, Any]) -> None:
         content = item.get("content")
@@ -233,33 +257,43 @@ class OutputAssembly:
             return
         if type(content) is not list:
             raise invalid("a message item's content is not a list")
+        texts: list[str] = []
         for part in content:
             if type(part) is not dict:
                 raise invalid("a message content part is not an object")
             kind = part.get("type")
             if kind == "output_text":
-                self.turn.text(_text(part.get("text"), "an output_text part's text"))
+                texts.append(_text(part.get("text"), "an output_text part's text"))
             elif kind == "refusal":
                 self._refused = True
-                self.turn.text(_text(part.get("refusal"), "a refusal part's text"))
+                texts.append(_text(part.get("refusal"), "a refusal part's text"))
+        text = "".join(texts)
+        if text:
+            self._say(text)
 
-    def _reasoning_item(self, item: dict[str, Any]) -> None:
+    def _reasoning_item(self, item: dict[str, Any], position: Any) -> None:
+        """A finished reasoning item: the encrypted content (and the id) of the block its
+        deltas opened, or a block of its own when none came."""
         item_id = _optional(item.get("id"), "a reasoning item's id")
         encrypted = _optional(item.get("encrypted_content"), "a reasoning item's encrypted_content")
         encrypted = encrypted or None
-        if item_id != self._open:
+        key = position if type(position) is int else item_id
+        if key != self._open:
             texts = _reasoning_texts(item)
             if not texts and encrypted is None:
                 return  # no text, nothing to send back: nothing
-            self._open_block(item_id, encrypted)
+            self._open_block(key, item_id, encrypted)
             self.turn.reasoning(SEPARATOR.join(texts))
             self._reasoned = bool(texts)
             self._open = _NONE  # a later piece for this id is another block
             return
+        finished: dict[str, JsonValue] = {}
+        if item_id is not None:
+            finished["id"] = item_id  # the finished item's id stands
         if encrypted is not None:
-            self.turn.reasoning_metadata(
-                {PROVIDER: {"id": item_id, "encrypted_content": encrypted}}
-            )
+            finished["encrypted_content"] = encrypted
+        if finished:
+            self.turn.reasoning_metadata({PROVIDER: finished})
 
     # -- a whole response ------------------------------------------------------------------------
 
@@ -284,10 +318,10 @@ class OutputAssembly:
             return
         if type(output) is not list:
             raise invalid("a response's output is not a list")
-        for item in output:
+        for position, item in enumerate(output):
             if type(item) is not dict:
                 raise invalid("an output item is not an object")
-            self.item(item)
+            self.item(item, position)
 
     def end(self, response: dict[str, Any], status: str) -> None:
         """The terminal event's (or whole response's) status, usage and finish reason."""
@@ -328,6 +362,12 @@ class OutputAssembly:
                 raise invalid("usage does not hold token counts")
         self.turn.usage = (counts[0] or 0, counts[1] or 0)
         self.turn.reasoning_tokens = reasoning or None
+
+
+def _key(data: dict[str, Any]) -> Any:
+    """Which output item an event is about: its ``output_index`` (stable), else its id."""
+    position = data.get("output_index")
+    return position if type(position) is int else data.get("item_id")
 
 
 def _reasoning_texts(item: dict[str, Any]) -> list[str]:
