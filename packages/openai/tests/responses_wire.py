@@ -133,9 +133,17 @@ def _item_events(position: int, item: Item) -> list[dict[str, Any]]:
         events.append(
             {"type": "response.output_item.added", "output_index": position, "item": added}
         )
+        part = done["content"][0]
+        empty = {**part, "refusal": ""} if item.refusal else {**part, "text": ""}
+        events.append(
+            {"type": "response.content_part.added", **at, "content_index": 0, "part": empty}
+        )
         kind = "response.refusal.delta" if item.refusal else "response.output_text.delta"
         for piece in item.pieces:
             events.append({"type": kind, **at, "content_index": 0, "delta": piece})
+        events.append(
+            {"type": "response.content_part.done", **at, "content_index": 0, "part": part}
+        )
     elif isinstance(item, Reasoning):
         added = {"id": ident, "type": "reasoning", "summary": []}
         events.append(
