@@ -195,9 +195,7 @@ def test_the_streamed_receipt_agrees_with_the_sdk(
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(turn=turns)
-def test_the_unstreamed_receipt_agrees_with_the_sdk(
-    player: Playback, sdk: Any, turn: Turn
-) -> None:
+def test_the_unstreamed_receipt_agrees_with_the_sdk(player: Playback, sdk: Any, turn: Turn) -> None:
     playback = player
     playback.answer = json_reply(response_body(turn))
     with httpx.Client() as http:

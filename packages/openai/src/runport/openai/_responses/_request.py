@@ -12,9 +12,18 @@ from typing import Any, Final
 
 from pydantic import JsonValue
 
-from runport.contracts import CompiledInteraction, ErrorCode, Message, ReasoningPart, ToolSpec
+from runport.contracts import (
+    CompiledInteraction,
+    ContentPart,
+    ErrorCode,
+    ImagePart,
+    Message,
+    ReasoningPart,
+    TextPart,
+    ToolSpec,
+)
 from runport.core import is_text_schema
-from runport.http import reasoning_policy
+from runport.http import PartRules, data_url, message_parts, reasoning_policy, text_content
 from runport.openai._request import ResponseFormatMode, arguments_text, json_schema_format
 from runport.ports import PortError
 
@@ -72,24 +81,25 @@ def input_items(
     ``instructions`` (joined, in order), every other message one or more input items."""
     instructions: list[str] = []
     items: list[dict[str, Any]] = []
-    for message in messages:
+    for index, message in enumerate(messages):
         if message.role in ("system", "developer"):
-            if message.content:
-                instructions.append(message.content)
+            text = text_content(message, PARTS.provider, index)
+            if text:
+                instructions.append(text)
             continue
         if message.role == "tool":
             items.append(
                 {
                     "type": "function_call_output",
                     "call_id": message.tool_call_id or "",
-                    "output": message.content,
+                    "output": text_content(message, PARTS.provider, index),
                 }
             )
             continue
         if message.role == "assistant":
             items += reasoning_items(message.reasoning, store=store)
         if message.content or message.role == "user":
-            items.append(message_item(message))
+            items.append(message_item(messages, index))
         for call in message.tool_calls or ():
             items.append(
                 {
@@ -102,10 +112,41 @@ def input_items(
     return "\n\n".join(instructions), items
 
 
-def message_item(message: Message) -> dict[str, Any]:
+PARTS = PartRules(
+    provider="the OpenAI Responses API",
+    image_types=frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"}),
+    file_types=frozenset({"application/pdf", "text/*"}),
+)
+"""What a Responses user message takes: ``input_image`` (an https or ``data:`` URL) and
+``input_file`` (``file_data`` as a ``data:`` URL, or ``file_url``): PDFs and text files."""
+
+
+def message_item(messages: list[Message], index: int) -> dict[str, Any]:
     """A user or assistant message as a ``message`` input item: the one place a message's
     content is written for this API."""
-    return {"type": "message", "role": message.role, "content": message.content}
+    message = messages[index]
+    content: str | list[dict[str, Any]]
+    if isinstance(message.content, str):
+        content = message.content
+    elif message.role != "user":
+        content = text_content(message, PARTS.provider, index)
+    else:
+        content = [_part(part) for part in message_parts(messages, index, PARTS)]
+    return {"type": "message", "role": message.role, "content": content}
+
+
+def _part(part: ContentPart) -> dict[str, Any]:
+    if isinstance(part, TextPart):
+        return {"type": "input_text", "text": part.text}
+    if isinstance(part, ImagePart):
+        return {"type": "input_image", "image_url": data_url(part), "detail": "auto"}
+    wire: dict[str, Any] = {"type": "input_file"}
+    if part.url is not None:
+        wire["file_url"] = part.url
+    else:
+        wire["file_data"] = data_url(part)
+    wire["filename"] = part.filename or f"file.{part.media_type.split('/')[1]}"
+    return wire
 
 
 def reasoning_items(
