@@ -77,8 +77,8 @@ class ReasoningPart(_Wire):
 class Message(_Wire):
     role: Literal["system", "developer", "user", "assistant", "tool"]
     content: str | Annotated[list[ContentPart], Field(min_length=1)]
-    """The message's text, or its parts in order (text, images, files): a contract with an
-    image or file input makes a list, every other message keeps its string."""
+    """The message's text, or its parts in order (text, images, files). A contract with an
+    image or file input makes a list; every other message keeps its string."""
     tool_calls: list[ToolCall] | None = _omitted()
     tool_call_id: str | None = _omitted()
     reasoning: list[ReasoningPart] | None = _omitted()

@@ -119,7 +119,7 @@ class _Part(BaseModel):
     data: str | None = _omitted()
     """The bytes, base64 (standard alphabet, padded)."""
     url: str | None = _omitted()
-    """Where the provider fetches the bytes: an ``https`` URL (a ``data:`` URL is read into
+    """The ``https`` URL the provider fetches the bytes from (a ``data:`` URL is read into
     ``media_type`` and ``data``). runport itself never fetches it."""
 
     _sha256: str | None = PrivateAttr(default=None)

@@ -167,8 +167,8 @@ class ValueSpec(_Model):
     required: bool = False
     description: str = ""
     kind: PartKind | None = Field(default=None, exclude_if=_is_none)
-    """``image`` or ``file``: the value is a message part's source (docs/contracts.md), placed
-    by an ``image``/``file`` node; its schema is runport's own and is not written."""
+    """For a value that is a message part's source, ``image`` or ``file`` (docs/contracts.md),
+    placed by an ``image``/``file`` node; its schema is runport's own and is not written."""
 
     @model_validator(mode="before")
     @classmethod
