@@ -9,6 +9,7 @@ Provider packages' ``conftest.py`` put this folder on ``sys.path`` (they depend 
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -34,7 +35,7 @@ from runport.contracts import (
     ToolCallDelta,
     ToolSpec,
 )
-from runport.core import StreamAssembler
+from runport.core import StreamAssembler, compile_contract, parse_contract
 from runport.ports import AsyncRuntimeAdapter, PortError, RuntimeAdapter
 
 
@@ -398,3 +399,52 @@ class Provider:
 
 class Stop(Exception):
     """A sink's own exception."""
+
+
+# --- a contract with an image and a file input ---------------------------------------------
+
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(40))
+"""The bytes of a PNG, as far as any signature check reads them."""
+PDF = b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<<>>\nendobj\n"
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+PARTS_CONTRACT = parse_contract(
+    {
+        "api_version": "runport/v1alpha1",
+        "id": "provider-parts",
+        "version": "1.0.0",
+        "inputs": {
+            "photo": {"kind": "image", "required": True},
+            "report": {"kind": "file"},
+        },
+        "messages": [
+            {"role": "system", "content": "Be brief."},
+            {
+                "role": "user",
+                "content": [
+                    "What is in this picture?",
+                    {"kind": "image", "source": {"kind": "ref", "path": "inputs.photo"}},
+                    {"kind": "file", "source": {"kind": "ref", "path": "inputs.report"}},
+                    "Answer in one line.",
+                ],
+            },
+        ],
+        "output_schema": {"type": "string"},
+    }
+)
+"""A system turn, then a user turn of text, an image, a file (when given) and text again."""
+
+
+def parts_request(photo: Any, report: Any = None) -> ExecutionRequest:
+    """``PARTS_CONTRACT`` compiled with these values (``report`` left out when ``None``)."""
+    inputs = {"photo": photo} if report is None else {"photo": photo, "report": report}
+    return ExecutionRequest(interaction=compile_contract(PARTS_CONTRACT, inputs=inputs))
+
+
+PHOTO = {"media_type": "image/png", "data": b64(PNG)}
+REPORT = {"media_type": "application/pdf", "data": b64(PDF), "filename": "report.pdf"}
+PHOTO_URL = {"media_type": "image/png", "url": "https://images.example/cat.png"}

@@ -7,6 +7,7 @@ executable: nothing here downloads a browser. These tests run in their own tox e
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from collections.abc import Iterator
@@ -266,3 +267,20 @@ def test_chat_mode_stop_ends_the_run_and_the_server_closes_the_upstream(
     page.click("#chat-stop")
     assert paced.closed.wait(20), "the server did not stop the run when the page stopped"
     expect(page.locator("#chat-status")).to_contain_text("stopped")
+
+
+def test_an_image_input_is_a_file_picker_whose_file_is_sent(page: Page) -> None:
+    from .test_parts import DESCRIBE, PNG, describe
+
+    app = create_app([DESCRIBE], lambda: AsyncFunctionRuntime(describe))
+    with serve_in_background(app) as url:
+        page.goto(url)
+        page.locator('#contracts button[data-id="demo.describe"]').click()
+        picker = page.locator("#input-photo")
+        expect(picker).to_have_attribute("type", "file")
+        expect(picker).to_have_attribute("accept", "image/*")
+        picker.set_input_files({"name": "cat.png", "mimeType": "image/png", "buffer": PNG})
+        page.click("#run")
+        expect(page.locator("#receipt")).to_be_visible()
+        digest = hashlib.sha256(PNG).hexdigest()
+        expect(page.locator("#output-text")).to_have_text(f"image/png {digest}")

@@ -343,6 +343,12 @@ def _signature(block: Sequence[Thought]) -> str | None:
     return next((step.signature for step in block if step.signature is not None), None)
 
 
+def responses_reasoning_id(number: int) -> str:
+    """The id of a played case's reasoning block ``number`` as an ``openai-responses``
+    ``reasoning`` item."""
+    return f"rs_runport_conformance_{number}"
+
+
 def reasoning_parts(case: Case) -> list[dict[str, Any]]:
     """The receipt's ``reasoning`` (as JSON) for a played case, by its dialect's conventions:
 
@@ -352,6 +358,9 @@ def reasoning_parts(case: Case) -> list[dict[str, Any]]:
       "signature": …}}``, or ``redacted_thinking`` with its ``data`` and empty text;
     - ``gemini``: one part per run of thought parts, ``{"gemini": {"thoughtSignature": …}}``
       when the run carried one;
+    - ``openai-responses``: one part per block (a ``reasoning`` item),
+      ``{"openai-responses": {"id": …, "encrypted_content": …}}``, the signature the item's
+      encrypted content;
     - ``scenario``: one part per block, ``{"mock": {"signature": …}}`` when it has one.
     """
     blocks = _blocks(case.steps)
@@ -363,11 +372,16 @@ def reasoning_parts(case: Case) -> list[dict[str, Any]]:
             return []
         return [{"text": text, "provider_metadata": {"openai": {"field": "reasoning_content"}}}]
     parts: list[dict[str, Any]] = []
-    for block in blocks:
+    for number, block in enumerate(blocks):
         text = "".join(step.text for step in block)
         signature = _signature(block)
         metadata: dict[str, Any] | None = None
-        if case.dialect == "anthropic-messages":
+        if case.dialect == "openai-responses":
+            item: dict[str, Any] = {"id": responses_reasoning_id(number)}
+            if signature is not None:
+                item["encrypted_content"] = signature
+            metadata = {"openai-responses": item}
+        elif case.dialect == "anthropic-messages":
             if block[0].redacted is not None:
                 metadata = {"anthropic": {"type": "redacted_thinking", "data": block[0].redacted}}
             else:
@@ -434,6 +448,10 @@ def _signed(number: int) -> str:
     """An opaque signature, as providers send them (law 10: it never reaches a log)."""
     return f"RUNPORT-SIGNATURE-{number}-" + hashlib.sha256(str(number).encode()).hexdigest()[:24]
 
+
+_RESPONSES: Final = frozenset({"openai-responses"})
+"""Cases only the Responses API can say as their own: a response that ends incomplete, or
+fails by ``response.failed`` (the other protocols have one kind of error frame)."""
 
 REDACTED_DATA: Final = "RUNPORT-REDACTED-" + hashlib.sha256(b"redacted").hexdigest()[:32]
 
@@ -621,6 +639,33 @@ CASES: Final[tuple[Case, ...]] = (
         "two reasoning fragments, then a clean end of stream before the completion marker",
         (Thought("Half a "), Thought("thought")),
         fault=Fault("eof", ErrorCode.RUNTIME_STREAM_TRUNCATED),
+    ),
+    Case(
+        "incomplete_length",
+        "two fragments, then the turn ends incomplete: the output-token limit (finish length)",
+        (Text("Cut "), Text("short"), UsageStep(10, 2)),
+        finish_reason="length",
+        protocols=_RESPONSES,
+    ),
+    Case(
+        "incomplete_content_filter",
+        "a fragment, then the turn ends incomplete: content filtered (finish content_filter)",
+        (Text("Well,"),),
+        finish_reason="content_filter",
+        protocols=_RESPONSES,
+    ),
+    Case(
+        "failed_rate_limited",
+        "two fragments, then the response fails with a rate-limit error",
+        (Text("Half"), Text(" way")),
+        fault=Fault("error_frame", ErrorCode.RUNTIME_RATE_LIMITED),
+        protocols=_RESPONSES,
+    ),
+    Case(
+        "failed_invalid_prompt",
+        "the response fails before any output with an invalid-prompt error",
+        fault=Fault("error_frame", ErrorCode.RUNTIME_PERMANENT),
+        protocols=_RESPONSES,
     ),
 )
 

@@ -43,10 +43,21 @@ __all__ = [
     "protocol_of",
 ]
 
-Protocol = Literal["scenario", "openai-chat", "anthropic-messages", "gemini"] | None
-PROTOCOLS: Final = ("scenario", "openai-chat", "anthropic-messages", "gemini", None)
+Protocol = (
+    Literal["scenario", "openai-chat", "openai-responses", "anthropic-messages", "gemini"] | None
+)
+PROTOCOLS: Final = (
+    "scenario",
+    "openai-chat",
+    "openai-responses",
+    "anthropic-messages",
+    "gemini",
+    None,
+)
 HTTP_PROTOCOLS: Final = frozenset(WIRES)
-NAMES: Final = "'scenario', 'openai-chat', 'anthropic-messages', 'gemini' or None"
+NAMES: Final = (
+    "'scenario', 'openai-chat', 'openai-responses', 'anthropic-messages', 'gemini' or None"
+)
 READ_TIMEOUT_TEST: Final = "test_read_timeout_is_passed_on"
 
 Adapter = RuntimeAdapter | AsyncRuntimeAdapter

@@ -27,7 +27,7 @@ from runport.conformance._checks import diff, dump, grammar_problem, leaks, opaq
 from runport.conformance._composite import check_composite
 from runport.conformance._harness import HTTP_PROTOCOLS, Harness, protocol_of
 from runport.conformance._observe import Outcome, broken
-from runport.conformance._render._anthropic import thinking_blocks
+from runport.conformance._render import WIRES
 from runport.conformance._stops import after_stop, stop_plan
 from runport.conformance._upstream import ScriptedUpstream
 from runport.contracts import Complete, ExecutionReceipt, ExecutionRequest, Failed, Message
@@ -426,11 +426,14 @@ class LawTests(ConformanceBase):
         """A tool run's next turn sends the reasoning back: turn 1 is reasoning and a tool
         call, turn 2 carries ``Message.reasoning`` with the call and its result. The
         ``anthropic-messages`` upstream answers turn 2 with the API's own HTTP 400 unless the
-        assistant turn begins with the thinking blocks, in order, signatures intact."""
-        if protocol_of(type(self)) != "anthropic-messages":
-            pytest.skip("only the anthropic-messages upstream enforces what is sent back")
+        assistant turn begins with the thinking blocks, in order, signatures intact; the
+        ``openai-responses`` upstream unless the input carries the ``reasoning`` items before
+        the ``function_call`` items, ids and ``encrypted_content`` intact."""
+        wire = WIRES.get(protocol_of(type(self)) or "")
+        if wire is None or wire.sent_back is None:
+            pytest.skip("only the anthropic-messages and openai-responses upstreams enforce it")
         h = conformance_harness
-        follow = follow_up_case(case, thinking_blocks(case))
+        follow = follow_up_case(case, wire.sent_back(case))
         upstream = h.upstream([case, follow, case, follow])
         adapter = h.adapter(upstream)
         self._requires(case)

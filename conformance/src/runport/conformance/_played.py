@@ -2,8 +2,9 @@
 
 The catalogue writes each case once, with chat-completions' freedoms (calls interleaved, a
 call's first fragment carrying arguments, ``stop`` / ``tool_calls``). Anthropic's Messages
-API and Gemini cannot say all of that, so before a case is rendered for them — and before the
-suite derives what it expects — it is rewritten by the rules below (docs/conformance.md).
+API, OpenAI's Responses API and Gemini cannot say all of that, so before a case is rendered
+for them — and before the suite derives what it expects — it is rewritten by the rules below
+(docs/conformance.md).
 Every rule is idempotent: a played case plays as itself, so the renderers may apply it again.
 """
 
@@ -23,6 +24,7 @@ FINISH_REASONS: Final = {
         "tool_calls": "tool_use",
         "length": "max_tokens",
     },
+    "openai-responses": {},
     "gemini": {
         "stop": "STOP",
         "tool_calls": "STOP",
@@ -30,7 +32,9 @@ FINISH_REASONS: Final = {
         "content_filter": "SAFETY",
     },
 }
-"""The finish reason each protocol sends for chat-completions' (kept as sent, so expected)."""
+"""The finish reason each protocol sends for chat-completions' (kept as sent, so expected).
+The Responses API sends none: a completed turn is ``tool_calls`` when it made calls, else
+``stop``; an incomplete one names its reason (``length``, ``content_filter``)."""
 
 
 def compact(arguments: str) -> str:
@@ -154,11 +158,13 @@ def played_as(case: Case, protocol: str | None) -> Case:
     steps = _blocks(case.steps)
     if protocol == "gemini":
         steps = _whole(steps)
-    elif json_answer(case):
+    elif protocol == "anthropic-messages" and json_answer(case):
         steps = _unspaced(steps)
     reason = case.finish_reason
     if reason is not None:
         reason = reasons.get(reason, reason)
+    if protocol == "openai-responses" and reason in ("stop", "tool_calls"):
+        reason = "tool_calls" if any(isinstance(s, Call) for s in steps) else "stop"
     if tuple(steps) == case.steps and reason == case.finish_reason:
         return case
     return replace(case, steps=tuple(steps), finish_reason=reason)

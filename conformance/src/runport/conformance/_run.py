@@ -104,7 +104,7 @@ def suite_for(
     if protocol not in PROTOCOLS:
         raise ConformanceUsageError(
             f"unknown protocol {protocol!r}; expected scenario, openai-chat, "
-            "anthropic-messages, gemini or none"
+            "openai-responses, anthropic-messages, gemini or none"
         )
     with_upstream = _takes_upstream(factory)
 

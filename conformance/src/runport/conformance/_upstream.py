@@ -2,11 +2,11 @@
 
 ``ScriptedUpstream`` is a real HTTP/1.1 server on 127.0.0.1 (threaded, one thread per
 connection, ``Connection: close``) that speaks one protocol (``_render.WIRES``: chat
-completions, the Messages API or the Gemini API) and answers its endpoint with the next case
-of its plan — an event stream when the request asks for one, one JSON body otherwise — and
-commits the case's fault on the wire. It counts requests (law 7), notes whether the client
-closed the connection when a call ended before the stream did (laws 6 and 8), and, when
-paced, withholds each frame until the sink has seen the previous frame's event (law 4): a
+completions, the Responses API, the Messages API or the Gemini API) and answers its endpoint
+with the next case of its plan — an event stream when the request asks for one, one JSON body
+otherwise — and commits the case's fault on the wire. It counts requests (law 7), notes whether
+the client closed the connection when a call ended before the stream did (laws 6 and 8), and,
+when paced, withholds each frame until the sink has seen the previous frame's event (law 4): a
 ``Pacer`` shared with the suite's recording sink is the only coordination, so nothing in the
 suite sleeps or measures time except the bounded waits that turn a hang into a failure. Every
 such wait is short and independent of the adapter's own timeouts: a frame held back past
@@ -99,7 +99,8 @@ class Upstream:
     def base_url(self) -> str:
         raise ConformanceUsageError(
             f"a {self.protocol or 'black-box'} upstream has no base_url "
-            "(only an HTTP protocol's does: openai-chat, anthropic-messages, gemini)"
+            "(only an HTTP protocol's does: openai-chat, openai-responses, anthropic-messages, "
+            "gemini)"
         )
 
     @property
@@ -179,8 +180,8 @@ class _Server(ThreadingHTTPServer):
 
 
 class ScriptedUpstream(Upstream):
-    """For an HTTP protocol (``"openai-chat"``, the default, ``"anthropic-messages"``,
-    ``"gemini"``): a loopback server speaking it.
+    """For an HTTP protocol (``"openai-chat"``, the default, ``"openai-responses"``,
+    ``"anthropic-messages"``, ``"gemini"``): a loopback server speaking it.
 
     Request *n* is answered with ``plan[n]`` (a request past the plan gets HTTP 400, so a
     retrying adapter fails visibly rather than hanging). ``requests`` records each one. With

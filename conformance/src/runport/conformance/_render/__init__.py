@@ -1,11 +1,12 @@
 """Renders the protocol-neutral cases per protocol.
 
-``scenario``: a ``runport.mock/v1`` mapping. ``openai-chat``, ``anthropic-messages``,
-``gemini``: the bytes such a server sends — an event stream for a streamed request, one JSON
-body otherwise — each frame tagged with how many progress events the client owes once it has
-the frame (the promptness bookkeeping of law 4). Faults that an event stream cannot express
-as data (reset, stall) are an ``ending``; faults the upstream commits before any frame are an
-HTTP status. Anthropic and Gemini render a case as that protocol plays it (``_played``).
+``scenario``: a ``runport.mock/v1`` mapping. ``openai-chat``, ``openai-responses``,
+``anthropic-messages``, ``gemini``: the bytes such a server sends — an event stream for a
+streamed request, one JSON body otherwise — each frame tagged with how many progress events the
+client owes once it has the frame (the promptness bookkeeping of law 4). Faults that an event
+stream cannot express as data (reset, stall) are an ``ending``; faults the upstream commits
+before any frame are an HTTP status. Anthropic, Responses and Gemini render a case as that
+protocol plays it (``_played``).
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ from typing import Any, Final
 from urllib.parse import parse_qs, urlsplit
 
 from runport.conformance._cases import Case
+from runport.conformance._render import _openai_responses as responses
 from runport.conformance._render._anthropic import (
     event_stream_response,
     message_response,
     sent_back_problem,
+    thinking_blocks,
 )
 from runport.conformance._render._gemini import generate_response, stream_generate_response
 from runport.conformance._render._openai import json_response, sse_response
@@ -55,6 +58,9 @@ class Wire:
     refusal: Callable[[Any, Case], bytes | None] = lambda request, case: None
     """``(JSON body, case)`` → the API's own HTTP 400 body when the request breaks a rule
     the API enforces (Anthropic: thinking blocks sent back intact), else ``None``."""
+    sent_back: Callable[[Case], tuple[dict[str, Any], ...]] | None = None
+    """``case`` → what the next turn's request must carry back of its reasoning (the
+    ``sends_back`` of ``follow_up_case``), for a protocol whose ``refusal`` enforces it."""
 
     def respond(
         self, case: Case, *, stream: bool, model: str, marker: str, request: Any = None
@@ -99,10 +105,31 @@ def _messages_refusal(request: Any, case: Case) -> bytes | None:
     return json.dumps({"type": "error", "error": error}).encode()
 
 
+def _responses_refusal(request: Any, case: Case) -> bytes | None:
+    problem = responses.sent_back_problem(request, case)
+    if problem is None:
+        return None
+    error = {"message": problem, "type": "invalid_request_error", "param": "input", "code": None}
+    return json.dumps({"error": error}).encode()
+
+
 WIRES: Final[Mapping[str, Wire]] = {
     "openai-chat": Wire("/v1", sse_response, json_response, _chat_route),
+    responses.PROTOCOL: Wire(
+        "/v1",
+        responses.response_stream,
+        responses.response_body,
+        responses.route,
+        _responses_refusal,
+        responses.reasoning_items,
+    ),
     "anthropic-messages": Wire(
-        "", event_stream_response, message_response, _messages_route, _messages_refusal
+        "",
+        event_stream_response,
+        message_response,
+        _messages_route,
+        _messages_refusal,
+        thinking_blocks,
     ),
     "gemini": Wire("", stream_generate_response, generate_response, _gemini_route),
 }

@@ -9,9 +9,19 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from runport.contracts import CompiledInteraction, ErrorCode, Message, ReasoningPart, ToolSpec
+from runport.contracts import (
+    CompiledInteraction,
+    ContentPart,
+    ErrorCode,
+    FilePart,
+    ImagePart,
+    Message,
+    ReasoningPart,
+    TextPart,
+    ToolSpec,
+)
 from runport.core import is_text_schema
-from runport.http import reasoning_policy
+from runport.http import PartRules, message_parts, reasoning_policy, text_content
 from runport.ports import PortError
 
 PROVIDER: Final = "anthropic"
@@ -45,7 +55,11 @@ def request_body(
     policy = interaction.runtime_policy
     body: dict[str, Any] = {"model": model, "max_tokens": policy.get("max_tokens", max_tokens)}
     thinking = _thinking(policy, body["max_tokens"])
-    system = [m.content for m in interaction.messages if m.role in ("system", "developer")]
+    system = [
+        text_content(message, PARTS.provider, index)
+        for index, message in enumerate(interaction.messages)
+        if message.role in ("system", "developer")
+    ]
     if system:
         body["system"] = "\n\n".join(system)
     body["messages"] = _messages(interaction.messages)
@@ -147,7 +161,7 @@ def _messages(messages: list[Message]) -> list[dict[str, Any]]:
     opens its content, before its text and ``tool_use`` blocks, as the API requires when
     thinking is enabled."""
     wire: list[dict[str, Any]] = []
-    for message in messages:
+    for index, message in enumerate(messages):
         if message.role in ("system", "developer"):
             continue
         if message.role == "tool":
@@ -156,14 +170,18 @@ def _messages(messages: list[Message]) -> list[dict[str, Any]]:
                 {
                     "type": "tool_result",
                     "tool_use_id": message.tool_call_id or "",
-                    "content": message.content,
+                    "content": text_content(message, PARTS.provider, index),
                 }
             ]
+        elif message.role == "user" and not isinstance(message.content, str):
+            role = "user"
+            blocks = [_block(part) for part in message_parts(messages, index, PARTS)]
         else:
             role = message.role
             blocks = _reasoning_blocks(message.reasoning) if role == "assistant" else []
-            if message.content:
-                blocks.append({"type": "text", "text": message.content})
+            text = text_content(message, PARTS.provider, index)
+            if text:
+                blocks.append({"type": "text", "text": text})
             for call in message.tool_calls or ():
                 arguments = call.arguments if isinstance(call.arguments, dict) else {}
                 blocks.append(
@@ -176,6 +194,50 @@ def _messages(messages: list[Message]) -> list[dict[str, Any]]:
         else:
             wire.append({"role": role, "content": blocks})
     return wire
+
+
+PARTS = PartRules(
+    provider="the Anthropic Messages API",
+    image_types=frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"}),
+    file_types=frozenset({"application/pdf", "text/plain"}),
+    max_data_chars=5 * 1024 * 1024,
+)
+"""What a Messages API user turn takes: ``image`` blocks and PDF or plain-text ``document``
+blocks, by their bytes (base64) or, a PDF or an image, by URL; an image's base64 at most 5 MB."""
+
+
+def _block(part: ContentPart) -> dict[str, Any]:
+    if isinstance(part, TextPart):
+        return {"type": "text", "text": part.text}
+    source: dict[str, Any]
+    if part.url is not None:
+        source = {"type": "url", "url": part.url}
+    else:
+        source = {"type": "base64", "media_type": part.media_type, "data": part.data}
+    if isinstance(part, ImagePart):
+        return {"type": "image", "source": source}
+    if part.media_type == "text/plain":
+        source = _plain_text(part)
+    document: dict[str, Any] = {"type": "document", "source": source}
+    if part.filename is not None:
+        document["title"] = part.filename
+    return document
+
+
+def _plain_text(part: FilePart) -> dict[str, Any]:
+    """A text/plain document goes as its text (the API's ``text`` source)."""
+    if part.url is not None:
+        raise PortError(
+            ErrorCode.RUNTIME_CAPABILITY_UNSUPPORTED,
+            f"{PARTS.provider} takes a text/plain document by its bytes, not by URL",
+        )
+    try:
+        text = part.raw().decode("utf-8")
+    except UnicodeDecodeError:
+        raise PortError(
+            ErrorCode.DATA_INVALID, "a text/plain file part is not UTF-8 text"
+        ) from None
+    return {"type": "text", "media_type": "text/plain", "data": text}
 
 
 def _tool(tool: ToolSpec) -> dict[str, Any]:

@@ -10,12 +10,13 @@ its YAML twin and every surface that takes a ``Contract`` takes it.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, TypeVar
+from types import UnionType
+from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from pydantic import JsonValue, TypeAdapter
 
 from runport.application._tools import Tool, as_tool
-from runport.contracts import canonical_json
+from runport.contracts import FilePart, ImagePart, canonical_json
 from runport.core import Contract, is_text_schema, parse_contract
 
 T = TypeVar("T")
@@ -86,15 +87,31 @@ def _plain(item: Mapping[str, Any] | str) -> Any:
     return item if isinstance(item, str) else dict(item)
 
 
+def _part_kind(annotation: Any) -> str | None:
+    """``image`` for ``ImagePart`` (or ``ImagePart | None``), ``file`` for ``FilePart``."""
+    members = get_args(annotation) if get_origin(annotation) in (Union, UnionType) else ()
+    found = [each for each in members or (annotation,) if each is not type(None)]
+    if found == [ImagePart]:
+        return "image"
+    if found == [FilePart]:
+        return "file"
+    return None
+
+
 def _value_specs(types: ValueTypes | None) -> dict[str, dict[str, Any]]:
-    """The ``inputs``/``context`` block a YAML author would write for these types."""
+    """The ``inputs``/``context`` block a YAML author would write for these types; a value
+    typed ``ImagePart`` or ``FilePart`` is declared with that kind."""
     if types is None:
         return {}
     if isinstance(types, Mapping):
         return {
-            name: {"schema": TypeAdapter(annotation).json_schema(), "required": True}
+            name: {"kind": kind, "required": True}
+            if (kind := _part_kind(annotation))
+            else {"schema": TypeAdapter(annotation).json_schema(), "required": True}
             for name, annotation in types.items()
         }
+    hints = get_type_hints(types) if isinstance(types, type) else {}
+    parts = {name: kind for name, hint in hints.items() if (kind := _part_kind(hint))}
     schema = TypeAdapter(types).json_schema()
     properties = schema.get("properties")
     if schema.get("type") != "object" or not isinstance(properties, dict):
@@ -108,8 +125,9 @@ def _value_specs(types: ValueTypes | None) -> dict[str, dict[str, Any]]:
     for name, field_schema in properties.items():
         # A field that names a nested model refers into the whole schema's $defs.
         own = {**field_schema, "$defs": definitions} if definitions else field_schema
+        spec: dict[str, Any] = {"kind": parts[name]} if name in parts else {"schema": own}
         specs[name] = {
-            "schema": own,
+            **spec,
             "required": name in required,
             "description": field_schema.get("description", ""),
         }

@@ -25,12 +25,14 @@ from runport.core import (
     DocumentError,
     Scenario,
     ScenarioError,
+    compile_contract,
     is_contract_document,
     is_scenario_document,
     load_contract,
     load_document,
     load_scenario,
 )
+from runport.core._scenario._expectations import PartDigest, part_digests
 from runport.mock import ScriptedRuntime
 
 SUFFIXES = frozenset({".json", ".yaml", ".yml"})
@@ -136,7 +138,8 @@ def _check_scenario(root: Path, path: Path, contracts: dict[str, Contract]) -> O
         context: dict[str, Any] | None = None
         fixture: Any = None
         if scenario.input is not None:
-            inputs, context, fixture = read_request(_inside(root, path.parent, scenario.input))
+            named = _inside(root, path.parent, scenario.input)
+            inputs, context, fixture = read_request(named, contract, inside=root)
         if scenario.expected_output is not None:
             fixture = read_data(
                 _inside(root, path.parent, scenario.expected_output), what="expected output"
@@ -161,8 +164,22 @@ def _check_scenario(root: Path, path: Path, contracts: dict[str, Contract]) -> O
     outcome.observed = plain
     if streamed != plain:
         outcome.problems.append(_disagreement(plain, streamed))
-    outcome.problems.extend(expectation_problems(scenario, plain))
+    outcome.problems.extend(
+        expectation_problems(scenario, plain, parts=request_parts(contract, inputs, context))
+    )
     return outcome
+
+
+def request_parts(
+    contract: Contract, inputs: dict[str, Any], context: dict[str, Any] | None
+) -> tuple[PartDigest, ...] | None:
+    """The image and file parts the contract's request holds with these values (``None`` when
+    it does not compile: the outcome says why)."""
+    try:
+        interaction = compile_contract(contract, inputs=inputs, context=context)
+    except ContractError:
+        return None
+    return part_digests(interaction.messages)
 
 
 def _play_turn(
@@ -254,10 +271,17 @@ def _status(observed: Observed) -> str:
     return "success" if observed.ok else "failure"
 
 
-def expectation_problems(scenario: Scenario, observed: Observed) -> list[str]:
-    """Every expectation the scenario states that the observed outcome does not meet."""
+def expectation_problems(
+    scenario: Scenario, observed: Observed, *, parts: tuple[PartDigest, ...] | None = None
+) -> list[str]:
+    """Every expectation the scenario states that the observed outcome (and the request's
+    ``parts``, when known) does not meet."""
     return scenario.expectations.compare(
-        ok=observed.ok, codes=observed.codes, errors=observed.errors, receipt=observed.receipt
+        ok=observed.ok,
+        codes=observed.codes,
+        errors=observed.errors,
+        receipt=observed.receipt,
+        parts=parts,
     )
 
 

@@ -4,6 +4,9 @@ turn, written as a scenario the mock replays to the same receipt (docs/batch.md)
 from __future__ import annotations
 
 import argparse
+import base64
+import copy
+import mimetypes
 import os
 import sys
 from pathlib import Path
@@ -12,6 +15,7 @@ from typing import Any
 import yaml
 
 from runport.application import execute_contract
+from runport.cli._check import request_parts
 from runport.cli._cmd_run import adapter
 from runport.cli._errors import CliError
 from runport.cli._files import read_request
@@ -27,7 +31,7 @@ from runport.cli._record import (
     turn_events,
 )
 from runport.contracts import ErrorCode, OperationEnvelope, StreamEvent
-from runport.core import ContractError, ScenarioError, load_contract, parse_scenario
+from runport.core import Contract, ContractError, ScenarioError, load_contract, parse_scenario
 from runport.mock import ScriptedRuntime
 
 HELP = "run a contract once, streamed, and write what the adapter did as a mock scenario"
@@ -52,6 +56,31 @@ def _relative(target: Path, scenario: Path) -> str:
     return Path(os.path.relpath(target.resolve(), scenario.resolve().parent)).as_posix()
 
 
+def part_files(contract: Contract, request: dict[str, Any], out: Path) -> dict[str, Any]:
+    """The recorded input with each image or file value's bytes written beside the scenario
+    (``<stem>.<name><extension>``) and named by path, so the recording stays readable and
+    within the one-string bound however large the image."""
+    kept = copy.deepcopy(request)
+    for root, specs in (("inputs", contract.inputs), ("context", contract.context)):
+        values = kept.get(root) or {}
+        for name, spec in specs.items():
+            value = values.get(name)
+            if spec.kind is None or not isinstance(value, dict) or "data" not in value:
+                continue
+            part = dict(value)
+            data = part.pop("data")
+            suffix = mimetypes.guess_extension(part.get("media_type", "")) or ".bin"
+            target = out.with_name(f"{out.stem}.{name}{suffix}")
+            target.write_bytes(base64.b64decode(data))
+            values[name] = {"path": target.name, **part}
+    return kept
+
+
+def _held_as(held: str) -> str:
+    """A part digest holds a URL (``https:…``) or the hex SHA-256 of the bytes."""
+    return "url" if held.startswith("https:") else "sha256"
+
+
 def _expectations(envelope: OperationEnvelope) -> dict[str, Any]:
     expect: dict[str, Any] = {
         "status": "success" if envelope.ok else "failure",
@@ -74,7 +103,9 @@ def main(args: argparse.Namespace) -> int:
     except ContractError as error:
         raise CliError(error.diagnostics[0].code, str(error)) from None
     on_request, on_answer = split_pointers(args.redact)
-    inputs, context, fixture = ({}, None, None) if args.input is None else read_request(args.input)
+    inputs, context, fixture = (
+        ({}, None, None) if args.input is None else read_request(args.input, contract)
+    )
     runtime = adapter(args.adapter, args.scenario)
     seen: list[StreamEvent] = []
     live = execute_contract(
@@ -97,7 +128,8 @@ def main(args: argparse.Namespace) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     if args.input is not None:
         request_file = out.with_name(f"{out.stem}.input.json")
-        request_file.write_text(dump_json(request), encoding="utf-8")
+        kept = part_files(contract, request, out)
+        request_file.write_text(dump_json(kept), encoding="utf-8")
         document["input"] = request_file.name
     document["turns"] = [{"events": events}]
     try:
@@ -118,6 +150,12 @@ def main(args: argparse.Namespace) -> int:
             "(the adapter's receipt disagrees with its own stream)",
         )
     document["expect"] = _expectations(replayed)
+    parts = request_parts(contract, request["inputs"], request.get("context"))
+    if parts:
+        document["expect"]["parts"] = [
+            {"kind": kind, "media_type": media_type, _held_as(held): held}
+            for kind, media_type, held in parts
+        ]
     document["turns"] = document.pop("turns")  # expect before turns, as people write them
     header = (
         f"# Recorded by `runport record` from adapter {descriptor.id!r}"

@@ -20,7 +20,7 @@ from runport.cli._files import request
 from runport.cli._output import ReasoningToStderr, report, write_reasoning
 from runport.cli._sinks import stream_sink
 from runport.contracts import ErrorCode, OperationEnvelope
-from runport.core import ScenarioError
+from runport.core import Contract, ContractError, ScenarioError, load_contract
 from runport.ports import RuntimeAdapter
 
 HELP = "execute a contract once (or a whole run with --tools)"
@@ -94,7 +94,12 @@ def _takes_scenario(entry: EntryPoint) -> bool:
 def main(args: argparse.Namespace) -> int:
     if not args.contract.is_file():
         raise CliError(ErrorCode.DATA_INVALID, f"contract file not found: {args.contract}")
-    inputs, context, fixture = request(args.input, args.inline)
+    try:
+        contract: Contract | Path = load_contract(args.contract)
+    except ContractError:
+        contract = args.contract  # execute_contract reports it, in the envelope
+    loaded = contract if isinstance(contract, Contract) else None
+    inputs, context, fixture = request(args.input, args.inline, loaded)
     runtime = adapter(args.adapter, args.scenario)
     if args.tools is not None:
         from runport.cli._run_tools import load_tools, run_command
@@ -121,7 +126,7 @@ def main(args: argparse.Namespace) -> int:
                 sink.structured = structured(args.contract)  # type: ignore[attr-defined]
             on_event = ReasoningToStderr(sink) if args.reasoning else sink
             envelope = execute_contract(
-                args.contract,
+                contract,
                 runtime,
                 inputs=inputs,
                 context=context,
@@ -132,7 +137,7 @@ def main(args: argparse.Namespace) -> int:
             on_event.finish(envelope)
     else:
         envelope = execute_contract(
-            args.contract, runtime, inputs=inputs, context=context, fixture_output=fixture
+            contract, runtime, inputs=inputs, context=context, fixture_output=fixture
         )
         if args.reasoning and envelope.result is not None:
             write_reasoning(sys.stderr, [envelope.result])

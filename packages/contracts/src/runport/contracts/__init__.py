@@ -2,7 +2,7 @@
 
 from runport.contracts._canonical import canonical_json, fingerprint
 from runport.contracts._codes import ErrorCode
-from runport.contracts._limits import MAX_INT_DIGITS, MAX_JSON_DEPTH
+from runport.contracts._limits import MAX_INT_DIGITS, MAX_JSON_DEPTH, MAX_PART_BYTES
 from runport.contracts._models import (
     AdapterDescriptor,
     AnswerRejected,
@@ -26,20 +26,25 @@ from runport.contracts._models import (
     ToolSpec,
     Usage,
 )
+from runport.contracts._parts import ContentPart, FilePart, ImagePart, TextPart
 
 __all__ = [
     "MAX_INT_DIGITS",
     "MAX_JSON_DEPTH",
+    "MAX_PART_BYTES",
     "AdapterDescriptor",
     "AnswerRejected",
     "CompiledInteraction",
     "Complete",
+    "ContentPart",
     "Delta",
     "Diagnostic",
     "ErrorCode",
     "ExecutionReceipt",
     "ExecutionRequest",
     "Failed",
+    "FilePart",
+    "ImagePart",
     "Message",
     "OperationEnvelope",
     "OutputSnapshot",
@@ -47,6 +52,7 @@ __all__ = [
     "ReasoningPart",
     "RunEvent",
     "StreamEvent",
+    "TextPart",
     "ToolCall",
     "ToolCallDelta",
     "ToolResult",

@@ -7,10 +7,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from runport.contracts._parts import FINGERPRINT_CONTEXT
+
 
 def _as_json(value: object) -> Any:
     if isinstance(value, BaseModel):
-        return value.model_dump(mode="json")
+        return value.model_dump(mode="json", context=FINGERPRINT_CONTEXT)
     raise TypeError(f"{type(value).__name__} is not a JSON value")
 
 
@@ -20,7 +22,9 @@ def canonical_json(value: object) -> bytes:
     Keys sorted by code point, no whitespace, non-ASCII kept as UTF-8, numbers as Python's
     ``json`` writes them (``1.0`` stays ``1.0``; exponents are written ``1e+16`` where serde
     writes ``1e16``). NaN and the infinities are not JSON and are refused with ``ValueError``.
-    Pydantic models are encoded by their JSON form.
+    Pydantic models are encoded by their JSON form, with an image or file part's ``data``
+    written as the SHA-256 of its bytes (``sha256``): the encoding covers every byte of an image
+    without holding it.
     """
     return json.dumps(
         value,

@@ -77,7 +77,9 @@ _MEANINGS: dict[ErrorCode, str] = {
         "The upstream refused the request (an HTTP 4xx or error frame that retrying cannot fix)."
     ),
     ErrorCode.RUNTIME_CAPABILITY_UNSUPPORTED: (
-        "The adapter lacks a capability the contract requires; found before any call is made."
+        "The adapter lacks a capability the contract requires, or its provider cannot take a"
+        " message part (a URL where it needs bytes, a media type it does not read); found"
+        " before any call is made."
     ),
     ErrorCode.HOST_RETRY_EXHAUSTED: "The application spent its attempts on retryable failures.",
     ErrorCode.OUTPUT_SCHEMA: "The output does not satisfy the contract's output schema.",
@@ -107,7 +109,10 @@ _MEANINGS: dict[ErrorCode, str] = {
         "An HTTP surface refused the caller: no bearer token or a wrong one, a Host it does not"
         " answer for, or a state-changing request from a foreign Origin."
     ),
-    ErrorCode.REQUEST_TOO_LARGE: "A request body passed the surface's size bound; it was not read.",
+    ErrorCode.REQUEST_TOO_LARGE: (
+        "A request body passed the surface's size bound, and was not read; or an image or file"
+        " part passed MAX_PART_BYTES (or its provider's own bound), and nothing was sent."
+    ),
     ErrorCode.HISTORY_REPAIRED: (
         "A warning: the history given to one execution was changed so a model API accepts it (a"
         " tool call without a result got a neutral one; a result answering no call was dropped)."

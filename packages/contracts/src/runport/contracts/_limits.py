@@ -18,3 +18,11 @@ walk (encoding, fingerprinting, validation) stays far from Python's recursion li
 MAX_INT_DIGITS: Final = 4300
 """The most decimal digits an integer may have: Python's own ceiling for converting between
 ``int`` and text, so a larger number can neither be parsed nor fingerprinted."""
+
+MAX_PART_BYTES: Final = 20 * 1024 * 1024
+"""The most bytes the image and file parts of one request may hold together, decoded (20 MiB).
+
+One part past it is refused where it is made (``TQX_REQUEST_TOO_LARGE``); a contract's parts are
+counted together when it compiles. A provider with a smaller bound of its own (Anthropic's 5 MB
+an image, Gemini's 20 MB a request) has its codec refuse a part past it before anything is sent.
+"""

@@ -4,6 +4,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
 
+from runport.contracts._parts import ContentPart
+
 _ID_PATTERN = r"^[A-Z][A-Z0-9_]*$"
 
 
@@ -74,7 +76,9 @@ class ReasoningPart(_Wire):
 
 class Message(_Wire):
     role: Literal["system", "developer", "user", "assistant", "tool"]
-    content: str
+    content: str | Annotated[list[ContentPart], Field(min_length=1)]
+    """The message's text, or its parts in order (text, images, files). A contract with an
+    image or file input makes a list; every other message keeps its string."""
     tool_calls: list[ToolCall] | None = _omitted()
     tool_call_id: str | None = _omitted()
     reasoning: list[ReasoningPart] | None = _omitted()

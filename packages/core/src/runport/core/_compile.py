@@ -7,10 +7,21 @@ import marshal
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from runport.contracts import CompiledInteraction, Diagnostic, ErrorCode, Message
+from runport.contracts import (
+    MAX_PART_BYTES,
+    CompiledInteraction,
+    ContentPart,
+    Diagnostic,
+    ErrorCode,
+    FilePart,
+    ImagePart,
+    Message,
+)
 from runport.core._contract import (
     Contract,
     ContractError,
+    FileNode,
+    ImageNode,
     MessageTemplate,
     TextNode,
     ValueSpec,
@@ -18,7 +29,8 @@ from runport.core._contract import (
 )
 from runport.core._document import copy_json, json_pointer
 from runport.core._held import HeldCache
-from runport.core._render import Scope, render_nodes
+from runport.core._part_values import PartKind, bind_part, parts_too_large
+from runport.core._render import Scope, render_content, render_nodes
 from runport.core._render_plan import Rendered, planned_template
 from runport.core._schema import schema_errors
 
@@ -52,6 +64,9 @@ def compile_contract(
         raise ContractError(problems)
 
     plan = _plan(contract)
+    bound: dict[str, ContentPart] = {}
+    if plan.part_values:
+        bound = _bind_parts(plan.part_values, inputs, {} if context is None else context)
     scope: Scope | None = None
     errors: list[Diagnostic] = []
     messages: list[Message] = []
@@ -66,7 +81,10 @@ def compile_contract(
             if scope is None:
                 scope = Scope(dict(inputs), dict(context or {}))
             pointer = f"/messages/{index}/content"
-            content = render_nodes(template.content, scope, pointer, errors)
+            if index in plan.with_parts:
+                content = render_content(template.content, scope, pointer, errors, bound.get)
+            else:
+                content = render_nodes(template.content, scope, pointer, errors)
         messages.append(Message(role=template.role, content=content))
     if errors:
         raise ContractError(errors)
@@ -130,12 +148,27 @@ class _Frame:
 class _Plan:
     """What compiling a contract makes the same way every time: for each template its message
     (text only), or its rendering function (``planned_template``), or ``None`` (rendered by
-    ``render_nodes``); and the interaction's frame (every field but the messages)."""
+    ``render_nodes``, or ``render_content`` for the templates in ``with_parts``); the values
+    of kind image or file; and the interaction's frame (every field but the messages)."""
 
-    __slots__ = ("frame", "made")
+    __slots__ = ("frame", "made", "part_values", "with_parts")
 
-    def __init__(self, made: tuple[Message | Rendered | None, ...]) -> None:
-        self.made = made
+    def __init__(self, contract: Contract) -> None:
+        self.with_parts = frozenset(
+            index
+            for index, template in enumerate(contract.messages)
+            if any(isinstance(node, ImageNode | FileNode) for node in template.content)
+        )
+        self.made = tuple(
+            None if index in self.with_parts else _made(template)
+            for index, template in enumerate(contract.messages)
+        )
+        self.part_values = tuple(
+            (root, name, spec.kind)
+            for root, specs in (("inputs", contract.inputs), ("context", contract.context))
+            for name, spec in specs.items()
+            if spec.kind is not None
+        )
         self.frame: _Frame | None = None
 
 
@@ -145,8 +178,38 @@ _PLANS: HeldCache[_Plan] = HeldCache()
 def _plan(contract: Contract) -> _Plan:
     found = _PLANS.get(contract)
     if found is None:
-        found = _PLANS.put(contract, _Plan(tuple(map(_made, contract.messages))))
+        found = _PLANS.put(contract, _Plan(contract))
     return found
+
+
+def _bind_parts(
+    part_values: tuple[tuple[str, str, PartKind], ...],
+    inputs: Mapping[str, Any],
+    context: Mapping[str, Any],
+) -> dict[str, ContentPart]:
+    """Each given image or file value as its part, keyed by the ref that names it
+    (``"inputs.photo"``); every refusal, and parts past ``MAX_PART_BYTES`` together, raised as
+    one ``ContractError``."""
+    roots = {"inputs": inputs, "context": context}
+    bound: dict[str, ContentPart] = {}
+    problems: list[Diagnostic] = []
+    total = 0
+    for root, name, kind in part_values:
+        value = roots[root].get(name)
+        if value is None:
+            continue
+        noun = "input" if root == "inputs" else "context value"
+        pointer = json_pointer([root, name])
+        part, refused = bind_part(kind, value, pointer, f"{noun} {name!r}")
+        problems.extend(refused)
+        if isinstance(part, ImagePart | FilePart):
+            bound[f"{root}.{name}"] = part
+            total += part.size
+            if total > MAX_PART_BYTES >= total - part.size:
+                problems.append(parts_too_large(pointer, total))
+    if problems:
+        raise ContractError(problems)
+    return bound
 
 
 def _made(template: MessageTemplate) -> Message | Rendered | None:
@@ -174,7 +237,7 @@ def _value_problems(root: str, specs: Mapping[str, ValueSpec], values: object) -
     noun = "input" if root == "inputs" else "context value"
     problems: list[Diagnostic] = []
     for name, spec in specs.items():
-        if name not in values:
+        if name not in values or (spec.kind is not None and values[name] is None):
             if spec.required:
                 problems.append(
                     Diagnostic(
@@ -184,7 +247,8 @@ def _value_problems(root: str, specs: Mapping[str, ValueSpec], values: object) -
                     )
                 )
             continue
-        problems.extend(_schema_problems(spec, values[name], (root, name), noun))
+        if spec.kind is None:  # a part value is checked by binding it (_bind_parts)
+            problems.extend(_schema_problems(spec, values[name], (root, name), noun))
     for name in values:
         if name not in specs:
             declared = ", ".join(sorted(specs)) or "none"

@@ -16,6 +16,7 @@ from pydantic import (
     JsonValue,
     ValidationError,
     field_validator,
+    model_validator,
 )
 
 from runport.contracts import Diagnostic, ErrorCode, ToolSpec
@@ -25,8 +26,9 @@ from runport.core._document import (
     json_value_problem,
     load_document,
 )
+from runport.core._part_values import PartKind, part_value_schema
 from runport.core._schema import schema_problems, validate_output
-from runport.core._template import expand_templates
+from runport.core._template import expand_templates, part_value_kinds
 
 # semver.org's own regular expression, so "1.0" and "01.2.3" are refused as they are there.
 _SEMVER = re.compile(
@@ -40,6 +42,10 @@ _API_VERSIONS = ("runport/v1alpha1", "templiqx/v1alpha1")
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, serialize_by_alias=True)
+
+
+def _is_none(value: object) -> bool:
+    return value is None
 
 
 # Expressions ----------------------------------------------------------------------------------
@@ -127,8 +133,25 @@ class ForEachNode(_Model):
         return value
 
 
+class ImageNode(_Model):
+    """The image an input (or context value) of kind ``image`` holds, as a part of its own
+    between the message's texts; nothing when the value was not given."""
+
+    kind: Literal["image"] = "image"
+    source: RefExpr
+
+
+class FileNode(_Model):
+    """The file an input (or context value) of kind ``file`` holds, as a part of its own."""
+
+    kind: Literal["file"] = "file"
+    source: RefExpr
+
+
+PartNode = ImageNode | FileNode
+
 Node = Annotated[
-    TextNode | InterpolateNode | WhenNode | ForEachNode,
+    TextNode | InterpolateNode | WhenNode | ForEachNode | ImageNode | FileNode,
     Field(discriminator="kind"),
 ]
 
@@ -143,6 +166,21 @@ class ValueSpec(_Model):
     json_schema: dict[str, JsonValue] = Field(alias="schema")
     required: bool = False
     description: str = ""
+    kind: PartKind | None = Field(default=None, exclude_if=_is_none)
+    """For a value that is a message part's source, ``image`` or ``file`` (docs/contracts.md),
+    placed by an ``image``/``file`` node; its schema is runport's own and is not written."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _part_schema(cls, data: Any) -> Any:
+        if not isinstance(data, Mapping) or data.get("kind") not in ("image", "file"):
+            return data
+        own = part_value_schema(data["kind"])
+        if "schema" in data and data["schema"] != own:
+            raise ValueError(
+                f"an input of kind {data['kind']!r} takes runport's own schema: leave 'schema' out"
+            )
+        return {**data, "schema": own}
 
 
 class MessageTemplate(_Model):
@@ -375,7 +413,8 @@ def _cross_field_problems(data: Mapping[Any, Any]) -> list[Diagnostic]:
                     for reason in schema_problems(spec["schema"])
                 )
     problems.extend(_tool_problems(data.get("tools")))
-    problems.extend(_ref_problems(data.get("messages"), declared))
+    names = _Names(declared, part_value_kinds(data))
+    problems.extend(_ref_problems(data.get("messages"), names))
     problems.extend(_eval_problems(data.get("evals"), output_schema if output_schema_ok else None))
     return problems
 
@@ -438,7 +477,22 @@ def _eval_problems(evals: object, output_schema: object) -> Iterator[Diagnostic]
                 )
 
 
-def _ref_problems(messages: object, declared: Mapping[str, set[str]]) -> Iterator[Diagnostic]:
+class _Names:
+    """What a ref may name: the declared values of each root, and which of them are parts
+    (``"inputs.photo"`` → ``"image"``)."""
+
+    def __init__(self, declared: Mapping[str, set[str]], kinds: Mapping[str, str]) -> None:
+        self.declared = declared
+        self.kinds = kinds
+
+    def part_kind(self, expr: Expression) -> str | None:
+        """The kind of the part value a ref reads (or reads into), if it reads one."""
+        if not isinstance(expr, RefExpr):
+            return None
+        return self.kinds.get(".".join(expr.path.split(".")[:2]))
+
+
+def _ref_problems(messages: object, names: _Names) -> Iterator[Diagnostic]:
     if not isinstance(messages, list):
         return
     for index, raw in enumerate(messages):
@@ -447,7 +501,7 @@ def _ref_problems(messages: object, declared: Mapping[str, set[str]]) -> Iterato
         except ValidationError:
             continue  # already reported by the model
         yield from _node_refs(
-            message.content, raw["content"], f"/messages/{index}/content", (), declared
+            message.content, raw["content"], f"/messages/{index}/content", (), names, top=True
         )
 
 
@@ -456,11 +510,17 @@ def _node_refs(
     raws: Sequence[Any],
     pointer: str,
     items: tuple[str, ...],
-    declared: Mapping[str, set[str]],
+    names: _Names,
+    *,
+    top: bool = False,
 ) -> Iterator[Diagnostic]:
+    declared = names.declared
     for index, (node, raw) in enumerate(zip(nodes, raws, strict=True)):
         at = f"{pointer}/{index}"
-        if isinstance(node, InterpolateNode):
+        if isinstance(node, ImageNode | FileNode):
+            yield from _part_node_problems(node, at, names, top=top)
+        elif isinstance(node, InterpolateNode):
+            yield from _part_as_text(node.expression, f"{at}/expression", names)
             yield from _expr_refs(
                 node.expression, raw["expression"], f"{at}/expression", items, declared
             )
@@ -468,17 +528,63 @@ def _node_refs(
             yield from _expr_refs(
                 node.condition, raw["condition"], f"{at}/condition", items, declared
             )
-            yield from _node_refs(node.then, raw["then"], f"{at}/then", items, declared)
-            yield from _node_refs(
-                node.otherwise, raw.get("else", []), f"{at}/else", items, declared
-            )
+            yield from _node_refs(node.then, raw["then"], f"{at}/then", items, names)
+            yield from _node_refs(node.otherwise, raw.get("else", []), f"{at}/else", items, names)
         elif isinstance(node, ForEachNode):
+            yield from _part_as_text(node.collection, f"{at}/collection", names)
             yield from _expr_refs(
                 node.collection, raw["collection"], f"{at}/collection", items, declared
             )
-            yield from _node_refs(
-                node.body, raw["body"], f"{at}/body", (*items, node.item), declared
-            )
+            yield from _node_refs(node.body, raw["body"], f"{at}/body", (*items, node.item), names)
+
+
+def out_of_place(node: ImageNode | FileNode) -> str:
+    return (
+        f"a node of kind {node.kind!r} sits directly in a message's content, not inside when "
+        "or for_each (an optional value that was not given places nothing)"
+    )
+
+
+def _part_node_problems(
+    node: ImageNode | FileNode, at: str, names: _Names, *, top: bool
+) -> Iterator[Diagnostic]:
+    if not top:
+        yield _problem(
+            ErrorCode.CONTRACT_INVALID,
+            at,
+            out_of_place(node),
+        )
+        return
+    path = node.source.path
+    kind = names.kinds.get(path)
+    if kind == node.kind:
+        return
+    root, _, name = path.partition(".")
+    if root in _ROOTS and name in names.declared[root]:
+        what = f"of kind {kind!r}" if kind else "a JSON value (no kind)"
+        reason = (
+            f"{path!r} is {what}; a node of kind {node.kind!r} places a value of kind {node.kind!r}"
+        )
+    else:
+        reason = (
+            f"the source of a node of kind {node.kind!r} is inputs.<name> or context.<name> "
+            f"of a value declared with kind: {node.kind}, not {path!r}"
+        )
+    yield _problem(ErrorCode.CONTRACT_INVALID, f"{at}/source/path", reason)
+
+
+def _part_as_text(expr: Expression, pointer: str, names: _Names) -> Iterator[Diagnostic]:
+    kind = names.part_kind(expr)
+    if kind is None:
+        return
+    assert isinstance(expr, RefExpr)
+    source = ".".join(expr.path.split(".")[:2])
+    yield _problem(
+        ErrorCode.CONTRACT_INVALID,
+        f"{pointer}/path",
+        f"{source} is of kind {kind!r}, not text: place it with "
+        f"{{kind: {kind}, source: {{kind: ref, path: {source}}}}}",
+    )
 
 
 def _expr_refs(

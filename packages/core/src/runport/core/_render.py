@@ -7,16 +7,18 @@ compare them, so a contract cannot reach Python objects, attributes or ``eval``.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from runport.contracts import Diagnostic, ErrorCode
+from runport.contracts import ContentPart, Diagnostic, ErrorCode, TextPart
 from runport.core._contract import (
     AndExpr,
     EqualsExpr,
     Expression,
+    FileNode,
     Filter,
     ForEachNode,
+    ImageNode,
     InterpolateNode,
     LiteralExpr,
     Node,
@@ -25,6 +27,7 @@ from runport.core._contract import (
     RefExpr,
     TextNode,
     WhenNode,
+    out_of_place,
 )
 
 ROOTS = ("inputs", "context")
@@ -199,7 +202,40 @@ def render_nodes(
     return "".join(out)
 
 
+def render_content(
+    nodes: Sequence[Node],
+    scope: Scope,
+    pointer: str,
+    errors: list[Diagnostic],
+    placed: Callable[[str], ContentPart | None],
+) -> str | list[ContentPart]:
+    """A message content that holds ``image``/``file`` nodes: the text between them, and the
+    part each places (``placed(ref path)``; ``None``, nothing, for a value not given). With no
+    part placed the content is the joined text, the very string ``render_nodes`` gives."""
+    pieces: list[str | ContentPart] = []
+    for index, node in enumerate(nodes):
+        if isinstance(node, ImageNode | FileNode):
+            part = placed(node.source.path)
+            if part is not None:
+                pieces.append(part)
+            continue
+        try:
+            text = _render_node(node, scope, f"{pointer}/{index}", errors)
+        except RenderError as error:
+            errors.append(error.diagnostic)
+            continue
+        if pieces and type(pieces[-1]) is str:
+            pieces[-1] += text
+        else:
+            pieces.append(text)
+    if all(type(piece) is str for piece in pieces):
+        return "".join(piece for piece in pieces if type(piece) is str)
+    return [TextPart(text=piece) if isinstance(piece, str) else piece for piece in pieces if piece]
+
+
 def _render_node(node: Node, scope: Scope, pointer: str, errors: list[Diagnostic]) -> str:
+    if isinstance(node, ImageNode | FileNode):
+        raise RenderError(ErrorCode.CONTRACT_INVALID, pointer, out_of_place(node))
     if isinstance(node, TextNode):
         return node.value
     if isinstance(node, InterpolateNode):

@@ -70,6 +70,10 @@ def _frame(interaction: CompiledInteraction) -> _Frame:
 
 
 def _message(message: Message) -> str:
-    if message.tool_calls is not None or message.tool_call_id is not None:
+    if (
+        message.tool_calls is not None
+        or message.tool_call_id is not None
+        or type(message.content) is not str
+    ):
         return canonical_json(message).decode("utf-8")
     return '{"content":' + encode_basestring(message.content) + ',"role":"' + message.role + '"}'

@@ -123,7 +123,7 @@ def expand_templates(
     messages = data.get("messages")
     if not isinstance(messages, list):
         return data, [], _unchanged
-    expansion = _Expansion()
+    expansion = _Expansion(part_value_kinds(data))
     expanded: list[Any] = []
     for index, message in enumerate(messages):
         content = message.get("content") if isinstance(message, Mapping) else None
@@ -136,12 +136,27 @@ def expand_templates(
     return {**data, "messages": expanded}, expansion.problems, _relocator(expansion.moves)
 
 
+def part_value_kinds(data: Mapping[str, Any]) -> dict[str, str]:
+    """The refs of the values a contract document declares with a part kind, and the kind:
+    ``{"inputs.photo": "image"}``."""
+    kinds: dict[str, str] = {}
+    for root in ROOTS:
+        specs = data.get(root)
+        if isinstance(specs, Mapping):
+            for name, spec in specs.items():
+                if isinstance(spec, Mapping) and spec.get("kind") in ("image", "file"):
+                    kinds[f"{root}.{name}"] = spec["kind"]
+    return kinds
+
+
 class _Expansion:
     """One contract's expansion: its template problems, and where each expanded node was
     written (``moves``: expanded pointer -> written pointer, and whether it came from a
-    string, whose nodes all point at the string)."""
+    string, whose nodes all point at the string). A placeholder that names an image or file
+    value, with no filter, stands for the node that places it (``parts``: ref -> kind)."""
 
-    def __init__(self) -> None:
+    def __init__(self, parts: Mapping[str, str]) -> None:
+        self.parts = parts
         self.strings = 0
         self.problems: list[Diagnostic] = []
         self.moves: dict[str, tuple[str, bool]] = {}
@@ -172,6 +187,8 @@ class _Expansion:
     def template(self, text: str, written: str, placed: str, first: int) -> list[Any]:
         self.strings += 1
         nodes, reasons = parse_template(text)
+        if self.parts:
+            nodes = [self._part(node) for node in nodes]
         self.problems.extend(
             Diagnostic(code=ErrorCode.CONTRACT_INVALID, json_pointer=written, message=reason)
             for reason in reasons
@@ -179,6 +196,13 @@ class _Expansion:
         for index in range(first, first + len(nodes)):
             self.moves[f"{placed}/{index}"] = (written, True)
         return nodes
+
+    def _part(self, node: dict[str, Any]) -> dict[str, Any]:
+        if node["kind"] != "interpolate" or node["filters"]:
+            return node
+        source = node["expression"]
+        kind = self.parts.get(source["path"])
+        return node if kind is None else {"kind": kind, "source": source}
 
 
 def _unchanged(diagnostics: list[Diagnostic]) -> list[Diagnostic]:

@@ -7,14 +7,16 @@ from typing import Any, Final
 
 from runport.contracts import (
     CompiledInteraction,
+    ContentPart,
     ErrorCode,
     Message,
     ReasoningPart,
+    TextPart,
     ToolCall,
     ToolSpec,
 )
 from runport.core import is_text_schema, parse_json_text
-from runport.http import reasoning_policy
+from runport.http import PartRules, message_parts, reasoning_policy, text_content
 from runport.ports import PortError
 
 _CONFIG = {
@@ -34,7 +36,11 @@ when its part carried one; the part that repeats it in a later turn carries it b
 
 def request_body(interaction: CompiledInteraction) -> dict[str, Any]:
     body: dict[str, Any] = {"contents": _contents(interaction.messages)}
-    system = [m.content for m in interaction.messages if m.role in ("system", "developer")]
+    system = [
+        text_content(message, PARTS.provider, index)
+        for index, message in enumerate(interaction.messages)
+        if message.role in ("system", "developer")
+    ]
     if system:
         body["systemInstruction"] = {"parts": [{"text": text} for text in system]}
     if interaction.tools:
@@ -116,11 +122,14 @@ def _contents(messages: list[Message]) -> list[dict[str, Any]]:
     in a user turn, named after the call they answer. Consecutive turns of one role are one."""
     names: dict[str, str] = {}
     contents: list[dict[str, Any]] = []
-    for message in messages:
+    for index, message in enumerate(messages):
         if message.role in ("system", "developer"):
             continue
         parts: list[dict[str, Any]]
-        if message.role == "tool":
+        if message.role == "user" and not isinstance(message.content, str):
+            role = "user"
+            parts = [_part(part) for part in message_parts(messages, index, PARTS)]
+        elif message.role == "tool":
             role = "user"
             name = names.get(message.tool_call_id or "")
             if name is None:
@@ -129,12 +138,14 @@ def _contents(messages: list[Message]) -> list[dict[str, Any]]:
                     "a tool result answers a call no earlier assistant turn made "
                     "(Gemini names a function response after its call)",
                 )
-            parts = [{"functionResponse": {"name": name, "response": _response(message)}}]
+            response = _response(text_content(message, PARTS.provider, index))
+            parts = [{"functionResponse": {"name": name, "response": response}}]
         else:
             role = "model" if message.role == "assistant" else "user"
             parts = _thoughts(message.reasoning) if role == "model" else []
-            if message.content:
-                parts.append({"text": message.content})
+            text = text_content(message, PARTS.provider, index)
+            if text:
+                parts.append({"text": text})
             for call in message.tool_calls or ():
                 names[call.call_id] = call.name
                 arguments = call.arguments if isinstance(call.arguments, dict) else {}
@@ -158,10 +169,28 @@ def _signature(call: ToolCall) -> str | None:
     return signature if isinstance(signature, str) and signature else None
 
 
-def _response(message: Message) -> dict[str, Any]:
+PARTS = PartRules(
+    provider="Gemini",
+    image_types=frozenset({"image/png", "image/jpeg", "image/webp", "image/heic", "image/heif"}),
+    file_types=frozenset({"application/pdf", "text/*"}),
+    max_request_data_chars=20 * 1000 * 1000,
+)
+"""What a Gemini user turn takes: images (no GIF) and PDF or text documents, as ``inlineData``
+(20 MB of base64 a request) or as ``fileData`` by URI."""
+
+
+def _part(part: ContentPart) -> dict[str, Any]:
+    if isinstance(part, TextPart):
+        return {"text": part.text}
+    if part.url is not None:
+        return {"fileData": {"mimeType": part.media_type, "fileUri": part.url}}
+    return {"inlineData": {"mimeType": part.media_type, "data": part.data}}
+
+
+def _response(content: str) -> dict[str, Any]:
     """A tool result as the object ``functionResponse.response`` must be: a JSON object as it
     is, anything else under ``result``."""
-    ok, value = parse_json_text(message.content)
+    ok, value = parse_json_text(content)
     if ok and isinstance(value, dict):
         return value
     return {"result": value}

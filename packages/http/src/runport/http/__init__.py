@@ -21,6 +21,7 @@ from runport.http._json_api import (
     json_headers,
     reads_as_events,
 )
+from runport.http._parts import PartRules, data_url, message_parts, text_content
 from runport.http._policy import reasoning_policy
 from runport.http._settings import (
     DEFAULT_TIMEOUT,
@@ -51,6 +52,7 @@ __all__ = [
     "HTTPRequest",
     "JSONAPICodec",
     "JSONTurnDecoder",
+    "PartRules",
     "ResponseDecoder",
     "SSEDecoder",
     "SSETurnDecoder",
@@ -59,12 +61,14 @@ __all__ = [
     "TurnBuilder",
     "check_json_text",
     "checked_api_key",
+    "data_url",
     "encode_json",
     "error_from_words",
     "error_message",
     "from_environment",
     "json_headers",
     "json_object",
+    "message_parts",
     "parsed_tool_call",
     "provider_text",
     "reads_as_events",
@@ -73,6 +77,7 @@ __all__ = [
     "require",
     "retry_after_ms",
     "status_error",
+    "text_content",
     "transport_error",
     "turn_receipt",
 ]

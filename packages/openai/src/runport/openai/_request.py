@@ -8,8 +8,17 @@ from typing import Any, Literal
 
 from pydantic import JsonValue
 
-from runport.contracts import CompiledInteraction, Message, ReasoningPart, ToolSpec
+from runport.contracts import (
+    CompiledInteraction,
+    ContentPart,
+    ImagePart,
+    Message,
+    ReasoningPart,
+    TextPart,
+    ToolSpec,
+)
 from runport.core import is_text_schema, strict_schema
+from runport.http import PartRules, data_url, message_parts, text_content
 
 ResponseFormatMode = Literal["json_schema", "json_object", "none"]
 """How a structured contract asks for JSON: OpenAI's ``json_schema`` (the default; strict when
@@ -64,9 +73,12 @@ def request_body(
     response_format_mode: ResponseFormatMode,
     send_reasoning_as: ReasoningField | None = None,
 ) -> dict[str, Any]:
+    messages = interaction.messages
     body: dict[str, Any] = {
         "model": model,
-        "messages": [_message(message, send_reasoning_as) for message in interaction.messages],
+        "messages": [
+            _message(messages, index, send_reasoning_as) for index in range(len(messages))
+        ],
     }
     if interaction.tools:
         body["tools"] = [_tool(tool) for tool in interaction.tools]
@@ -83,8 +95,40 @@ def request_body(
     return body
 
 
-def _message(message: Message, send_reasoning_as: ReasoningField | None) -> dict[str, Any]:
-    wire: dict[str, Any] = {"role": message.role, "content": message.content}
+PARTS = PartRules(
+    provider="OpenAI chat completions",
+    image_types=frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"}),
+    file_types=frozenset({"application/pdf"}),
+    file_urls=False,
+)
+"""What a chat completions user turn takes: images as ``image_url`` (an https or ``data:``
+URL), PDFs as ``file`` with ``file_data`` (the API has no file URL)."""
+
+
+def _content(messages: list[Message], index: int) -> str | list[dict[str, Any]]:
+    message = messages[index]
+    if isinstance(message.content, str):
+        return message.content
+    if message.role != "user":
+        return text_content(message, PARTS.provider, index)
+    return [_part(part) for part in message_parts(messages, index, PARTS)]
+
+
+def _part(part: ContentPart) -> dict[str, Any]:
+    if isinstance(part, TextPart):
+        return {"type": "text", "text": part.text}
+    if isinstance(part, ImagePart):
+        return {"type": "image_url", "image_url": {"url": data_url(part)}}
+    subtype = part.media_type.split("/")[1]
+    filename = part.filename or f"file.{subtype}"
+    return {"type": "file", "file": {"filename": filename, "file_data": data_url(part)}}
+
+
+def _message(
+    messages: list[Message], index: int, send_reasoning_as: ReasoningField | None
+) -> dict[str, Any]:
+    message = messages[index]
+    wire: dict[str, Any] = {"role": message.role, "content": _content(messages, index)}
     if message.reasoning and message.role == "assistant":
         _reasoning_back(wire, message.reasoning, send_reasoning_as)
     if message.tool_calls:
@@ -94,7 +138,7 @@ def _message(message: Message, send_reasoning_as: ReasoningField | None) -> dict
             {
                 "id": call.call_id,
                 "type": "function",
-                "function": {"name": call.name, "arguments": _arguments_text(call.arguments)},
+                "function": {"name": call.name, "arguments": arguments_text(call.arguments)},
             }
             for call in message.tool_calls
         ]
@@ -125,7 +169,7 @@ def _reasoning_back(
             wire[send_reasoning_as] = text
 
 
-def _arguments_text(arguments: Any) -> str:
+def arguments_text(arguments: Any) -> str:
     """Arguments go back as the JSON text the API carries them in.
 
     A string is the model's own text that did not parse (docs/wire-types.md keeps it as a JSON
@@ -152,11 +196,17 @@ def _response_format(
         return None
     if mode == "json_object":
         return {"type": "json_object", "schema": schema}
+    return {"type": "json_schema", "json_schema": json_schema_format(interaction)}
+
+
+def json_schema_format(interaction: CompiledInteraction) -> dict[str, Any]:
+    """A structured contract's schema as OpenAI's ``json_schema`` format (chat completions'
+    ``response_format.json_schema``, the Responses API's ``text.format``): strict when the
+    schema fits OpenAI's strict subset (``strict_schema``), else sent as it is, and not
+    promised."""
+    schema = interaction.output_schema
     name = _SCHEMA_NAME.sub("_", interaction.contract_id)[:64] or "output"
     strict = strict_schema(schema)
-    if strict is None:  # outside the strict subset: sent as it is, and not promised
-        return {
-            "type": "json_schema",
-            "json_schema": {"name": name, "schema": schema, "strict": False},
-        }
-    return {"type": "json_schema", "json_schema": {"name": name, "schema": strict, "strict": True}}
+    if strict is None:
+        return {"name": name, "schema": schema, "strict": False}
+    return {"name": name, "schema": strict, "strict": True}

@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from runport.contracts import ExecutionReceipt, OperationEnvelope
+from runport.contracts import ExecutionReceipt, FilePart, ImagePart, Message, OperationEnvelope
 from runport.core._document import json_value_problem
 
 FINGERPRINT_PATTERN = r"^[0-9a-f]{64}$"
@@ -52,6 +52,22 @@ class DocumentExpectation(_Expectation):
     unresolved_references: Annotated[int, Field(ge=0)] = 0
 
 
+PartDigest = tuple[str, str, str]
+"""An image or file part of a request as a scenario states it: ``(kind, media_type, the SHA-256
+of its bytes or its URL)``."""
+
+
+def part_digests(messages: Iterable[Message]) -> tuple[PartDigest, ...]:
+    """The image and file parts of ``messages``, in order, as a scenario states them."""
+    return tuple(
+        (part.kind, part.media_type, part.sha256 or part.url or "")
+        for message in messages
+        if not isinstance(message.content, str)
+        for part in message.content
+        if isinstance(part, ImagePart | FilePart)
+    )
+
+
 class ScenarioExpectations(_Expectation):
     """The outcome a scenario file states, gathered from either format's fields.
 
@@ -69,6 +85,9 @@ class ScenarioExpectations(_Expectation):
     output_fingerprint: Annotated[str, Field(pattern=FINGERPRINT_PATTERN)] | None = None
     output_schema_valid: bool | None = None
     reasoning: tuple[str, ...] | None = None
+    parts: tuple[PartDigest, ...] | None = None
+    """The request's image and file parts (``()``: none), compared when the caller says what
+    the request held."""
     receipt_payload_policy: ReceiptPayloadPolicy | None = None
     evidence: tuple[EvidenceExpectation, ...] | None = None
     document: DocumentExpectation | None = None
@@ -90,10 +109,11 @@ class ScenarioExpectations(_Expectation):
         codes: Iterable[str],
         errors: Iterable[str],
         receipt: ExecutionReceipt | None,
+        parts: tuple[PartDigest, ...] | None = None,
     ) -> list[str]:
         """Every stated expectation an outcome does not meet, from the facts any outcome has:
         whether it was ok, its codes (errors among them) and its last receipt — so a run's
-        outcome is compared as an envelope's is."""
+        outcome is compared as an envelope's is — and, when given, the request's ``parts``."""
         problems: list[str] = []
         status = "success" if ok else "failure"
         codes = sorted(set(codes))
@@ -120,7 +140,20 @@ class ScenarioExpectations(_Expectation):
                 problems.append(
                     f"reasoning: expected {_blocks(self.reasoning)}, got {_blocks(actual)}"
                 )
+        if self.parts is not None and parts is not None:
+            problems.extend(_part_problems(self.parts, parts))
         return problems
+
+
+def _part_problems(
+    expected: tuple[PartDigest, ...], actual: tuple[PartDigest, ...]
+) -> Iterable[str]:
+    if len(expected) != len(actual):
+        yield f"parts: expected {len(expected)} image or file part(s), got {len(actual)}"
+        return
+    for index, (want, got) in enumerate(zip(expected, actual, strict=True)):
+        if want != got:
+            yield f"part {index}: expected {want[0]} {want[1]} {want[2]}, got {' '.join(got)}"
 
 
 def _blocks(texts: tuple[str, ...]) -> str:

@@ -12,6 +12,7 @@
       output_fingerprint: 66d6...   # 64 lower-case hex digits
       output_schema_valid: true
       reasoning: [...]         #   each reasoning block's text, of the last turn
+      parts: [{kind: image, media_type: image/png, sha256: ...}]  # the request's parts
     turns:                     # one per model call, in order
       - events:
           - {kind: tool_call_delta, index: 0, call_id: c1, name: add, arguments_fragment: "{}"}
@@ -61,6 +62,7 @@ from runport.core._scenario._decoding import (
 )
 from runport.core._scenario._expectations import (
     FINGERPRINT_PATTERN,
+    PartDigest,
     ScenarioExpectations,
     require_json,
 )
@@ -83,12 +85,25 @@ from runport.core._scenario._model import (
 )
 
 
+class _PartFile(File):
+    kind: Literal["image", "file"]
+    media_type: NonEmpty
+    sha256: Annotated[str, Field(pattern=FINGERPRINT_PATTERN)] | None = None
+    url: NonEmpty | None = None
+
+    def digest(self) -> PartDigest:
+        if (self.sha256 is None) == (self.url is None):
+            raise ValueError("an expected part states exactly one of sha256 and url")
+        return (self.kind, self.media_type, self.sha256 or self.url or "")
+
+
 class _Expect(File):
     status: Literal["success", "failure"] | None = None
     diagnostics: list[Annotated[str, Field(pattern=CODE_PATTERN)]] | None = None
     output_fingerprint: Annotated[str, Field(pattern=FINGERPRINT_PATTERN)] | None = None
     output_schema_valid: bool | None = None
     reasoning: list[str] | None = None
+    parts: list[_PartFile] | None = None
 
 
 class _MockFile(File):
@@ -159,6 +174,13 @@ _MOCK_EVENTS: Mapping[str, type[File]] = {
 }
 
 
+def _digests(parts: list[_PartFile], where: Where) -> tuple[PartDigest, ...]:
+    try:
+        return tuple(part.digest() for part in parts)
+    except ValueError as error:
+        raise where.error(f"field 'expect.parts': {error}") from None
+
+
 def parse_mock_v1(data: Mapping[str, Any], where: Where) -> Scenario:
     top = check(_MockFile, data, where)
     if not top.turns:
@@ -179,6 +201,7 @@ def parse_mock_v1(data: Mapping[str, Any], where: Where) -> Scenario:
             output_fingerprint=expect.output_fingerprint,
             output_schema_valid=expect.output_schema_valid,
             reasoning=None if expect.reasoning is None else tuple(expect.reasoning),
+            parts=None if expect.parts is None else _digests(expect.parts, where),
         ),
         source=where.source,
     )

@@ -134,6 +134,8 @@ function select(contract) {
 // ---- the form -------------------------------------------------------------------------------
 
 function kindOf(schema) {
+  const part = schema["x-runport-part"];
+  if (part === "image" || part === "file") return part;
   if (Array.isArray(schema.enum)) return "enum";
   const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== "null") : schema.type;
   if (type === "string") return "string";
@@ -160,6 +162,8 @@ function renderFields(inputSchema) {
       control = el("textarea", { id, name, rows: "2", placeholder: schema.default ?? "" });
     } else if (kind === "integer" || kind === "number") {
       control = el("input", { id, name, type: "number", step: kind === "integer" ? "1" : "any", min: schema.minimum, max: schema.maximum });
+    } else if (kind === "image" || kind === "file") {
+      control = el("input", { id, name, type: "file", accept: kind === "image" ? "image/*" : "" });
     } else if (kind === "boolean") {
       control = el("select", { id, name });
       control.append(el("option", { value: "", text: "(none)" }), el("option", { value: "true", text: "true" }), el("option", { value: "false", text: "false" }));
@@ -177,7 +181,24 @@ function renderFields(inputSchema) {
   });
 }
 
-function collect() {
+// A chosen file as the part value the contract takes: its bytes in base64, its media type as
+// the browser names it (the server checks both), and for a file its name.
+function partValue(file, kind) {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => {
+      const url = String(reader.result);
+      const value = { data: url.slice(url.indexOf(",") + 1) };
+      if (file.type) value.media_type = file.type;
+      if (kind === "file") value.filename = file.name;
+      resolve(value);
+    };
+    reader.onerror = () => reject(new Error(`cannot read ${file.name}`));
+    reader.readAsDataURL(file);
+  });
+}
+
+async function collect() {
   const inputs = {};
   let ok = true;
   for (const field of document.querySelectorAll("#fields .field")) {
@@ -190,7 +211,8 @@ function collect() {
     if (raw === "") continue;  // left out: the server says whether it was required
     const kind = control.dataset.kind;
     try {
-      if (kind === "string") inputs[name] = raw;
+      if (kind === "image" || kind === "file") inputs[name] = await partValue(control.files[0], kind);
+      else if (kind === "string") inputs[name] = raw;
       else if (kind === "integer" || kind === "number") {
         const number = Number(raw);
         if (!Number.isFinite(number)) throw new Error("not a number");
@@ -336,7 +358,7 @@ async function readEvents(response, signal) {
 async function run(event) {
   event.preventDefault();
   const contract = state.contract;
-  const inputs = collect();
+  const inputs = await collect();
   if (!contract || inputs === null) return;
   clearError();
   show("receipt", false);
