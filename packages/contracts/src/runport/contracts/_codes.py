@@ -31,6 +31,9 @@ class ErrorCode(StrEnum):
     OUTPUT_SCHEMA_INVALID = "TQX_OUTPUT_SCHEMA_INVALID"
     ACCESS_DENIED = "TQX_ACCESS_DENIED"
     REQUEST_TOO_LARGE = "TQX_REQUEST_TOO_LARGE"
+    RUN_NOT_FOUND = "TQX_RUN_NOT_FOUND"
+    RUN_PRODUCER_LOST = "TQX_RUN_PRODUCER_LOST"
+    EVENT_LOG_UNAVAILABLE = "TQX_EVENT_LOG_UNAVAILABLE"
 
     @property
     def retryable(self) -> bool:
@@ -106,4 +109,16 @@ _MEANINGS: dict[ErrorCode, str] = {
         " answer for, or a state-changing request from a foreign Origin."
     ),
     ErrorCode.REQUEST_TOO_LARGE: "A request body passed the surface's size bound; it was not read.",
+    ErrorCode.RUN_NOT_FOUND: (
+        "A resumable server holds no such run, or no longer holds the events asked for (the"
+        " run finished longer ago than its retention)."
+    ),
+    ErrorCode.RUN_PRODUCER_LOST: (
+        "The server process running a resumable run stopped (or lost its lease) before the"
+        " run finished; its readers get this terminal within the lease time."
+    ),
+    ErrorCode.EVENT_LOG_UNAVAILABLE: (
+        "A resumable server's event log (Redis) could not be reached; a run it held failed"
+        " and the server stays up."
+    ),
 }

@@ -1,0 +1,224 @@
+"""``Runs``: a resumable server's runs, each produced by a task of its own into the event log,
+never by a connection.
+
+A producer runs ``aexecute_contract`` with a sink that appends each event to the log as the
+adapter sends it — the log, not a socket, holds what readers have not read yet, so a slow or
+absent reader never holds the adapter back. Beside it, every ``tick`` of the log, the producer
+renews its lease and learns whether a stop was asked for (``DELETE /v1/runs/{id}`` on any
+process) and whether anyone still reads the run; either ends the run as a caller stop: the
+task is cancelled, which makes the adapter close its upstream, and the run's last frames are a
+``Failed`` with ``TQX_CALLER_STOPPED`` and the envelope.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass
+
+import anyio
+from pydantic import TypeAdapter
+
+from runport.application import aclose_adapter, aexecute_contract
+from runport.contracts import (
+    Complete,
+    Diagnostic,
+    ErrorCode,
+    Failed,
+    OperationEnvelope,
+    StreamEvent,
+)
+from runport.core import Contract
+from runport.ports import AsyncRuntimeAdapter, check_seconds
+from runport.server._body import ExecutionCall
+from runport.server._event_log import EventLog, EventLogError, LogEntry, RunClosed
+from runport.server._frames import new_run_id
+
+_log = logging.getLogger("runport.server")
+_EVENT: TypeAdapter[StreamEvent] = TypeAdapter(StreamEvent)
+
+DEFAULT_ORPHAN_TIMEOUT_S = 30.0
+"""How long a resumable run may go unread (no client connected to it) before it is stopped."""
+
+
+def check_orphan_timeout(seconds: float) -> float:
+    checked = check_seconds(seconds, "orphan_timeout")
+    if checked is None:
+        raise ValueError("orphan_timeout must be a positive, finite number of seconds")
+    return checked
+
+
+def event_entry(seq: int, event: StreamEvent) -> LogEntry:
+    return LogEntry(seq, event.kind, _EVENT.dump_json(event).decode())
+
+
+def envelope_entry(seq: int, envelope: OperationEnvelope) -> LogEntry:
+    data = envelope.model_copy(update={"stream_events": None}).model_dump_json()
+    return LogEntry(seq, "envelope", data, final=True)
+
+
+def ending(seq: int, code: str, message: str, *, terminal: bool = True) -> list[LogEntry]:
+    """The last frames of a run that did not end by itself, numbered from ``seq``: its
+    ``Failed`` (unless the run already sent a terminal) and a not-ok envelope."""
+    envelope = OperationEnvelope(
+        operation="execute_contract",
+        ok=False,
+        diagnostics=[Diagnostic(code=code, message=message)],
+    )
+    entries = [event_entry(seq, Failed(code=code, message=message))] if terminal else []
+    entries.append(envelope_entry(seq + len(entries), envelope))
+    return entries
+
+
+@dataclass(frozen=True, slots=True)
+class _Ending:
+    code: str
+    message: str
+
+
+class _Producer:
+    def __init__(
+        self,
+        runs: Runs,
+        run_id: str,
+        contract: Contract,
+        adapter: AsyncRuntimeAdapter,
+        call: ExecutionCall,
+        owned: bool,
+    ) -> None:
+        self.runs = runs
+        self.run_id = run_id
+        self.contract = contract
+        self.adapter = adapter
+        self.call = call
+        self.owned = owned
+        self.seq = 0
+        self.terminal = False
+        self.ending: _Ending | None = None
+        self.scope = anyio.CancelScope()
+
+    def stop(self, code: str, message: str) -> None:
+        if self.ending is None:
+            self.ending = _Ending(code, message)
+        self.scope.cancel()
+
+    async def _emit(self, event: StreamEvent) -> None:
+        self.seq += 1
+        self.terminal = isinstance(event, Complete | Failed)
+        await self.runs.log.append(self.run_id, (event_entry(self.seq, event),))
+
+    async def _watch(self) -> None:
+        log, run_id = self.runs.log, self.run_id
+        while True:
+            await anyio.sleep(log.tick)
+            renewal = await log.renew(run_id)
+            if renewal.stop:
+                self.stop(ErrorCode.CALLER_STOPPED, "the run was stopped (DELETE /v1/runs/{id})")
+            elif not renewal.read:
+                timeout = self.runs.orphan_timeout
+                self.stop(ErrorCode.CALLER_STOPPED, f"no client read the run for {timeout:g} s")
+
+    async def run(self) -> None:
+        log, run_id = self.runs.log, self.run_id
+        try:
+            envelope = None
+            with self.scope:
+                async with anyio.create_task_group() as group:
+                    group.start_soon(self._watch)
+                    envelope = await aexecute_contract(
+                        self.contract,
+                        self.adapter,
+                        inputs=self.call.inputs,
+                        context=self.call.context,
+                        on_event=self._emit,
+                    )
+                    group.cancel_scope.cancel()
+            if envelope is not None and self.ending is None:
+                await log.append(run_id, (envelope_entry(self.seq + 1, envelope),))
+            else:
+                ended = self.ending or _Ending(ErrorCode.CALLER_STOPPED, "the run was stopped")
+                frames = ending(self.seq + 1, ended.code, ended.message, terminal=not self.terminal)
+                await log.append(run_id, frames)
+        except RunClosed:
+            _log.warning("run %s was ended by a reader: this process lost its lease", run_id)
+        except EventLogError as error:
+            # Its readers learn from their own reads; there is nowhere left to write.
+            _log.error("run %s failed: %s", run_id, error.message)
+        except Exception as error:  # the run's own ending, whatever went wrong
+            _log.error("run %s failed", run_id, exc_info=error)
+            with contextlib.suppress(Exception):
+                message = f"the server failed while running the run ({type(error).__name__})"
+                await log.append(
+                    run_id,
+                    ending(
+                        self.seq + 1,
+                        ErrorCode.RUNTIME_INVALID_RESPONSE,
+                        message,
+                        terminal=not self.terminal,
+                    ),
+                )
+        finally:
+            if self.owned:
+                with anyio.CancelScope(shield=True):
+                    await aclose_adapter(self.adapter)
+
+
+class Runs:
+    """The runs this process produces, and the log every process reads them from."""
+
+    def __init__(self, log: EventLog, *, orphan_timeout: float = DEFAULT_ORPHAN_TIMEOUT_S) -> None:
+        self.log = log
+        self.orphan_timeout = check_orphan_timeout(orphan_timeout)
+        self._producers: dict[str, _Producer] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._opened: asyncio.Future[None] | None = None
+
+    async def ready(self) -> None:
+        """Open the log once, on the loop that serves (a mounted app has no lifespan)."""
+        if self._opened is None:
+            self._opened = asyncio.ensure_future(self.log.open())
+        await asyncio.shield(self._opened)
+
+    async def start(
+        self, contract: Contract, adapter: AsyncRuntimeAdapter, call: ExecutionCall, owned: bool
+    ) -> str:
+        await self.ready()
+        run_id = new_run_id()
+        await self.log.create(run_id)
+        await self.log.touch(run_id, self.orphan_timeout)
+        producer = _Producer(self, run_id, contract, adapter, call, owned)
+        task = asyncio.create_task(producer.run(), name=f"runport-run-{run_id}")
+        self._producers[run_id] = producer
+        self._tasks.add(task)
+        task.add_done_callback(lambda done: self._done(run_id, done))
+        return run_id
+
+    def _done(self, run_id: str, task: asyncio.Task[None]) -> None:
+        self._producers.pop(run_id, None)
+        self._tasks.discard(task)
+
+    async def stop(self, run_id: str) -> bool:
+        """Stop a run, here or on the process producing it; ``False`` when it has finished
+        already."""
+        producer = self._producers.get(run_id)
+        if producer is not None:
+            producer.stop(ErrorCode.CALLER_STOPPED, "the run was stopped (DELETE /v1/runs/{id})")
+            return True
+        await self.ready()
+        state = await self.log.state(run_id)
+        if state is None or state.finished:
+            return False
+        await self.log.request_stop(run_id)
+        return True
+
+    async def aclose(self) -> None:
+        """The server stops: each run it produces ends with ``TQX_RUN_PRODUCER_LOST`` (readers
+        on other processes learn at once instead of after the lease), then the log closes."""
+        for producer in list(self._producers.values()):
+            producer.stop(ErrorCode.RUN_PRODUCER_LOST, "the server process running the run stopped")
+        if self._tasks:
+            await asyncio.wait(set(self._tasks), timeout=5)
+        if self._opened is not None:
+            with contextlib.suppress(Exception):
+                await self.log.close()
