@@ -5,22 +5,63 @@ playground page at ``/``.
 ``runport serve`` is the usual way in; ``create_app`` builds the app over any catalog and
 adapter (or adapter factory), to mount in a service of your own. What the server guards
 against, and how, is in docs/security.md; its bounds are in docs/limits.md.
+
+With an ``EventLog`` (``MemoryEventLog`` in this process, ``RedisEventLog`` shared by many
+server processes) streamed runs outlive their connections and are resumed by
+``Last-Event-ID``. ``RedisEventLog`` needs the ``redis`` package (``runport[redis]``) and is
+imported from ``runport.server`` only when asked for.
 """
 
 from runport.server._app import AdapterFactory, AdapterSource, create_app
 from runport.server._body import DEFAULT_BODY_TIMEOUT_S, DEFAULT_MAX_BODY_BYTES
+from runport.server._event_log import (
+    DEFAULT_LEASE_S,
+    DEFAULT_RETENTION_S,
+    EventLog,
+    EventLogError,
+    LogEntry,
+    LogRead,
+    MemoryEventLog,
+    Renewal,
+    RunClosed,
+    RunState,
+)
+from runport.server._frames import DEFAULT_HEARTBEAT_S
 from runport.server._protocol import DEFAULT_HEADER_TIMEOUT_S, DEFAULT_MAX_CONNECTIONS
+from runport.server._runs import DEFAULT_ORPHAN_TIMEOUT_S
 from runport.server._serve import prepare, run_server, serve_in_background
 
 __all__ = [
     "DEFAULT_BODY_TIMEOUT_S",
     "DEFAULT_HEADER_TIMEOUT_S",
+    "DEFAULT_HEARTBEAT_S",
+    "DEFAULT_LEASE_S",
     "DEFAULT_MAX_BODY_BYTES",
     "DEFAULT_MAX_CONNECTIONS",
+    "DEFAULT_ORPHAN_TIMEOUT_S",
+    "DEFAULT_RETENTION_S",
     "AdapterFactory",
     "AdapterSource",
+    "EventLog",
+    "EventLogError",
+    "LogEntry",
+    "LogRead",
+    "MemoryEventLog",
+    "RedisEventLog",
+    "Renewal",
+    "RunClosed",
+    "RunState",
     "create_app",
     "prepare",
     "run_server",
     "serve_in_background",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # RedisEventLog imports redis, an optional dependency: only when it is asked for.
+    if name == "RedisEventLog":
+        from runport.server._redis_log import RedisEventLog
+
+        return RedisEventLog
+    raise AttributeError(f"module 'runport.server' has no attribute {name!r}")

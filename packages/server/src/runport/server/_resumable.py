@@ -50,21 +50,18 @@ def _unnumbered(code: str, message: str) -> bytes:
 
 
 class RunReader(Response):
-    """One connection reading one run from ``after`` on. ``first`` for the ``POST`` that
-    started it: a run refused before any event (bad inputs) answers with the JSON envelope
-    and its status, as without ``--resumable``."""
+    """One connection reading one run from ``after`` on. Its head is sent at once, so the
+    client has the run's id (``x-runport-run-id``) before the first event."""
 
-    def __init__(
-        self, runs: Runs, run_id: str, after: int, heartbeat: float, *, first: bool = False
-    ) -> None:
+    def __init__(self, runs: Runs, run_id: str, after: int, heartbeat: float) -> None:
         self._runs = runs
         self._run_id = run_id
         self._after = after
         self._heartbeat = heartbeat
-        self._first = first
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         writer = SSEWriter(send, self._run_id, self._heartbeat)
+        await writer.start()
         async with anyio.create_task_group() as group:
             group.start_soon(_until_disconnected, receive, group.cancel_scope)
             # OSError: the client went away while we wrote; the run goes on
@@ -91,12 +88,6 @@ class RunReader(Response):
                 return
             entries = got.entries
             if entries:
-                if self._first and not writer.started and entries[0].final:
-                    status = status_for(OperationEnvelope.model_validate_json(entries[0].data))
-                    if status != 200:
-                        for message in json_messages(status, entries[0].data.encode(), run_id):
-                            await send(message)
-                        return
                 await writer.write(
                     b"".join(event_frame(e.event, e.data, run_id, e.seq) for e in entries)
                 )
@@ -153,13 +144,23 @@ class ResumableExecution(Response):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
-            run_id = await self._runs.start(*self._start)
+            run_id, begun = await self._runs.start(*self._start)
+            if not await begun:
+                # Refused before the adapter was called (bad inputs): the JSON envelope and
+                # its status, as without --resumable.
+                got = await self._runs.log.read(run_id, 0, wait=0, limit=1)
+                if got.entries and got.entries[0].final:
+                    data = got.entries[0].data
+                    status = status_for(OperationEnvelope.model_validate_json(data))
+                    if status != 200:
+                        for message in json_messages(status, data.encode(), run_id):
+                            await send(message)
+                        return
         except EventLogError as error:
             response = error_response(RequestRefused(503, error.code, error.message))
             await response(scope, receive, send)
             return
-        reader = RunReader(self._runs, run_id, 0, self._heartbeat, first=True)
-        await reader(scope, receive, send)
+        await RunReader(self._runs, run_id, 0, self._heartbeat)(scope, receive, send)
 
 
 def _parse_after(request: Request, run_id: str) -> int:

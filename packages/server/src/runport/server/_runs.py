@@ -22,15 +22,18 @@ from pydantic import TypeAdapter
 
 from runport.application import aclose_adapter, aexecute_contract
 from runport.contracts import (
+    AdapterDescriptor,
     Complete,
     Diagnostic,
     ErrorCode,
+    ExecutionReceipt,
+    ExecutionRequest,
     Failed,
     OperationEnvelope,
     StreamEvent,
 )
 from runport.core import Contract
-from runport.ports import AsyncRuntimeAdapter, check_seconds
+from runport.ports import AsyncRuntimeAdapter, AsyncSink, check_seconds
 from runport.server._body import ExecutionCall
 from runport.server._event_log import EventLog, EventLogError, LogEntry, RunClosed
 from runport.server._frames import new_run_id
@@ -71,6 +74,33 @@ def ending(seq: int, code: str, message: str, *, terminal: bool = True) -> list[
     return entries
 
 
+class _Watched(AsyncRuntimeAdapter):
+    """The run's adapter, telling when it is called: from then on the call was accepted
+    (inputs, context and capabilities passed), so its connection may start the event
+    stream; a run that ends without calling it was refused."""
+
+    def __init__(self, inner: AsyncRuntimeAdapter, called: asyncio.Future[bool]) -> None:
+        self._inner = inner
+        self._called = called
+
+    def descriptor(self) -> AdapterDescriptor:
+        return self._inner.descriptor()
+
+    def _call(self) -> None:
+        if not self._called.done():
+            self._called.set_result(True)
+
+    async def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
+        self._call()
+        return await self._inner.execute(request)
+
+    async def execute_streaming(
+        self, request: ExecutionRequest, sink: AsyncSink
+    ) -> ExecutionReceipt:
+        self._call()
+        return await self._inner.execute_streaming(request, sink)
+
+
 @dataclass(frozen=True, slots=True)
 class _Ending:
     code: str
@@ -97,6 +127,7 @@ class _Producer:
         self.terminal = False
         self.ending: _Ending | None = None
         self.scope = anyio.CancelScope()
+        self.begun: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
 
     def stop(self, code: str, message: str) -> None:
         if self.ending is None:
@@ -128,7 +159,7 @@ class _Producer:
                     group.start_soon(self._watch)
                     envelope = await aexecute_contract(
                         self.contract,
-                        self.adapter,
+                        _Watched(self.adapter, self.begun),
                         inputs=self.call.inputs,
                         context=self.call.context,
                         on_event=self._emit,
@@ -159,6 +190,8 @@ class _Producer:
                     ),
                 )
         finally:
+            if not self.begun.done():
+                self.begun.set_result(False)
             if self.owned:
                 with anyio.CancelScope(shield=True):
                     await aclose_adapter(self.adapter)
@@ -182,7 +215,9 @@ class Runs:
 
     async def start(
         self, contract: Contract, adapter: AsyncRuntimeAdapter, call: ExecutionCall, owned: bool
-    ) -> str:
+    ) -> tuple[str, asyncio.Future[bool]]:
+        """Start a run; its id, and a future that says ``True`` once the adapter is called
+        (the call was accepted), ``False`` when the run ended before (it was refused)."""
         await self.ready()
         run_id = new_run_id()
         await self.log.create(run_id)
@@ -192,7 +227,7 @@ class Runs:
         self._producers[run_id] = producer
         self._tasks.add(task)
         task.add_done_callback(lambda done: self._done(run_id, done))
-        return run_id
+        return run_id, producer.begun
 
     def _done(self, run_id: str, task: asyncio.Task[None]) -> None:
         self._producers.pop(run_id, None)
