@@ -29,7 +29,7 @@ from runport.server._execution import status_for
 from runport.server._frames import PING, SSEWriter, event_frame, json_messages
 from runport.server._runs import Runs, ending
 
-_BATCH = 256
+_BATCH = 128
 """Frames taken from the log per read: what one write to the socket may hold."""
 
 _RUN_ID = re.compile(r"[0-9a-f]{32}")

@@ -142,8 +142,12 @@ class _Producer:
     async def _watch(self) -> None:
         log, run_id = self.runs.log, self.run_id
         while True:
-            await anyio.sleep(log.tick)
-            renewal = await log.renew(run_id)
+            await asyncio.sleep(log.tick)
+            try:
+                renewal = await log.renew(run_id)
+            except EventLogError as error:
+                self.stop(error.code, error.message)
+                return
             if renewal.stop:
                 self.stop(ErrorCode.CALLER_STOPPED, "the run was stopped (DELETE /v1/runs/{id})")
             elif not renewal.read:
@@ -152,19 +156,18 @@ class _Producer:
 
     async def run(self) -> None:
         log, run_id = self.runs.log, self.run_id
+        watch = asyncio.ensure_future(self._watch())
         try:
             envelope = None
             with self.scope:
-                async with anyio.create_task_group() as group:
-                    group.start_soon(self._watch)
-                    envelope = await aexecute_contract(
-                        self.contract,
-                        _Watched(self.adapter, self.begun),
-                        inputs=self.call.inputs,
-                        context=self.call.context,
-                        on_event=self._emit,
-                    )
-                    group.cancel_scope.cancel()
+                envelope = await aexecute_contract(
+                    self.contract,
+                    _Watched(self.adapter, self.begun),
+                    inputs=self.call.inputs,
+                    context=self.call.context,
+                    on_event=self._emit,
+                )
+            watch.cancel()
             if envelope is not None and self.ending is None:
                 await log.append(run_id, (envelope_entry(self.seq + 1, envelope),))
             else:
@@ -190,6 +193,7 @@ class _Producer:
                     ),
                 )
         finally:
+            watch.cancel()
             if not self.begun.done():
                 self.begun.set_result(False)
             if self.owned:
