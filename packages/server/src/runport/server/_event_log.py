@@ -91,11 +91,14 @@ class EventLog(ABC):
     in this process; ``RedisEventLog`` in Redis Streams, shared by many server processes.
 
     ``tick`` is how often, in seconds, a producer renews its lease and a quiet reader asks
-    whether the producer still lives.
+    whether the producer still lives. A log that ``coalesces`` is one whose appends cost a
+    round trip: the producer then keeps one append in flight and sends every frame that
+    arrived meanwhile with the next.
     """
 
     tick: float
     retention: float
+    coalesces: bool = False
 
     async def open(self) -> None:  # noqa: B027 (nothing to open is a fine default)
         """Make sure the log can be used (connect); ``EventLogError`` when it cannot."""

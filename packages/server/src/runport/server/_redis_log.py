@@ -124,6 +124,8 @@ class RedisEventLog(EventLog):
     process stops renewing it at the latest; readers then end the run with
     ``TQX_RUN_PRODUCER_LOST`` (docs/server.md)."""
 
+    coalesces = True
+
     def __init__(
         self,
         url: str,

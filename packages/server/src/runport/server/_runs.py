@@ -41,6 +41,9 @@ from runport.server._frames import new_run_id
 _log = logging.getLogger("runport.server")
 _EVENT: TypeAdapter[StreamEvent] = TypeAdapter(StreamEvent)
 
+_MAX_UNWRITTEN = 512
+"""Frames a producer may have handed to a coalescing log before it waits for the writes."""
+
 DEFAULT_ORPHAN_TIMEOUT_S = 30.0
 """How long a resumable run may go unread (no client connected to it) before it is stopped."""
 
@@ -124,6 +127,8 @@ class _Producer:
         self.call = call
         self.owned = owned
         self.seq = 0
+        self.pending: list[LogEntry] = []
+        self.flushing: asyncio.Future[None] | None = None
         self.terminal = False
         self.ending: _Ending | None = None
         self.scope = anyio.CancelScope()
@@ -137,7 +142,35 @@ class _Producer:
     async def _emit(self, event: StreamEvent) -> None:
         self.seq += 1
         self.terminal = isinstance(event, Complete | Failed)
-        await self.runs.log.append(self.run_id, (event_entry(self.seq, event),))
+        entry = event_entry(self.seq, event)
+        log = self.runs.log
+        if not log.coalesces:
+            await log.append(self.run_id, (entry,))
+            return
+        # Group commit: one write in flight, carrying every frame that came meanwhile. The
+        # adapter waits only when that many frames are still unwritten (the log's pace).
+        self.pending.append(entry)
+        flushing = self.flushing
+        if flushing is None or flushing.done():
+            if flushing is not None:
+                flushing.result()  # a failed write ends the run here
+            self.flushing = flushing = asyncio.ensure_future(self._flush())
+        if len(self.pending) >= _MAX_UNWRITTEN:
+            await asyncio.shield(flushing)
+
+    async def _flush(self) -> None:
+        while self.pending:
+            batch, self.pending = self.pending, []
+            await self.runs.log.append(self.run_id, batch)
+
+    async def _written(self) -> None:
+        """Every frame handed to the log is in it (or the write's error is raised)."""
+        flushing = self.flushing
+        if flushing is not None:
+            self.flushing = None
+            await flushing
+        if self.pending:
+            await self._flush()
 
     async def _watch(self) -> None:
         log, run_id = self.runs.log, self.run_id
@@ -168,6 +201,7 @@ class _Producer:
                     on_event=self._emit,
                 )
             watch.cancel()
+            await self._written()
             if envelope is not None and self.ending is None:
                 await log.append(run_id, (envelope_entry(self.seq + 1, envelope),))
             else:
@@ -194,6 +228,8 @@ class _Producer:
                 )
         finally:
             watch.cancel()
+            if self.flushing is not None:
+                self.flushing.cancel()
             if not self.begun.done():
                 self.begun.set_result(False)
             if self.owned:
