@@ -8,8 +8,8 @@ against, and how, is in docs/security.md; its bounds are in docs/limits.md.
 
 With an ``EventLog`` (``MemoryEventLog`` in this process, ``RedisEventLog`` shared by many
 server processes) streamed runs outlive their connections and are resumed by
-``Last-Event-ID``. ``RedisEventLog`` needs the ``redis`` package (``runport[redis]``) and is
-imported from ``runport.server`` only when asked for.
+``Last-Event-ID``. ``RedisEventLog`` needs the ``redis`` package (``runport[redis]``), which
+is imported only when one is made.
 """
 
 from runport.server._app import AdapterFactory, AdapterSource, create_app
@@ -28,6 +28,7 @@ from runport.server._event_log import (
 )
 from runport.server._frames import DEFAULT_HEARTBEAT_S
 from runport.server._protocol import DEFAULT_HEADER_TIMEOUT_S, DEFAULT_MAX_CONNECTIONS
+from runport.server._redis_log import RedisEventLog
 from runport.server._runs import DEFAULT_ORPHAN_TIMEOUT_S
 from runport.server._serve import prepare, run_server, serve_in_background
 
@@ -56,12 +57,3 @@ __all__ = [
     "run_server",
     "serve_in_background",
 ]
-
-
-def __getattr__(name: str) -> object:
-    # RedisEventLog imports redis, an optional dependency: only when it is asked for.
-    if name == "RedisEventLog":
-        from runport.server._redis_log import RedisEventLog
-
-        return RedisEventLog
-    raise AttributeError(f"module 'runport.server' has no attribute {name!r}")

@@ -10,8 +10,7 @@ from runport.server._event_log import (
     EventLogError,
     MemoryEventLog,
 )
-
-REDIS_HINT = "a Redis event log needs the redis package: pip install 'runport[redis]'"
+from runport.server._redis_log import RedisEventLog
 
 
 def event_log_for(
@@ -25,12 +24,6 @@ def event_log_for(
         return MemoryEventLog(retention=retention)
     if not url.startswith(("redis://", "rediss://", "unix://")):
         raise ValueError(f"--event-log is 'memory' or a redis:// URL, not {url!r}")
-    try:
-        from runport.server._redis_log import RedisEventLog
-    except ModuleNotFoundError as error:
-        if error.name is not None and error.name.split(".")[0] == "redis":
-            raise ValueError(REDIS_HINT) from None
-        raise
     log = RedisEventLog(url, retention=retention, lease=lease)
     try:
         log.check()

@@ -20,12 +20,9 @@ wrote, and two readers that find the lease gone at once write one ending. Every 
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 from collections.abc import Awaitable, Iterator, Sequence
-from typing import Any, cast
-
-import redis
-import redis.asyncio as aioredis
-from redis.exceptions import RedisError
+from typing import TYPE_CHECKING, Any, cast
 
 from runport.ports import check_seconds
 from runport.server._event_log import (
@@ -40,6 +37,11 @@ from runport.server._event_log import (
     RunState,
     check_retention,
 )
+
+if TYPE_CHECKING:
+    import redis.asyncio as aioredis
+
+REDIS_HINT = "a Redis event log needs the redis package: pip install 'runport[redis]'"
 
 DEFAULT_MAX_EVENTS = 1_000_000
 """The most frames one run's stream holds (``MAXLEN ~``); older ones are trimmed."""
@@ -86,6 +88,8 @@ return {redis.call('EXISTS', KEYS[2]), redis.call('EXISTS', KEYS[3])}
 
 @contextlib.contextmanager
 def _reaching(url: str) -> Iterator[None]:
+    from redis.exceptions import RedisError
+
     try:
         yield
     except RedisError as error:
@@ -134,6 +138,8 @@ class RedisEventLog(EventLog):
         lease: float = DEFAULT_LEASE_S,
         max_events: int = DEFAULT_MAX_EVENTS,
     ) -> None:
+        if importlib.util.find_spec("redis") is None:
+            raise ValueError(REDIS_HINT)
         if not url.startswith(("redis://", "rediss://", "unix://")):
             raise ValueError(f"a Redis URL starts with redis://, rediss:// or unix://: {url!r}")
         checked = check_seconds(lease, "lease")
@@ -157,6 +163,8 @@ class RedisEventLog(EventLog):
     def check(self) -> None:
         """Reach the server once, blocking (at start, before serving); ``EventLogError`` when
         it cannot be reached."""
+        import redis
+
         client = redis.Redis.from_url(self.url, socket_connect_timeout=3, socket_timeout=3)
         try:
             with _reaching(self.shown):
@@ -166,6 +174,8 @@ class RedisEventLog(EventLog):
 
     def _redis(self) -> aioredis.Redis:
         if self._client is None:
+            import redis.asyncio as aioredis
+
             self._client = aioredis.Redis.from_url(
                 self.url,
                 socket_connect_timeout=3,
@@ -189,7 +199,7 @@ class RedisEventLog(EventLog):
     async def close(self) -> None:
         if self._client is not None:
             client, self._client = self._client, None
-            with contextlib.suppress(RedisError, OSError):
+            with contextlib.suppress(Exception):
                 await client.aclose()
 
     async def create(self, run_id: str) -> None:
