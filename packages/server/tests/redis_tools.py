@@ -36,11 +36,35 @@ def free_port() -> int:
 
 @dataclass
 class RedisServer:
-    process: subprocess.Popen[bytes]
-    url: str
+    command: list[str]
+    port: int
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        """Start it (again, on the same port) and wait until it answers."""
+        self.process = subprocess.Popen(
+            self.command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        client = redis.Redis(host="127.0.0.1", port=self.port, socket_connect_timeout=1)
+        deadline = time.monotonic() + 30
+        try:
+            while True:
+                try:
+                    client.ping()
+                    return
+                except redis.ConnectionError:
+                    assert self.process.poll() is None, "redis-server exited at start"
+                    assert time.monotonic() < deadline, "redis-server did not start"
+                    time.sleep(0.02)
+        finally:
+            client.close()
 
     def stop(self) -> None:
-        if self.process.poll() is None:
+        if self.process is not None and self.process.poll() is None:
             self.process.kill()
             self.process.wait(timeout=30)
 
@@ -53,37 +77,10 @@ def redis_server() -> Iterator[RedisServer]:
         raise AssertionError("no redis-server on PATH: apt-get install -y redis-server")
     with tempfile.TemporaryDirectory(prefix="runport-redis-") as folder:
         port = free_port()
-        process = subprocess.Popen(
-            [
-                binary,
-                "--port",
-                str(port),
-                "--bind",
-                "127.0.0.1",
-                "--dir",
-                folder,
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--protected-mode",
-                "yes",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        server = RedisServer(process, f"redis://127.0.0.1:{port}/0")
-        client = redis.Redis(host="127.0.0.1", port=port, socket_connect_timeout=1)
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                client.ping()
-                break
-            except redis.ConnectionError:
-                assert process.poll() is None, "redis-server exited at start"
-                assert time.monotonic() < deadline, "redis-server did not start"
-                time.sleep(0.02)
-        client.close()
+        command = [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", folder]
+        command += ["--save", "", "--appendonly", "no", "--protected-mode", "yes"]
+        server = RedisServer(command, port)
+        server.start()
         try:
             yield server
         finally:

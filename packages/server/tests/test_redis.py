@@ -289,6 +289,10 @@ def test_redis_lost_mid_run_fails_the_run_and_the_server_stays_up(paced: PacedUp
             refused = http.post(STORY, json=INPUTS, headers=SSE)
             assert refused.status_code == 503
             assert _error(refused) == ErrorCode.EVENT_LOG_UNAVAILABLE
+            own.start()  # Redis is back (empty): new runs work again
+            paced.release_all()
+            again = parse(http.post(STORY, json=INPUTS, headers=SSE).text)
+            assert [frame.event for frame in again][-2:] == ["Complete", "envelope"]
     assert first.id == f"{run_id}:1"
     assert [frame.event for frame in rest] == ["Failed", "envelope"]
     assert [frame.id for frame in rest] == [None, None]  # a later resume starts after frame 1

@@ -251,7 +251,13 @@ class Runs:
         """Open the log once, on the loop that serves (a mounted app has no lifespan)."""
         if self._opened is None:
             self._opened = asyncio.ensure_future(self.log.open())
-        await asyncio.shield(self._opened)
+        opened = self._opened
+        try:
+            await asyncio.shield(opened)
+        except EventLogError:
+            if self._opened is opened:
+                self._opened = None  # out of reach now: the next request tries again
+            raise
 
     async def start(
         self, contract: Contract, adapter: AsyncRuntimeAdapter, call: ExecutionCall, owned: bool
