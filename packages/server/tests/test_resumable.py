@@ -326,3 +326,23 @@ def test_inputs_refused_before_the_run_are_still_a_422_envelope(
     assert response.status_code == 422
     assert response.headers["content-type"] == "application/json"
     assert response.json()["diagnostics"][0]["code"] == ErrorCode.VALUE_REQUIRED
+
+
+def test_reading_and_stopping_runs_are_guarded_like_every_route(paced: PacedUpstream) -> None:
+    app = create_app(catalog(), paced.adapter, event_log=MemoryEventLog(), token="let-me-in")
+    auth = {"Authorization": "Bearer let-me-in"}
+    with serve_in_background(app) as url, httpx.Client(base_url=url, timeout=30) as http:
+        paced.release(1)
+        with http.stream("POST", STORY, json=INPUTS, headers={**SSE, **auth}) as response:
+            run_id = response.headers["x-runport-run-id"]
+            read_some(response, 1)
+        assert http.get(f"/v1/runs/{run_id}/events").status_code == 401
+        assert http.delete(f"/v1/runs/{run_id}").status_code == 401
+        foreign = http.delete(
+            f"/v1/runs/{run_id}", headers={**auth, "Origin": "https://elsewhere.example"}
+        )
+        assert foreign.status_code == 403
+        assert _error(foreign) == ErrorCode.ACCESS_DENIED
+        assert not paced.closed.is_set()  # none of them stopped it
+        assert http.delete(f"/v1/runs/{run_id}", headers=auth).status_code == 202
+        assert paced.closed.wait(30)
