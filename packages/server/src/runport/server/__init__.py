@@ -26,11 +26,11 @@ from runport.server._event_log import (
     RunClosed,
     RunState,
 )
-from runport.server._frames import DEFAULT_HEARTBEAT_S
 from runport.server._protocol import DEFAULT_HEADER_TIMEOUT_S, DEFAULT_MAX_CONNECTIONS
 from runport.server._redis_log import RedisEventLog
 from runport.server._runs import DEFAULT_ORPHAN_TIMEOUT_S
 from runport.server._serve import prepare, run_server, serve_in_background
+from runport.server._sse import DEFAULT_HEARTBEAT_S
 
 __all__ = [
     "DEFAULT_BODY_TIMEOUT_S",

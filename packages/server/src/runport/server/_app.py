@@ -32,10 +32,10 @@ from runport.server._body import (
 from runport.server._errors import RequestRefused, error_response
 from runport.server._event_log import EventLog
 from runport.server._execution import Execution
-from runport.server._frames import DEFAULT_HEARTBEAT_S, RUN_ID_HEADER, check_heartbeat
 from runport.server._guard import RequestGuard, check_allowed_hosts
 from runport.server._resumable import ResumableExecution, run_events, stop_run
 from runport.server._runs import DEFAULT_ORPHAN_TIMEOUT_S, Runs
+from runport.server._sse import DEFAULT_HEARTBEAT_S, RUN_ID_HEADER, check_heartbeat
 
 _log = logging.getLogger("runport.server")
 

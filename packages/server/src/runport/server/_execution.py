@@ -20,7 +20,7 @@ from runport.contracts import ErrorCode, OperationEnvelope, StreamEvent
 from runport.core import Contract
 from runport.ports import AsyncRuntimeAdapter
 from runport.server._body import ExecutionCall
-from runport.server._frames import DEFAULT_HEARTBEAT_S, SSEWriter, event_frame, new_run_id
+from runport.server._sse import DEFAULT_HEARTBEAT_S, SSEWriter, event_frame, new_run_id
 
 _INPUT_CODES = frozenset(
     {ErrorCode.VALUE_REQUIRED, ErrorCode.VALUE_SCHEMA, ErrorCode.VALUE_UNKNOWN}

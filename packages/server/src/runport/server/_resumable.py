@@ -26,8 +26,8 @@ from runport.server._body import ExecutionCall
 from runport.server._errors import RequestRefused, error_response
 from runport.server._event_log import EventLogError, LogEntry
 from runport.server._execution import status_for
-from runport.server._frames import PING, SSEWriter, event_frame, json_messages
 from runport.server._runs import Runs, ending
+from runport.server._sse import PING, SSEWriter, event_frame, json_messages
 
 _BATCH = 128
 """Frames taken from the log per read: what one write to the socket may hold."""

@@ -36,7 +36,7 @@ from runport.core import Contract
 from runport.ports import AsyncRuntimeAdapter, AsyncSink, check_seconds
 from runport.server._body import ExecutionCall
 from runport.server._event_log import EventLog, EventLogError, LogEntry, RunClosed
-from runport.server._frames import new_run_id
+from runport.server._sse import new_run_id
 
 _log = logging.getLogger("runport.server")
 _EVENT: TypeAdapter[StreamEvent] = TypeAdapter(StreamEvent)

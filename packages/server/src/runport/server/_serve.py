@@ -21,7 +21,6 @@ from runport.server._app import AdapterSource, create_app
 from runport.server._auth import token_secret
 from runport.server._body import DEFAULT_BODY_TIMEOUT_S, DEFAULT_MAX_BODY_BYTES
 from runport.server._event_log import DEFAULT_LEASE_S, DEFAULT_RETENTION_S
-from runport.server._frames import DEFAULT_HEARTBEAT_S, check_heartbeat
 from runport.server._guard import check_allowed_hosts
 from runport.server._logs import event_log_for
 from runport.server._protocol import (
@@ -30,6 +29,7 @@ from runport.server._protocol import (
     guarded_protocol,
 )
 from runport.server._runs import DEFAULT_ORPHAN_TIMEOUT_S, check_orphan_timeout
+from runport.server._sse import DEFAULT_HEARTBEAT_S, check_heartbeat
 
 
 def prepare(
