@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import re
 import time
+from collections.abc import Callable, Sequence
 
 import anyio
 from starlette.requests import Request
@@ -26,7 +27,7 @@ from runport.server._body import ExecutionCall
 from runport.server._errors import RequestRefused, error_response
 from runport.server._event_log import EventLogError, LogEntry
 from runport.server._execution import status_for
-from runport.server._runs import Runs, ending
+from runport.server._runs import ExecutionJob, Runs, ending
 from runport.server._sse import PING, SSEWriter, event_frame, json_messages
 
 _BATCH = 128
@@ -49,18 +50,41 @@ def _unnumbered(code: str, message: str) -> bytes:
     return f"event: Failed\ndata: {failed}\n\nevent: envelope\ndata: {envelope}\n\n".encode()
 
 
+LostEnding = Callable[[int, "LogEntry | None"], list[LogEntry]]
+"""The frames that end a run whose producer was lost, numbered from the first argument,
+given the run's last frame so far (in the run's own protocol)."""
+
+
+def native_lost(first: int, last: LogEntry | None) -> list[LogEntry]:
+    terminal = not (last is not None and last.event in _TERMINALS)
+    message = "the server process running the run stopped before it finished"
+    return ending(first, ErrorCode.RUN_PRODUCER_LOST, message, terminal=terminal)
+
+
 class RunReader(Response):
     """One connection reading one run from ``after`` on. Its head is sent at once, so the
-    client has the run's id (``x-runport-run-id``) before the first event."""
+    client has the run's id (``x-runport-run-id``) before the first event; ``headers`` are
+    the protocol's own (runport's SSE headers unless given)."""
 
-    def __init__(self, runs: Runs, run_id: str, after: int, heartbeat: float) -> None:
+    def __init__(
+        self,
+        runs: Runs,
+        run_id: str,
+        after: int,
+        heartbeat: float,
+        *,
+        lost: LostEnding = native_lost,
+        headers: Sequence[tuple[bytes, bytes]] | None = None,
+    ) -> None:
         self._runs = runs
         self._run_id = run_id
         self._after = after
         self._heartbeat = heartbeat
+        self._lost = lost
+        self._sse_headers = headers
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        writer = SSEWriter(send, self._run_id, self._heartbeat)
+        writer = SSEWriter(send, self._run_id, self._heartbeat, headers=self._sse_headers)
         await writer.start()
         async with anyio.create_task_group() as group:
             group.start_soon(_until_disconnected, receive, group.cancel_scope)
@@ -113,14 +137,10 @@ class RunReader(Response):
         """The producer lost its lease: end the run for every reader (one of them wins).
         ``False`` when the log no longer holds the run at all."""
         log, run_id = self._runs.log, self._run_id
-        last: list[LogEntry] = []
+        last: Sequence[LogEntry] = ()
         if after:
-            last = list((await log.read(run_id, after - 1, wait=0, limit=1)).entries)
-        terminal = not (last and last[0].event in _TERMINALS)
-        message = "the server process running the run stopped before it finished"
-        await log.abandon(
-            run_id, ending(after + 1, ErrorCode.RUN_PRODUCER_LOST, message, terminal=terminal)
-        )
+            last = (await log.read(run_id, after - 1, wait=0, limit=1)).entries
+        await log.abandon(run_id, self._lost(after + 1, last[0] if last else None))
         return await log.state(run_id) is not None
 
 
@@ -139,12 +159,12 @@ class ResumableExecution(Response):
         heartbeat: float,
     ) -> None:
         self._runs = runs
-        self._start = (contract, adapter, call, owned)
+        self._job = ExecutionJob(contract, adapter, call, owned)
         self._heartbeat = heartbeat
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
-            run_id, begun = await self._runs.start(*self._start)
+            run_id, begun = await self._runs.start(self._job)
             if not await begun:
                 # Refused before the adapter was called (bad inputs): the JSON envelope and
                 # its status, as without --resumable.

@@ -15,6 +15,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import anyio
@@ -110,26 +112,72 @@ class _Ending:
     message: str
 
 
-class _Producer:
+Frame = tuple[str, str]
+"""An SSE frame before it is numbered: its event name (empty: no ``event:`` line) and data."""
+
+Emit = Callable[[str, str], Awaitable[None]]
+
+
+class Job(ABC):
+    """What a producer runs, in some SSE protocol: ``run`` hands each frame to ``emit`` as
+    the run goes and returns the run's last frames; ``ending`` gives the last frames of a run
+    stopped before its end (``terminal``: the run already sent its terminal event)."""
+
+    @abstractmethod
+    async def run(self, emit: Emit, begun: asyncio.Future[bool]) -> list[Frame]: ...
+
+    @abstractmethod
+    def ending(self, code: str, message: str) -> list[Frame]: ...
+
+    async def aclose(self) -> None:  # noqa: B027 (a job may own nothing)
+        """Let go of what the job owns (an adapter built for it)."""
+
+
+class ExecutionJob(Job):
+    """``POST /v1/contracts/{id}/executions``: one turn, runport's own frames."""
+
     def __init__(
-        self,
-        runs: Runs,
-        run_id: str,
-        contract: Contract,
-        adapter: AsyncRuntimeAdapter,
-        call: ExecutionCall,
-        owned: bool,
+        self, contract: Contract, adapter: AsyncRuntimeAdapter, call: ExecutionCall, owned: bool
     ) -> None:
-        self.runs = runs
-        self.run_id = run_id
         self.contract = contract
         self.adapter = adapter
         self.call = call
         self.owned = owned
+        self.terminal = False
+
+    async def run(self, emit: Emit, begun: asyncio.Future[bool]) -> list[Frame]:
+        async def on_event(event: StreamEvent) -> None:
+            self.terminal = isinstance(event, Complete | Failed)
+            await emit(event.kind, _EVENT.dump_json(event).decode())
+
+        envelope = await aexecute_contract(
+            self.contract,
+            _Watched(self.adapter, begun),
+            inputs=self.call.inputs,
+            context=self.call.context,
+            on_event=on_event,
+        )
+        return [("envelope", envelope.model_copy(update={"stream_events": None}).model_dump_json())]
+
+    def ending(self, code: str, message: str) -> list[Frame]:
+        return [
+            (entry.event, entry.data)
+            for entry in ending(1, code, message, terminal=not self.terminal)
+        ]
+
+    async def aclose(self) -> None:
+        if self.owned:
+            await aclose_adapter(self.adapter)
+
+
+class _Producer:
+    def __init__(self, runs: Runs, run_id: str, job: Job) -> None:
+        self.runs = runs
+        self.run_id = run_id
+        self.job = job
         self.seq = 0
         self.pending: list[LogEntry] = []
         self.flushing: asyncio.Future[None] | None = None
-        self.terminal = False
         self.ending: _Ending | None = None
         self.scope = anyio.CancelScope()
         self.begun: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
@@ -139,10 +187,9 @@ class _Producer:
             self.ending = _Ending(code, message)
         self.scope.cancel()
 
-    async def _emit(self, event: StreamEvent) -> None:
+    async def _emit(self, event: str, data: str) -> None:
         self.seq += 1
-        self.terminal = isinstance(event, Complete | Failed)
-        entry = event_entry(self.seq, event)
+        entry = LogEntry(self.seq, event, data)
         log = self.runs.log
         if not log.coalesces:
             await log.append(self.run_id, (entry,))
@@ -187,27 +234,28 @@ class _Producer:
                 timeout = self.runs.orphan_timeout
                 self.stop(ErrorCode.CALLER_STOPPED, f"no client read the run for {timeout:g} s")
 
+    def _final(self, frames: list[Frame]) -> list[LogEntry]:
+        first = self.seq + 1
+        last = first + len(frames) - 1
+        return [
+            LogEntry(seq, event, data, final=seq == last)
+            for seq, (event, data) in enumerate(frames, start=first)
+        ]
+
     async def run(self) -> None:
         log, run_id = self.runs.log, self.run_id
         watch = asyncio.ensure_future(self._watch())
         try:
-            envelope = None
+            last = None
             with self.scope:
-                envelope = await aexecute_contract(
-                    self.contract,
-                    _Watched(self.adapter, self.begun),
-                    inputs=self.call.inputs,
-                    context=self.call.context,
-                    on_event=self._emit,
-                )
+                last = await self.job.run(self._emit, self.begun)
             watch.cancel()
             await self._written()
-            if envelope is not None and self.ending is None:
-                await log.append(run_id, (envelope_entry(self.seq + 1, envelope),))
+            if last is not None and self.ending is None:
+                await log.append(run_id, self._final(last))
             else:
                 ended = self.ending or _Ending(ErrorCode.CALLER_STOPPED, "the run was stopped")
-                frames = ending(self.seq + 1, ended.code, ended.message, terminal=not self.terminal)
-                await log.append(run_id, frames)
+                await log.append(run_id, self._final(self.job.ending(ended.code, ended.message)))
         except RunClosed:
             _log.warning("run %s was ended by a reader: this process lost its lease", run_id)
         except EventLogError as error:
@@ -217,24 +265,16 @@ class _Producer:
             _log.error("run %s failed", run_id, exc_info=error)
             with contextlib.suppress(Exception):
                 message = f"the server failed while running the run ({type(error).__name__})"
-                await log.append(
-                    run_id,
-                    ending(
-                        self.seq + 1,
-                        ErrorCode.RUNTIME_INVALID_RESPONSE,
-                        message,
-                        terminal=not self.terminal,
-                    ),
-                )
+                frames = self.job.ending(ErrorCode.RUNTIME_INVALID_RESPONSE, message)
+                await log.append(run_id, self._final(frames))
         finally:
             watch.cancel()
             if self.flushing is not None:
                 self.flushing.cancel()
             if not self.begun.done():
                 self.begun.set_result(False)
-            if self.owned:
-                with anyio.CancelScope(shield=True):
-                    await aclose_adapter(self.adapter)
+            with anyio.CancelScope(shield=True):
+                await self.job.aclose()
 
 
 class Runs:
@@ -259,16 +299,14 @@ class Runs:
                 self._opened = None  # out of reach now: the next request tries again
             raise
 
-    async def start(
-        self, contract: Contract, adapter: AsyncRuntimeAdapter, call: ExecutionCall, owned: bool
-    ) -> tuple[str, asyncio.Future[bool]]:
+    async def start(self, job: Job) -> tuple[str, asyncio.Future[bool]]:
         """Start a run; its id, and a future that says ``True`` once the adapter is called
         (the call was accepted), ``False`` when the run ended before (it was refused)."""
         await self.ready()
         run_id = new_run_id()
         await self.log.create(run_id)
         await self.log.touch(run_id, self.orphan_timeout)
-        producer = _Producer(self, run_id, contract, adapter, call, owned)
+        producer = _Producer(self, run_id, job)
         task = asyncio.create_task(producer.run(), name=f"runport-run-{run_id}")
         self._producers[run_id] = producer
         self._tasks.add(task)

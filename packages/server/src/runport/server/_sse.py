@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Sequence
 
 import anyio
 from starlette.types import Message, Send
@@ -39,7 +40,10 @@ def event_id(run_id: str, seq: int) -> str:
 
 
 def event_frame(name: str, data: str, run_id: str, seq: int) -> bytes:
-    """One event with its id; ``data`` is compact JSON, so always a single ``data:`` line."""
+    """One event with its id; ``data`` is compact JSON, so always a single ``data:`` line.
+    An empty ``name`` writes no ``event:`` line (the frontend protocols name none)."""
+    if not name:
+        return f"id: {run_id}:{seq}\ndata: {data}\n\n".encode()
     return f"id: {run_id}:{seq}\nevent: {name}\ndata: {data}\n\n".encode()
 
 
@@ -58,9 +62,17 @@ class SSEWriter:
     sends ``: ping`` whenever ``heartbeat`` seconds passed with nothing sent — before the
     first event too, so a proxy does not cut a connection over a model's silent reasoning."""
 
-    def __init__(self, send: Send, run_id: str, heartbeat: float) -> None:
+    def __init__(
+        self,
+        send: Send,
+        run_id: str,
+        heartbeat: float,
+        *,
+        headers: Sequence[tuple[bytes, bytes]] | None = None,
+    ) -> None:
         self._send = send
         self.run_id = run_id
+        self._headers = list(headers) if headers is not None else sse_headers(run_id)
         self._heartbeat = heartbeat
         self.started = False
         self._sending = False
@@ -70,7 +82,7 @@ class SSEWriter:
         if not self.started:
             self.started = True
             await self._send(
-                {"type": "http.response.start", "status": 200, "headers": sse_headers(self.run_id)}
+                {"type": "http.response.start", "status": 200, "headers": self._headers}
             )
 
     async def write(self, chunk: bytes) -> None:
