@@ -139,6 +139,14 @@ class EventLog(ABC):
         """Ask the run's producer, wherever it runs, to stop (it learns at its next renewal)."""
 
     @abstractmethod
+    async def link(self, key: str, run_id: str) -> None:
+        """Name ``run_id`` the current run of ``key`` (a chat), for ``retention`` seconds."""
+
+    @abstractmethod
+    async def linked(self, key: str) -> str | None:
+        """The run last linked to ``key``, if the log still holds the link."""
+
+    @abstractmethod
     async def abandon(self, run_id: str, entries: Sequence[LogEntry]) -> None:
         """End a run whose producer lost its lease: append ``entries`` (the last one final)
         unless the run is finished or its lease stands — atomically, so when many readers
@@ -172,6 +180,7 @@ class MemoryEventLog(EventLog):
     def __init__(self, *, retention: float = DEFAULT_RETENTION_S) -> None:
         self.retention = check_retention(retention)
         self._runs: dict[str, _MemoryRun] = {}
+        self._links: dict[str, str] = {}
 
     def _sweep(self, now: float) -> None:
         expired = [
@@ -181,6 +190,8 @@ class MemoryEventLog(EventLog):
         ]
         for run_id in expired:
             del self._runs[run_id]
+        if expired:
+            self._links = {k: r for k, r in self._links.items() if r in self._runs}
 
     def _run(self, run_id: str) -> _MemoryRun | None:
         run = self._runs.get(run_id)
@@ -253,6 +264,16 @@ class MemoryEventLog(EventLog):
         run = self._runs.get(run_id)
         if run is not None:
             run.stop = True
+
+    async def link(self, key: str, run_id: str) -> None:
+        self._links[key] = run_id
+
+    async def linked(self, key: str) -> str | None:
+        run_id = self._links.get(key)
+        if run_id is not None and self._run(run_id) is None:
+            del self._links[key]
+            return None
+        return run_id
 
     async def abandon(self, run_id: str, entries: Sequence[LogEntry]) -> None:
         # In one process the producer cannot vanish without its task ending the run itself.

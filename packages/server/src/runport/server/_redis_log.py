@@ -274,6 +274,15 @@ class RedisEventLog(EventLog):
         with _reaching(self.shown):
             await self._redis().set(read, "1", px=max(1, round(hold * 1000)))
 
+    async def link(self, key: str, run_id: str) -> None:
+        with _reaching(self.shown):
+            await self._redis().set(f"runport:link:{key}", run_id, px=self._retention_ms)
+
+    async def linked(self, key: str) -> str | None:
+        with _reaching(self.shown):
+            found = await self._redis().get(f"runport:link:{key}")
+        return None if found is None else bytes(found).decode()
+
     async def request_stop(self, run_id: str) -> None:
         _, _, _, _, stop = self._keys(run_id)
         with _reaching(self.shown):

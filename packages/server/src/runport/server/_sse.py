@@ -47,6 +47,24 @@ def event_frame(name: str, data: str, run_id: str, seq: int) -> bytes:
     return f"id: {run_id}:{seq}\nevent: {name}\ndata: {data}\n\n".encode()
 
 
+def frame_data(chunk: bytes) -> list[str]:
+    """The data of each bare ``data: …`` frame in ``chunk`` (how the frontend protocols write
+    theirs: one single-line ``data:`` field per frame, no other field)."""
+    return [frame.removeprefix(b"data: ").decode() for frame in chunk.split(b"\n\n") if frame]
+
+
+def numbered(chunk: bytes, run_id: str, seq: int) -> tuple[bytes, int]:
+    """``chunk``'s bare ``data:`` frames, each given the next ``id:`` after ``seq``; the
+    numbered bytes and the last number."""
+    out: list[bytes] = []
+    prefix = f"id: {run_id}:".encode()
+    for frame in chunk.split(b"\n\n"):
+        if frame:
+            seq += 1
+            out.append(prefix + str(seq).encode() + b"\n" + frame + b"\n\n")
+    return b"".join(out), seq
+
+
 def sse_headers(run_id: str) -> list[tuple[bytes, bytes]]:
     return [
         (b"content-type", SSE_MEDIA_TYPE),
