@@ -79,7 +79,7 @@ def ending(seq: int, code: str, message: str, *, terminal: bool = True) -> list[
     return entries
 
 
-class _Watched(AsyncRuntimeAdapter):
+class Watched(AsyncRuntimeAdapter):
     """The run's adapter, telling when it is called: from then on the call was accepted
     (inputs, context and capabilities passed), so its connection may start the event
     stream; a run that ends without calling it was refused."""
@@ -152,7 +152,7 @@ class ExecutionJob(Job):
 
         envelope = await aexecute_contract(
             self.contract,
-            _Watched(self.adapter, begun),
+            Watched(self.adapter, begun),
             inputs=self.call.inputs,
             context=self.call.context,
             on_event=on_event,
