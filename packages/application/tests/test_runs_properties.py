@@ -125,8 +125,15 @@ def test_run_stream_equals_run_and_events_reassemble_each_turn(
         assert streamed.partial.messages == plain.partial.messages
         return
     assert streamed == plain
+    # What the run adds between turns comes only right after a turn's Complete.
+    added = ("ToolResult", "AnswerRejected")
+    for before, event in itertools.pairwise(events):
+        if event.kind in added:
+            assert before.kind in (*added, "Complete")
     assemblers = [StreamAssembler()]
     for event in events:
+        if event.kind in added:
+            continue
         assemblers[-1].feed(event)
         if assemblers[-1].done:
             assemblers.append(StreamAssembler())

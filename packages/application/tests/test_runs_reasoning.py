@@ -27,6 +27,7 @@ from runport.contracts import (
     Message,
     ReasoningDelta,
     ReasoningPart,
+    RunEvent,
     StreamEvent,
     ToolCall,
 )
@@ -81,13 +82,14 @@ STREAMED = [
     ("ReasoningDelta", "the weather."),
     ("ToolCallDelta", ""),
     ("Complete", ""),
+    ("ToolResult", ""),  # the run's own event: the tool ran, before the next turn
     ("ReasoningDelta", "Now answer."),
     ("Delta", ANSWER),
     ("Complete", ""),
 ]
 
 
-def shape(events: list[StreamEvent]) -> list[tuple[str, str]]:
+def shape(events: list[RunEvent]) -> list[tuple[str, str]]:
     return [
         (event.kind, event.text if isinstance(event, Delta | ReasoningDelta) else "")
         for event in events
@@ -118,7 +120,7 @@ def test_the_second_request_sends_the_first_turns_reasoning_before_the_tool_resu
 
 def test_run_stream_forwards_every_turns_reasoning_in_order_and_agrees_with_run() -> None:
     plain = run(CONTRACT, ScriptedRuntime(SCRIPT), inputs=INPUTS, tools=[get_weather])
-    events: list[StreamEvent] = []
+    events: list[RunEvent] = []
     streamed = run_stream(
         CONTRACT,
         ScriptedRuntime(SCRIPT),
@@ -138,9 +140,9 @@ def test_run_stream_forwards_every_turns_reasoning_in_order_and_agrees_with_run(
 
 
 def test_arun_stream_forwards_reasoning_in_order_and_agrees_with_run() -> None:
-    events: list[StreamEvent] = []
+    events: list[RunEvent] = []
 
-    async def sink(event: StreamEvent) -> None:
+    async def sink(event: RunEvent) -> None:
         await asyncio.sleep(0)
         events.append(event)
 

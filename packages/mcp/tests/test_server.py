@@ -14,6 +14,7 @@ import pytest
 from mcp import Client, MCPError
 from mcp.types import CallToolResult, TextContent
 
+import runport.core
 from runport.application import CallerGone, CatalogError, execute_contract, load_catalog
 from runport.contracts import (
     AdapterDescriptor,
@@ -24,6 +25,7 @@ from runport.contracts import (
     ExecutionRequest,
     Failed,
     OperationEnvelope,
+    OutputSnapshot,
     ReasoningDelta,
     ReasoningPart,
     StreamEvent,
@@ -465,3 +467,59 @@ def test_an_async_adapter_runs_on_the_event_loop_with_no_thread_hop(mode: str) -
     assert envelope.result.text == "".join(CHUNKS)
     assert [json.loads(m)["kind"] for m in progress if m] == ["Delta"] * 3 + ["Complete"]
     assert adapter.threads == {loop_thread}
+
+
+class _WholeValues:
+    """Test-only stand-in for core's incremental parser while it is being written elsewhere:
+    a snapshot whenever the text so far is a whole JSON document."""
+
+    def __init__(self, output_schema: dict[str, object]) -> None:
+        self._text = ""
+
+    def feed(self, delta_text: str) -> OutputSnapshot | None:
+        self._text += delta_text
+        try:
+            return OutputSnapshot(value=json.loads(self._text), completed=[""])
+        except ValueError:
+            return None
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_partial_output_sends_snapshots_as_progress_and_keeps_the_envelope(
+    mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not hasattr(runport.core, "PartialOutput"):
+        monkeypatch.setattr(runport.core, "PartialOutput", _WholeValues, raising=False)
+    chunks = ['{"city": "Delft", ', '"day": "2026-12-02"}']
+    extract = {"contract": "app.extract", "inputs": {"text": "Delft, tomorrow"}, "stream": True}
+    progress: list[tuple[float, str | None]] = []
+
+    async def record(value: float, total: float | None, message: str | None) -> None:
+        progress.append((value, message))
+
+    async def body(client: Client) -> Any:
+        result = await client.call_tool(
+            "execute_contract", {**extract, "partial_output": True}, progress_callback=record
+        )
+        await anyio.wait_all_tasks_blocked()
+        return result
+
+    envelope = envelope_of(served(lambda: Chunks(chunks), body, mode=mode))
+    plain = envelope_of(
+        served(
+            lambda: Chunks(chunks), lambda c: c.call_tool("execute_contract", extract), mode=mode
+        )
+    )
+    assert envelope == plain  # snapshots are not kept in stream_events
+    progress.sort()
+    kinds = [json.loads(message or "{}")["kind"] for _, message in progress]
+    assert kinds == ["Delta", "Delta", "OutputSnapshot", "Complete"]
+    assert json.loads(progress[2][1] or "{}")["value"] == {"city": "Delft", "day": "2026-12-02"}
+
+
+def test_partial_output_must_be_a_boolean() -> None:
+    async def body(client: Client) -> Any:
+        return await client.call_tool("execute_contract", {**ECHO, "partial_output": "yes"})
+
+    text = error_text(served(lambda: Chunks(CHUNKS), body, mode="auto"))
+    assert text.startswith("TQX_DATA_INVALID: 'partial_output' must be a boolean")

@@ -4,6 +4,7 @@ import asyncio
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -155,3 +156,13 @@ def paced() -> Iterator[PacedUpstream]:
 
 def still_serving(client: httpx.Client) -> None:
     assert client.get("/v1/contracts").status_code == 200
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Iterator[Any]:
+    """One Chromium for the whole session, whichever browser tests it runs (Playwright's
+    sync API drives one at a time); only the browser tests ask for it."""
+    from .browser import chromium_context
+
+    with chromium_context() as context:
+        yield context

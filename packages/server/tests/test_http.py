@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import re
 import socket
@@ -13,8 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import runport.core
 from runport.application import aexecute_contract, async_adapter_factory
-from runport.contracts import OperationEnvelope, StreamEvent
+from runport.contracts import OperationEnvelope, OutputSnapshot, StreamEvent
 from runport.mock import AsyncEmitter, AsyncFunctionRuntime, AsyncScriptedRuntime
 from runport.ports import PortError
 from runport.server import create_app, prepare, serve_in_background
@@ -512,3 +514,52 @@ def test_served_with_a_scenario_each_request_plays_it_from_its_first_turn() -> N
         answers = [http.post(STORY, json={"inputs": {"topic": "ships"}}).json() for _ in range(3)]
     assert all(answer["ok"] for answer in answers)
     assert answers[0] == answers[1] == answers[2]
+
+
+class _WholeValues:
+    """Test-only stand-in for core's incremental parser while it is being written elsewhere:
+    a snapshot whenever the text so far is a whole JSON document with a new value."""
+
+    def __init__(self, output_schema: dict[str, object]) -> None:
+        self._text = ""
+
+    def feed(self, delta_text: str) -> OutputSnapshot | None:
+        self._text += delta_text
+        try:
+            return OutputSnapshot(value=json.loads(self._text), completed=[""])
+        except ValueError:
+            return None
+
+
+async def _coat(request: object, emit: AsyncEmitter) -> None:
+    for piece in ('{"coat": ', '"a warm', ' one"}'):
+        await emit.text(piece)
+
+
+def test_partial_output_streams_snapshots_beside_the_deltas_and_the_envelope_is_unchanged(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    if not hasattr(runport.core, "PartialOutput"):
+        monkeypatch.setattr(runport.core, "PartialOutput", _WholeValues, raising=False)
+    forecast = "/v1/contracts/demo.forecast/executions"
+    app = create_app(catalog(), lambda: AsyncFunctionRuntime(_coat))
+    with serve_in_background(app) as url, httpx.Client(base_url=url) as http:
+        asked = http.post(
+            forecast + "?partial_output=true", json={"inputs": {"city": "Delft"}}, headers=SSE
+        )
+        plain = http.post(forecast, json={"inputs": {"city": "Delft"}}, headers=SSE)
+        wrong = http.post(
+            forecast + "?partial_output=yes", json={"inputs": {"city": "Delft"}}, headers=SSE
+        )
+    frames = parse_sse(asked.text)
+    names = [name for name, _ in frames]
+    assert "OutputSnapshot" in names
+    for before, name in itertools.pairwise(names):
+        if name == "OutputSnapshot":
+            assert before == "Delta"
+    snapshots = [json.loads(data) for name, data in frames if name == "OutputSnapshot"]
+    assert snapshots[-1]["value"] == {"coat": "a warm one"}
+    assert [f for f in frames if f[0] != "OutputSnapshot"] == parse_sse(plain.text)
+    assert "OutputSnapshot" not in plain.text
+    assert wrong.status_code == 400
+    assert wrong.json()["error"]["code"] == "TQX_DATA_INVALID"

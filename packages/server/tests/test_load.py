@@ -14,24 +14,31 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
 
 from .conftest import CONTRACTS, SCENARIO, parse_sse, split_stream
+from .frontend_runs import CHAT_SCENARIO
 
 CLIENTS = 200
 
 
-async def _one(http: httpx.AsyncClient, topic: str) -> tuple[float, str]:
+async def _one(
+    http: httpx.AsyncClient, topic: str, path: str = "/v1/contracts/demo.story/executions"
+) -> tuple[float, str]:
     started = time.perf_counter()
     first: float | None = None
     body: list[str] = []
+    if path.endswith("/chat"):
+        # one question in many chats: each chat is its own run, the answers all alike
+        message = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "Delft"}]}
+        request: dict[str, object] = {"id": topic, "messages": [message]}
+    else:
+        request = {"inputs": {"topic": topic}}
     async with http.stream(
-        "POST",
-        "/v1/contracts/demo.story/executions",
-        json={"inputs": {"topic": topic}},
-        headers={"Accept": "text/event-stream"},
+        "POST", path, json=request, headers={"Accept": "text/event-stream"}
     ) as response:
         assert response.status_code == 200
         async for chunk in response.aiter_text():
@@ -42,10 +49,14 @@ async def _one(http: httpx.AsyncClient, topic: str) -> tuple[float, str]:
     return first, "".join(body)
 
 
-async def _all(url: str) -> list[tuple[float, str]]:
+async def _all(url: str, path: str | None = None) -> list[tuple[float, str]]:
     limits = httpx.Limits(max_connections=CLIENTS + 10, max_keepalive_connections=CLIENTS + 10)
     async with httpx.AsyncClient(base_url=url, limits=limits, timeout=120) as http:
-        return await asyncio.gather(*(_one(http, f"topic {n}") for n in range(CLIENTS)))
+        calls = (
+            _one(http, f"topic {n}") if path is None else _one(http, f"topic {n}", path)
+            for n in range(CLIENTS)
+        )
+        return await asyncio.gather(*calls)
 
 
 SERVER = """
@@ -56,16 +67,17 @@ from runport.server import create_app, run_server
 app = create_app(
     load_catalog(__import__("pathlib").Path(sys.argv[1]), warn=print),
     async_adapter_factory("mock", scenario=sys.argv[2]),
+    tools=[lambda city: {"city": city}] if len(sys.argv) > 3 else (),
 )
 run_server(app, port=0, on_ready=lambda url: print(url, flush=True))
 """
 
 
 @contextlib.contextmanager
-def _server_process() -> Iterator[str]:
+def _server_process(scenario: Path = SCENARIO, *tools: str) -> Iterator[str]:
     """The server in a process of its own, so the clients do not share its interpreter."""
     process = subprocess.Popen(
-        [sys.executable, "-c", SERVER, str(CONTRACTS), str(SCENARIO)],
+        [sys.executable, "-c", SERVER, str(CONTRACTS), str(scenario), *tools],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -98,4 +110,23 @@ def test_200_concurrent_sse_clients_lose_nothing(capsys: pytest.CaptureFixture[s
         print(
             f"\n{CLIENTS} concurrent SSE clients over loopback: time to first event "
             f"p50 {p50:.1f} ms, p99 {p99:.1f} ms, max {firsts[-1]:.1f} ms"
+        )
+
+
+def test_200_concurrent_chat_streams_lose_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    with _server_process(CHAT_SCENARIO, "tools") as url:
+        results = asyncio.run(_all(url, "/v1/contracts/demo.forecast/chat"))
+    assert len(results) == CLIENTS
+    bodies = {text for _, text in results}
+    assert len(bodies) == 1  # every chat got the same run, chunk for chunk
+    (body,) = bodies
+    frames = body.split("\n\n")
+    assert frames[-2:] == ["data: [DONE]", ""]
+    assert '"type":"finish","finishReason":"stop"' in body
+    assert body.count('"type":"text-delta"') == 4
+    firsts = sorted(first * 1000 for first, _ in results)
+    with capsys.disabled():
+        print(
+            f"\n{CLIENTS} concurrent chat streams over loopback: time to first chunk "
+            f"p50 {statistics.median(firsts):.1f} ms, max {firsts[-1]:.1f} ms"
         )

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -19,8 +18,12 @@ from runport.application import async_adapter_factory
 from runport.mock import AsyncEmitter, AsyncFunctionRuntime
 from runport.server import create_app, serve_in_background
 
+from .browser import opened_page
+from .chat_tools import TOOLS
 from .conftest import SCENARIO, PacedUpstream, Thinking, catalog
+from .frontend_runs import CHAT_SCENARIO
 
+DOCS = Path(__file__).resolve().parents[3] / "docs"
 ENABLED = os.environ.get("RUNPORT_BROWSER_TESTS") == "1"
 SKIP_REASON = (
     "the playground's browser tests run in their own tox env: `tox run -e browser` "
@@ -30,47 +33,13 @@ SKIP_REASON = (
 if not ENABLED:
     pytest.skip(SKIP_REASON, allow_module_level=True)
 
-from playwright.sync_api import BrowserContext, Page, expect, sync_playwright  # noqa: E402
-
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
-
-def chromium_path() -> str:
-    found = os.environ.get("RUNPORT_CHROMIUM") or shutil.which("chromium")
-    if found is None:
-        pytest.fail("no chromium on PATH: install Debian's package (apt-get install -y chromium)")
-    return found
-
-
-@pytest.fixture(scope="session")
-def chromium() -> Iterator[BrowserContext]:
-    """One Chromium for the session, with a fresh profile (``--user-data-dir``)."""
-    with (
-        tempfile.TemporaryDirectory(prefix="runport-chromium-") as profile,
-        sync_playwright() as playwright,
-    ):
-        context = playwright.chromium.launch_persistent_context(
-            profile, executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS
-        )
-        yield context
-        context.close()
+from playwright.sync_api import BrowserContext, Page, expect  # noqa: E402
 
 
 @pytest.fixture
 def page(chromium: BrowserContext) -> Iterator[Page]:
-    page = chromium.new_page()
-    page.set_viewport_size({"width": 1200, "height": 860})
-    page.set_default_timeout(20_000)
-    yield page
-    page.close()
+    with opened_page(chromium, 1200, 860) as page:
+        yield page
 
 
 FINGERPRINT = re.compile(r"^[0-9a-f]{64}$")
@@ -248,3 +217,52 @@ def test_the_page_asks_for_the_token_when_the_server_needs_one(page: Page) -> No
             "The lighthouse keeper counted ships that never came."
         )
         expect(page.locator("#receipt-badge")).to_have_text("ok")
+
+
+def test_chat_mode_shows_reasoning_tools_with_results_and_the_answer_as_a_tree(
+    page: Page,
+) -> None:
+    scenario = async_adapter_factory("mock", scenario=CHAT_SCENARIO)
+    with serve_in_background(create_app(catalog(), scenario, tools=TOOLS)) as url:
+        page.goto(url)
+        page.locator('#contracts button[data-id="demo.forecast"]').click()
+        page.click("#mode-chat")
+        expect(page.locator("#inputs")).to_be_hidden()
+        page.fill("#chat-input", "Delft")
+        page.click("#chat-send")
+        answer = page.locator(".chat-message.assistant").nth(0)
+        expect(answer.locator(".chat-reasoning").nth(0)).to_have_text(
+            "The city decides the coat; ask for the weather first."
+        )
+        expect(answer.locator(".chat-text").nth(0)).to_have_text("Let me check the weather.")
+        tool = answer.locator('.chat-tool[data-name="get_weather"]')
+        expect(tool).to_have_attribute("data-state", "output-available")
+        expect(tool.locator(".call")).to_have_text('get_weather({"city":"Delft"})')
+        expect(tool.locator(".result")).to_have_text('{"celsius":12.5,"city":"Delft","sky":"dry"}')
+        leaf = answer.locator('.chat-tree li[data-key="coat"] .leaf')
+        expect(leaf).to_have_text('"light jacket"')
+        expect(answer.locator(".chat-text")).to_have_count(1)  # the JSON answer is the tree
+        expect(answer.locator(".chat-receipt")).to_have_count(2)
+        expect(page.locator("#chat-status")).to_have_text("done")
+        page.screenshot(path=str(DOCS / "playground-chat.png"))
+        # the second message goes with the first as its history, sealed reasoning and all
+        page.fill("#chat-input", "Oslo")
+        page.click("#chat-send")
+        second = page.locator(".chat-message.assistant").nth(1)
+        expect(second.locator(".chat-receipt")).to_have_count(2)
+        expect(second.locator(".chat-error")).to_have_count(0)
+        expect(page.locator("#chat-status")).to_have_text("done")
+
+
+def test_chat_mode_stop_ends_the_run_and_the_server_closes_the_upstream(
+    page: Page, paced: PacedUpstream, paced_url: str
+) -> None:
+    open_story(page, paced_url)
+    page.click("#mode-chat")
+    page.fill("#chat-input", "a lighthouse")
+    page.click("#chat-send")
+    paced.release(1)
+    expect(page.locator(".chat-message.assistant .chat-text")).to_have_text("Once ")
+    page.click("#chat-stop")
+    assert paced.closed.wait(20), "the server did not stop the run when the page stopped"
+    expect(page.locator("#chat-status")).to_contain_text("stopped")

@@ -1,11 +1,12 @@
 """Application services over the runtime port (docs/runs.md, docs/async.md):
 ``execute_contract`` for one turn, ``run``/``run_stream`` for tool turns and correction rounds,
 ``Fallback``, adapter discovery — and their event-loop twins (``aexecute_contract``, ``arun``,
-``arun_stream``, ``astream``, ``AsyncFallback``) with the bridges ``to_async``/``to_sync`` —
-and what every surface shares: the folder of contracts it serves (``load_catalog``) and the
-adapter it builds per call (``adapter_factory``, ``async_adapter_factory``); and
-``run_batch``/``abatch``, a contract over many rows, with the two halves another engine
-builds on (``RowRunner`` on the workers, ``BatchOutput`` on the driver) (docs/batch.md).
+``arun_stream``, ``astream``, ``astream_run``, ``AsyncFallback``) with the bridges
+``to_async``/``to_sync`` — and what every surface shares: the folder of contracts it serves
+(``load_catalog``) and the adapter it builds per call (``adapter_factory``,
+``async_adapter_factory``); and ``run_batch``/``abatch``, a contract over many rows, with the
+two halves another engine builds on (``RowRunner`` on the workers, ``BatchOutput`` on the
+driver) (docs/batch.md).
 """
 
 from runport.application._adapters import (
@@ -20,8 +21,7 @@ from runport.application._adapters import (
     create_adapter,
     create_async_adapter,
 )
-from runport.application._astream import EventStream, astream
-from runport.application._async import aexecute_contract, arun, arun_stream
+from runport.application._astream import EventStream, RunStream, astream, astream_run
 from runport.application._batch._output import BatchLine, BatchOutput, BatchOutputError
 from runport.application._batch._rows import BatchRow, BatchRowsError, read_rows
 from runport.application._batch._run import abatch, run_batch
@@ -30,12 +30,12 @@ from runport.application._batch._summary import BatchSummary
 from runport.application._bridges import BridgeUsageError, CallerGone, to_async, to_sync
 from runport.application._catalog import Catalog, CatalogError, input_schema, load_catalog
 from runport.application._define import define_contract, output_as
-from runport.application._envelope import execute_contract
 from runport.application._errors import RunError, RunPartial
+from runport.application._execute import aexecute_contract, execute_contract
 from runport.application._fallback import AsyncFallback, Fallback
 from runport.application._history import repair_history
 from runport.application._options import RunOptions
-from runport.application._run import run, run_stream
+from runport.application._run import arun, arun_stream, run, run_stream
 from runport.application._state import RunResult
 from runport.application._tools import Tool
 
@@ -61,6 +61,7 @@ __all__ = [
     "RunOptions",
     "RunPartial",
     "RunResult",
+    "RunStream",
     "Tool",
     "abatch",
     "aclose_adapter",
@@ -70,6 +71,7 @@ __all__ = [
     "arun",
     "arun_stream",
     "astream",
+    "astream_run",
     "async_adapter_factory",
     "close_adapter",
     "create_adapter",

@@ -1,54 +1,56 @@
-"""``astream``: one streamed turn as an async iterator (docs/async.md)."""
+"""``astream`` and ``astream_run``: one streamed turn, or a whole streamed run, as an async
+iterator (docs/async.md).
+
+Both are the same thing over a different call: the call pushes its events into a sink, the
+caller pulls them with ``async for``, and ``EventDriver`` joins the two; only what the call is
+(``aexecute_contract`` or ``arun_stream``) and what it returns (the envelope, the run's
+result) differ.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections import deque
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from runport.application._async import aexecute_contract
-from runport.application._envelope import ContractSource
-from runport.contracts import OperationEnvelope, StreamEvent
+from runport.application._contract import ContractSource
+from runport.application._driver import EventDriver
+from runport.application._execute import aexecute_contract
+from runport.application._options import RunOptions
+from runport.application._relay import AsyncRunSink
+from runport.application._run import arun_stream
+from runport.application._state import RunResult
+from runport.contracts import Message, OperationEnvelope, RunEvent
 from runport.ports import AsyncRuntimeAdapter
 
+if TYPE_CHECKING:
+    from typing import Self
 
-class EventStream:
-    """The value of ``async with astream(...)``: iterate it for the turn's events, then read
-    ``envelope``.
+    from typing_extensions import Unpack
 
-    The turn runs in a task of its own that hands each event over and waits until the
-    iterator took it, so a slow consumer holds the adapter back. An event is kept from the
-    moment it is handed over, so one whose wait the adapter's deadline cut off is still
-    yielded, in order: the iterator yields exactly the envelope's ``stream_events``. Leaving
-    the ``async with`` block before the last event is a caller stop: the task is cancelled,
-    which makes the adapter close its upstream, and there is no envelope.
-    """
+R = TypeVar("R")
 
-    def __init__(
-        self,
-        contract_or_path: ContractSource,
-        adapter: AsyncRuntimeAdapter,
-        inputs: Mapping[str, Any] | None,
-        context: Mapping[str, Any] | None,
-    ) -> None:
-        self._call = (contract_or_path, adapter, inputs, context)
-        self._pending: deque[tuple[StreamEvent, asyncio.Future[None]]] = deque()
-        self._arrived = asyncio.Event()
-        self._task: asyncio.Task[OperationEnvelope] | None = None
-        self._finished = False
+_Call = Callable[[AsyncRunSink], Awaitable[R]]
 
-    async def __aenter__(self) -> EventStream:
-        if self._task is not None:
-            raise RuntimeError("an astream(...) block can be entered only once")
-        contract_or_path, adapter, inputs, context = self._call
-        self._task = asyncio.ensure_future(
-            aexecute_contract(
-                contract_or_path, adapter, inputs=inputs, context=context, on_event=self._hand_over
-            )
-        )
+
+class _Pulled(Generic[R]):
+    """A call's events as an async iterator, inside ``async with``; what the call returned
+    afterwards (``_returned``). Leaving the block before the last event is a caller stop: the
+    call's task is cancelled, which makes the adapter close its upstream."""
+
+    _name = "astream"
+
+    def __init__(self, call: _Call[R]) -> None:
+        self._driver: EventDriver[RunEvent, R] = EventDriver(call)
+        self._entered = False
+
+    async def __aenter__(self) -> Self:
+        if self._entered:
+            raise RuntimeError(f"an {self._name}(...) block can be entered only once")
+        self._entered = True
+        await self._driver.start()
         return self
 
     async def __aexit__(
@@ -57,55 +59,66 @@ class EventStream:
         error: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        task = self._task
-        if task is not None and not task.done():
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._driver.stop()
 
-    def __aiter__(self) -> EventStream:
-        return self
+    def __aiter__(self) -> EventDriver[RunEvent, R]:
+        self._running()
+        return self._driver
 
-    async def __anext__(self) -> StreamEvent:
-        task = self._running()
-        if self._finished:
-            raise StopAsyncIteration
-        while not self._pending and not task.done():
-            self._arrived.clear()
-            arrival = asyncio.ensure_future(self._arrived.wait())
-            try:
-                await asyncio.wait({arrival, task}, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                arrival.cancel()
-        if self._pending:
-            event, taken = self._pending.popleft()
-            if not taken.done():
-                taken.set_result(None)
-            return event
-        self._finished = True
-        task.result()  # an unexpected error of the turn surfaces here
-        raise StopAsyncIteration
+    async def __anext__(self) -> RunEvent:
+        self._running()
+        return await self._driver.__anext__()
 
-    async def _hand_over(self, event: StreamEvent) -> None:
-        """The turn's sink: keep ``event`` for the iterator, then wait until it is taken."""
-        taken = asyncio.get_running_loop().create_future()
-        self._pending.append((event, taken))
-        self._arrived.set()
-        await taken
+    def _returned(self, nothing: str) -> R:
+        self._running()
+        try:
+            return self._driver.result()
+        except RuntimeError:
+            raise RuntimeError(nothing) from None
+
+    def _running(self) -> None:
+        if not self._entered:
+            name = self._name
+            raise RuntimeError(f"use {name}(...) as `async with {name}(...) as events:`")
+
+
+class EventStream(_Pulled[OperationEnvelope]):
+    """The value of ``async with astream(...)``: iterate it for the turn's events, then read
+    ``envelope``.
+
+    A slow consumer holds the adapter back, and an event is kept from the moment the turn
+    handed it over, so one whose wait the adapter's deadline cut off is still yielded, in
+    order: the iterator yields exactly the envelope's ``stream_events`` (and, with
+    ``partial_output``, the ``OutputSnapshot`` after each ``Delta`` that made one). Leaving the
+    ``async with`` block before the last event is a caller stop: the turn's task is cancelled,
+    which makes the adapter close its upstream, and there is no envelope.
+    """
 
     @property
     def envelope(self) -> OperationEnvelope:
         """The envelope ``aexecute_contract`` returns for this turn, ``stream_events``
         included; there is none before the last event, nor after leaving early."""
-        task = self._running()
-        if not task.done() or task.cancelled():
-            raise RuntimeError("the stream was not read to its end, so the turn has no envelope")
-        return task.result()
+        return self._returned("the stream was not read to its end, so the turn has no envelope")
 
-    def _running(self) -> asyncio.Task[OperationEnvelope]:
-        if self._task is None:
-            raise RuntimeError("use astream(...) as `async with astream(...) as events:`")
-        return self._task
+
+class RunStream(_Pulled[RunResult]):
+    """The value of ``async with astream_run(...)``: iterate it for the run's events — every
+    turn's, and what the run adds between them — then read ``result``.
+
+    A run that fails raises its ``RunError`` from the ``async for``, after the last event it
+    showed (a ``Failed``, or an ``AnswerRejected`` with ``correcting`` false). Leaving the
+    block before the last event is a caller stop: the run's task is cancelled, which makes
+    the adapter close its upstream, and there is no result.
+    """
+
+    _name = "astream_run"
+
+    @property
+    def result(self) -> RunResult:
+        """The ``RunResult`` ``arun_stream`` returns for this run; there is none before the
+        last event, nor after leaving early (and a failed run raises its ``RunError``)."""
+        return self._returned("the run was not read to its end, so it has no result")
 
 
 def astream(
@@ -114,10 +127,56 @@ def astream(
     *,
     inputs: Mapping[str, Any] | None = None,
     context: Mapping[str, Any] | None = None,
+    history: Sequence[Message] | None = None,
+    partial_output: bool = False,
 ) -> EventStream:
     """Stream one turn: ``async with astream(contract, adapter, inputs=…) as events:``
     ``async for event in events: …``, then ``events.envelope``.
 
-    ``inputs=None`` means no inputs. Leaving the block before the last event is a caller stop.
+    ``inputs=None`` means no inputs; ``history`` and ``partial_output`` are
+    ``aexecute_contract``'s. Leaving the block before the last event is a caller stop.
     """
-    return EventStream(contract_or_path, adapter, inputs, context)
+
+    def turn(sink: AsyncRunSink) -> Awaitable[OperationEnvelope]:
+        return aexecute_contract(
+            contract_or_path,
+            adapter,
+            inputs=inputs,
+            context=context,
+            on_event=sink,
+            history=history,
+            partial_output=partial_output,
+        )
+
+    return EventStream(turn)
+
+
+def astream_run(
+    contract_or_path: ContractSource,
+    adapter: AsyncRuntimeAdapter,
+    *,
+    inputs: Mapping[str, Any] | None = None,
+    context: Mapping[str, Any] | None = None,
+    partial_output: bool = False,
+    **options: Unpack[RunOptions],
+) -> RunStream:
+    """Stream a run: ``async with astream_run(contract, adapter, inputs=…, tools=…,
+    history=…) as events:`` ``async for event in events: …``, then ``events.result``.
+
+    The events are ``arun_stream``'s, the result is what it returns, and the keywords are its
+    own (``RunOptions``: ``tools``, ``history``, the budgets, …). Leaving the block before the
+    last event is a caller stop.
+    """
+
+    def whole_run(sink: AsyncRunSink) -> Awaitable[RunResult]:
+        return arun_stream(
+            contract_or_path,
+            adapter,
+            on_event=sink,
+            inputs=inputs,
+            context=context,
+            partial_output=partial_output,
+            **options,
+        )
+
+    return RunStream(whole_run)

@@ -1,54 +1,42 @@
+"""One turn as an envelope: the request ``execute_contract`` and ``aexecute_contract`` send
+(``prepare``) and how the call's ending becomes the envelope (``Call``). The two functions
+share both (``_execute``) and differ only in how they call the adapter and the sink."""
+
 from __future__ import annotations
 
 import logging
-import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import JsonValue
 
-from runport.application._relay import failure_message, relay
+from runport.application._contract import (
+    ContractSource,
+    answer_problems,
+    capability_diagnostic,
+    missing_capabilities,
+    resolve_contract,
+)
+from runport.application._history import place_history, repair_history
+from runport.application._partial import snapshots_for
+from runport.application._relay import failure_message
 from runport.contracts import (
-    AdapterDescriptor,
     Complete,
     Diagnostic,
     ErrorCode,
     ExecutionReceipt,
     ExecutionRequest,
     Failed,
+    Message,
     OperationEnvelope,
     StreamEvent,
 )
-from runport.core import Contract, ContractError, compile_contract, load_contract, validate_output
-from runport.ports import AsyncRuntimeAdapter, PortError, RuntimeAdapter, Sink
+from runport.core import ContractError, compile_contract
+from runport.ports import AsyncRuntimeAdapter, PortError, RuntimeAdapter
 
 OPERATION = "execute_contract"
 
 _log = logging.getLogger("runport.application")
-
-ContractSource = Contract | str | os.PathLike[str]
-
-
-def resolve_contract(contract_or_path: ContractSource) -> Contract:
-    if isinstance(contract_or_path, Contract):
-        return contract_or_path
-    return load_contract(contract_or_path)
-
-
-def missing_capabilities(required: list[str], descriptor: AdapterDescriptor) -> list[str]:
-    offered = set(descriptor.capabilities)
-    return [c for c in required if c not in offered]
-
-
-def capability_diagnostic(missing: list[str], descriptor: AdapterDescriptor) -> Diagnostic:
-    return Diagnostic(
-        code=ErrorCode.RUNTIME_CAPABILITY_UNSUPPORTED,
-        message=(
-            f"adapter {descriptor.id!r} lacks the capabilities the contract requires: "
-            + ", ".join(missing)
-        ),
-        json_pointer="/capabilities",
-    )
 
 
 def failure_diagnostic(error: PortError) -> Diagnostic:
@@ -74,14 +62,7 @@ def receipt_diagnostics(
             )
         ]
     if receipt.output_schema_valid is False:
-        problems = validate_output(output_schema, receipt.output)
-        return problems or [
-            Diagnostic(
-                code=ErrorCode.OUTPUT_SCHEMA,
-                message="the model's text is not a JSON document",
-                json_pointer="",
-            )
-        ]
+        return answer_problems(output_schema, receipt)
     return []
 
 
@@ -138,6 +119,27 @@ def prepare(
     return ExecutionRequest(interaction=interaction, fixture_output=fixture_output)
 
 
+def with_history(
+    request: ExecutionRequest, history: Sequence[Message] | None
+) -> tuple[ExecutionRequest, list[Diagnostic]]:
+    """``request`` with an earlier conversation placed as a run places it (after the
+    contract's leading system/developer messages), repaired first; each repair is a warning
+    the envelope carries (``TQX_HISTORY_REPAIRED``)."""
+    if not history:
+        return request, []
+    repaired, warnings = repair_history(history)
+    interaction = request.interaction
+    messages = place_history(list(interaction.messages), repaired)
+    placed = request.model_copy(
+        update={"interaction": interaction.model_copy(update={"messages": messages})}
+    )
+    notes = [
+        Diagnostic(code=ErrorCode.HISTORY_REPAIRED, severity="warning", message=warning)
+        for warning in warnings
+    ]
+    return placed, notes
+
+
 def _unexpected(code: str, where: str, error: BaseException, *, say: bool = False) -> Diagnostic:
     """A coded diagnostic for an exception nothing else named. Only a local file's problem is
     quoted (``say``); an adapter's exception text may hold what an upstream wrote."""
@@ -150,10 +152,20 @@ class Call:
     caller's own exception, and how the call's ending becomes an envelope. The sync and async
     functions share it; they differ only in how they call the adapter and the sink."""
 
-    def __init__(self, request: ExecutionRequest, streamed: bool) -> None:
+    def __init__(
+        self,
+        request: ExecutionRequest,
+        streamed: bool,
+        partial_output: bool = False,
+        notes: Sequence[Diagnostic] = (),
+    ) -> None:
         self.request = request
+        self.notes = list(notes)
         self.events: list[StreamEvent] | None = [] if streamed else None
         self.stopped: BaseException | None = None
+        self.partial = (
+            snapshots_for(request.interaction.output_schema, partial_output) if streamed else None
+        )
 
     @property
     def ended(self) -> bool:
@@ -161,14 +173,15 @@ class Call:
         return events is not None and bool(events) and isinstance(events[-1], Complete | Failed)
 
     def passes(self, event: StreamEvent) -> bool:
-        """Keep every event the caller is handed (all of them pass)."""
+        """Keep every event the adapter sent (all of them pass). The snapshots the caller is
+        also handed are made from these events, so the envelope does not keep them."""
         assert self.events is not None
         self.events.append(event)
         return True
 
     def succeeded(self, receipt: ExecutionReceipt) -> OperationEnvelope:
         diagnostics = receipt_diagnostics(receipt, self.request.interaction.output_schema)
-        return _envelope(diagnostics, receipt, self.events)
+        return _envelope([*diagnostics, *self.notes], receipt, self.events)
 
     def failed(self, error: Exception) -> tuple[OperationEnvelope, Failed | None]:
         """The envelope of a call that raised, and the ``Failed`` the caller is still owed
@@ -191,39 +204,4 @@ class Call:
         if self.events is not None and not self.ended:
             owed = Failed(code=diagnostic.code, message=diagnostic.message)
             self.passes(owed)
-        return _envelope([diagnostic], events=self.events), owed
-
-
-def execute_contract(
-    contract_or_path: ContractSource,
-    adapter: RuntimeAdapter,
-    *,
-    inputs: Mapping[str, Any] | None = None,
-    context: Mapping[str, Any] | None = None,
-    on_event: Sink | None = None,
-    fixture_output: JsonValue = None,
-) -> OperationEnvelope:
-    """Compile a contract, run one turn on ``adapter`` and report it as an envelope (docs/runs.md).
-
-    Every failure it can name — contract, input, capability, runtime, output schema, an
-    adapter that breaks the port's rules — comes back as a not-ok envelope with a coded
-    diagnostic, never raised; inputs and capabilities are checked before the adapter is
-    called. With ``on_event`` the turn is streamed, every event the caller saw is kept in
-    ``stream_events``, and the stream always ends in exactly one terminal event; an exception
-    raised by ``on_event`` itself propagates unchanged.
-    """
-    prepared = prepare(contract_or_path, adapter, inputs, context, fixture_output)
-    if isinstance(prepared, OperationEnvelope):
-        return prepared
-    call = Call(prepared, streamed=on_event is not None)
-    try:
-        if on_event is None:
-            receipt = adapter.execute(prepared)
-        else:
-            receipt = adapter.execute_streaming(prepared, relay(call, on_event))
-    except Exception as error:
-        envelope, owed = call.failed(error)
-        if owed is not None and on_event is not None:
-            on_event(owed)
-        return envelope
-    return call.succeeded(receipt)
+        return _envelope([diagnostic, *self.notes], events=self.events), owed

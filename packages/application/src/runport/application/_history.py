@@ -4,6 +4,15 @@ from collections.abc import Sequence
 
 from runport.contracts import Message
 
+
+def place_history(messages: list[Message], history: Sequence[Message]) -> list[Message]:
+    """History goes after the contract's leading system/developer messages."""
+    lead = 0
+    while lead < len(messages) and messages[lead].role in ("system", "developer"):
+        lead += 1
+    return [*messages[:lead], *history, *messages[lead:]]
+
+
 INTERRUPTED = "interrupted before execution; no result was produced"
 
 

@@ -1,7 +1,11 @@
-"""The run loop, written once: ``run_plan`` yields actions, its drivers perform them.
+"""The run loop, written once: ``run_plan`` yields steps, its drivers perform them.
 
-``run``/``run_stream`` and ``arun``/``arun_stream`` differ only in how they perform an action
-(call or await the adapter, the sink, the wait), so they make every decision the same way.
+The plan is a generator speaking in values: it yields a step (``Attempt``, ``Wait``, ``Show``)
+and is sent back what came of it — the receipt, ``None``, or ``Raised`` with what performing
+it raised — until its last step, ``Finished``, carries the result. ``run``/``run_stream`` and
+``arun``/``arun_stream`` (``_run``) differ only in how they perform a step (call or await the
+adapter, the sink, the wait), so they make every decision the same way; the decisions
+themselves are ``RunState``'s (``_state``).
 """
 
 from __future__ import annotations
@@ -10,30 +14,44 @@ import asyncio
 from collections.abc import Generator, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Any
 
-from runport.application._envelope import ContractSource
-from runport.application._errors import RunError
-from runport.application._options import RunOptions, Sleep, settings
+from runport.application._contract import (
+    ContractSource,
+    capability_diagnostic,
+    missing_capabilities,
+    resolve_contract,
+)
+from runport.application._errors import RunError, RunPartial, Stage
+from runport.application._history import repair_history
+from runport.application._options import RunOptions, Settings, Sleep, settings
+from runport.application._partial import snapshots_for
 from runport.application._relay import TurnWatch
-from runport.application._state import Retry, RunResult, RunState, log, start_run
+from runport.application._state import Retry, RunResult, RunState, log
+from runport.application._tools import as_tool
 from runport.contracts import (
     AdapterDescriptor,
+    AnswerRejected,
     ErrorCode,
     ExecutionReceipt,
     ExecutionRequest,
     Failed,
+    ToolResult,
 )
+from runport.core import ContractError, compile_contract
 from runport.ports import error_type
 
-__all__ = ["Action", "Attempt", "Show", "Steps", "Wait", "run_plan", "steps_for"]
+__all__ = ["Attempt", "Finished", "Outcome", "Plan", "Raised", "Show", "Step", "Wait", "planned"]
+
+_INPUT_CODES = frozenset(
+    {ErrorCode.VALUE_REQUIRED, ErrorCode.VALUE_SCHEMA, ErrorCode.VALUE_UNKNOWN}
+)
 
 
 @dataclass(frozen=True)
 class Attempt:
-    """Action: call the adapter with ``request`` (streamed when ``watch`` is given) and send
-    the receipt back, or throw back what it raised."""
+    """Step: call the adapter with ``request`` — streamed through ``watch`` when one is given —
+    and send back the receipt (or ``Raised``)."""
 
     request: ExecutionRequest
     watch: TurnWatch | None
@@ -41,148 +59,156 @@ class Attempt:
 
 @dataclass(frozen=True)
 class Wait:
-    """Action: wait ``seconds`` before the next attempt."""
+    """Step: wait ``seconds`` before the next attempt, with ``sleep`` (``None``: the driver's
+    own wait); send back ``None`` (or ``Raised``)."""
 
     seconds: float
+    sleep: Sleep | None
 
 
 @dataclass(frozen=True)
 class Show:
-    """Action: hand ``event`` to the caller's event handler (throw back what it raised)."""
+    """Step: hand ``event`` to the caller's event handler — a turn's held-back ``Failed``, or
+    what the run adds between turns; send back ``None`` (or ``Raised``)."""
 
-    event: Failed
-
-
-Action = Attempt | Wait | Show
+    event: Failed | ToolResult | AnswerRejected
 
 
-def run_plan(
-    state: RunState, streamed: bool
-) -> Generator[Action, ExecutionReceipt | None, RunResult]:
-    """The run loop, once: it yields what to do and is sent (or thrown) what came of it.
+@dataclass(frozen=True)
+class Finished:
+    """The plan's last step: the run's ``result``. Nothing is sent back."""
 
-    The sync and async drivers only perform the actions, so both make every decision the
+    result: RunResult
+
+
+@dataclass(frozen=True)
+class Raised:
+    """What performing a step raised (an ``Exception``; a cancellation is never sent back)."""
+
+    error: Exception
+
+
+Step = Attempt | Wait | Show | Finished
+Outcome = ExecutionReceipt | Raised | None
+Plan = Generator[Step, Outcome, None]
+
+
+def run_plan(state: RunState, streamed: bool, partial_output: bool = False) -> Plan:
+    """The run loop, once: it yields what to do and is sent what came of it.
+
+    The sync and async drivers only perform the steps, so both make every decision the
     same way — which turn comes next, whether a failure is retried, what the caller sees.
+    Streamed, the caller is also shown what happens between turns (``ToolResult``,
+    ``AnswerRejected``) and, with ``partial_output``, each attempt's answer as it parses.
     """
+    schema = state.interaction.output_schema
     while True:
         request = state.next_request()
         attempt = 0
         while True:
             attempt += 1
-            watch = TurnWatch() if streamed else None
-            try:
-                receipt = yield Attempt(request, watch)
-            except Exception as error:
-                decision = state.turn_failed(error, attempt, watch)
-                if isinstance(decision, Retry):
-                    log.warning(
-                        "attempt %d of a turn of %s failed with %s; retrying in %.3f s",
-                        attempt,
-                        request.interaction.contract_id,
-                        decision.code,
-                        decision.seconds,
-                    )
-                    state.scope.retry(attempt, decision.code, decision.seconds)
-                    yield Wait(decision.seconds)
-                    continue
-                if decision.event is not None:
-                    try:
-                        yield Show(decision.event)
-                    except Exception as stop:
-                        raise state.stopped(stop, decision.error.partial.text) from stop
-                raise decision.error from error
-            assert receipt is not None
-            break
-        result = state.after_turn(receipt)
-        if result is not None:
-            return result
+            watch = TurnWatch(snapshots_for(schema, partial_output)) if streamed else None
+            outcome = yield Attempt(request, watch)
+            if isinstance(outcome, ExecutionReceipt):
+                break
+            assert isinstance(outcome, Raised)
+            decision = state.turn_failed(outcome.error, attempt, watch)
+            if isinstance(decision, Retry):
+                log.warning(
+                    "attempt %d of a turn of %s failed with %s; retrying in %.3f s",
+                    attempt,
+                    request.interaction.contract_id,
+                    decision.code,
+                    decision.seconds,
+                )
+                state.scope.retry(attempt, decision.code, decision.seconds)
+                waited = yield Wait(decision.seconds, state.options.sleep)
+                if isinstance(waited, Raised):
+                    raise waited.error
+                continue
+            if decision.event is not None:
+                shown = yield Show(decision.event)
+                if isinstance(shown, Raised):
+                    stop = shown.error
+                    raise state.stopped(stop, decision.error.partial.text) from stop
+            raise decision.error from outcome.error
+        after = state.after_turn(outcome)
+        if isinstance(after, RunResult):
+            state.scope.succeeded(after.usage, len(after.receipts))
+            yield Finished(after)
+            return
+        for event in after:
+            if streamed:
+                shown = yield Show(event)
+                if isinstance(shown, Raised):
+                    raise state.stopped(shown.error, None) from shown.error
 
 
-class Steps:
-    """Walks ``run_plan`` for a driver: ``next()`` gives the action to perform (``None`` once
-    the run is over, with ``result`` set); the driver sets ``reply`` or ``failure`` from it.
-
-    Entered around the walk, it tells the run's observer that the run started and how it
-    ended, so both drivers report a run the same way, cancellation included.
-    """
-
-    def __init__(self, state: RunState, streamed: bool, descriptor: AdapterDescriptor) -> None:
-        self._plan = run_plan(state, streamed)
-        self._state = state
-        self._streamed = streamed
-        self._descriptor = descriptor
-        self.reply: ExecutionReceipt | None = None
-        self.failure: Exception | None = None
-        self.result: RunResult | None = None
-
-    def __enter__(self) -> Steps:
-        state = self._state
-        interaction = state.interaction
-        state.scope = state.options.observer.run_started(
-            interaction.contract_id,
-            interaction.contract_version,
-            self._descriptor,
-            streamed=self._streamed,
+def start_run(
+    contract_or_path: ContractSource,
+    descriptor: AdapterDescriptor,
+    inputs: Mapping[str, Any] | None,
+    context: Mapping[str, Any] | None,
+    options: Settings,
+) -> RunState:
+    """Compile the contract and check the adapter before any call (``RunError`` otherwise)."""
+    try:
+        contract = resolve_contract(contract_or_path)
+        interaction = compile_contract(contract, inputs=inputs or {}, context=context)
+    except ContractError as error:
+        first = error.diagnostics[0]
+        stage: Stage = "input" if first.code in _INPUT_CODES else "compile"
+        raise RunError(
+            stage,
+            first.code,
+            RunPartial(),
+            str(error),
+            diagnostics=tuple(error.diagnostics),
+        ) from error
+    missing = missing_capabilities(interaction.required_capabilities, descriptor)
+    if missing:
+        diagnostic = capability_diagnostic(missing, descriptor)
+        raise RunError(
+            "compile", diagnostic.code, RunPartial(), diagnostic.message, diagnostics=(diagnostic,)
         )
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        scope = self._state.scope
-        if error is None:
-            assert self.result is not None
-            scope.succeeded(self.result.usage, len(self.result.receipts))
-        elif isinstance(error, RunError):
-            scope.failed(error.code)
-        elif isinstance(error, asyncio.CancelledError | KeyboardInterrupt):
-            scope.failed(ErrorCode.CALLER_STOPPED)
-        else:
-            scope.failed(error_type(error))
-
-    @property
-    def sleep(self) -> Sleep | None:
-        """The caller's ``sleep`` option (``None``: the driver's own wait)."""
-        return self._state.options.sleep
-
-    def __iter__(self) -> Iterator[Action]:
-        while (action := self.next()) is not None:
-            yield action
-
-    @contextmanager
-    def performing(self) -> Iterator[None]:
-        """Around performing one action: what it raises (an ``Exception``, never a
-        cancellation) is thrown back into the plan."""
-        try:
-            yield
-        except Exception as error:
-            self.failure = error
-
-    def outcome(self) -> RunResult:
-        assert self.result is not None
-        return self.result
-
-    def next(self) -> Action | None:
-        reply, failure = self.reply, self.failure
-        self.reply, self.failure = None, None
-        try:
-            return self._plan.send(reply) if failure is None else self._plan.throw(failure)
-        except StopIteration as finished:
-            self.result = finished.value
-            return None
+    implementations = {tool.name: tool for tool in map(as_tool, options.tools)}
+    offered = {spec.name: spec for spec in interaction.tools or []}
+    for tool in implementations.values():
+        offered.setdefault(tool.name, tool.spec())
+    repaired, warnings = repair_history(options.history or ())
+    return RunState(interaction, implementations, offered, repaired, warnings, options)
 
 
-def steps_for(
+@contextmanager
+def planned(
     contract_or_path: ContractSource,
     descriptor: AdapterDescriptor,
     inputs: Mapping[str, Any] | None,
     context: Mapping[str, Any] | None,
     options: RunOptions,
     streamed: bool,
-) -> Steps:
-    """The checked run both drivers walk: settings resolved, contract compiled, adapter checked."""
+    partial_output: bool = False,
+) -> Iterator[Plan]:
+    """The checked run's plan, for a driver to walk inside the block: settings resolved,
+    contract compiled, adapter checked. The run's observer is told that the run started and —
+    however the block ends, cancellation included — how it ended, so both drivers report a run
+    the same way (the plan itself reports a success, as it finishes)."""
     state = start_run(contract_or_path, descriptor, inputs, context, settings(options))
-    return Steps(state, streamed, descriptor)
+    interaction = state.interaction
+    scope = state.scope = state.options.observer.run_started(
+        interaction.contract_id, interaction.contract_version, descriptor, streamed=streamed
+    )
+    plan = run_plan(state, streamed, partial_output)
+    try:
+        yield plan
+    except RunError as error:
+        scope.failed(error.code)
+        raise
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        scope.failed(ErrorCode.CALLER_STOPPED)
+        raise
+    except BaseException as error:
+        scope.failed(error_type(error))
+        raise
+    finally:
+        plan.close()

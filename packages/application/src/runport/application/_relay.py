@@ -7,19 +7,54 @@ when the caller's own sink raised (that exception is the caller's, never a runti
 
 from __future__ import annotations
 
-from typing import Protocol
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import Protocol, cast
 
-from runport.contracts import Complete, Delta, ExecutionReceipt, Failed, StreamEvent
+from runport.application._partial import Snapshots
+from runport.contracts import (
+    Complete,
+    Delta,
+    ExecutionReceipt,
+    Failed,
+    OutputSnapshot,
+    RunEvent,
+    StreamEvent,
+)
 from runport.core import redact_secrets
-from runport.ports import AsyncSink, PortError, Sink, deliver
+from runport.ports import AsyncSink, PortError, Sink
 
-__all__ = ["Relayed", "TurnWatch", "arelay", "failure_message", "relay"]
+__all__ = [
+    "AsyncRunSink",
+    "Relayed",
+    "RunSink",
+    "TurnWatch",
+    "adeliver",
+    "arelay",
+    "failure_message",
+    "relay",
+]
+
+RunSink = Callable[[RunEvent], None]
+"""What a run hands its events to: every turn's ``StreamEvent``s and what the run adds."""
+
+AsyncRunSink = Callable[[RunEvent], Awaitable[None] | None]
+"""``RunSink`` on the event loop: a plain callable, or one returning an awaitable."""
+
+
+async def adeliver(sink: AsyncRunSink, event: RunEvent) -> None:
+    """Hand ``event`` to ``sink`` and await it when it returned an awaitable."""
+    result = sink(event)
+    if result is not None and inspect.isawaitable(result):
+        await result
 
 
 class Relayed(Protocol):
-    """What a relay reports to: ``passes`` decides, ``stopped`` records the caller's raise."""
+    """What a relay reports to: ``passes`` decides, ``stopped`` records the caller's raise,
+    ``partial`` (when set) turns the answer's text into ``OutputSnapshot``s for the caller."""
 
     stopped: BaseException | None
+    partial: Snapshots | None
 
     def passes(self, event: StreamEvent) -> bool: ...
 
@@ -38,33 +73,51 @@ def _told(event: StreamEvent) -> StreamEvent:
     return event
 
 
-def relay(watch: Relayed, target: Sink) -> Sink:
+def _snapshot(watch: Relayed, event: StreamEvent) -> OutputSnapshot | None:
+    """The snapshot the caller is handed after ``event`` (at most one per ``Delta``)."""
+    if watch.partial is None or not isinstance(event, Delta):
+        return None
+    return watch.partial.feed(event.text)
+
+
+def relay(watch: Relayed, target: Sink | RunSink) -> Sink:
     """A sink that passes what ``watch`` lets through on to ``target`` (a ``Failed`` with its
-    message redacted, as :func:`failure_message`)."""
+    message redacted, as :func:`failure_message`), each ``Delta`` followed by its snapshot
+    when ``watch.partial`` makes one (then ``target`` takes every ``RunEvent``)."""
+    deliver_to = cast(RunSink, target)
 
     def sink(event: StreamEvent) -> None:
         event = _told(event)
-        if watch.passes(event):
-            try:
-                target(event)
-            except BaseException as error:
-                watch.stopped = error
-                raise
+        if not watch.passes(event):
+            return
+        snapshot = _snapshot(watch, event)
+        try:
+            deliver_to(event)
+            if snapshot is not None:
+                deliver_to(snapshot)
+        except BaseException as error:
+            watch.stopped = error
+            raise
 
     return sink
 
 
-def arelay(watch: Relayed, target: AsyncSink) -> AsyncSink:
+def arelay(watch: Relayed, target: AsyncSink | AsyncRunSink) -> AsyncSink:
     """``relay`` for an async sink (awaited when it returns an awaitable)."""
+    deliver_to = cast(AsyncRunSink, target)
 
     async def sink(event: StreamEvent) -> None:
         event = _told(event)
-        if watch.passes(event):
-            try:
-                await deliver(target, event)
-            except BaseException as error:
-                watch.stopped = error
-                raise
+        if not watch.passes(event):
+            return
+        snapshot = _snapshot(watch, event)
+        try:
+            await adeliver(deliver_to, event)
+            if snapshot is not None:
+                await adeliver(deliver_to, snapshot)
+        except BaseException as error:
+            watch.stopped = error
+            raise
 
     return sink
 
@@ -78,7 +131,8 @@ class TurnWatch:
     partial answer (``text``).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, partial: Snapshots | None = None) -> None:
+        self.partial = partial
         self.text: list[str] = []
         self.completed: list[ExecutionReceipt] = []
         self.held: Failed | None = None

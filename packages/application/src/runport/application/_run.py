@@ -1,27 +1,30 @@
-"""``run`` and ``run_stream``: the blocking driver of the run loop (docs/runs.md).
+"""``run``/``run_stream`` and their event-loop twins ``arun``/``arun_stream`` (docs/runs.md,
+docs/async.md).
 
-The loop and its decisions live in ``run_plan``; this module only performs its actions: call
-the adapter, hand events to the caller, sleep between attempts.
+The loop and its decisions live in the plan (``_plan``); each driver here only performs its
+steps — call or await the adapter, hand events to the caller, wait between attempts — and
+sends back what came of each, so for the same upstream ``await arun(...) == run(...)``.
 """
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from runport.application._envelope import ContractSource
+from runport.application._contract import ContractSource
+from runport.application._execute import show_terminal
 from runport.application._options import RunOptions
-from runport.application._plan import Attempt, Wait, steps_for
-from runport.application._relay import relay
+from runport.application._plan import Attempt, Finished, Outcome, Raised, Step, Wait, planned
+from runport.application._relay import AsyncRunSink, RunSink, adeliver, arelay, relay
 from runport.application._state import RunResult
-from runport.contracts import ExecutionReceipt, StreamEvent
-from runport.ports import RuntimeAdapter
+from runport.contracts import Failed
+from runport.ports import AsyncRuntimeAdapter, RuntimeAdapter
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
-
-EventHandler = Callable[[StreamEvent], None]
 
 
 def run(
@@ -42,19 +45,53 @@ def run_stream(
     contract_or_path: ContractSource,
     adapter: RuntimeAdapter,
     *,
-    on_event: EventHandler,
+    on_event: RunSink,
     inputs: Mapping[str, Any] | None = None,
     context: Mapping[str, Any] | None = None,
+    partial_output: bool = False,
     **options: Unpack[RunOptions],
 ) -> RunResult:
-    """``run``, with every event of every turn handed to ``on_event`` as it arrives.
+    """``run``, with every event of every turn handed to ``on_event`` as it arrives, and what
+    happens between turns: a ``ToolResult`` per call after a turn whose calls ran (in the
+    calls' order, before the next turn), an ``AnswerRejected`` after the ``Complete`` of an
+    answer the contract rejects. With ``partial_output`` and a structured answer, an
+    ``OutputSnapshot`` follows each ``Delta`` that changed the answer parsed so far.
 
     A turn that fails before any event reached the caller is retried like an unstreamed one;
     once something was shown, the failure stands (nothing the caller saw is replayed), and a
     retried attempt's ``Failed`` is never shown. An exception raised by ``on_event`` ends the
     run as ``RunError(stage="model", code="TQX_CALLER_STOPPED")``.
     """
-    return _drive(contract_or_path, adapter, inputs, context, options, on_event)
+    return _drive(contract_or_path, adapter, inputs, context, options, on_event, partial_output)
+
+
+async def arun(
+    contract_or_path: ContractSource,
+    adapter: AsyncRuntimeAdapter,
+    *,
+    inputs: Mapping[str, Any] | None = None,
+    context: Mapping[str, Any] | None = None,
+    **options: Unpack[RunOptions],
+) -> RunResult:
+    """``run`` on an async adapter (retries wait with ``asyncio.sleep`` unless ``sleep`` is
+    given). Tools are plain functions, called on the loop."""
+    return await _adrive(contract_or_path, adapter, inputs, context, options, None)
+
+
+async def arun_stream(
+    contract_or_path: ContractSource,
+    adapter: AsyncRuntimeAdapter,
+    *,
+    on_event: AsyncRunSink,
+    inputs: Mapping[str, Any] | None = None,
+    context: Mapping[str, Any] | None = None,
+    partial_output: bool = False,
+    **options: Unpack[RunOptions],
+) -> RunResult:
+    """``run_stream`` on an async adapter; ``on_event`` may return an awaitable."""
+    return await _adrive(
+        contract_or_path, adapter, inputs, context, options, on_event, partial_output
+    )
 
 
 def _drive(
@@ -63,26 +100,70 @@ def _drive(
     inputs: Mapping[str, Any] | None,
     context: Mapping[str, Any] | None,
     options: RunOptions,
-    on_event: EventHandler | None,
+    on_event: RunSink | None,
+    partial_output: bool = False,
 ) -> RunResult:
-    with steps_for(
-        contract_or_path, adapter.descriptor(), inputs, context, options, on_event is not None
-    ) as steps:
-        sleep = steps.sleep or time.sleep
-        for action in steps:
-            with steps.performing():
-                if isinstance(action, Attempt):
-                    steps.reply = _attempt(adapter, action, on_event)
-                elif isinstance(action, Wait):
-                    sleep(action.seconds)
-                elif on_event is not None:
-                    on_event(action.event)
-    return steps.outcome()
+    descriptor, streamed = adapter.descriptor(), on_event is not None
+    with planned(
+        contract_or_path, descriptor, inputs, context, options, streamed, partial_output
+    ) as plan:
+        step = next(plan)
+        while not isinstance(step, Finished):
+            step = plan.send(_perform(adapter, step, on_event))
+    return step.result
 
 
-def _attempt(
-    adapter: RuntimeAdapter, action: Attempt, on_event: EventHandler | None
-) -> ExecutionReceipt:
-    if on_event is None or action.watch is None:
-        return adapter.execute(action.request)
-    return adapter.execute_streaming(action.request, relay(action.watch, on_event))
+def _perform(adapter: RuntimeAdapter, step: Step, on_event: RunSink | None) -> Outcome:
+    try:
+        if isinstance(step, Attempt):
+            if on_event is None or step.watch is None:
+                return adapter.execute(step.request)
+            return adapter.execute_streaming(step.request, relay(step.watch, on_event))
+        if isinstance(step, Wait):
+            (step.sleep or time.sleep)(step.seconds)
+        elif on_event is not None and not isinstance(step, Finished):
+            on_event(step.event)
+    except Exception as error:
+        return Raised(error)
+    return None
+
+
+async def _adrive(
+    contract_or_path: ContractSource,
+    adapter: AsyncRuntimeAdapter,
+    inputs: Mapping[str, Any] | None,
+    context: Mapping[str, Any] | None,
+    options: RunOptions,
+    on_event: AsyncRunSink | None,
+    partial_output: bool = False,
+) -> RunResult:
+    descriptor, streamed = adapter.descriptor(), on_event is not None
+    with planned(
+        contract_or_path, descriptor, inputs, context, options, streamed, partial_output
+    ) as plan:
+        step = next(plan)
+        while not isinstance(step, Finished):
+            step = plan.send(await _aperform(adapter, step, on_event))
+    return step.result
+
+
+async def _aperform(
+    adapter: AsyncRuntimeAdapter, step: Step, on_event: AsyncRunSink | None
+) -> Outcome:
+    try:
+        if isinstance(step, Attempt):
+            if on_event is None or step.watch is None:
+                return await adapter.execute(step.request)
+            return await adapter.execute_streaming(step.request, arelay(step.watch, on_event))
+        if isinstance(step, Wait):
+            waited = (step.sleep or asyncio.sleep)(step.seconds)
+            if inspect.isawaitable(waited):
+                await waited
+        elif on_event is not None and not isinstance(step, Finished):
+            if isinstance(step.event, Failed):
+                await show_terminal(on_event, step.event)
+            else:
+                await adeliver(on_event, step.event)
+    except Exception as error:
+        return Raised(error)
+    return None

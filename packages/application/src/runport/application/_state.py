@@ -7,27 +7,23 @@ adapter or a sink; ``run_plan`` (in ``_plan``) walks it for the sync and async d
 
 from __future__ import annotations
 
+import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from pydantic import JsonValue
 
+from runport.application._contract import not_json
 from runport.application._define import output_as
-from runport.application._envelope import (
-    ContractSource,
-    capability_diagnostic,
-    missing_capabilities,
-    resolve_contract,
-)
 from runport.application._errors import RunError, RunPartial, Stage
-from runport.application._history import repair_history
+from runport.application._history import place_history
 from runport.application._options import Settings
 from runport.application._relay import TurnWatch, failure_message
-from runport.application._tools import Tool, as_tool, tool_result_text
+from runport.application._tools import Tool, tool_result_text
 from runport.contracts import (
-    AdapterDescriptor,
+    AnswerRejected,
     CompiledInteraction,
     ErrorCode,
     ExecutionReceipt,
@@ -35,18 +31,15 @@ from runport.contracts import (
     Failed,
     Message,
     ToolCall,
+    ToolResult,
     ToolSpec,
     Usage,
     canonical_json,
 )
-from runport.core import ContractError, compile_contract, schema_errors, validate_output
+from runport.core import schema_errors, validate_output
 from runport.ports import CorrectionStage, PortError, RunScope, error_type
 
 T = TypeVar("T")
-
-_INPUT_CODES = frozenset(
-    {ErrorCode.VALUE_REQUIRED, ErrorCode.VALUE_SCHEMA, ErrorCode.VALUE_UNKNOWN}
-)
 
 _BACKOFF_BASE_S = 0.5
 _BACKOFF_CAP_S = 8.0
@@ -69,6 +62,10 @@ class RunResult:
         """The answer as an instance of ``kind`` (the contract's output type: a pydantic model,
         ``str``, …), so a caller gets a typed value without re-parsing JSON."""
         return output_as(self.output, kind)
+
+
+Between = ToolResult | AnswerRejected
+"""What the caller is shown between two turns of a run."""
 
 
 @dataclass(frozen=True)
@@ -112,7 +109,7 @@ class RunState:
         self.interaction = interaction
         self.tools = tools
         self.offered = offered
-        self.messages = _place_history(list(interaction.messages), history)
+        self.messages = place_history(list(interaction.messages), history)
         self.warnings = warnings
         self.receipts: list[ExecutionReceipt] = []
         self.options = options
@@ -147,8 +144,12 @@ class RunState:
         )
         return ExecutionRequest(interaction=interaction)
 
-    def after_turn(self, receipt: ExecutionReceipt) -> RunResult | None:
-        """Take a finished turn: the result when it is the answer, else ``None`` (go on).
+    def after_turn(self, receipt: ExecutionReceipt) -> RunResult | Iterator[Between]:
+        """Take a finished turn: the result when it is the answer, else what happens before
+        the next turn, as the events the caller is shown of it — a ``ToolResult`` as each
+        tool has run, or the ``AnswerRejected`` of a correction round. The iterator does the
+        work as it is read, and raises the ``RunError`` that ends the run (a tool that raised,
+        a budget spent) after the event that says so.
 
         The turn's assistant message carries its reasoning (``Message.reasoning``, signatures
         and all), so the next turn sends it back to the provider that made it."""
@@ -162,12 +163,10 @@ class RunState:
             )
         )
         if receipt.tool_calls:
-            self.run_tools(receipt.tool_calls)
-            return None
+            return self.run_tools(receipt.tool_calls)
         if receipt.output_schema_valid:
             return self.result(receipt)
-        self.correct(receipt)
-        return None
+        return self.correct(receipt)
 
     def turn_failed(
         self, error: Exception, attempt: int, watch: TurnWatch | None
@@ -235,7 +234,9 @@ class RunState:
         )
         self.scope.correction(self.corrections, stage, tuple(details))
 
-    def run_tools(self, calls: Sequence[ToolCall]) -> None:
+    def run_tools(self, calls: Sequence[ToolCall]) -> Iterator[ToolResult]:
+        """Answer every call, in order, and say how each went. Rejected calls spend one
+        correction for the batch before anything runs (past the budget, nothing runs)."""
         problems = [(call, self.problem(call)) for call in calls]
         rejected = [f"{call.name}: {problem}" for call, problem in problems if problem]
         if rejected:
@@ -247,9 +248,20 @@ class RunState:
         for call, problem in problems:
             if problem:
                 content = f"rejected: tool {call.name!r} was not run: {problem}"
-            else:
-                content = self.call_tool(call)
-            self.messages.append(Message(role="tool", content=content, tool_call_id=call.call_id))
+                self.messages.append(self._tool_message(call, content))
+                yield ToolResult(call_id=call.call_id, name=call.name, error=problem)
+                continue
+            ran = self.call_tool(call)
+            if isinstance(ran, RunError):
+                yield ToolResult(call_id=call.call_id, name=call.name, error=ran.message)
+                raise ran
+            text, output = ran
+            self.messages.append(self._tool_message(call, text))
+            yield ToolResult(call_id=call.call_id, name=call.name, output=output)
+
+    @staticmethod
+    def _tool_message(call: ToolCall, content: str) -> Message:
+        return Message(role="tool", content=content, tool_call_id=call.call_id)
 
     def problem(self, call: ToolCall) -> str | None:
         """Why ``call`` cannot be run (``None`` when it can)."""
@@ -269,23 +281,33 @@ class RunState:
         refused = self.tools[call.name].check(call.arguments)
         return None if refused is None else f"invalid arguments: {refused}"
 
-    def call_tool(self, call: ToolCall) -> str:
+    def call_tool(self, call: ToolCall) -> tuple[str, JsonValue] | RunError:
+        """Run ``call``: the text the model gets and the value the caller is shown, or the
+        ``RunError`` (``from`` what the tool raised) that ends the run."""
         assert isinstance(call.arguments, dict)
         self.scope.tool_started(call.name, call.call_id)
         try:
-            text = tool_result_text(self.tools[call.name].call(call.arguments))
+            value = self.tools[call.name].call(call.arguments)
+            text = tool_result_text(value)
         except BaseException as error:
             self.scope.tool_finished(call.name, call.call_id, error_type(error))
             if not isinstance(error, Exception):
                 raise
-            raise self.fail(
+            failure = self.fail(
                 "tool", ErrorCode.TOOL_FAILED, f"tool {call.name!r} raised {type(error).__name__}"
-            ) from error
+            )
+            failure.__cause__ = error
+            return failure
         self.scope.tool_finished(call.name, call.call_id, None)
-        return text
+        return text, value if isinstance(value, str) else json.loads(text)
 
-    def correct(self, receipt: ExecutionReceipt) -> None:
+    def correct(self, receipt: ExecutionReceipt) -> Iterator[AnswerRejected]:
+        """A correction round for an answer the schema rejects: the ``AnswerRejected`` the
+        caller is shown (``correcting`` false when the budget is spent, and the run then
+        ends), then the message asking for a new answer."""
         problems = validate_output(self.interaction.output_schema, receipt.output)
+        correcting = self.corrections < self.options.max_corrections
+        yield AnswerRejected(diagnostics=problems or [not_json()], correcting=correcting)
         lines = [f"- {d.json_pointer or '(root)'}: {d.message}" for d in problems] or [
             "- the answer is not a JSON document"
         ]
@@ -316,46 +338,3 @@ class RunState:
             usage=usage,
             warnings=tuple(self.warnings),
         )
-
-
-def _place_history(messages: list[Message], history: Sequence[Message]) -> list[Message]:
-    """History goes after the contract's leading system/developer messages."""
-    lead = 0
-    while lead < len(messages) and messages[lead].role in ("system", "developer"):
-        lead += 1
-    return [*messages[:lead], *history, *messages[lead:]]
-
-
-def start_run(
-    contract_or_path: ContractSource,
-    descriptor: AdapterDescriptor,
-    inputs: Mapping[str, Any] | None,
-    context: Mapping[str, Any] | None,
-    options: Settings,
-) -> RunState:
-    """Compile the contract and check the adapter before any call (``RunError`` otherwise)."""
-    try:
-        contract = resolve_contract(contract_or_path)
-        interaction = compile_contract(contract, inputs=inputs or {}, context=context)
-    except ContractError as error:
-        first = error.diagnostics[0]
-        stage: Stage = "input" if first.code in _INPUT_CODES else "compile"
-        raise RunError(
-            stage,
-            first.code,
-            RunPartial(),
-            str(error),
-            diagnostics=tuple(error.diagnostics),
-        ) from error
-    missing = missing_capabilities(interaction.required_capabilities, descriptor)
-    if missing:
-        diagnostic = capability_diagnostic(missing, descriptor)
-        raise RunError(
-            "compile", diagnostic.code, RunPartial(), diagnostic.message, diagnostics=(diagnostic,)
-        )
-    implementations = {tool.name: tool for tool in map(as_tool, options.tools)}
-    offered = {spec.name: spec for spec in interaction.tools or []}
-    for tool in implementations.values():
-        offered.setdefault(tool.name, tool.spec())
-    repaired, warnings = repair_history(options.history or ())
-    return RunState(interaction, implementations, offered, repaired, warnings, options)

@@ -40,6 +40,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="a browser origin allowed to call the API from its own pages (repeatable)",
     )
     parser.add_argument(
+        "--tools",
+        metavar="MODULE:ATTR",
+        help=(
+            "the tools a chat's run may call (/chat and /agui): a list of Tool or functions, "
+            "as runport run --tools takes"
+        ),
+    )
+    parser.add_argument(
         "--allowed-host",
         action="append",
         default=[],
@@ -125,6 +133,11 @@ def main(args: argparse.Namespace) -> int:
     from runport.application import CatalogError
 
     token = args.token if args.token is not None else os.environ.get(TOKEN_VARIABLE) or None
+    tools = []
+    if args.tools is not None:
+        from runport.cli._run_tools import load_tools
+
+        tools = load_tools(args.tools)
     try:
         app = prepare(
             args.contracts,
@@ -139,6 +152,7 @@ def main(args: argparse.Namespace) -> int:
             orphan_timeout=args.orphan_timeout,
             retention=args.retention,
             lease=args.lease,
+            tools=tools,
             warn=warn,
         )
     except CatalogError as error:

@@ -18,7 +18,17 @@ from runport.cli._output import (
     write_tool_calls,
 )
 from runport.cli._sinks import run_sink
-from runport.contracts import Complete, Delta, ErrorCode, Failed, StreamEvent
+from runport.contracts import (
+    AnswerRejected,
+    Complete,
+    Delta,
+    ErrorCode,
+    Failed,
+    OutputSnapshot,
+    RunEvent,
+    StreamEvent,
+    ToolResult,
+)
 from runport.ports import RuntimeAdapter
 
 
@@ -72,6 +82,17 @@ class TurnStream:
         self.out.flush()
 
 
+def turn_events(sink: Callable[[StreamEvent], None]) -> Callable[[RunEvent], None]:
+    """The run's own events between turns (tool results, rejections) are not rendered yet:
+    ``sink`` gets every turn's events, as before the run had any of its own."""
+
+    def turns_only(event: RunEvent) -> None:
+        if not isinstance(event, ToolResult | AnswerRejected | OutputSnapshot):
+            sink(event)
+
+    return turns_only
+
+
 def _result_json(result: RunResult) -> dict[str, Any]:
     return {
         "output": result.output,
@@ -104,7 +125,7 @@ def run_command(
                     inputs=inputs,
                     context=context,
                     tools=tools,
-                    on_event=ReasoningToStderr(sink) if reasoning else sink,
+                    on_event=turn_events(ReasoningToStderr(sink) if reasoning else sink),
                 )
         else:
             result = run(contract, adapter, inputs=inputs, context=context, tools=tools)

@@ -34,6 +34,8 @@ class ErrorCode(StrEnum):
     RUN_NOT_FOUND = "TQX_RUN_NOT_FOUND"
     RUN_PRODUCER_LOST = "TQX_RUN_PRODUCER_LOST"
     EVENT_LOG_UNAVAILABLE = "TQX_EVENT_LOG_UNAVAILABLE"
+    HISTORY_REPAIRED = "TQX_HISTORY_REPAIRED"
+    CHAT_BUSY = "TQX_CHAT_BUSY"
 
     @property
     def retryable(self) -> bool:
@@ -120,5 +122,13 @@ _MEANINGS: dict[ErrorCode, str] = {
     ErrorCode.EVENT_LOG_UNAVAILABLE: (
         "A resumable server's event log (Redis) could not be reached; a run it held failed"
         " and the server stays up."
+    ),
+    ErrorCode.HISTORY_REPAIRED: (
+        "A warning: the history given to one execution was changed so a model API accepts it (a"
+        " tool call without a result got a neutral one; a result answering no call was dropped)."
+    ),
+    ErrorCode.CHAT_BUSY: (
+        "A chat already has a run streaming: the server runs one at a time per chat, so a second"
+        " request for it is refused until the first ends (or is stopped)."
     ),
 }

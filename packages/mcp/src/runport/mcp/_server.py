@@ -19,7 +19,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 from runport.application import Catalog, aclose_adapter, aexecute_contract, close_adapter, to_async
-from runport.contracts import ErrorCode, OperationEnvelope, StreamEvent
+from runport.contracts import ErrorCode, OperationEnvelope, RunEvent
 from runport.ports import AsyncRuntimeAdapter, RuntimeAdapter
 
 LIST_CONTRACTS = "list_contracts"
@@ -30,7 +30,7 @@ AdapterFactory = Callable[[], RuntimeAdapter | AsyncRuntimeAdapter]
 """Builds the adapter for one call. A fresh adapter per call keeps calls independent: the
 scripted mock, for one, plays its scenario from the first turn every time."""
 
-_EXECUTE_KEYS = frozenset({"contract", "inputs", "context", "stream"})
+_EXECUTE_KEYS = frozenset({"contract", "inputs", "context", "stream", "partial_output"})
 
 _EXECUTE_INPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -50,6 +50,14 @@ _EXECUTE_INPUT_SCHEMA: dict[str, Any] = {
                 "stream the run: every event (the model's reasoning as ReasoningDelta, the "
                 "answer as Delta) is sent as a progress notification (when the request carries "
                 "a progress token) and kept in the envelope's stream_events"
+            ),
+        },
+        "partial_output": {
+            "type": "boolean",
+            "description": (
+                "with stream, a structured answer's OutputSnapshot (the answer parsed so far) "
+                "follows each Delta that changed it, as a progress notification; the envelope "
+                "is the same without them"
             ),
         },
     },
@@ -127,7 +135,13 @@ class _Call:
         self.contract: str = contract
         self.inputs: dict[str, Any] = inputs
         self.context: dict[str, Any] | None = context
+        partial_output = args.get("partial_output", False)
+        if not isinstance(partial_output, bool):
+            raise _Malformed(
+                f"'partial_output' must be a boolean, not {_json_type(partial_output)}"
+            )
         self.stream: bool = stream
+        self.partial_output: bool = partial_output
 
 
 def _json_type(value: object) -> str:
@@ -148,20 +162,21 @@ class _Forwarder:
     """The async sink: each event goes out as a progress notification, awaited before the
     adapter reads further, so events leave in the order the adapter produced them and all of
     them before the result. A no-op notification when the request carried no progress token;
-    the event still lands in the envelope's ``stream_events``."""
+    the event still lands in the envelope's ``stream_events`` (an ``OutputSnapshot``, made
+    from the ``Delta`` before it, goes out as progress only)."""
 
     def __init__(self, ctx: ServerRequestContext[Any]) -> None:
         self._ctx = ctx
         self._sent = 0
 
-    async def __call__(self, event: StreamEvent) -> None:
+    async def __call__(self, event: RunEvent) -> None:
         self._sent += 1
         await self._ctx.session.report_progress(
             self._sent, message=_EVENT.dump_json(event).decode()
         )
 
 
-_EVENT: TypeAdapter[StreamEvent] = TypeAdapter(StreamEvent)
+_EVENT: TypeAdapter[RunEvent] = TypeAdapter(RunEvent)
 
 
 def create_server(
@@ -247,6 +262,7 @@ def create_server(
                 inputs=call.inputs,
                 context=call.context,
                 on_event=_Forwarder(ctx) if call.stream else None,
+                partial_output=call.partial_output,
             )
         finally:
             if isinstance(adapter, AsyncRuntimeAdapter):

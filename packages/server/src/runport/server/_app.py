@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import secrets
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from importlib import resources
 
@@ -18,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from runport.application import Catalog, to_async
+from runport.application import Catalog, Tool, to_async
 from runport.contracts import ErrorCode
 from runport.core import Contract
 from runport.ports import AsyncRuntimeAdapter, RuntimeAdapter, check_byte_count, check_seconds
@@ -29,9 +30,10 @@ from runport.server._body import (
     parse_call,
     read_body,
 )
-from runport.server._errors import RequestRefused, error_response
+from runport.server._errors import RequestRefused, error_response, find_contract
 from runport.server._event_log import EventLog
 from runport.server._execution import Execution
+from runport.server._frontend_routes import frontend_routes
 from runport.server._guard import RequestGuard, check_allowed_hosts
 from runport.server._resumable import ResumableExecution, run_events, stop_run
 from runport.server._runs import DEFAULT_ORPHAN_TIMEOUT_S, Runs
@@ -53,6 +55,7 @@ _STATIC = {
     "/": ("index.html", "text/html; charset=utf-8"),
     "/playground.css": ("playground.css", "text/css; charset=utf-8"),
     "/playground.js": ("playground.js", "text/javascript; charset=utf-8"),
+    "/playground-chat.js": ("playground-chat.js", "text/javascript; charset=utf-8"),
 }
 _PAGE_HEADERS = {
     "Cache-Control": "no-cache",
@@ -78,6 +81,16 @@ def _as_async(adapter: AsyncRuntimeAdapter | RuntimeAdapter) -> AsyncRuntimeAdap
     return adapter if isinstance(adapter, AsyncRuntimeAdapter) else to_async(adapter)
 
 
+def _partial_output(request: Request) -> bool:
+    """``?partial_output=true``: the answer's snapshots ride the event stream."""
+    value = request.query_params.get("partial_output", "false")
+    if value not in ("true", "false"):
+        raise RequestRefused(
+            400, ErrorCode.DATA_INVALID, f"partial_output must be true or false, not {value!r}"
+        )
+    return value == "true"
+
+
 def _wants_events(request: Request) -> bool:
     accept = request.headers.get("accept", "")
     return any(part.split(";")[0].strip() == "text/event-stream" for part in accept.split(","))
@@ -92,6 +105,9 @@ def create_app(
     body_timeout: float = DEFAULT_BODY_TIMEOUT_S,
     cors_origins: Sequence[str] = (),
     allowed_hosts: Sequence[str] = (),
+    tools: Sequence[Tool | Callable[..., object]] = (),
+    reasoning_key: bytes | None = None,
+    partial_output: bool = False,
     heartbeat: float = DEFAULT_HEARTBEAT_S,
     event_log: EventLog | None = None,
     orphan_timeout: float = DEFAULT_ORPHAN_TIMEOUT_S,
@@ -108,6 +124,12 @@ def create_app(
     ``Host`` is refused, as is a state-changing one from a foreign ``Origin`` or with a body
     that is not JSON (docs/security.md). A body still arriving after ``body_timeout`` seconds
     is refused with 408.
+
+    ``tools`` are the functions a chat's run may call (``POST /v1/contracts/{id}/chat`` and
+    ``/agui``, docs/frontends.md). ``reasoning_key`` seals the reasoning metadata those routes
+    send to the browser, so a later request can send it back to the provider and nothing
+    else (a random key per app when none is given: servers behind one balancer share one).
+    With ``partial_output`` their runs also send the structured answer as it fills in.
 
     Every event stream sends ``: ping`` after ``heartbeat`` seconds without output. With an
     ``event_log`` the server is resumable: a streamed run lives in the log, not in its
@@ -136,47 +158,44 @@ def create_app(
             return error_response(refused)
         return JSONResponse(listing)
 
-    async def execute(request: Request) -> Response:
-        try:
-            check_token(request, secret)
-            contract_id = request.path_params["contract_id"]
-            contract = catalog.get(contract_id)
-            if contract is None:
-                known = ", ".join(sorted(catalog)) or "none"
-                raise RequestRefused(
-                    404,
-                    ErrorCode.CONTRACT_NOT_FOUND,
-                    f"no contract with id {contract_id!r} (known: {known})",
-                )
-            call = parse_call(await read_body(request, limit, read_timeout))
-        except RequestRefused as refused:
-            return error_response(refused)
-        streamed = _wants_events(request)
+    async def adapter_for() -> tuple[AsyncRuntimeAdapter, bool]:
+        """The request's adapter and whether the request owns it: the shared one, or one
+        the factory builds (off the event loop) for this request alone."""
         if shared_async is not None:
-            if runs is not None and streamed:
-                return ResumableExecution(
-                    runs, contract, shared_async, call, owned=False, heartbeat=beat
-                )
-            return Execution(contract, shared_async, call, streamed=streamed, heartbeat=beat)
+            return shared_async, False
         assert callable(adapter)
         try:
             built = await anyio.to_thread.run_sync(adapter)
         except Exception as error:  # the server's failure, not the caller's: say so, stay up
             _log.error("the adapter factory failed", exc_info=error)
-            return error_response(
-                RequestRefused(
-                    503,
-                    ErrorCode.RUNTIME_UNAVAILABLE,
-                    f"the server cannot start its adapter ({type(error).__name__}); "
-                    "see the server's log",
-                )
-            )
+            raise RequestRefused(
+                503,
+                ErrorCode.RUNTIME_UNAVAILABLE,
+                f"the server cannot start its adapter ({type(error).__name__}); "
+                "see the server's log",
+            ) from None
+        return _as_async(built), True
+
+    async def execute(request: Request) -> Response:
+        try:
+            check_token(request, secret)
+            contract = find_contract(catalog, request.path_params["contract_id"])
+            partial = _partial_output(request)
+            call = parse_call(await read_body(request, limit, read_timeout))
+            run_on, owned = await adapter_for()
+        except RequestRefused as refused:
+            return error_response(refused)
+        streamed = _wants_events(request)
         if runs is not None and streamed:
-            return ResumableExecution(
-                runs, contract, _as_async(built), call, owned=True, heartbeat=beat
-            )
+            return ResumableExecution(runs, contract, run_on, call, owned=owned, heartbeat=beat)
         return Execution(
-            contract, _as_async(built), call, streamed=streamed, owned=True, heartbeat=beat
+            contract,
+            run_on,
+            call,
+            streamed=streamed,
+            owned=owned,
+            partial_output=partial,
+            heartbeat=beat,
         )
 
     async def events(request: Request) -> Response:
@@ -209,6 +228,16 @@ def create_app(
         Route("/v1/contracts/{contract_id:str}/executions", execute, methods=["POST"]),
         Route("/v1/runs/{run_id:str}/events", events, methods=["GET"]),
         Route("/v1/runs/{run_id:str}", stop, methods=["DELETE"]),
+        *frontend_routes(
+            catalog,
+            adapter_for,
+            token=secret,
+            max_body_bytes=limit,
+            body_timeout=read_timeout,
+            tools=tools,
+            reasoning_key=reasoning_key if reasoning_key is not None else secrets.token_bytes(32),
+            partial_output=partial_output,
+        ),
     ]
     middleware = [Middleware(RequestGuard, allowed_hosts=allowed_hosts, cors_origins=cors_origins)]
     if cors_origins:

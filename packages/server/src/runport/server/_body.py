@@ -92,11 +92,19 @@ def _where(text: str) -> str:
     return " (a lone surrogate, NaN or Infinity is not JSON)"
 
 
-def parse_call(body: bytes) -> ExecutionCall:
-    """The call in a body, or a 400 naming what is wrong with it."""
+def parse_json_object(body: bytes, shape: str) -> dict[str, Any]:
+    """The body's JSON object, or a 400: ``shape`` says what the object should look like."""
     data = _json(body)
     if not isinstance(data, dict):
-        raise _malformed('the body must be a JSON object: {"inputs": {...}, "context": {...}}')
+        raise _malformed(shape)
+    return data
+
+
+def parse_call(body: bytes) -> ExecutionCall:
+    """The call in a body, or a 400 naming what is wrong with it."""
+    data = parse_json_object(
+        body, 'the body must be a JSON object: {"inputs": {...}, "context": {...}}'
+    )
     unknown = sorted(set(data) - _KEYS)
     if unknown:
         raise _malformed(f"unknown field(s): {', '.join(unknown)} (expected inputs, context)")

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from starlette.responses import JSONResponse
 
+from runport.application import Catalog
 from runport.contracts import ErrorCode
+from runport.core import Contract
 
 
 class RequestRefused(Exception):
@@ -26,3 +28,16 @@ def error_response(refused: RequestRefused) -> JSONResponse:
         status_code=refused.status,
         headers=refused.headers,
     )
+
+
+def find_contract(catalog: Catalog, contract_id: str) -> Contract:
+    """The contract a route names, or a 404 listing the ones the server has."""
+    contract = catalog.get(contract_id)
+    if contract is None:
+        known = ", ".join(sorted(catalog)) or "none"
+        raise RequestRefused(
+            404,
+            ErrorCode.CONTRACT_NOT_FOUND,
+            f"no contract with id {contract_id!r} (known: {known})",
+        )
+    return contract

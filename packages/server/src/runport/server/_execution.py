@@ -16,7 +16,7 @@ from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
 from runport.application import aclose_adapter, aexecute_contract, astream
-from runport.contracts import ErrorCode, OperationEnvelope, StreamEvent
+from runport.contracts import ErrorCode, OperationEnvelope, RunEvent
 from runport.core import Contract
 from runport.ports import AsyncRuntimeAdapter
 from runport.server._body import ExecutionCall
@@ -25,7 +25,7 @@ from runport.server._sse import DEFAULT_HEARTBEAT_S, SSEWriter, event_frame, new
 _INPUT_CODES = frozenset(
     {ErrorCode.VALUE_REQUIRED, ErrorCode.VALUE_SCHEMA, ErrorCode.VALUE_UNKNOWN}
 )
-_EVENT: TypeAdapter[StreamEvent] = TypeAdapter(StreamEvent)
+_EVENT: TypeAdapter[RunEvent] = TypeAdapter(RunEvent)
 
 
 def status_for(envelope: OperationEnvelope) -> int:
@@ -71,7 +71,9 @@ def _json_start(status: int, body: bytes) -> list[Message]:
 class Execution(Response):
     """The response to one ``POST /v1/contracts/{id}/executions``: it runs the contract while
     it is being sent. An ``owned`` adapter (built for this request) is closed after it; a
-    shared one stays open for the next."""
+    shared one stays open for the next. Streamed with ``partial_output``, a structured
+    answer's ``OutputSnapshot`` events ride beside its ``Delta`` events (every ``RunEvent``
+    kind is written the same way, as its ``kind`` and its JSON)."""
 
     def __init__(
         self,
@@ -81,6 +83,7 @@ class Execution(Response):
         *,
         streamed: bool,
         owned: bool = False,
+        partial_output: bool = False,
         heartbeat: float = DEFAULT_HEARTBEAT_S,
     ) -> None:
         self._contract = contract
@@ -88,6 +91,7 @@ class Execution(Response):
         self._call = call
         self._streamed = streamed
         self._owned = owned
+        self._partial_output = partial_output
         self._heartbeat = heartbeat
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -116,7 +120,11 @@ class Execution(Response):
         async with anyio.create_task_group() as beats:
             beats.start_soon(writer.heartbeats)
             async with astream(
-                self._contract, self._adapter, inputs=self._call.inputs, context=self._call.context
+                self._contract,
+                self._adapter,
+                inputs=self._call.inputs,
+                context=self._call.context,
+                partial_output=self._partial_output,
             ) as events:
                 async for event in events:
                     seq += 1

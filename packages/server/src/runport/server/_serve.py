@@ -15,7 +15,7 @@ import uvicorn
 from starlette.applications import Starlette
 from starlette.types import ASGIApp
 
-from runport.application import aclose_adapter, async_adapter_factory, load_catalog
+from runport.application import Tool, aclose_adapter, async_adapter_factory, load_catalog
 from runport.ports import AsyncRuntimeAdapter, check_seconds
 from runport.server._app import AdapterSource, create_app
 from runport.server._auth import token_secret
@@ -48,6 +48,7 @@ def prepare(
     orphan_timeout: float = DEFAULT_ORPHAN_TIMEOUT_S,
     retention: float = DEFAULT_RETENTION_S,
     lease: float = DEFAULT_LEASE_S,
+    tools: Sequence[Tool | Callable[..., object]] = (),
     warn: Callable[[str], None],
 ) -> ASGIApp:
     """Everything ``runport serve`` does before serving: load the folder, make the adapter.
@@ -55,6 +56,7 @@ def prepare(
     With a ``scenario`` (the mock) every request gets a fresh adapter, so each plays the
     scenario from its first turn; any other adapter is made once, here — off the event loop —
     and shared by every request (one connection pool), then closed when the server stops.
+    ``tools`` are what a chat's run may call.
 
     With ``resumable`` runs outlive their connections (docs/server.md): their events go to
     the ``event_log`` — ``"memory"`` (the default, this process) or a ``redis://`` URL shared
@@ -91,6 +93,7 @@ def prepare(
         heartbeat=heartbeat,
         event_log=log,
         orphan_timeout=orphan_timeout,
+        tools=tools,
     )
     if isinstance(source, AsyncRuntimeAdapter):
         app.router.lifespan_context = _closing(source, app.router.lifespan_context)

@@ -17,7 +17,7 @@ from typing import Any, Final
 from pydantic import ValidationError
 
 from runport.application._batch._summary import BatchSummary, Tally
-from runport.application._envelope import ContractSource, resolve_contract
+from runport.application._contract import ContractSource, resolve_contract
 from runport.contracts import ErrorCode, OperationEnvelope, fingerprint
 from runport.core import JsonLimitError, parse_json_text
 

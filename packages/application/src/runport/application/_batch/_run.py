@@ -16,7 +16,7 @@ from runport.application._batch._rows import read_rows
 from runport.application._batch._runner import AdapterSource, RowRunner
 from runport.application._batch._source import PipedRows, RowSource, waits
 from runport.application._batch._summary import BatchSummary
-from runport.application._envelope import ContractSource
+from runport.application._contract import ContractSource
 
 Rows = str | os.PathLike[str] | Iterable[object]
 """A ``.jsonl``/``.csv``/``.parquet`` path, or rows in memory (mappings in the row shape, or

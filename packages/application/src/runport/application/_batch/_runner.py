@@ -10,11 +10,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 
-from runport.application._async import aexecute_request
 from runport.application._batch._output import BatchLine
 from runport.application._batch._rows import BatchRow
 from runport.application._bridges import to_async
-from runport.application._envelope import OPERATION, ContractSource, prepare, resolve_contract
+from runport.application._contract import ContractSource, resolve_contract
+from runport.application._envelope import OPERATION, prepare
+from runport.application._execute import aexecute_request
 from runport.contracts import OperationEnvelope, fingerprint
 from runport.ports import AsyncRuntimeAdapter, RuntimeAdapter
 

@@ -125,6 +125,7 @@ function select(contract) {
   $("fields").replaceChildren(...renderFields(contract.input_schema));
   for (const id of ["welcome", "run-panel", "receipt", "error"]) show(id, false);
   show("contract-panel");
+  if (typeof chatMode === "function") chatMode(false); // playground-chat.js
   $("status").textContent = "";
   const firstField = $("fields").querySelector("input, select, textarea");
   if (firstField) firstField.focus();

@@ -1,0 +1,34 @@
+// The AI SDK's own client reads a runport chat stream: DefaultChatTransport posts the chat
+// (the body useChat sends), the `ai` package parses the response with its SSE reader and its
+// chunk schema, and readUIMessageStream assembles the assistant UIMessage.
+//
+// node read-ui-message-stream.mjs REQUEST_JSON
+//   REQUEST_JSON: {"api": URL, "chatId": …, "messages": [UIMessage…], "headers"?: {…}}
+// Prints {"message": <the final UIMessage>, "snapshots": <how many>, "errors": [...]} on stdout.
+import { DefaultChatTransport, readUIMessageStream } from "ai";
+
+const request = JSON.parse(process.argv[2]);
+const transport = new DefaultChatTransport({ api: request.api, headers: request.headers ?? {} });
+const errors = [];
+let message;
+let snapshots = 0;
+try {
+  const chunks = await transport.sendMessages({
+    trigger: "submit-message",
+    chatId: request.chatId,
+    messageId: undefined,
+    messages: request.messages,
+    abortSignal: undefined,
+  });
+  for await (const snapshot of readUIMessageStream({
+    stream: chunks,
+    onError: (error) => errors.push(String(error?.message ?? error)),
+    terminateOnError: true,
+  })) {
+    message = snapshot;
+    snapshots += 1;
+  }
+} catch (error) {
+  errors.push(String(error?.message ?? error));
+}
+process.stdout.write(JSON.stringify({ message, snapshots, errors }));

@@ -1,0 +1,54 @@
+"""What every way of calling a contract checks: the contract itself and whether the adapter
+offers what it requires, before the call; the answer against the output schema, after it. One
+turn (``_envelope``) reports a problem as a diagnostic; a run (``_plan``, ``_state``) raises
+it as a ``RunError`` or asks for a correction."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from runport.contracts import AdapterDescriptor, Diagnostic, ErrorCode, ExecutionReceipt
+from runport.core import Contract, load_contract, validate_output
+
+ContractSource = Contract | str | os.PathLike[str]
+
+
+def resolve_contract(contract_or_path: ContractSource) -> Contract:
+    if isinstance(contract_or_path, Contract):
+        return contract_or_path
+    return load_contract(contract_or_path)
+
+
+def missing_capabilities(required: list[str], descriptor: AdapterDescriptor) -> list[str]:
+    offered = set(descriptor.capabilities)
+    return [c for c in required if c not in offered]
+
+
+def capability_diagnostic(missing: list[str], descriptor: AdapterDescriptor) -> Diagnostic:
+    return Diagnostic(
+        code=ErrorCode.RUNTIME_CAPABILITY_UNSUPPORTED,
+        message=(
+            f"adapter {descriptor.id!r} lacks the capabilities the contract requires: "
+            + ", ".join(missing)
+        ),
+        json_pointer="/capabilities",
+    )
+
+
+def answer_problems(
+    output_schema: Mapping[str, Any], receipt: ExecutionReceipt
+) -> list[Diagnostic]:
+    """Why the contract rejects a turn's answer (its receipt says ``output_schema_valid`` is
+    false): the schema's errors, or that the text is no JSON document at all."""
+    return validate_output(output_schema, receipt.output) or [not_json()]
+
+
+def not_json() -> Diagnostic:
+    """The rejection of an answer whose text does not even parse."""
+    return Diagnostic(
+        code=ErrorCode.OUTPUT_SCHEMA,
+        message="the model's text is not a JSON document",
+        json_pointer="",
+    )

@@ -1,0 +1,334 @@
+"""``agui_stream``: a run as AG-UI events.
+
+Each model turn is one assistant message (its text, and its tool calls as children), with
+its reasoning as a reasoning message before it; tool results are tool messages; the partial
+structured answer is the agent state (``{"output": …}``: a snapshot, then JSON patches);
+the run ends with ``RUN_FINISHED`` (its answer, its token usage) or ``RUN_ERROR`` (a TQX
+code). The mapping, and why, is in docs/frontends.md and adr/0036.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterable, AsyncIterator
+from typing import Any
+
+from pydantic import JsonValue
+
+from runport.application import RunError
+from runport.contracts import (
+    AnswerRejected,
+    Complete,
+    Delta,
+    ErrorCode,
+    Failed,
+    OutputSnapshot,
+    ReasoningDelta,
+    RunEvent,
+    ToolCallDelta,
+    ToolResult,
+    Usage,
+    canonical_json,
+)
+from runport.server._encoder import RunEventEncoder, encoded
+from runport.server._frames import json_string
+
+AGUI_HEADERS = {
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-cache",
+    "x-accel-buffering": "no",
+}
+"""The response headers an AG-UI event stream is served with."""
+
+
+def _json(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+
+
+def tool_content(value: JsonValue) -> str:
+    """A tool's result as a message's text, the way a run sends it to the model: a string
+    as it is, anything else as compact sorted JSON."""
+    return value if isinstance(value, str) else canonical_json(value).decode()
+
+
+def _pointer_token(key: str | int) -> str:
+    return str(key).replace("~", "~0").replace("/", "~1")
+
+
+def json_patch(before: JsonValue, after: JsonValue, path: str = "") -> list[dict[str, JsonValue]]:
+    """The RFC 6902 operations that turn ``before`` into ``after``. Snapshots of a growing
+    answer share the structure that did not change, so a subtree that is the same object
+    is skipped without being read: the cost follows what changed, not the answer's size."""
+    if before is after:
+        return []
+    if isinstance(before, dict) and isinstance(after, dict) and before.keys() <= after.keys():
+        ops: list[dict[str, JsonValue]] = []
+        for key, value in after.items():
+            where = f"{path}/{_pointer_token(key)}"
+            if key in before:
+                ops += json_patch(before[key], value, where)
+            else:
+                ops.append({"op": "add", "path": where, "value": value})
+        return ops
+    if isinstance(before, list) and isinstance(after, list) and len(before) <= len(after):
+        ops = []
+        for index, value in enumerate(after):
+            where = f"{path}/{index}"
+            if index < len(before):
+                ops += json_patch(before[index], value, where)
+            else:
+                ops.append({"op": "add", "path": where, "value": value})
+        return ops
+    if before == after and type(before) is type(after):
+        return []
+    return [{"op": "replace", "path": path, "value": after}]
+
+
+class AGUIEncoder(RunEventEncoder):
+    """The protocol's state for one run: the open text and reasoning messages, the tool
+    calls announced, the state last sent. ``encode`` turns one run event into the AG-UI
+    events (JSON payloads) it owes; the frames are written by ``data_frames``."""
+
+    def __init__(self, thread_id: str, run_id: str) -> None:
+        super().__init__()
+        self._thread_id = thread_id
+        self._run_id = run_id
+        self._turn = 0
+        self._in_turn = False
+        self._message_id: str | None = None
+        self._text_prefix: bytes | None = None
+        self._reasoning_prefix: bytes | None = None
+        self._reasoning_id: str | None = None
+        self._reasonings = 0
+        self._calls: dict[int, str] = {}
+        self._open_calls: list[str] = []
+        self._state: JsonValue = None
+        self._has_state = False
+        self._output: JsonValue = None
+        self._usage: dict[tuple[str | None, str | None], Usage] = {}
+        self._failure: tuple[str, str] | None = None
+
+    def start(self) -> list[bytes]:
+        return [_json({"type": "RUN_STARTED", "threadId": self._thread_id, "runId": self._run_id})]
+
+    def end(self, error: RunError | None = None) -> list[bytes]:
+        """``RUN_FINISHED`` (cancelled, for a caller stop) or ``RUN_ERROR`` with the code."""
+        out: list[bytes] = []
+        self._close_turn(out)
+        failure = self._failure if error is None else (error.code, error.message or str(error))
+        finished: dict[str, JsonValue] = {
+            "type": "RUN_FINISHED",
+            "threadId": self._thread_id,
+            "runId": self._run_id,
+        }
+        if failure is not None and failure[0] == ErrorCode.CALLER_STOPPED:
+            finished["outcome"] = {"type": "cancelled"}
+        elif failure is not None:
+            out.append(_json({"type": "RUN_ERROR", "code": failure[0], "message": failure[1]}))
+            return out
+        elif self._output is not None:
+            finished["result"] = self._output
+        if self._usage:
+            finished["usage"] = [
+                self._token_usage(provider, model, usage)
+                for (provider, model), usage in self._usage.items()
+            ]
+        out.append(_json(finished))
+        return out
+
+    @staticmethod
+    def _token_usage(provider: str | None, model: str | None, usage: Usage) -> JsonValue:
+        entry: dict[str, JsonValue] = {
+            "inputTokens": usage.input_tokens,
+            "outputTokens": usage.output_tokens,
+            "totalTokens": usage.input_tokens + usage.output_tokens,
+        }
+        if usage.reasoning_tokens:
+            entry["reasoningTokens"] = usage.reasoning_tokens
+        if provider is not None:
+            entry["provider"] = provider
+        if model is not None:
+            entry["model"] = model
+        return entry
+
+    # -- messages ----------------------------------------------------------------------
+
+    def _begin_turn(self) -> None:
+        if not self._in_turn:
+            self._turn += 1
+            self._in_turn = True
+            self._message_id = f"{self._run_id}-m{self._turn}"
+
+    def _end_text(self, out: list[bytes]) -> None:
+        if self._text_prefix is not None:
+            out.append(_json({"type": "TEXT_MESSAGE_END", "messageId": self._message_id}))
+            self._text_prefix = None
+
+    def _end_reasoning(self, out: list[bytes]) -> None:
+        if self._reasoning_id is not None:
+            out.append(_json({"type": "REASONING_MESSAGE_END", "messageId": self._reasoning_id}))
+            out.append(_json({"type": "REASONING_END", "messageId": self._reasoning_id}))
+            self._reasoning_id = self._reasoning_prefix = None
+
+    def _close_turn(self, out: list[bytes]) -> None:
+        self._end_reasoning(out)
+        self._end_text(out)
+        for call_id in self._open_calls:
+            out.append(_json({"type": "TOOL_CALL_END", "toolCallId": call_id}))
+        self._open_calls = []
+        self._calls = {}
+        self._in_turn = False
+
+    # -- one method per run event ------------------------------------------------------
+
+    def _delta(self, event: Delta, out: list[bytes]) -> None:
+        if self._text_prefix is None:
+            self._begin_turn()
+            self._end_reasoning(out)
+            message_id = json_string(self._message_id or "")
+            out.append(
+                b'{"type":"TEXT_MESSAGE_START","messageId":' + message_id + b',"role":"assistant"}'
+            )
+            self._text_prefix = b'{"type":"TEXT_MESSAGE_CONTENT","messageId":' + message_id
+            self._text_prefix += b',"delta":'
+        out.append(self._text_prefix + json_string(event.text) + b"}")
+
+    def _reasoning_delta(self, event: ReasoningDelta, out: list[bytes]) -> None:
+        if self._reasoning_prefix is None:
+            self._begin_turn()
+            self._end_text(out)
+            self._reasonings += 1
+            reasoning_id = f"{self._message_id}-r{self._reasonings}"
+            self._reasoning_id = reasoning_id
+            out.append(_json({"type": "REASONING_START", "messageId": reasoning_id}))
+            out.append(
+                _json(
+                    {
+                        "type": "REASONING_MESSAGE_START",
+                        "messageId": reasoning_id,
+                        "role": "reasoning",
+                    }
+                )
+            )
+            self._reasoning_prefix = (
+                b'{"type":"REASONING_MESSAGE_CONTENT","messageId":'
+                + json_string(reasoning_id)
+                + b',"delta":'
+            )
+        out.append(self._reasoning_prefix + json_string(event.text) + b"}")
+
+    def _tool_call_delta(self, event: ToolCallDelta, out: list[bytes]) -> None:
+        self._begin_turn()
+        self._end_reasoning(out)
+        if event.index not in self._calls:
+            self._calls[event.index] = event.call_id
+            self._open_calls.append(event.call_id)
+            out.append(
+                _json(
+                    {
+                        "type": "TOOL_CALL_START",
+                        "toolCallId": event.call_id,
+                        "toolCallName": event.name,
+                        "parentMessageId": self._message_id,
+                    }
+                )
+            )
+        if event.arguments_fragment:
+            out.append(
+                b'{"type":"TOOL_CALL_ARGS","toolCallId":'
+                + json_string(event.call_id)
+                + b',"delta":'
+                + json_string(event.arguments_fragment)
+                + b"}"
+            )
+
+    def _complete(self, event: Complete, out: list[bytes]) -> None:
+        self._begin_turn()
+        receipt = event.receipt
+        announced = set(self._calls.values())
+        for call in receipt.tool_calls or ():  # calls that arrived whole, never streamed
+            if call.call_id not in announced:
+                self._open_calls.append(call.call_id)
+                out.append(
+                    _json(
+                        {
+                            "type": "TOOL_CALL_START",
+                            "toolCallId": call.call_id,
+                            "toolCallName": call.name,
+                            "parentMessageId": self._message_id,
+                        }
+                    )
+                )
+                out.append(
+                    _json(
+                        {
+                            "type": "TOOL_CALL_ARGS",
+                            "toolCallId": call.call_id,
+                            "delta": canonical_json(call.arguments).decode(),
+                        }
+                    )
+                )
+        self._close_turn(out)
+        out.append(
+            b'{"type":"CUSTOM","name":"runport.receipt","value":'
+            + receipt.model_dump_json().encode()
+            + b"}"
+        )
+        if receipt.usage is not None:
+            key = (receipt.adapter.provider, receipt.adapter.model)
+            self._usage[key] = self._usage.get(key, Usage()) + receipt.usage
+        self._output = receipt.output if not receipt.tool_calls else None
+        self._failure = None
+
+    def _failed(self, event: Failed, out: list[bytes]) -> None:
+        self._close_turn(out)
+        self._failure = (event.code, event.message)
+
+    def _tool_result(self, event: ToolResult, out: list[bytes]) -> None:
+        text = event.error if event.error is not None else tool_content(event.output)
+        out.append(
+            _json(
+                {
+                    "type": "TOOL_CALL_RESULT",
+                    "messageId": f"{self._run_id}-tool-{event.call_id}",
+                    "toolCallId": event.call_id,
+                    "content": text,
+                    "role": "tool",
+                }
+            )
+        )
+
+    def _snapshot(self, event: OutputSnapshot, out: list[bytes]) -> None:
+        state: dict[str, JsonValue] = {"output": event.value}
+        if not self._has_state:
+            self._has_state = True
+            out.append(b'{"type":"STATE_SNAPSHOT","snapshot":' + _json(state) + b"}")
+        else:
+            before = self._state
+            assert isinstance(before, dict)
+            patch = json_patch(before.get("output"), event.value, "/output")
+            if patch:
+                out.append(_json({"type": "STATE_DELTA", "delta": patch}))
+        self._state = state
+
+    def _rejected(self, event: AnswerRejected, out: list[bytes]) -> None:
+        out.append(
+            b'{"type":"CUSTOM","name":"runport.rejected","value":'
+            + event.model_dump_json(exclude={"kind"}).encode()
+            + b"}"
+        )
+        # the next round answers afresh: its partial answer starts from nothing
+        self._has_state = False
+
+
+def agui_stream(
+    events: AsyncIterable[RunEvent], *, thread_id: str, run_id: str
+) -> AsyncIterator[bytes]:
+    """The run ``events`` as AG-UI events over server-sent events, one chunk of bytes per
+    run event (its frames together), from ``RUN_STARTED`` to ``RUN_FINISHED`` or
+    ``RUN_ERROR``. Serve it with ``AGUI_HEADERS``.
+
+    A ``RunError`` raised by ``events`` ends the stream with ``RUN_ERROR`` carrying its
+    TQX code; a caller stop ends it with ``RUN_FINISHED`` whose outcome is ``cancelled``.
+    """
+    return encoded(AGUIEncoder(thread_id, run_id), events)

@@ -1,0 +1,91 @@
+"""What both frontend encoders share: the run-event dispatch and the loop that writes one
+chunk of frames per run event (``data_frames``), the run's ending included."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterable, AsyncIterator, Callable
+from typing import Any
+
+from runport.application import RunError
+from runport.contracts import (
+    AnswerRejected,
+    Complete,
+    Delta,
+    Failed,
+    OutputSnapshot,
+    ReasoningDelta,
+    RunEvent,
+    ToolCallDelta,
+    ToolResult,
+)
+from runport.server._frames import data_frames
+
+
+class RunEventEncoder(ABC):
+    """One protocol's state for one run: ``start`` and ``end`` make the run's first and last
+    payloads, ``encode`` the payloads one run event owes, through one method per event kind."""
+
+    def __init__(self) -> None:
+        self._encoders: dict[type, Callable[[Any, list[bytes]], None]] = {
+            Delta: self._delta,
+            ReasoningDelta: self._reasoning_delta,
+            ToolCallDelta: self._tool_call_delta,
+            Complete: self._complete,
+            Failed: self._failed,
+            ToolResult: self._tool_result,
+            OutputSnapshot: self._snapshot,
+            AnswerRejected: self._rejected,
+        }
+
+    def encode(self, event: RunEvent) -> list[bytes]:
+        out: list[bytes] = []
+        self._encoders[type(event)](event, out)
+        return out
+
+    @abstractmethod
+    def start(self) -> list[bytes]: ...
+
+    @abstractmethod
+    def end(self, error: RunError | None = None) -> list[bytes]: ...
+
+    @abstractmethod
+    def _delta(self, event: Delta, out: list[bytes]) -> None: ...
+
+    @abstractmethod
+    def _reasoning_delta(self, event: ReasoningDelta, out: list[bytes]) -> None: ...
+
+    @abstractmethod
+    def _tool_call_delta(self, event: ToolCallDelta, out: list[bytes]) -> None: ...
+
+    @abstractmethod
+    def _complete(self, event: Complete, out: list[bytes]) -> None: ...
+
+    @abstractmethod
+    def _failed(self, event: Failed, out: list[bytes]) -> None: ...
+
+    @abstractmethod
+    def _tool_result(self, event: ToolResult, out: list[bytes]) -> None: ...
+
+    @abstractmethod
+    def _snapshot(self, event: OutputSnapshot, out: list[bytes]) -> None: ...
+
+    @abstractmethod
+    def _rejected(self, event: AnswerRejected, out: list[bytes]) -> None: ...
+
+
+async def encoded(
+    encoder: RunEventEncoder, events: AsyncIterable[RunEvent], closing: bytes = b""
+) -> AsyncIterator[bytes]:
+    """``events`` through ``encoder``: one chunk per run event; a ``RunError`` the events
+    raise ends the stream the way ``encoder.end`` says, then ``closing``."""
+    yield data_frames(encoder.start())
+    try:
+        async for event in events:
+            payloads = encoder.encode(event)
+            if payloads:
+                yield data_frames(payloads)
+    except RunError as error:
+        yield data_frames(encoder.end(error)) + closing
+        return
+    yield data_frames(encoder.end()) + closing

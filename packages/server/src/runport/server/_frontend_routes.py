@@ -1,0 +1,127 @@
+"""``POST /v1/contracts/{id}/chat`` (the AI SDK's chat transport) and
+``POST /v1/contracts/{id}/agui`` (AG-UI's ``RunAgentInput``): a contract run as a chat,
+answered in the frontend's own protocol (docs/frontends.md, adr/0036)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from runport.application import Catalog, Tool
+from runport.contracts import ErrorCode
+from runport.core import Contract
+from runport.ports import AsyncRuntimeAdapter
+from runport.server._agui import AGUI_HEADERS, agui_stream
+from runport.server._agui_input import parse_agui
+from runport.server._auth import check_token
+from runport.server._body import read_body
+from runport.server._chat import ChatCall, parse_chat
+from runport.server._errors import RequestRefused, find_contract
+from runport.server._frontend_run import Encoder, FrontendRun, Refusal
+from runport.server._ui_stream import UI_MESSAGE_STREAM_HEADERS, ui_message_stream
+
+AdapterForRequest = Callable[[], Awaitable[tuple[AsyncRuntimeAdapter, bool]]]
+"""The adapter one request runs on, and whether the request owns it (closes it after)."""
+
+
+def _error(refused: RequestRefused) -> dict[str, object]:
+    return {"code": str(refused.code), "message": refused.message}
+
+
+def chat_refusal(refused: RequestRefused) -> JSONResponse:
+    """A refused chat request: runport's coded error, and the UI message stream's own error
+    chunk (``errorText``) in the same object, which the AI SDK shows as the chat's error."""
+    body = {
+        "type": "error",
+        "errorText": f"{refused.code}: {refused.message}",
+        "error": _error(refused),
+    }
+    return JSONResponse(body, status_code=refused.status, headers=refused.headers)
+
+
+def agui_refusal(refused: RequestRefused) -> JSONResponse:
+    """A refused AG-UI request: runport's coded error in the shape of AG-UI's ``RUN_ERROR``."""
+    body = {
+        "type": "RUN_ERROR",
+        "code": str(refused.code),
+        "message": refused.message,
+        "error": _error(refused),
+    }
+    return JSONResponse(body, status_code=refused.status, headers=refused.headers)
+
+
+def frontend_routes(
+    catalog: Catalog,
+    adapter_for: AdapterForRequest,
+    *,
+    token: bytes | None,
+    max_body_bytes: int,
+    body_timeout: float,
+    tools: Sequence[Tool | Callable[..., Any]],
+    reasoning_key: bytes,
+    partial_output: bool,
+) -> list[Route]:
+    busy: set[tuple[str, str, str]] = set()
+
+    async def serve(
+        request: Request,
+        route: str,
+        parse: Callable[[bytes, Contract], tuple[ChatCall, Encoder]],
+        headers: dict[str, str],
+        refusal: Refusal,
+    ) -> Response:
+        try:
+            check_token(request, token)
+            contract = find_contract(catalog, request.path_params["contract_id"])
+            call, encode = parse(await read_body(request, max_body_bytes, body_timeout), contract)
+            key = (route, contract.id, call.chat_id)
+            if key in busy:
+                raise RequestRefused(
+                    409,
+                    ErrorCode.CHAT_BUSY,
+                    f"chat {call.chat_id!r} already has a run streaming; stop it or wait for "
+                    "it to end before sending the next message",
+                )
+            adapter, owned = await adapter_for()
+        except RequestRefused as refused:
+            return refusal(refused)
+        busy.add(key)
+        return FrontendRun(
+            contract,
+            adapter,
+            call,
+            tools=tools,
+            encode=encode,
+            headers=headers,
+            refusal=refusal,
+            on_done=functools.partial(busy.discard, key),
+            partial_output=partial_output,
+            owned=owned,
+        )
+
+    def parse_ui(body: bytes, contract: Contract) -> tuple[ChatCall, Encoder]:
+        call = parse_chat(body, contract, reasoning_key)
+        encode = functools.partial(
+            ui_message_stream, message_id=call.message_id, reasoning_key=reasoning_key
+        )
+        return call, encode
+
+    def parse_ag(body: bytes, contract: Contract) -> tuple[ChatCall, Encoder]:
+        call, thread_id, run_id = parse_agui(body, contract)
+        return call, functools.partial(agui_stream, thread_id=thread_id, run_id=run_id)
+
+    async def chat(request: Request) -> Response:
+        return await serve(request, "chat", parse_ui, UI_MESSAGE_STREAM_HEADERS, chat_refusal)
+
+    async def agui(request: Request) -> Response:
+        return await serve(request, "agui", parse_ag, AGUI_HEADERS, agui_refusal)
+
+    return [
+        Route("/v1/contracts/{contract_id:str}/chat", chat, methods=["POST"]),
+        Route("/v1/contracts/{contract_id:str}/agui", agui, methods=["POST"]),
+    ]

@@ -1,0 +1,127 @@
+"""One chat or AG-UI request as an ASGI response: the run, streamed in a frontend protocol.
+
+As for an execution, the run happens in the request's own task beside a watcher that waits
+for the client to go away; a client that disconnects (a stopped ``useChat``, a closed tab)
+cancels the run, and cancellation is a caller stop: the adapter closes its upstream. A run
+its contract refuses before any model call (inputs, capabilities) is a 422 with the
+protocol's error shape, never a stream that starts and fails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from typing import Any
+
+from starlette.responses import JSONResponse, Response
+from starlette.types import Receive, Scope, Send
+
+from runport.application import RunError, Tool, aclose_adapter, astream_run
+from runport.contracts import ErrorCode, RunEvent
+from runport.core import Contract
+from runport.ports import AsyncRuntimeAdapter
+from runport.server._chat import ChatCall
+from runport.server._errors import RequestRefused
+
+Encoder = Callable[[AsyncIterator[RunEvent]], AsyncIterator[bytes]]
+Refusal = Callable[[RequestRefused], JSONResponse]
+_REFUSED_STAGES = frozenset({"input", "compile"})
+_CODES = frozenset(code.value for code in ErrorCode)
+
+
+async def _chained(
+    first: RunEvent | None, rest: AsyncIterator[RunEvent], error: RunError | None
+) -> AsyncIterator[RunEvent]:
+    if error is not None:
+        raise error
+    if first is None:
+        return
+    yield first
+    async for event in rest:
+        yield event
+
+
+class FrontendRun(Response):
+    """Runs ``call`` while the response is sent, through ``encode`` (``ui_message_stream``
+    or ``agui_stream``). ``on_done`` is told when the response ends however it ends (the
+    chat's busy mark is lifted there); an ``owned`` adapter is closed after it."""
+
+    def __init__(
+        self,
+        contract: Contract,
+        adapter: AsyncRuntimeAdapter,
+        call: ChatCall,
+        *,
+        tools: Sequence[Tool | Callable[..., Any]],
+        encode: Encoder,
+        headers: Mapping[str, str],
+        refusal: Refusal,
+        on_done: Callable[[], None],
+        partial_output: bool = False,
+        owned: bool = False,
+    ) -> None:
+        self._contract = contract
+        self._adapter = adapter
+        self._call = call
+        self._tools = tools
+        self._encode = encode
+        self._sse_headers = [(key.encode(), value.encode()) for key, value in headers.items()]
+        self._refusal = refusal
+        self._on_done = on_done
+        self._partial_output = partial_output
+        self._owned = owned
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # Plain asyncio tasks, not an anyio cancel scope: a cancelled scope cancels every
+        # await inside it again and again, the adapter's closing of its upstream included,
+        # while one task.cancel() lets that cleanup run to its end.
+        respond = asyncio.ensure_future(self._respond(scope, receive, send))
+        watch = asyncio.ensure_future(_disconnected(receive))
+        try:
+            await asyncio.wait({respond, watch}, return_when=asyncio.FIRST_COMPLETED)
+            if not respond.done():
+                respond.cancel()
+            # OSError: the client went away while we wrote, a caller stop too
+            with contextlib.suppress(asyncio.CancelledError, OSError):
+                await respond
+        finally:
+            watch.cancel()
+            self._on_done()
+            if self._owned:
+                await aclose_adapter(self._adapter)
+
+    async def _respond(self, scope: Scope, receive: Receive, send: Send) -> None:
+        call = self._call
+        async with astream_run(
+            self._contract,
+            self._adapter,
+            inputs=call.inputs,
+            context=call.context,
+            tools=self._tools,
+            history=call.history,
+            partial_output=self._partial_output,
+        ) as events:
+            iterator = aiter(events)
+            first: RunEvent | None = None
+            failure: RunError | None = None
+            try:
+                first = await anext(iterator)
+            except StopAsyncIteration:
+                pass
+            except RunError as error:
+                if error.stage in _REFUSED_STAGES:
+                    code = ErrorCode(error.code) if error.code in _CODES else ErrorCode.DATA_INVALID
+                    refused = RequestRefused(422, code, error.message or str(error))
+                    await self._refusal(refused)(scope, receive, send)
+                    return
+                failure = error
+            await send({"type": "http.response.start", "status": 200, "headers": self._sse_headers})
+            async for chunk in self._encode(_chained(first, iterator, failure)):
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+async def _disconnected(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass

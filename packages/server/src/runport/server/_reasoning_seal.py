@@ -1,0 +1,54 @@
+"""Reasoning that travels through a browser and back: the provider's opaque metadata (an
+Anthropic signature, encrypted reasoning) rides in a UI message part, sealed with the
+server's key, so the next request can send it to the provider again — and a client cannot
+slip reasoning of its own making in beside it (adr/0036)."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections.abc import Sequence
+
+from pydantic import JsonValue, TypeAdapter, ValidationError
+
+from runport.contracts import ReasoningPart, canonical_json
+
+PROVIDER_KEY = "runport"
+"""The provider-metadata namespace runport's own entries live under, in both protocols."""
+
+_PARTS: TypeAdapter[list[ReasoningPart]] = TypeAdapter(list[ReasoningPart])
+
+
+class SealBroken(ValueError):
+    """Reasoning metadata that was not sealed by this server, or was changed since."""
+
+
+def _seal(key: bytes, parts: JsonValue) -> str:
+    return hmac.new(key, canonical_json(parts), hashlib.sha256).hexdigest()
+
+
+def sealed_reasoning(parts: Sequence[ReasoningPart], key: bytes | None) -> dict[str, JsonValue]:
+    """A turn's reasoning blocks as a UI part's ``providerMetadata``: every block in order,
+    its provider metadata included, and (with a key) the seal over them."""
+    value: JsonValue = [part.model_dump(mode="json") for part in parts]
+    entry: dict[str, JsonValue] = {"reasoning": value}
+    if key is not None:
+        entry["seal"] = _seal(key, value)
+    return {PROVIDER_KEY: entry}
+
+
+def unsealed_reasoning(metadata: object, key: bytes) -> list[ReasoningPart] | None:
+    """The blocks a ``providerMetadata`` made by ``sealed_reasoning`` carries, ``None`` when
+    it carries none; ``SealBroken`` when the seal is missing or does not match."""
+    if not isinstance(metadata, dict) or PROVIDER_KEY not in metadata:
+        return None
+    entry = metadata[PROVIDER_KEY]
+    if not isinstance(entry, dict) or set(entry) != {"reasoning", "seal"}:
+        raise SealBroken("its runport provider metadata is not one this server wrote")
+    value, given = entry["reasoning"], entry["seal"]
+    if not isinstance(given, str) or not hmac.compare_digest(given, _seal(key, value)):
+        raise SealBroken("its seal does not match: it was not written by this server")
+    try:
+        return _PARTS.validate_python(value)
+    except ValidationError:
+        raise SealBroken("its sealed blocks are not reasoning blocks") from None

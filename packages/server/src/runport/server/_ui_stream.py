@@ -1,0 +1,294 @@
+"""``ui_message_stream``: a run as the Vercel AI SDK's UI message stream (protocol v1).
+
+The whole run is one assistant message; each model turn is a step (``start-step`` …
+``finish-step``) holding the turn's reasoning, text and tool parts, then the tools' results,
+and the turn's receipt as a ``data-runport-receipt`` part. How runport's events map onto the
+protocol's chunks, and why, is in docs/frontends.md and adr/0036.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterable, AsyncIterator
+from typing import Any
+
+from pydantic import JsonValue
+
+from runport.application import RunError
+from runport.contracts import (
+    AnswerRejected,
+    Complete,
+    Delta,
+    ErrorCode,
+    Failed,
+    OutputSnapshot,
+    ReasoningDelta,
+    RunEvent,
+    ToolCallDelta,
+    ToolResult,
+)
+from runport.server._encoder import RunEventEncoder, encoded
+from runport.server._frames import DONE, json_string
+from runport.server._reasoning_seal import sealed_reasoning
+
+UI_MESSAGE_STREAM_HEADERS = {
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-cache",
+    "x-accel-buffering": "no",
+    "x-vercel-ai-ui-message-stream": "v1",
+}
+"""The response headers a UI message stream is served with (the AI SDK's own)."""
+
+_FINISH_REASONS = {
+    "stop": "stop",
+    "length": "length",
+    "tool_calls": "tool-calls",
+    "content_filter": "content-filter",
+}
+
+
+def _json(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+
+
+class UIMessageEncoder(RunEventEncoder):
+    """The protocol's state for one run: which step is open, which text and reasoning parts
+    are streaming, which tool calls were announced. ``encode`` turns one run event into the
+    chunks (JSON payloads) it owes; the frames are written by ``data_frames``."""
+
+    def __init__(self, message_id: str | None = None, reasoning_key: bytes | None = None) -> None:
+        super().__init__()
+        self._message_id = message_id
+        self._reasoning_key = reasoning_key
+        self._turn = 0
+        self._in_step = False
+        self._step_owed = False  # a turn ended: its finish-step waits for its tools' results
+        self._parts = 0
+        self._text_id: bytes | None = None
+        self._text_prefix = b""
+        self._reasoning_prefix: bytes | None = None
+        self._reasoning_open: list[str] = []
+        self._calls: dict[int, tuple[str, str]] = {}
+        self._finish_reason: str | None = None
+        self._failure: tuple[str, str] | None = None
+
+    def start(self) -> list[bytes]:
+        chunk: dict[str, JsonValue] = {"type": "start"}
+        if self._message_id is not None:
+            chunk["messageId"] = self._message_id
+        return [_json(chunk)]
+
+    def end(self, error: RunError | None = None) -> list[bytes]:
+        """The run is over: its last step closed, then ``finish`` — or ``abort`` when the
+        caller stopped it, or ``error`` (a TQX code and message) when it failed."""
+        out: list[bytes] = []
+        self._close_step(out)
+        failure = self._failure if error is None else (error.code, error.message or str(error))
+        if failure is not None and failure[0] == ErrorCode.CALLER_STOPPED:
+            out.append(_json({"type": "abort", "reason": failure[1] or "stopped by the caller"}))
+            return out
+        if failure is not None:
+            code, message = failure
+            out.append(_json({"type": "error", "errorText": f"{code}: {message}"}))
+            out.append(_json({"type": "finish", "finishReason": "error"}))
+            return out
+        finish: dict[str, JsonValue] = {"type": "finish"}
+        reason = self._finish_reason
+        if reason is not None:
+            finish["finishReason"] = _FINISH_REASONS.get(reason, "other")
+        out.append(_json(finish))
+        return out
+
+    # -- steps and parts ---------------------------------------------------------------
+
+    def _step(self, out: list[bytes]) -> None:
+        if self._in_step:
+            return
+        self._close_step(out)
+        self._turn += 1
+        self._in_step = True
+        out.append(b'{"type":"start-step"}')
+
+    def _close_step(self, out: list[bytes]) -> None:
+        if self._in_step or self._step_owed:
+            self._close_parts(out)
+            out.append(b'{"type":"finish-step"}')
+            self._in_step = self._step_owed = False
+
+    def _part_id(self, kind: str) -> str:
+        self._parts += 1
+        return f"{kind}-{self._turn}-{self._parts}"
+
+    def _end_text(self, out: list[bytes]) -> None:
+        if self._text_id is not None:
+            out.append(b'{"type":"text-end","id":"' + self._text_id + b'"}')
+            self._text_id = None
+
+    def _close_parts(self, out: list[bytes], reasoning: JsonValue = None) -> None:
+        """End the open text part and every reasoning part of the turn; the last reasoning
+        part carries the turn's reasoning blocks (``reasoning``) as its provider metadata."""
+        self._end_text(out)
+        self._reasoning_prefix = None
+        last = len(self._reasoning_open) - 1
+        for index, part_id in enumerate(self._reasoning_open):
+            chunk: dict[str, JsonValue] = {"type": "reasoning-end", "id": part_id}
+            if index == last and reasoning is not None:
+                chunk["providerMetadata"] = reasoning
+            out.append(_json(chunk))
+        self._reasoning_open = []
+
+    # -- one method per run event ------------------------------------------------------
+
+    def _delta(self, event: Delta, out: list[bytes]) -> None:
+        if self._text_id is None:
+            self._step(out)
+            self._reasoning_prefix = None
+            part_id = self._part_id("text").encode()
+            self._text_id = part_id
+            self._text_prefix = b'{"type":"text-delta","id":"' + part_id + b'","delta":'
+            out.append(b'{"type":"text-start","id":"' + part_id + b'"}')
+        out.append(self._text_prefix + json_string(event.text) + b"}")
+
+    def _reasoning_delta(self, event: ReasoningDelta, out: list[bytes]) -> None:
+        if self._reasoning_prefix is None:
+            self._step(out)
+            self._end_text(out)  # text that follows the reasoning is a part of its own
+            self._open_reasoning(out)
+        assert self._reasoning_prefix is not None
+        out.append(self._reasoning_prefix + json_string(event.text) + b"}")
+
+    def _open_reasoning(self, out: list[bytes]) -> None:
+        part_id = self._part_id("reasoning")
+        self._reasoning_open.append(part_id)
+        self._reasoning_prefix = (
+            b'{"type":"reasoning-delta","id":"' + part_id.encode() + b'","delta":'
+        )
+        out.append(_json({"type": "reasoning-start", "id": part_id}))
+
+    def _tool_call_delta(self, event: ToolCallDelta, out: list[bytes]) -> None:
+        self._step(out)
+        self._end_text(out)
+        self._reasoning_prefix = None
+        if event.index not in self._calls:
+            self._calls[event.index] = (event.call_id, event.name)
+            out.append(
+                _json(
+                    {
+                        "type": "tool-input-start",
+                        "toolCallId": event.call_id,
+                        "toolName": event.name,
+                    }
+                )
+            )
+        if event.arguments_fragment:
+            out.append(
+                b'{"type":"tool-input-delta","toolCallId":'
+                + json_string(event.call_id)
+                + b',"inputTextDelta":'
+                + json_string(event.arguments_fragment)
+                + b"}"
+            )
+
+    def _complete(self, event: Complete, out: list[bytes]) -> None:
+        self._step(out)
+        receipt = event.receipt
+        reasoning: JsonValue = None
+        if receipt.reasoning:
+            if not self._reasoning_open:  # reasoning that was never streamed still has a part
+                self._end_text(out)
+                self._open_reasoning(out)
+            reasoning = sealed_reasoning(receipt.reasoning, self._reasoning_key)
+        self._close_parts(out, reasoning)
+        for call in receipt.tool_calls or ():
+            out.append(
+                _json(
+                    {
+                        "type": "tool-input-available",
+                        "toolCallId": call.call_id,
+                        "toolName": call.name,
+                        "input": call.arguments,
+                    }
+                )
+            )
+        out.append(
+            b'{"type":"data-runport-receipt","id":"receipt-'
+            + str(self._turn).encode()
+            + b'","data":'
+            + receipt.model_dump_json().encode()
+            + b"}"
+        )
+        self._finish_reason = receipt.finish_reason
+        self._failure = None
+        self._end_turn()
+
+    def _failed(self, event: Failed, out: list[bytes]) -> None:
+        self._step(out)
+        self._close_parts(out)
+        for call_id, name in self._calls.values():  # announced calls that never completed
+            out.append(
+                _json(
+                    {
+                        "type": "tool-input-error",
+                        "toolCallId": call_id,
+                        "toolName": name,
+                        "input": None,
+                        "errorText": f"{event.code}: {event.message}",
+                    }
+                )
+            )
+        self._failure = (event.code, event.message)
+        self._end_turn()
+
+    def _end_turn(self) -> None:
+        self._calls = {}
+        self._in_step = False
+        self._step_owed = True
+
+    def _tool_result(self, event: ToolResult, out: list[bytes]) -> None:
+        if event.error is not None:
+            chunk: dict[str, JsonValue] = {
+                "type": "tool-output-error",
+                "toolCallId": event.call_id,
+                "errorText": event.error,
+            }
+        else:
+            chunk = {"type": "tool-output-available", "toolCallId": event.call_id}
+            chunk["output"] = event.output
+        out.append(_json(chunk))
+
+    def _snapshot(self, event: OutputSnapshot, out: list[bytes]) -> None:
+        self._step(out)
+        out.append(
+            b'{"type":"data-runport-output","id":"output-'
+            + str(self._turn).encode()
+            + b'","data":'
+            + event.model_dump_json(exclude={"kind"}).encode()
+            + b"}"
+        )
+
+    def _rejected(self, event: AnswerRejected, out: list[bytes]) -> None:
+        out.append(
+            b'{"type":"data-runport-rejected","id":"rejected-'
+            + str(self._turn).encode()
+            + b'","data":'
+            + event.model_dump_json(exclude={"kind"}).encode()
+            + b"}"
+        )
+
+
+def ui_message_stream(
+    events: AsyncIterable[RunEvent],
+    *,
+    message_id: str | None = None,
+    reasoning_key: bytes | None = None,
+) -> AsyncIterator[bytes]:
+    """The run ``events`` as the AI SDK's UI message stream, one chunk of bytes per run
+    event (its frames together), ending with ``data: [DONE]``. Serve it with
+    ``UI_MESSAGE_STREAM_HEADERS``.
+
+    A ``RunError`` raised by ``events`` ends the stream with an ``error`` chunk carrying
+    its TQX code (``abort`` for a caller stop). ``message_id`` names the assistant message;
+    ``reasoning_key`` seals each turn's reasoning metadata (signatures, encrypted
+    reasoning), which the chat endpoint checks when a later request sends it back.
+    """
+    return encoded(UIMessageEncoder(message_id, reasoning_key), events, DONE)

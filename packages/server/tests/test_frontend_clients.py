@@ -1,0 +1,186 @@
+"""The frontend protocols' own clients accept runport's streams: the ``ai`` package reads a
+UI message stream into the UIMessage a chat UI renders, and ``@ag-ui/client``'s HttpAgent —
+its schemas and its event verifier — accepts an AG-UI stream. Run in the ``frontend`` tox
+env (Node and the committed lockfile); skipped elsewhere, naming that env."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import pytest
+
+from .frontend_node import ENABLED, SKIP_REASON, run_script
+
+if not ENABLED:
+    pytest.skip(SKIP_REASON, allow_module_level=True)
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import StreamingResponse
+from starlette.routing import Route
+
+from runport.application import RunError, RunPartial
+from runport.contracts import RunEvent
+from runport.server import (
+    AGUI_HEADERS,
+    UI_MESSAGE_STREAM_HEADERS,
+    agui_stream,
+    serve_in_background,
+    ui_message_stream,
+)
+
+from .frontend_runs import WEATHER, chat_run_events, replay
+
+USER = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "Delft"}]}
+
+
+def encoders_app(events: Sequence[RunEvent], error: BaseException | None = None) -> Starlette:
+    """Any ASGI app serving the encoders over fixed run events."""
+
+    async def chat(request: Request) -> StreamingResponse:
+        await request.body()
+        stream = ui_message_stream(replay(events, error), message_id="answer-1")
+        return StreamingResponse(stream, headers=UI_MESSAGE_STREAM_HEADERS)
+
+    async def agui(request: Request) -> StreamingResponse:
+        body = await request.json()
+        stream = agui_stream(
+            replay(events, error), thread_id=body["threadId"], run_id=body["runId"]
+        )
+        return StreamingResponse(stream, headers=AGUI_HEADERS)
+
+    return Starlette(
+        routes=[Route("/chat", chat, methods=["POST"]), Route("/agui", agui, methods=["POST"])]
+    )
+
+
+@pytest.fixture
+def served() -> Iterator[str]:
+    with serve_in_background(encoders_app(chat_run_events(snapshots=True))) as url:
+        yield url
+
+
+def parts_of(message: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+    return [part for part in message["parts"] if part["type"] == kind]
+
+
+def test_the_ai_package_reads_the_run_into_the_ui_message_a_chat_renders(served: str) -> None:
+    read = run_script(
+        "read-ui-message-stream.mjs",
+        {"api": f"{served}/chat", "chatId": "chat-1", "messages": [USER]},
+    )
+    assert read["errors"] == []
+    message = read["message"]
+    assert message["id"] == "answer-1"
+    assert message["role"] == "assistant"
+    kinds = [part["type"] for part in message["parts"]]
+    assert kinds == [
+        "step-start",
+        "reasoning",
+        "text",
+        "tool-get_weather",
+        "data-runport-receipt",
+        "step-start",
+        "reasoning",
+        "text",
+        "data-runport-output",
+        "data-runport-receipt",
+    ]
+    reasoning = parts_of(message, "reasoning")
+    assert [part["text"] for part in reasoning] == [
+        "The city decides the coat; ask for the weather first.",
+        "Mild and dry: ",
+    ]
+    assert all(part["state"] == "done" for part in reasoning)
+    blocks = reasoning[0]["providerMetadata"]["runport"]["reasoning"]
+    assert blocks[0]["provider_metadata"] == {"mock": {"signature": "sig-weather-1"}}
+    texts = parts_of(message, "text")
+    assert [part["text"] for part in texts] == [
+        "Let me check the weather.",
+        '{"coat": "light jacket"}',
+    ]
+    (tool,) = parts_of(message, "tool-get_weather")
+    assert tool["state"] == "output-available"
+    assert tool["toolCallId"] == "call-weather"
+    assert tool["input"] == {"city": "Delft"}
+    assert tool["output"] == WEATHER
+    receipts = parts_of(message, "data-runport-receipt")
+    assert [part["data"]["finish_reason"] for part in receipts] == ["tool_calls", "stop"]
+    assert receipts[1]["data"]["output"] == {"coat": "light jacket"}
+    (output,) = parts_of(message, "data-runport-output")  # one part, updated in place
+    assert output["data"]["value"] == {"coat": "light jacket"}
+    assert read["snapshots"] > len(message["parts"])  # the message grew as it streamed
+
+
+def test_a_failed_run_reaches_the_ai_package_as_an_error_with_its_code() -> None:
+    events = chat_run_events()[:3]
+    failure = RunError("model", "TQX_RUNTIME_UNAVAILABLE", RunPartial(), "the upstream went away")
+    with serve_in_background(encoders_app(events, failure)) as url:
+        read = run_script(
+            "read-ui-message-stream.mjs",
+            {"api": f"{url}/chat", "chatId": "chat-1", "messages": [USER]},
+        )
+    # readUIMessageStream reports it to onError, then (terminateOnError) throws it
+    assert set(read["errors"]) == {"TQX_RUNTIME_UNAVAILABLE: the upstream went away"}
+    assert [part["type"] for part in read["message"]["parts"]] == [
+        "step-start",
+        "reasoning",
+        "text",
+    ]
+
+
+def test_ag_ui_s_http_agent_accepts_the_run_with_its_schemas_and_verifier(served: str) -> None:
+    ran = run_script(
+        "run-agui-agent.mjs",
+        {
+            "url": f"{served}/agui",
+            "threadId": "thread-1",
+            "runId": "run-1",
+            "messages": [{"id": "u1", "role": "user", "content": "Delft"}],
+        },
+    )
+    assert ran["errors"] == []
+    types = [event["type"] for event in ran["events"]]
+    assert types[0] == "RUN_STARTED"
+    assert types[-1] == "RUN_FINISHED"
+    for expected in (
+        "REASONING_START",
+        "REASONING_MESSAGE_CONTENT",
+        "REASONING_END",
+        "TEXT_MESSAGE_CONTENT",
+        "TOOL_CALL_START",
+        "TOOL_CALL_ARGS",
+        "TOOL_CALL_END",
+        "TOOL_CALL_RESULT",
+        "STATE_SNAPSHOT",
+        "STATE_DELTA",
+    ):
+        assert expected in types, expected
+    finished = ran["events"][-1]
+    assert finished["result"] == {"coat": "light jacket"}
+    assert finished["usage"][0]["inputTokens"] == 61
+    assert ran["state"] == {"output": {"coat": "light jacket"}}
+    roles = [message["role"] for message in ran["messages"]]
+    assert roles == ["user", "reasoning", "assistant", "tool", "reasoning", "assistant"]
+    assistant = ran["messages"][2]
+    assert assistant["content"] == "Let me check the weather."
+    assert assistant["toolCalls"][0]["function"] == {
+        "name": "get_weather",
+        "arguments": '{"city": "Delft"}',
+    }
+    assert ran["messages"][-1]["content"] == '{"coat": "light jacket"}'
+
+
+def test_a_failed_run_reaches_ag_ui_as_run_error_with_its_code() -> None:
+    events = chat_run_events()[:3]
+    failure = RunError("tool", "TQX_TOOL_FAILED", RunPartial(), "get_weather raised")
+    with serve_in_background(encoders_app(events, failure)) as url:
+        ran = run_script(
+            "run-agui-agent.mjs",
+            {"url": f"{url}/agui", "threadId": "thread-1", "runId": "run-2", "messages": []},
+        )
+    last = ran["events"][-1]
+    assert last["type"] == "RUN_ERROR"
+    assert last["code"] == "TQX_TOOL_FAILED"
+    assert [error for error in ran["errors"] if error.startswith(("schema", "warning"))] == []
