@@ -74,3 +74,22 @@ def read_some(response: httpx.Response, count: int) -> list[Frame]:
 def check_numbered(got: list[Frame], run_id: str, first: int = 1) -> None:
     """Every frame carries this run's id and the next number, and only the last is final."""
     assert [frame.id for frame in got] == [f"{run_id}:{n}" for n in range(first, first + len(got))]
+
+
+def strip_ids(text: str) -> str:
+    """A stream of bare ``data:`` frames with its ``id:`` lines checked (one per frame, one
+    run, numbered from 1) and taken out, as the protocol's own clients read it."""
+    out: list[str] = []
+    run_ids: set[str] = set()
+    blocks = [block for block in text.split("\n\n") if block]
+    for number, block in enumerate(blocks, start=1):
+        first, newline, rest = block.partition("\n")
+        found = ID.fullmatch(first.removeprefix("id: "))
+        assert newline, block
+        assert first.startswith("id: "), block
+        assert found, block
+        assert int(found.group(2)) == number, block
+        run_ids.add(found.group(1))
+        out.append(rest)
+    assert len(run_ids) <= 1, run_ids
+    return "".join(frame + "\n\n" for frame in out)
