@@ -237,6 +237,8 @@ def create_app(
             tools=tools,
             reasoning_key=reasoning_key if reasoning_key is not None else secrets.token_bytes(32),
             partial_output=partial_output,
+            runs=runs,
+            heartbeat=beat,
         ),
     ]
     middleware = [Middleware(RequestGuard, allowed_hosts=allowed_hosts, cors_origins=cors_origins)]

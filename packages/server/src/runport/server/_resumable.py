@@ -78,7 +78,7 @@ class RunReader(Response):
     ) -> None:
         self._runs = runs
         self._run_id = run_id
-        self._after = after
+        self.after = after
         self._heartbeat = heartbeat
         self._lost = lost
         self._sse_headers = headers
@@ -96,7 +96,7 @@ class RunReader(Response):
     async def _pump(self, writer: SSEWriter, send: Send) -> None:
         log, run_id = self._runs.log, self._run_id
         hold = self._runs.orphan_timeout
-        after = self._after
+        after = self.after
         touched = -hold
         while True:
             now = time.monotonic()
