@@ -18,6 +18,7 @@ from runport.server import create_app, serve_in_background
 from .chat_tools import TOOLS
 from .conftest import PacedUpstream, catalog
 from .frontend_runs import CHAT_SCENARIO
+from .sse_frames import strip_ids
 
 CHAT = "/v1/contracts/demo.forecast/chat"
 AGUI = "/v1/contracts/demo.forecast/agui"
@@ -35,7 +36,7 @@ def chat_body(*messages: dict[str, Any], chat_id: str = "chat-1") -> dict[str, A
 
 def chunks(text: str) -> list[dict[str, Any]]:
     """The UI message stream's chunks; the stream must end with ``data: [DONE]``."""
-    frames = [block for block in text.split("\n\n") if block]
+    frames = [block for block in strip_ids(text).split("\n\n") if block]
     assert frames[-1] == "data: [DONE]"
     assert all(frame.startswith("data: ") and "\n" not in frame for frame in frames)
     return [json.loads(frame.removeprefix("data: ")) for frame in frames[:-1]]
@@ -392,7 +393,9 @@ def test_ag_ui_answers_in_ag_ui_events(scripted: httpx.Client) -> None:
     response = scripted.post(AGUI, json=agui_body())
     assert response.status_code == 200
     events = [
-        json.loads(block.removeprefix("data: ")) for block in response.text.split("\n\n") if block
+        json.loads(block.removeprefix("data: "))
+        for block in strip_ids(response.text).split("\n\n")
+        if block
     ]
     types = [event["type"] for event in events]
     assert types[0] == "RUN_STARTED"

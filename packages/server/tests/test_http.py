@@ -416,11 +416,14 @@ def test_text_arrives_while_the_upstream_is_still_producing_it(paced: PacedUpstr
         paced.release(1)
         with http.stream("POST", STORY, json={"inputs": {"topic": "x"}}, headers=SSE) as got:
             lines = got.iter_lines()
+            run_id = got.headers["x-runport-run-id"]
+            assert next(lines) == f"id: {run_id}:1"
             assert next(lines) == "event: Delta"
             assert json.loads(next(lines).removeprefix("data: "))["text"] == "Once "
             # the second piece is not released yet, so the first reached us on its own
             paced.release(1)
             assert next(lines) == ""
+            assert next(lines) == f"id: {run_id}:2"
             assert next(lines) == "event: Delta"
             paced.release_all()
             rest = "\n".join(lines)

@@ -57,6 +57,55 @@ def configure(parser: argparse.ArgumentParser) -> None:
             "and --host; any other Host header is refused (repeatable)"
         ),
     )
+    add_resumable_options(parser)
+
+
+def add_resumable_options(parser: argparse.ArgumentParser) -> None:
+    """Heartbeats, and runs that survive a dropped connection (docs/server.md)."""
+    parser.add_argument(
+        "--heartbeat",
+        type=float,
+        default=15.0,
+        metavar="SECONDS",
+        help="send ': ping' on an event stream after this many quiet seconds (default: 15)",
+    )
+    parser.add_argument(
+        "--resumable",
+        action="store_true",
+        help=(
+            "runs outlive their connection: resume with GET /v1/runs/{id}/events and "
+            "Last-Event-ID, stop with DELETE /v1/runs/{id}"
+        ),
+    )
+    parser.add_argument(
+        "--event-log",
+        metavar="URL",
+        help="where --resumable keeps runs: 'memory' (default, this process) or redis://HOST:PORT",
+    )
+    parser.add_argument(
+        "--orphan-timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="stop a resumable run no client has read for this long (default: 30)",
+    )
+    parser.add_argument(
+        "--retention",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="how long a finished resumable run stays readable (default: 300)",
+    )
+    parser.add_argument(
+        "--lease",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help=(
+            "with a Redis log: within this long, readers of a run whose server process died "
+            "get a Failed with TQX_RUN_PRODUCER_LOST (default: 5)"
+        ),
+    )
 
 
 def _allowed_hosts(args: argparse.Namespace) -> list[str]:
@@ -97,6 +146,12 @@ def main(args: argparse.Namespace) -> int:
             token=token,
             cors_origins=args.cors_origin,
             allowed_hosts=_allowed_hosts(args),
+            heartbeat=args.heartbeat,
+            resumable=args.resumable,
+            event_log=args.event_log,
+            orphan_timeout=args.orphan_timeout,
+            retention=args.retention,
+            lease=args.lease,
             tools=tools,
             warn=warn,
         )

@@ -31,6 +31,9 @@ class ErrorCode(StrEnum):
     OUTPUT_SCHEMA_INVALID = "TQX_OUTPUT_SCHEMA_INVALID"
     ACCESS_DENIED = "TQX_ACCESS_DENIED"
     REQUEST_TOO_LARGE = "TQX_REQUEST_TOO_LARGE"
+    RUN_NOT_FOUND = "TQX_RUN_NOT_FOUND"
+    RUN_PRODUCER_LOST = "TQX_RUN_PRODUCER_LOST"
+    EVENT_LOG_UNAVAILABLE = "TQX_EVENT_LOG_UNAVAILABLE"
     HISTORY_REPAIRED = "TQX_HISTORY_REPAIRED"
     CHAT_BUSY = "TQX_CHAT_BUSY"
 
@@ -112,6 +115,18 @@ _MEANINGS: dict[ErrorCode, str] = {
     ErrorCode.REQUEST_TOO_LARGE: (
         "A request body passed the surface's size bound, and was not read; or an image or file"
         " part passed MAX_PART_BYTES (or its provider's own bound), and nothing was sent."
+    ),
+    ErrorCode.RUN_NOT_FOUND: (
+        "A resumable server holds no such run, or no longer holds the events asked for (the"
+        " run finished longer ago than its retention)."
+    ),
+    ErrorCode.RUN_PRODUCER_LOST: (
+        "The server process running a resumable run stopped (or lost its lease) before the"
+        " run finished; its readers get this terminal within the lease time."
+    ),
+    ErrorCode.EVENT_LOG_UNAVAILABLE: (
+        "A resumable server's event log (Redis) could not be reached; a run it held failed"
+        " and the server stays up."
     ),
     ErrorCode.HISTORY_REPAIRED: (
         "A warning: the history given to one execution was changed so a model API accepts it (a"

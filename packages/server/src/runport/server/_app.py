@@ -3,9 +3,10 @@ catalog."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import secrets
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from importlib import resources
 
 import anyio
@@ -30,9 +31,13 @@ from runport.server._body import (
     read_body,
 )
 from runport.server._errors import RequestRefused, error_response, find_contract
+from runport.server._event_log import EventLog
 from runport.server._execution import Execution
 from runport.server._frontend_routes import frontend_routes
 from runport.server._guard import RequestGuard, check_allowed_hosts
+from runport.server._resumable import ResumableExecution, run_events, stop_run
+from runport.server._runs import DEFAULT_ORPHAN_TIMEOUT_S, Runs
+from runport.server._sse import DEFAULT_HEARTBEAT_S, RUN_ID_HEADER, check_heartbeat
 
 _log = logging.getLogger("runport.server")
 
@@ -103,6 +108,9 @@ def create_app(
     tools: Sequence[Tool | Callable[..., object]] = (),
     reasoning_key: bytes | None = None,
     partial_output: bool = False,
+    heartbeat: float = DEFAULT_HEARTBEAT_S,
+    event_log: EventLog | None = None,
+    orphan_timeout: float = DEFAULT_ORPHAN_TIMEOUT_S,
 ) -> Starlette:
     """The HTTP surface (docs/server.md) as an ASGI app, to serve with uvicorn or mount in a
     service of your own.
@@ -122,6 +130,11 @@ def create_app(
     send to the browser, so a later request can send it back to the provider and nothing
     else (a random key per app when none is given: servers behind one balancer share one).
     With ``partial_output`` their runs also send the structured answer as it fills in.
+
+    Every event stream sends ``: ping`` after ``heartbeat`` seconds without output. With an
+    ``event_log`` the server is resumable: a streamed run lives in the log, not in its
+    connection, and is read (and resumed) through ``GET /v1/runs/{run_id}/events`` and stopped
+    by ``DELETE /v1/runs/{run_id}`` or after ``orphan_timeout`` seconds that no client reads it.
     """
     catalog = contracts if isinstance(contracts, Catalog) else Catalog.of(contracts)
     secret = token_secret(token)
@@ -132,6 +145,8 @@ def create_app(
     if read_timeout is None:
         raise ValueError("body_timeout must be a positive, finite number of seconds")
     check_allowed_hosts(allowed_hosts)
+    beat = check_heartbeat(heartbeat)
+    runs = None if event_log is None else Runs(event_log, orphan_timeout=orphan_timeout)
     shared = adapter if isinstance(adapter, AsyncRuntimeAdapter | RuntimeAdapter) else None
     shared_async = None if shared is None else _as_async(shared)
     listing = {"contracts": catalog.describe()}
@@ -170,14 +185,36 @@ def create_app(
             run_on, owned = await adapter_for()
         except RequestRefused as refused:
             return error_response(refused)
+        streamed = _wants_events(request)
+        if runs is not None and streamed:
+            return ResumableExecution(runs, contract, run_on, call, owned=owned, heartbeat=beat)
         return Execution(
             contract,
             run_on,
             call,
-            streamed=_wants_events(request),
+            streamed=streamed,
             owned=owned,
             partial_output=partial,
+            heartbeat=beat,
         )
+
+    async def events(request: Request) -> Response:
+        try:
+            check_token(request, secret)
+            if runs is None:
+                raise _not_resumable()
+            return await run_events(runs, request, request.path_params["run_id"], beat)
+        except RequestRefused as refused:
+            return error_response(refused)
+
+    async def stop(request: Request) -> Response:
+        try:
+            check_token(request, secret)
+            if runs is None:
+                raise _not_resumable()
+            return await stop_run(runs, request.path_params["run_id"])
+        except RequestRefused as refused:
+            return error_response(refused)
 
     async def http_error(request: Request, error: Exception) -> Response:
         assert isinstance(error, HTTPException)
@@ -189,6 +226,8 @@ def create_app(
     routes += [
         Route("/v1/contracts", list_contracts, methods=["GET"]),
         Route("/v1/contracts/{contract_id:str}/executions", execute, methods=["POST"]),
+        Route("/v1/runs/{run_id:str}/events", events, methods=["GET"]),
+        Route("/v1/runs/{run_id:str}", stop, methods=["DELETE"]),
         *frontend_routes(
             catalog,
             adapter_for,
@@ -198,6 +237,8 @@ def create_app(
             tools=tools,
             reasoning_key=reasoning_key if reasoning_key is not None else secrets.token_bytes(32),
             partial_output=partial_output,
+            runs=runs,
+            heartbeat=beat,
         ),
     ]
     middleware = [Middleware(RequestGuard, allowed_hosts=allowed_hosts, cors_origins=cors_origins)]
@@ -206,12 +247,36 @@ def create_app(
             Middleware(
                 CORSMiddleware,
                 allow_origins=list(cors_origins),
-                allow_methods=["GET", "POST"],
-                allow_headers=["Authorization", "Content-Type", "Accept"],
+                allow_methods=["GET", "POST", "DELETE"],
+                allow_headers=["Authorization", "Content-Type", "Accept", "Last-Event-ID"],
+                expose_headers=[RUN_ID_HEADER],
             )
         )
     return Starlette(
         routes=routes,
         middleware=middleware,
         exception_handlers={HTTPException: http_error},
+        lifespan=None if runs is None else _closing_runs(runs),
     )
+
+
+def _not_resumable() -> RequestRefused:
+    return RequestRefused(
+        404,
+        ErrorCode.RUN_NOT_FOUND,
+        "this server keeps no runs: a run lives as long as its connection "
+        "(start the server with --resumable)",
+    )
+
+
+def _closing_runs(
+    runs: Runs,
+) -> Callable[[Starlette], contextlib.AbstractAsyncContextManager[None]]:
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            await runs.aclose()
+
+    return lifespan

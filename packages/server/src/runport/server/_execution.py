@@ -2,7 +2,8 @@
 
 The run happens in the request's own task, on the event loop (no worker thread), beside a
 watcher that waits for the client to go away. A client that disconnects cancels the run, and
-cancellation is the async port's caller stop: the adapter closes its upstream.
+cancellation is the async port's caller stop: the adapter closes its upstream. (With
+``--resumable`` a streamed run is decoupled from its connection instead: ``_resumable.py``.)
 """
 
 from __future__ import annotations
@@ -19,16 +20,12 @@ from runport.contracts import ErrorCode, OperationEnvelope, RunEvent
 from runport.core import Contract
 from runport.ports import AsyncRuntimeAdapter
 from runport.server._body import ExecutionCall
+from runport.server._sse import DEFAULT_HEARTBEAT_S, SSEWriter, event_frame, new_run_id
 
 _INPUT_CODES = frozenset(
     {ErrorCode.VALUE_REQUIRED, ErrorCode.VALUE_SCHEMA, ErrorCode.VALUE_UNKNOWN}
 )
 _EVENT: TypeAdapter[RunEvent] = TypeAdapter(RunEvent)
-_SSE_HEADERS = [
-    (b"content-type", b"text/event-stream; charset=utf-8"),
-    (b"cache-control", b"no-cache"),
-    (b"x-accel-buffering", b"no"),
-]
 
 
 def status_for(envelope: OperationEnvelope) -> int:
@@ -46,11 +43,15 @@ def sse_frame(name: str, data: str) -> bytes:
     return f"event: {name}\ndata: {data}\n\n".encode()
 
 
+def envelope_data(envelope: OperationEnvelope) -> str:
+    """The closing ``envelope`` event's data, without the ``stream_events`` the client
+    already has."""
+    return envelope.model_copy(update={"stream_events": None}).model_dump_json()
+
+
 def envelope_frame(envelope: OperationEnvelope) -> bytes:
     """The closing ``envelope`` event, without the ``stream_events`` the client already has."""
-    return sse_frame(
-        "envelope", envelope.model_copy(update={"stream_events": None}).model_dump_json()
-    )
+    return sse_frame("envelope", envelope_data(envelope))
 
 
 def _json_start(status: int, body: bytes) -> list[Message]:
@@ -83,6 +84,7 @@ class Execution(Response):
         streamed: bool,
         owned: bool = False,
         partial_output: bool = False,
+        heartbeat: float = DEFAULT_HEARTBEAT_S,
     ) -> None:
         self._contract = contract
         self._adapter = adapter
@@ -90,6 +92,7 @@ class Execution(Response):
         self._streamed = streamed
         self._owned = owned
         self._partial_output = partial_output
+        self._heartbeat = heartbeat
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         respond = self._stream if self._streamed else self._whole
@@ -112,36 +115,32 @@ class Execution(Response):
             await send(message)
 
     async def _stream(self, send: Send) -> None:
-        started = False
-        async with astream(
-            self._contract,
-            self._adapter,
-            inputs=self._call.inputs,
-            context=self._call.context,
-            partial_output=self._partial_output,
-        ) as events:
-            async for event in events:
-                if not started:
-                    await send(
-                        {"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS}
-                    )
-                    started = True
-                await _body(send, sse_frame(event.kind, _EVENT.dump_json(event).decode()))
-            envelope = events.envelope
-        if not started:
+        writer = SSEWriter(send, new_run_id(), self._heartbeat)
+        run_id, seq = writer.run_id, 0
+        async with anyio.create_task_group() as beats:
+            beats.start_soon(writer.heartbeats)
+            async with astream(
+                self._contract,
+                self._adapter,
+                inputs=self._call.inputs,
+                context=self._call.context,
+                partial_output=self._partial_output,
+            ) as events:
+                async for event in events:
+                    seq += 1
+                    data = _EVENT.dump_json(event).decode()
+                    await writer.write(event_frame(event.kind, data, run_id, seq))
+                envelope = events.envelope
+            beats.cancel_scope.cancel()
+        if not writer.started:
             # No event at all: the call was refused before the adapter ran.
             status = status_for(envelope)
             if status != 200:
                 for message in _json_start(status, envelope.model_dump_json().encode()):
                     await send(message)
                 return
-            await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
-        await _body(send, envelope_frame(envelope))
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
-
-
-async def _body(send: Send, chunk: bytes) -> None:
-    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await writer.write(event_frame("envelope", envelope_data(envelope), run_id, seq + 1))
+        await writer.end()
 
 
 async def _until_disconnected(receive: Receive, scope: anyio.CancelScope) -> None:

@@ -22,7 +22,19 @@ from runport.server._auth import check_token
 from runport.server._body import read_body
 from runport.server._chat import ChatCall, parse_chat
 from runport.server._errors import RequestRefused, find_contract
+from runport.server._event_log import EventLogError
+from runport.server._frontend_resume import (
+    FrontendJob,
+    active_run,
+    job_encoder,
+    protocol_headers,
+    resumable_frontend,
+    ui_lost,
+)
 from runport.server._frontend_run import Encoder, FrontendRun, Refusal
+from runport.server._resumable import RunReader, run_events
+from runport.server._runs import Runs
+from runport.server._sse import DEFAULT_HEARTBEAT_S
 from runport.server._ui_stream import UI_MESSAGE_STREAM_HEADERS, ui_message_stream
 
 AdapterForRequest = Callable[[], Awaitable[tuple[AsyncRuntimeAdapter, bool]]]
@@ -65,6 +77,8 @@ def frontend_routes(
     tools: Sequence[Tool | Callable[..., Any]],
     reasoning_key: bytes,
     partial_output: bool,
+    runs: Runs | None = None,
+    heartbeat: float = DEFAULT_HEARTBEAT_S,
 ) -> list[Route]:
     busy: set[tuple[str, str, str]] = set()
 
@@ -80,7 +94,8 @@ def frontend_routes(
             contract = find_contract(catalog, request.path_params["contract_id"])
             call, encode = parse(await read_body(request, max_body_bytes, body_timeout), contract)
             key = (route, contract.id, call.chat_id)
-            if key in busy:
+            chat_key = ":".join(key)
+            if key in busy or (runs is not None and await active_run(runs, chat_key)):
                 raise RequestRefused(
                     409,
                     ErrorCode.CHAT_BUSY,
@@ -90,6 +105,27 @@ def frontend_routes(
             adapter, owned = await adapter_for()
         except RequestRefused as refused:
             return refusal(refused)
+        except EventLogError as error:
+            return refusal(RequestRefused(503, error.code, error.message))
+        if runs is not None:  # the run lives in the log; the chat is busy while it goes on
+            job = FrontendJob(
+                contract,
+                adapter,
+                call,
+                tools=tools,
+                encoder=job_encoder(route, encode, call, reasoning_key),
+                partial_output=partial_output,
+                owned=owned,
+            )
+            return await resumable_frontend(
+                runs,
+                job,
+                chat_key,
+                route=route,
+                headers=headers,
+                refusal=refusal,
+                heartbeat=heartbeat,
+            )
         busy.add(key)
         return FrontendRun(
             contract,
@@ -102,6 +138,7 @@ def frontend_routes(
             on_done=functools.partial(busy.discard, key),
             partial_output=partial_output,
             owned=owned,
+            heartbeat=heartbeat,
         )
 
     def parse_ui(body: bytes, contract: Contract) -> tuple[ChatCall, Encoder]:
@@ -121,7 +158,40 @@ def frontend_routes(
     async def agui(request: Request) -> Response:
         return await serve(request, "agui", parse_ag, AGUI_HEADERS, agui_refusal)
 
+    async def chat_stream(request: Request) -> Response:
+        """The AI SDK's resume (``useChat({resume: true})``): the chat's active run, from
+        its first frame (or after ``Last-Event-ID``); 204 when it has none."""
+        try:
+            check_token(request, token)
+            contract = find_contract(catalog, request.path_params["contract_id"])
+            if runs is None:
+                return Response(status_code=204)
+            chat_key = ":".join(("chat", contract.id, request.path_params["chat_id"]))
+            run_id = await active_run(runs, chat_key)
+            if run_id is None:
+                return Response(status_code=204)
+            reader = await run_events(runs, request, run_id, heartbeat)
+            if not isinstance(reader, RunReader):
+                return reader
+            return RunReader(
+                runs,
+                run_id,
+                reader.after,
+                heartbeat,
+                lost=ui_lost,
+                headers=protocol_headers(UI_MESSAGE_STREAM_HEADERS, run_id),
+            )
+        except RequestRefused as refused:
+            return chat_refusal(refused)
+        except EventLogError as error:
+            return chat_refusal(RequestRefused(503, error.code, error.message))
+
     return [
+        Route(
+            "/v1/contracts/{contract_id:str}/chat/{chat_id:str}/stream",
+            chat_stream,
+            methods=["GET"],
+        ),
         Route("/v1/contracts/{contract_id:str}/chat", chat, methods=["POST"]),
         Route("/v1/contracts/{contract_id:str}/agui", agui, methods=["POST"]),
     ]

@@ -23,6 +23,7 @@ from runport.core import Contract
 from runport.ports import AsyncRuntimeAdapter
 from runport.server._chat import ChatCall
 from runport.server._errors import RequestRefused
+from runport.server._sse import DEFAULT_HEARTBEAT_S, RUN_ID_HEADER, SSEWriter, new_run_id, numbered
 
 Encoder = Callable[[AsyncIterator[RunEvent]], AsyncIterator[bytes]]
 Refusal = Callable[[RequestRefused], JSONResponse]
@@ -60,7 +61,9 @@ class FrontendRun(Response):
         on_done: Callable[[], None],
         partial_output: bool = False,
         owned: bool = False,
+        heartbeat: float = DEFAULT_HEARTBEAT_S,
     ) -> None:
+        self._heartbeat = heartbeat
         self._contract = contract
         self._adapter = adapter
         self._call = call
@@ -116,10 +119,21 @@ class FrontendRun(Response):
                     await self._refusal(refused)(scope, receive, send)
                     return
                 failure = error
-            await send({"type": "http.response.start", "status": 200, "headers": self._sse_headers})
-            async for chunk in self._encode(_chained(first, iterator, failure)):
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
+            # Every frame numbered (id: <run_id>:<seq>), the run named in a header, a ping
+            # after a quiet spell: as every SSE response of the server (_sse.py).
+            run_id = new_run_id()
+            headers = [*self._sse_headers, (RUN_ID_HEADER.encode(), run_id.encode())]
+            writer = SSEWriter(send, run_id, self._heartbeat, headers=headers)
+            await writer.start()
+            beats = asyncio.ensure_future(writer.heartbeats())
+            try:
+                seq = 0
+                async for chunk in self._encode(_chained(first, iterator, failure)):
+                    framed, seq = numbered(chunk, run_id, seq)
+                    await writer.write(framed)
+            finally:
+                beats.cancel()
+        await writer.end()
 
 
 async def _disconnected(receive: Receive) -> None:

@@ -9,6 +9,7 @@ import socket
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import uvicorn
 from starlette.applications import Starlette
@@ -19,12 +20,16 @@ from runport.ports import AsyncRuntimeAdapter, check_seconds
 from runport.server._app import AdapterSource, create_app
 from runport.server._auth import token_secret
 from runport.server._body import DEFAULT_BODY_TIMEOUT_S, DEFAULT_MAX_BODY_BYTES
+from runport.server._event_log import DEFAULT_LEASE_S, DEFAULT_RETENTION_S
 from runport.server._guard import check_allowed_hosts
+from runport.server._logs import event_log_for
 from runport.server._protocol import (
     DEFAULT_HEADER_TIMEOUT_S,
     DEFAULT_MAX_CONNECTIONS,
     guarded_protocol,
 )
+from runport.server._runs import DEFAULT_ORPHAN_TIMEOUT_S, check_orphan_timeout
+from runport.server._sse import DEFAULT_HEARTBEAT_S, check_heartbeat
 
 
 def prepare(
@@ -37,6 +42,12 @@ def prepare(
     allowed_hosts: Sequence[str] = (),
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     body_timeout: float = DEFAULT_BODY_TIMEOUT_S,
+    heartbeat: float = DEFAULT_HEARTBEAT_S,
+    resumable: bool = False,
+    event_log: str | None = None,
+    orphan_timeout: float = DEFAULT_ORPHAN_TIMEOUT_S,
+    retention: float = DEFAULT_RETENTION_S,
+    lease: float = DEFAULT_LEASE_S,
     tools: Sequence[Tool | Callable[..., object]] = (),
     warn: Callable[[str], None],
 ) -> ASGIApp:
@@ -47,14 +58,25 @@ def prepare(
     and shared by every request (one connection pool), then closed when the server stops.
     ``tools`` are what a chat's run may call.
 
+    With ``resumable`` runs outlive their connections (docs/server.md): their events go to
+    the ``event_log`` — ``"memory"`` (the default, this process) or a ``redis://`` URL shared
+    by many server processes, reached here once so that a log out of reach stops the start.
+
     Raises ``ValueError`` for an unusable option (a token no client could send, an allowed
-    host that is not a host), before anything is loaded, and
-    ``runport.application.CatalogError`` when the server cannot start (a missing folder, two
-    contracts with one id, an adapter that does not start).
+    host that is not a host, an event log without ``resumable``), before anything is loaded,
+    and ``runport.application.CatalogError`` when the server cannot start (a missing folder,
+    two contracts with one id, an adapter that does not start, an event log out of reach).
     """
     # The options first: a token or host no client could use is refused before any work.
     token_secret(token)
     check_allowed_hosts(allowed_hosts)
+    check_heartbeat(heartbeat)
+    check_orphan_timeout(orphan_timeout)
+    if event_log is not None and not resumable:
+        raise ValueError("an event log is for resumable runs: add --resumable")
+    log = None
+    if resumable:
+        log = event_log_for(event_log or "memory", retention=retention, lease=lease)
     catalog = load_catalog(contracts, warn=warn)
     if not catalog:
         warn(f"no contracts loaded from {contracts}")
@@ -68,23 +90,28 @@ def prepare(
         allowed_hosts=allowed_hosts,
         max_body_bytes=max_body_bytes,
         body_timeout=body_timeout,
+        heartbeat=heartbeat,
+        event_log=log,
+        orphan_timeout=orphan_timeout,
         tools=tools,
     )
     if isinstance(source, AsyncRuntimeAdapter):
-        app.router.lifespan_context = _closing(source)
+        app.router.lifespan_context = _closing(source, app.router.lifespan_context)
     return app
 
 
-def _closing(
-    adapter: AsyncRuntimeAdapter,
-) -> Callable[[Starlette], contextlib.AbstractAsyncContextManager[None]]:
+Lifespan = Callable[[Starlette], contextlib.AbstractAsyncContextManager[Any]]
+
+
+def _closing(adapter: AsyncRuntimeAdapter, inner: Lifespan) -> Lifespan:
     """A lifespan that closes the shared adapter when the server stops, on the loop that
-    used its connections."""
+    used its connections — after the app's own (which ends the runs using it)."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         try:
-            yield
+            async with inner(app):
+                yield
         finally:
             await aclose_adapter(adapter)
 

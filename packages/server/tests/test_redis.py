@@ -1,0 +1,370 @@
+"""Resumable runs on the Redis Streams event log, against a real ``redis-server`` (Debian's
+package) that each test module starts on a free 127.0.0.1 port in a temporary folder: two
+``runport serve`` processes sharing runs, a cut on one and a resume on the other, a producer
+killed with ``SIGKILL``, Redis down at start and lost mid-run, a slow reader.
+
+These tests run in their own tox env, ``redis``, which CI runs after installing redis-server
+with apt; elsewhere they are skipped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import time
+import tracemalloc
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from runport.contracts import (
+    AdapterDescriptor,
+    Complete,
+    Delta,
+    ErrorCode,
+    ExecutionReceipt,
+    ExecutionRequest,
+)
+from runport.core import build_receipt
+from runport.ports import AsyncRuntimeAdapter, AsyncSink, deliver
+
+from .conftest import CONTRACTS, SCENARIO, PacedUpstream, Thinking, catalog
+from .sse_frames import SSE, STORY, Frame, check_numbered, frames, parse, read_some
+
+ENABLED = os.environ.get("RUNPORT_REDIS_TESTS") == "1"
+SKIP_REASON = (
+    "the Redis event-log tests run in their own tox env: `tox run -e redis` "
+    "(needs Debian's redis-server package; .ci/run installs it)"
+)
+
+if not ENABLED:
+    pytest.skip(SKIP_REASON, allow_module_level=True)
+
+from runport.server import RedisEventLog, create_app, serve_in_background  # noqa: E402
+
+from .redis_tools import (  # noqa: E402
+    RedisServer,
+    free_port,
+    paced_openai,
+    redis_server,
+    runport_serve,
+    serve_command,
+)
+
+PIECES = ["Once ", "upon ", "a ", "time ", "there ", "was ", "a ", "log."]
+INPUTS = {"inputs": {"topic": "logs"}}
+THINKING = Thinking(["Streams ", "and ", "leases. "], ["A ", "stream ", "goes ", "on."])
+
+
+@pytest.fixture(scope="module")
+def shared_redis() -> Iterator[RedisServer]:
+    with redis_server() as server:
+        yield server
+
+
+def _text(got: list[Frame]) -> str:
+    return "".join(json.loads(frame.data)["text"] for frame in got if frame.event == "Delta")
+
+
+def _error(response: httpx.Response) -> str:
+    code: str = response.json()["error"]["code"]
+    return code
+
+
+def test_redis_down_at_start_is_a_clear_error() -> None:
+    closed = free_port()
+    result = subprocess.run(
+        [
+            *serve_command(
+                "--contracts",
+                CONTRACTS,
+                "--scenario",
+                SCENARIO,
+            ),
+            "--resumable",
+            "--event-log",
+            f"redis://127.0.0.1:{closed}/0",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode != 0
+    assert ErrorCode.EVENT_LOG_UNAVAILABLE in result.stderr
+    assert f"redis://127.0.0.1:{closed}/0" in result.stderr
+    assert "serving" not in result.stderr
+
+
+def test_an_event_log_without_resumable_is_a_usage_error(shared_redis: RedisServer) -> None:
+    result = subprocess.run(
+        serve_command("--contracts", CONTRACTS, "--event-log", shared_redis.url),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode != 0
+    assert "--resumable" in result.stderr
+
+
+def test_a_cut_on_one_process_is_resumed_on_another_and_both_readers_get_every_event(
+    shared_redis: RedisServer,
+) -> None:
+    with (
+        paced_openai(PIECES) as upstream,
+        runport_serve(shared_redis.url, upstream.url) as one,
+        runport_serve(shared_redis.url, upstream.url) as two,
+        httpx.Client(timeout=30) as http,
+    ):
+        upstream.release(2)
+        with http.stream("POST", one.url + STORY, json=INPUTS, headers=SSE) as response:
+            assert response.status_code == 200
+            run_id = response.headers["x-runport-run-id"]
+            before = read_some(response, 2)
+        # process one still runs it; process two reads it from the log
+        watcher = http.stream("GET", f"{two.url}/v1/runs/{run_id}/events")
+        with watcher as whole:
+            upstream.release(1)
+            with http.stream(
+                "GET",
+                f"{two.url}/v1/runs/{run_id}/events",
+                headers={"Last-Event-ID": f"{run_id}:2"},
+            ) as resumed:
+                stream = frames(resumed.iter_lines())
+                third = next(stream)
+                upstream.release_all()
+                rest = list(stream)
+            everything = parse(whole.read().decode())
+    got = [*before, third, *rest]
+    check_numbered(got, run_id)
+    assert got == everything
+    assert _text(got) == "".join(PIECES)
+    assert [frame.event for frame in got][-2:] == ["Complete", "envelope"]
+    assert json.loads(got[-1].data)["result"]["output"] == "".join(PIECES)
+    assert upstream.calls == 1
+    assert upstream.finished.is_set()
+
+
+def test_a_killed_producer_gives_every_reader_the_coded_terminal_within_the_lease(
+    shared_redis: RedisServer,
+) -> None:
+    with (
+        paced_openai(PIECES) as upstream,
+        runport_serve(shared_redis.url, upstream.url, "--lease", "1") as one,
+        runport_serve(shared_redis.url, upstream.url, "--lease", "1") as two,
+        httpx.Client(timeout=30) as http,
+    ):
+        upstream.release(1)
+        with http.stream("POST", one.url + STORY, json=INPUTS, headers=SSE) as response:
+            run_id = response.headers["x-runport-run-id"]
+            before = read_some(response, 1)
+            with http.stream("GET", f"{two.url}/v1/runs/{run_id}/events") as reader:
+                stream = frames(reader.iter_lines())
+                assert next(stream) == before[0]
+                one.process.send_signal(signal.SIGKILL)
+                killed = time.monotonic()
+                one.process.wait(timeout=30)
+                rest = list(stream)  # ends: never a hang (the client's timeout is the bound)
+                took = time.monotonic() - killed
+        print(f"\nthe readers of a killed producer's run got its ending {took:.2f} s later")
+        again = parse(http.get(f"{two.url}/v1/runs/{run_id}/events").text)
+    assert [frame.event for frame in rest] == ["Failed", "envelope"]
+    failed = json.loads(rest[0].data)
+    assert failed["code"] == ErrorCode.RUN_PRODUCER_LOST
+    check_numbered([before[0], *rest], run_id)
+    assert again == [before[0], *rest]  # one ending, the same for every reader
+
+
+def test_delete_on_one_process_stops_the_run_on_the_other(shared_redis: RedisServer) -> None:
+    with (
+        paced_openai(PIECES) as upstream,
+        runport_serve(shared_redis.url, upstream.url, "--lease", "1") as one,
+        runport_serve(shared_redis.url, upstream.url, "--lease", "1") as two,
+        httpx.Client(timeout=30) as http,
+    ):
+        upstream.release(1)
+        with http.stream("POST", one.url + STORY, json=INPUTS, headers=SSE) as response:
+            run_id = response.headers["x-runport-run-id"]
+            stream = frames(response.iter_lines())
+            first = next(stream)
+            stopped = http.delete(f"{two.url}/v1/runs/{run_id}")
+            assert stopped.status_code == 202
+            rest = list(stream)
+        assert upstream.hung_up.wait(30)  # process one closed its upstream
+        assert not upstream.finished.is_set()
+    got = [first, *rest]
+    check_numbered(got, run_id)
+    assert [frame.event for frame in got] == ["Delta", "Failed", "envelope"]
+    assert json.loads(got[1].data)["code"] == ErrorCode.CALLER_STOPPED
+
+
+@pytest.fixture(scope="module")
+def two_apps(shared_redis: RedisServer) -> Iterator[tuple[httpx.Client, httpx.Client]]:
+    """Two servers in this process, each with its own connection to the one Redis: as two
+    processes behind a balancer see the log (the subprocess tests above show the same)."""
+    first = create_app(catalog(), THINKING, event_log=RedisEventLog(shared_redis.url, lease=1))
+    second = create_app(catalog(), THINKING, event_log=RedisEventLog(shared_redis.url, lease=1))
+    with (
+        serve_in_background(first) as one,
+        serve_in_background(second) as two,
+        httpx.Client(base_url=one, timeout=30) as http_one,
+        httpx.Client(base_url=two, timeout=30) as http_two,
+    ):
+        yield http_one, http_two
+
+
+@pytest.fixture(scope="module")
+def whole(two_apps: tuple[httpx.Client, httpx.Client]) -> list[Frame]:
+    response = two_apps[0].post(STORY, json=INPUTS, headers=SSE)
+    got = parse(response.text)
+    check_numbered(got, response.headers["x-runport-run-id"])
+    return got
+
+
+@settings(
+    deadline=None,
+    max_examples=max(1, settings.default.max_examples // 10),
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(cut=st.integers(min_value=0, max_value=8), elsewhere=st.booleans())
+def test_a_cut_at_a_sampled_frame_resumed_on_either_server_is_the_uninterrupted_stream(
+    two_apps: tuple[httpx.Client, httpx.Client], whole: list[Frame], cut: int, elsewhere: bool
+) -> None:
+    start, resume = two_apps if elsewhere else (two_apps[0], two_apps[0])
+    with start.stream("POST", STORY, json=INPUTS, headers=SSE) as response:
+        run_id = response.headers["x-runport-run-id"]
+        before = read_some(response, cut)
+    headers = {"Last-Event-ID": f"{run_id}:{cut}"} if cut else {}
+    after = resume.get(f"/v1/runs/{run_id}/events", headers=headers)
+    got = [*before, *parse(after.text)]
+    check_numbered(got, run_id)
+    assert [frame.same_event() for frame in got] == [frame.same_event() for frame in whole]
+
+
+def test_bad_resumes_are_refused_the_same_on_redis(
+    two_apps: tuple[httpx.Client, httpx.Client], whole: list[Frame]
+) -> None:
+    http = two_apps[1]
+    run_id = whole[0].run_id
+    for value in ("x", f"{run_id}:01", f"{'0' * 32}:1", f"{run_id}:{whole[-1].seq + 1}"):
+        response = http.get(f"/v1/runs/{run_id}/events", headers={"Last-Event-ID": value})
+        assert response.status_code == 400, value
+        assert _error(response) == ErrorCode.DATA_INVALID
+    gone = http.get(f"/v1/runs/{'a' * 32}/events", headers={"Last-Event-ID": f"{'a' * 32}:2"})
+    assert gone.status_code == 404
+    assert _error(gone) == ErrorCode.RUN_NOT_FOUND
+    done = http.get(f"/v1/runs/{run_id}/events", headers={"Last-Event-ID": whole[-1].id or ""})
+    assert done.status_code == 204
+
+
+def test_a_finished_run_expires_after_its_retention(shared_redis: RedisServer) -> None:
+    log = RedisEventLog(shared_redis.url, retention=0.3)
+    app = create_app(catalog(), THINKING, event_log=log)
+    with serve_in_background(app) as url, httpx.Client(base_url=url, timeout=30) as http:
+        run_id = http.post(STORY, json=INPUTS, headers=SSE).headers["x-runport-run-id"]
+        deadline = time.monotonic() + 30
+        while http.get(f"/v1/runs/{run_id}/events").status_code != 404:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+
+
+def test_redis_lost_mid_run_fails_the_run_and_the_server_stays_up(paced: PacedUpstream) -> None:
+    with redis_server() as own:
+        app = create_app(catalog(), paced.adapter, event_log=RedisEventLog(own.url, lease=1))
+        with serve_in_background(app) as url, httpx.Client(base_url=url, timeout=30) as http:
+            paced.release(1)
+            with http.stream("POST", STORY, json=INPUTS, headers=SSE) as response:
+                run_id = response.headers["x-runport-run-id"]
+                stream = frames(response.iter_lines())
+                first = next(stream)
+                own.stop()
+                rest = list(stream)
+            assert paced.closed.wait(30)  # the run stopped: its upstream was closed
+            assert http.get("/v1/contracts").status_code == 200
+            refused = http.post(STORY, json=INPUTS, headers=SSE)
+            assert refused.status_code == 503
+            assert _error(refused) == ErrorCode.EVENT_LOG_UNAVAILABLE
+            own.start()  # Redis is back (empty): new runs work again
+            paced.release_all()
+            again = parse(http.post(STORY, json=INPUTS, headers=SSE).text)
+            assert [frame.event for frame in again][-2:] == ["Complete", "envelope"]
+    assert first.id == f"{run_id}:1"
+    assert [frame.event for frame in rest] == ["Failed", "envelope"]
+    assert [frame.id for frame in rest] == [None, None]  # a later resume starts after frame 1
+    assert json.loads(rest[0].data)["code"] == ErrorCode.EVENT_LOG_UNAVAILABLE
+
+
+class Flood(AsyncRuntimeAdapter):
+    """An adapter that sends ``count`` deltas of ``size`` characters as fast as it can. Its
+    receipt's text is short, so the run's last frames are small and the deltas are the
+    backlog (a test double's receipt need not repeat them)."""
+
+    DESCRIPTOR = AdapterDescriptor(id="flood", version="0.1.0", capabilities=["streaming", "text"])
+
+    def __init__(self, count: int, size: int) -> None:
+        self.count = count
+        self.piece = "x" * size
+
+    def descriptor(self) -> AdapterDescriptor:
+        return self.DESCRIPTOR
+
+    def receipt(self, request: ExecutionRequest) -> ExecutionReceipt:
+        return build_receipt(request, adapter=self.DESCRIPTOR, text="flood", finish_reason="stop")
+
+    async def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
+        return self.receipt(request)
+
+    async def execute_streaming(
+        self, request: ExecutionRequest, sink: AsyncSink
+    ) -> ExecutionReceipt:
+        for _ in range(self.count):
+            await deliver(sink, Delta(text=self.piece))
+        receipt = self.receipt(request)
+        await deliver(sink, Complete(receipt=receipt))
+        return receipt
+
+
+def test_a_slow_reader_leaves_the_backlog_in_the_log_not_in_the_server(
+    shared_redis: RedisServer,
+) -> None:
+    count, size = 2_000, 4_096
+    total = count * size
+    app = create_app(catalog(), Flood(count, size), event_log=RedisEventLog(shared_redis.url))
+
+    async def read(url: str, stall: bool) -> int:
+        async with (
+            httpx.AsyncClient(base_url=url, timeout=60) as http,
+            http.stream("POST", STORY, json=INPUTS, headers=SSE) as response,
+        ):
+            run_id = response.headers["x-runport-run-id"]
+            if stall:  # read nothing until the whole run is in the log
+                watcher = RedisEventLog(shared_redis.url)
+                while not (state := await watcher.state(run_id)) or not state.finished:
+                    await asyncio.sleep(0.01)
+                await watcher.close()
+            received = 0
+            async for chunk in response.aiter_bytes():
+                received += len(chunk)
+            return received
+
+    peaks: dict[bool, int] = {}
+    with serve_in_background(app) as url:
+        asyncio.run(read(url, False))  # warm: imports, scripts, connections
+        tracemalloc.start()
+        try:
+            for stall in (False, True):
+                tracemalloc.reset_peak()
+                assert asyncio.run(read(url, stall)) > total  # every delta arrived
+                peaks[stall] = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    grew = peaks[True] - peaks[False]
+    print(f"\na stalled reader's run peaked {grew / total:+.2f}x the run's text above a prompt one")
+    # A server that kept the stalled reader's backlog in its socket would hold one more copy
+    # of the run; here the log holds it, and the server at most one read's worth of frames.
+    assert grew < total / 2, peaks
