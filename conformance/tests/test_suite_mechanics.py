@@ -14,10 +14,10 @@ from typing import Final
 import pytest
 from conformance_doubles import MiniChatAdapter, outcomes, run_inner
 
-from runport.conformance import CASES, ScriptedUpstream
+from runport.conformance import CASES, PROTOCOLS, ScenarioUpstream, ScriptedUpstream, WireContext
 from runport.conformance._cases import CASES_BY_NAME
 from runport.conformance._observe import render_events
-from runport.conformance._render import render_scenario, sse_response
+from runport.conformance._responses import stream_response
 from runport.contracts import Delta, StreamEvent, ToolCallDelta
 
 # one author's run serves several tests: on one pytest-xdist worker,
@@ -227,14 +227,14 @@ def test_three_parallel_calls_are_expected_exactly_in_first_seen_order() -> None
 
 def test_the_scenario_rendering_plays_the_same_progress() -> None:
     case = CASES_BY_NAME["three_tool_calls"]
-    turn = render_scenario([case], scenario_id="t").turns[0]
+    turn = ScenarioUpstream([case]).scenario.turns[0]
     fragments = [getattr(event, "arguments_fragment", None) for event in turn.events]
     assert fragments[:-1] == [event.arguments_fragment for event in case.progress()]
 
 
 def test_the_sse_rendering_owes_one_event_per_fragment_frame() -> None:
     case = CASES_BY_NAME["three_tool_calls"]
-    response = sse_response(case, model="m", marker="MARK")
+    response = stream_response(PROTOCOLS["openai-chat"], case, WireContext("m", "MARK"))
     owed = [frame.owes for frame in response.frames]
     assert owed == [0, 0, 1, 2, 3, 4, 5, 6, 7, 7, 7]
     first = json.loads(response.frames[2].data.removeprefix(b"data: "))

@@ -16,10 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from runport.conformance._async_suite import AsyncRuntimeAdapterConformance
-    from runport.conformance._cases import CASES, Case, Fault
+    from runport.conformance._cases import CASES, Call, Case, Fault, Text, Thought, UsageStep
     from runport.conformance._checks import StreamViolation, check_stream
     from runport.conformance._harness import Harness
     from runport.conformance._observe import CallerStop
+    from runport.conformance._protocols import PROTOCOLS
+    from runport.conformance._rewrites import calls_in_blocks, calls_whole
     from runport.conformance._run import run_conformance
     from runport.conformance._suite import RuntimeAdapterConformance
     from runport.conformance._upstream import (
@@ -29,22 +31,45 @@ if TYPE_CHECKING:
         ScriptedUpstream,
         Upstream,
     )
+    from runport.conformance._wire_protocol import (
+        Frame,
+        Refusal,
+        Transcript,
+        WireContext,
+        WireProtocol,
+        WireRequest,
+        json_bytes,
+    )
 
 __all__ = [
     "CASES",
+    "PROTOCOLS",
     "AsyncRuntimeAdapterConformance",
     "BlackBoxUpstream",
+    "Call",
     "CallerStop",
     "Case",
     "ConformanceUsageError",
     "Fault",
+    "Frame",
     "Harness",
+    "Refusal",
     "RuntimeAdapterConformance",
     "ScenarioUpstream",
     "ScriptedUpstream",
     "StreamViolation",
+    "Text",
+    "Thought",
+    "Transcript",
     "Upstream",
+    "UsageStep",
+    "WireContext",
+    "WireProtocol",
+    "WireRequest",
+    "calls_in_blocks",
+    "calls_whole",
     "check_stream",
+    "json_bytes",
     "run_conformance",
 ]
 
@@ -53,8 +78,22 @@ _HOMES = {
     "StreamViolation": "_checks",
     "check_stream": "_checks",
     "CASES": "_cases",
+    "Call": "_cases",
     "Case": "_cases",
     "Fault": "_cases",
+    "Text": "_cases",
+    "Thought": "_cases",
+    "UsageStep": "_cases",
+    "PROTOCOLS": "_protocols",
+    "calls_in_blocks": "_rewrites",
+    "calls_whole": "_rewrites",
+    "Frame": "_wire_protocol",
+    "Refusal": "_wire_protocol",
+    "Transcript": "_wire_protocol",
+    "WireContext": "_wire_protocol",
+    "WireProtocol": "_wire_protocol",
+    "WireRequest": "_wire_protocol",
+    "json_bytes": "_wire_protocol",
     "CallerStop": "_observe",
     "run_conformance": "_run",
     "Harness": "_harness",

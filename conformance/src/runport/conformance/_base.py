@@ -16,7 +16,6 @@ import pytest
 from runport.conformance._cases import CASES, Case, Progress
 from runport.conformance._harness import Harness, protocol_of
 from runport.conformance._observe import Outcome
-from runport.conformance._played import played_as
 from runport.conformance._upstream import ConformanceUsageError, Upstream
 from runport.contracts import ExecutionRequest
 
@@ -199,9 +198,7 @@ class ConformanceBase:
                 )
             else:
                 played = [
-                    played_as(case, protocol)
-                    for case in CASES
-                    if case.protocols is None or protocol in case.protocols
+                    protocol.played(case) for case in CASES if case.requires <= protocol.features
                 ]
                 chosen = [case for case in played if select(case)]
                 metafunc.parametrize("case", chosen, ids=[case.name for case in chosen])
@@ -215,7 +212,7 @@ class ConformanceBase:
                 reason = (
                     "protocol is None and sample_requests() gave no request"
                     if protocol is None
-                    else f"protocol {protocol!r}: the scripted cases run these checks"
+                    else f"protocol {protocol.name!r}: the scripted cases run these checks"
                 )
                 metafunc.parametrize(
                     "sample", [pytest.param(None, id="none", marks=pytest.mark.skip(reason=reason))]

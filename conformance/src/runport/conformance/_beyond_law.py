@@ -32,7 +32,6 @@ from runport.conformance._checks import (
 from runport.conformance._harness import Harness, protocol_of
 from runport.conformance._laws import LawTests
 from runport.conformance._observe import Outcome, broken
-from runport.conformance._played import played_as
 from runport.conformance._strategies import generated_case
 from runport.contracts import (
     AdapterDescriptor,
@@ -274,7 +273,9 @@ class BeyondLawTests(LawTests):
         if self._runport_capabilities is None:
             h.adapter(h.upstream([RESUME_CASE]))
         case = data.draw(generated_case(tools=self.supports_tool_calls), label="case")
-        case = played_as(case, protocol_of(type(self)))
+        protocol = protocol_of(type(self))
+        assert protocol is not None
+        case = protocol.played(case)
         upstream = h.upstream([case, case])
         plain_adapter, streaming_adapter = h.adapter(upstream), h.adapter(upstream)
         request = case.request()

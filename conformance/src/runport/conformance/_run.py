@@ -24,7 +24,7 @@ import pytest
 from runport.conformance._async_suite import AsyncRuntimeAdapterConformance
 from runport.conformance._base import ConformanceBase
 from runport.conformance._cases import RESUME_CASE
-from runport.conformance._harness import HTTP_PROTOCOLS, PROTOCOLS
+from runport.conformance._protocols import UnknownProtocol, resolve
 from runport.conformance._suite import RuntimeAdapterConformance
 from runport.conformance._upstream import (
     BlackBoxUpstream,
@@ -33,6 +33,7 @@ from runport.conformance._upstream import (
     ScriptedUpstream,
     Upstream,
 )
+from runport.conformance._wire_protocol import WireProtocol
 from runport.ports import AsyncRuntimeAdapter
 
 __all__ = ["current_suite", "load_factory", "run_conformance"]
@@ -79,16 +80,18 @@ def _takes_upstream(factory: Callable[..., Any]) -> bool:
     )
 
 
-def _makes_async(factory: Callable[..., Any], protocol: str | None, with_upstream: bool) -> bool:
+def _makes_async(
+    factory: Callable[..., Any], protocol: WireProtocol | None, with_upstream: bool
+) -> bool:
     """Whether the factory makes async adapters: it is asked for one, which is then dropped
     unused (a fresh adapter binds to no event loop and holds no connection)."""
     upstream: Upstream
-    if protocol == "scenario":
-        upstream = ScenarioUpstream([RESUME_CASE])
-    elif protocol in HTTP_PROTOCOLS:
-        upstream = ScriptedUpstream([RESUME_CASE], protocol=protocol)
-    else:
+    if protocol is None:
         upstream = BlackBoxUpstream()
+    elif protocol.in_process:
+        upstream = ScenarioUpstream([RESUME_CASE], protocol=protocol)
+    else:
+        upstream = ScriptedUpstream([RESUME_CASE], protocol=protocol)
     try:
         adapter = factory(upstream) if with_upstream else factory()
         return isinstance(adapter, AsyncRuntimeAdapter)
@@ -97,15 +100,17 @@ def _makes_async(factory: Callable[..., Any], protocol: str | None, with_upstrea
 
 
 def suite_for(
-    factory: Callable[..., Any], protocol: str | None, *, name: str = "TestConformance"
+    factory: Callable[..., Any],
+    protocol: str | WireProtocol | None,
+    *,
+    name: str = "TestConformance",
 ) -> type[ConformanceBase]:
     """A suite class whose ``make_adapter`` calls ``factory(upstream)`` (or ``factory()``):
     the async suite when the factory makes ``AsyncRuntimeAdapter``s, else the sync one."""
-    if protocol not in PROTOCOLS:
-        raise ConformanceUsageError(
-            f"unknown protocol {protocol!r}; expected scenario, openai-chat, "
-            "anthropic-messages, gemini or none"
-        )
+    try:
+        wire = resolve(protocol)
+    except UnknownProtocol as error:
+        raise ConformanceUsageError(f"unknown protocol {protocol!r}: {error}") from None
     with_upstream = _takes_upstream(factory)
 
     def make_adapter(self: ConformanceBase, upstream: Upstream) -> Any:
@@ -113,7 +118,7 @@ def suite_for(
 
     base: type[ConformanceBase] = (
         AsyncRuntimeAdapterConformance
-        if _makes_async(factory, protocol, with_upstream)
+        if _makes_async(factory, wire, with_upstream)
         else RuntimeAdapterConformance
     )
     return type(
@@ -128,7 +133,10 @@ def current_suite() -> type[ConformanceBase]:
 
 
 def run_conformance(
-    target: str, *, protocol: str | None = "scenario", pytest_args: Sequence[str] = ()
+    target: str,
+    *,
+    protocol: str | WireProtocol | None = "scenario",
+    pytest_args: Sequence[str] = (),
 ) -> int:
     """Run the whole suite (sync or async, as the factory's adapters are) on ``target``'s
     adapters; 0 when every check passed, else 1.
