@@ -25,7 +25,7 @@ HERE: Final = Path(__file__).parent
 
 class Broken(NamedTuple):
     name: str
-    protocol: str
+    protocol: str | None
     make: str
     check: str
     says: str
@@ -132,6 +132,10 @@ BROKEN: Final = (
            lose_signature=True), "test_reasoning_sent_back",
            "Invalid `signature` in `thinking` block", "reasoning_then_tool_call",
            flavour="async"),
+    Broken("BlackBoxBuffersEverything", None, "EchoBuffersEverything()",
+           "test_black_box_incremental", "not incremental: an answer of"),
+    Broken("BlackBoxEveryCallFails", None, "EveryCallFails()", "test_black_box_answers",
+           "sample request(s) failed"),
     Broken("AsyncIgnoresCancellationOnTheWire", "openai-chat",
            _mini("AsyncMiniChatAdapter", ignore_cancel=True), "test_cancellation_at_every_event",
            "the cancellation did not propagate", "plain_text", flavour="async"),
@@ -145,6 +149,7 @@ CONTROLS: Final = (
     ("ControlAsyncChat", "openai-chat", "async", _mini("AsyncMiniChatAdapter")),
     ("ControlMessages", "anthropic-messages", "sync", _mini("MiniMessagesAdapter")),
     ("ControlAsyncMessages", "anthropic-messages", "async", _mini("AsyncMiniMessagesAdapter")),
+    ("ControlBlackBox", None, "sync", "Echo()"),
 )
 BASES: Final = {
     "sync": "RuntimeAdapterConformance",
@@ -170,6 +175,8 @@ def _module() -> str:
             "    def make_adapter(self, upstream):",
             f"        return {make}",
         ]
+        if protocol is None:
+            lines += ["    def sample_requests(self):", "        return sample_requests()"]
     return "\n".join(lines) + "\n"
 
 

@@ -302,3 +302,51 @@ def test_a_scripted_upstream_used_on_its_own_withholds_nothing() -> None:
     assert [e.text for e in events if isinstance(e, Delta)] == ["Hel", "lo, ", "world."]
     assert record.promptness == []
     assert record.held_at is None
+
+
+# -- no false greens --------------------------------------------------------------------------
+
+UNCHECKED_MODULE: Final = """
+from runport.conformance import RuntimeAdapterConformance
+from runport.mock import ScriptedRuntime
+
+
+class TestBlackBoxWithoutSamples(RuntimeAdapterConformance):
+    protocol = None
+
+    def make_adapter(self, upstream):
+        return ScriptedRuntime(upstream.scenario)
+
+
+def test_something_else():
+    pass
+"""
+
+
+@pytest.mark.parametrize(
+    "workers", [[], ["-n", "2", "--dist", "loadgroup"]], ids=["plain", "xdist"]
+)
+def test_a_run_in_which_no_law_item_was_checked_fails(tmp_path: Path, workers: list[str]) -> None:
+    """Every law test skipped (protocol None, no samples) is a failed run, not "21 skipped"
+    and exit 0 — also when pytest-xdist workers ran the tests and the controller judges."""
+    (tmp_path / "test_unchecked.py").write_text(UNCHECKED_MODULE, encoding="utf-8")
+    (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *workers, "test_unchecked.py"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert " failed" not in result.stdout  # nothing failed: nothing was checked
+    assert "NOTHING CHECKED: no law item was carried out in TestBlackBoxWithoutSamples" in (
+        result.stdout
+    )
+    report = result.stdout.split("runport conformance", 1)[1]
+    assert "  not checked:\n" in report
+    assert "    black_box_answers: protocol is None and sample_requests() gave no request" in (
+        report
+    )

@@ -175,6 +175,16 @@ class ConformanceBase:
         if protocol_of(type(self)) is None:
             pytest.skip("protocol is None: this check needs a scripted upstream")
 
+    def _black_box_samples(self) -> list[ExecutionRequest]:
+        """The sample requests of a black-box class (else the test skips, saying why)."""
+        protocol = protocol_of(type(self))
+        if protocol is not None:
+            pytest.skip(f"protocol {protocol.name!r}: the scripted cases run these checks")
+        samples = list(self.sample_requests())
+        if not samples:
+            pytest.skip("protocol is None and sample_requests() gave no request")
+        return samples
+
     # -- collection ---------------------------------------------------------------------------
 
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:

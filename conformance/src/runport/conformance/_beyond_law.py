@@ -46,6 +46,9 @@ from runport.ports import PortError
 __all__ = ["BeyondLawTests"]
 
 THREADS: Final = 8
+LONG_ANSWER: Final = 200
+"""Characters: a sample answer at least this long, streamed by an adapter that declares
+``streaming``, must come in more than one ``Delta`` (the black box's promptness check)."""
 
 
 class BeyondLawTests(LawTests):
@@ -141,7 +144,8 @@ class BeyondLawTests(LawTests):
 
     def test_descriptor_is_valid(self, conformance_harness: Harness) -> None:
         """``descriptor()`` is a valid, stable ``AdapterDescriptor`` with unique capabilities."""
-        self._skip_without_protocol()
+        if protocol_of(type(self)) is None and not list(self.sample_requests()):
+            pytest.skip("protocol is None and sample_requests() gave no request")
         h = conformance_harness
         adapter = h.adapter(h.upstream([RESUME_CASE]))
         first, second = adapter.descriptor(), adapter.descriptor()
@@ -361,3 +365,60 @@ class BeyondLawTests(LawTests):
         problem = grammar_problem(again)
         if problem:
             broken(6, name, f"the next call: {problem}", outcome=again)
+
+    def test_black_box_answers(self, conformance_harness: Harness) -> None:
+        """At least one sample request is answered: an adapter whose every call fails keeps
+        every other black-box check vacuously, so that is a failure, not a pass."""
+        samples = self._black_box_samples()
+        h = conformance_harness
+        upstream = h.upstream()
+        adapter = h.adapter(upstream)
+        codes: list[str] = []
+        for sample in samples:
+            outcome = h.stream(adapter, upstream, sample)
+            if outcome.receipt is not None:
+                return
+            codes.append(outcome.ending())
+        broken(
+            "black box",
+            "sample_*",
+            f"every one of the {len(samples)} sample request(s) failed ({'; '.join(codes)}): "
+            "the black box checked no receipt, no assembly and no Complete — give "
+            "sample_requests() the adapter answers, or set the protocol it speaks",
+        )
+
+    def test_black_box_incremental(self, conformance_harness: Harness) -> None:
+        """A long sample answer (``LONG_ANSWER`` characters or more) from an adapter that
+        declares ``streaming`` comes in more than one ``Delta``. Judged by count, never by
+        clock: a buffer that replays its deltas at the end looks like a stream to a black
+        box, and only a protocol's paced upstream (law 4) tells them apart."""
+        samples = self._black_box_samples()
+        h = conformance_harness
+        upstream = h.upstream()
+        adapter = h.adapter(upstream)
+        if not self.supports_streaming:
+            pytest.skip("supports_streaming is false: no deltas are owed")
+        longest = 0
+        for sample in samples:
+            outcome = h.stream(adapter, upstream, sample)
+            text = outcome.receipt.text if outcome.receipt is not None else None
+            if text is None or len(text) < LONG_ANSWER:
+                longest = max(longest, len(text or ""))
+                continue
+            deltas = [event for event in outcome.progress if isinstance(event, Delta)]
+            if len(deltas) < 2:
+                broken(
+                    4,
+                    sample.interaction.contract_id,
+                    f"not incremental: an answer of {len(text)} characters came in "
+                    f"{len(deltas)} Delta — the adapter held the text back until the end "
+                    "(it buffers)",
+                    seen=outcome.events,
+                    outcome=outcome,
+                )
+            return
+        pytest.skip(
+            f"no sample answer was {LONG_ANSWER} characters or more (the longest: {longest}), "
+            "so whether deltas come incrementally was not checked: add a sample with a long "
+            "answer"
+        )

@@ -24,6 +24,7 @@ import pytest
 from runport.conformance._async_suite import AsyncRuntimeAdapterConformance
 from runport.conformance._base import ConformanceBase
 from runport.conformance._cases import RESUME_CASE
+from runport.conformance._plugin import UNCHECKED
 from runport.conformance._protocols import UnknownProtocol, resolve
 from runport.conformance._suite import RuntimeAdapterConformance
 from runport.conformance._upstream import (
@@ -141,9 +142,13 @@ def run_conformance(
     """Run the whole suite (sync or async, as the factory's adapters are) on ``target``'s
     adapters; 0 when every check passed, else 1.
 
-    Raises ``ConformanceUsageError`` when the target cannot be loaded.
+    Raises ``ConformanceUsageError`` when the target cannot be loaded, and when the run
+    carried out no law item (every law test skipped: ``protocol=None``, which has no samples
+    here, or a factory that ignores the suite's upstream) — a run that checked nothing is
+    no pass.
     """
     suite = suite_for(load_factory(target), protocol)
+    verdict = _Verdict()
     _current.append(suite)
     try:
         with tempfile.TemporaryDirectory(prefix="runport-conformance-") as scratch:
@@ -170,8 +175,28 @@ def run_conformance(
                     "-q",
                     "-rfE",
                     *pytest_args,
-                ]
+                ],
+                plugins=[verdict],
             )
     finally:
         _current.pop()
+    if verdict.unchecked:
+        raise ConformanceUsageError(
+            "nothing was checked: no law item was carried out, every law test was skipped "
+            f"(protocol {getattr(protocol, 'name', protocol)!r}: name the protocol the adapter "
+            "speaks and build it from the suite's upstream, or run a suite class whose "
+            "sample_requests() give the black box requests)"
+        )
     return 0 if code == 0 else 1
+
+
+class _Verdict:
+    """Reads, as the inner session ends, which suite classes carried out no law item."""
+
+    def __init__(self) -> None:
+        self.unchecked: list[str] = []
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        unchecked: list[str] = session.config.stash.get(UNCHECKED, [])
+        self.unchecked = list(unchecked)
