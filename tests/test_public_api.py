@@ -171,12 +171,16 @@ PUBLIC = {
     },
     "runport.openai": {
         "AsyncOpenAIChatAdapter",
+        "AsyncOpenAIResponsesAdapter",
         "OpenAIChatAdapter",
+        "OpenAIResponsesAdapter",
         "ResponseFormatMode",
         "DEFAULT_MAX_RESPONSE_BYTES",
         "DEFAULT_TIMEOUT",
         "create_adapter",
         "create_async_adapter",
+        "create_async_responses_adapter",
+        "create_responses_adapter",
     },
     "runport.conformance": {
         "CASES",

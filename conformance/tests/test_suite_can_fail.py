@@ -37,6 +37,9 @@ class Broken(NamedTuple):
     """Further node ids (``check[case]``) run after the first, and how each must end."""
 
 
+RESPONSES: Final = "MiniResponsesAdapter"
+ASYNC_RESPONSES: Final = "AsyncMiniResponsesAdapter"
+
 NO_READ_TIMEOUT: Final = "300.0"
 """What an adapter's own default read timeout might be: minutes."""
 
@@ -139,6 +142,41 @@ BROKEN: Final = (
     Broken("AsyncIgnoresCancellationOnTheWire", "openai-chat",
            _mini("AsyncMiniChatAdapter", ignore_cancel=True), "test_cancellation_at_every_event",
            "the cancellation did not propagate", "plain_text", flavour="async"),
+    # the Responses API's members: each fault the chat members show, on its wire
+    Broken("ResponsesBuffering", "openai-responses", _mini(RESPONSES, buffer=True),
+           "test_law_4_order_and_promptness", "(it buffers)", "plain_text"),
+    Broken("ResponsesTruncationAsComplete", "openai-responses",
+           _mini(RESPONSES, truncation_ok=True), "test_law_9_truncation",
+           "passed off as complete"),
+    Broken("ResponsesLeaksBodies", "openai-responses", _mini(RESPONSES, leak=True),
+           "test_law_10_no_secrets", "the provider's response body appears in",
+           "failed_rate_limited"),
+    Broken("ResponsesIgnoresBound", "openai-responses", _mini(RESPONSES, ignore_bound=True),
+           "test_law_8_bounds", "should fail with TQX_RUNTIME_RESPONSE_TOO_LARGE"),
+    Broken("ResponsesKeepsConnectionOpen", "openai-responses", _mini(RESPONSES, keep_open=True),
+           "test_law_6_caller_stop", "the HTTP response was not closed", "plain_text"),
+    Broken("ResponsesWithoutReadTimeout", "openai-responses",
+           _mini(RESPONSES, read_timeout=NO_READ_TIMEOUT), "test_read_timeout_is_passed_on",
+           "pass upstream.read_timeout to your adapter"),
+    Broken("ResponsesDropsReasoning", "openai-responses", _mini(RESPONSES, drop_reasoning=True),
+           "test_law_4_order_and_promptness", "never reached the sink (dropped, not held back)",
+           "reasoning_then_text"),
+    Broken("ResponsesMixesReasoningIntoAnswer", "openai-responses",
+           _mini(RESPONSES, mix_reasoning=True), "test_law_3_assembly",
+           "reasoning entered the answer", "reasoning_then_text"),
+    Broken("ResponsesLosesEncryptedReasoning", "openai-responses",
+           _mini(RESPONSES, lose_encrypted=True), "test_reasoning_sent_back",
+           "Items are not persisted when `store` is set to false", "reasoning_then_tool_call"),
+    Broken("AsyncResponsesBuffering", "openai-responses",
+           _mini(ASYNC_RESPONSES, buffer=True), "test_law_4_order_and_promptness",
+           "(it buffers)", "plain_text", flavour="async"),
+    Broken("AsyncResponsesLeavesResponseOpen", "openai-responses",
+           _mini(ASYNC_RESPONSES, keep_open=True), "test_cancellation_at_every_event",
+           "the HTTP response was not closed", "plain_text", flavour="async"),
+    Broken("AsyncResponsesLosesEncryptedReasoning", "openai-responses",
+           _mini(ASYNC_RESPONSES, lose_encrypted=True), "test_reasoning_sent_back",
+           "Items are not persisted when `store` is set to false", "reasoning_then_tool_call",
+           flavour="async"),
 )  # fmt: skip
 
 CONTROLS: Final = (
@@ -149,6 +187,8 @@ CONTROLS: Final = (
     ("ControlAsyncChat", "openai-chat", "async", _mini("AsyncMiniChatAdapter")),
     ("ControlMessages", "anthropic-messages", "sync", _mini("MiniMessagesAdapter")),
     ("ControlAsyncMessages", "anthropic-messages", "async", _mini("AsyncMiniMessagesAdapter")),
+    ("ControlResponses", "openai-responses", "sync", _mini(RESPONSES)),
+    ("ControlAsyncResponses", "openai-responses", "async", _mini(ASYNC_RESPONSES)),
     ("ControlBlackBox", None, "sync", "Echo()"),
 )
 BASES: Final = {
@@ -163,6 +203,7 @@ def _module() -> str:
         "import sys",
         f"sys.path.insert(0, {str(HERE)!r})",
         "from conformance_doubles import *  # noqa: F403",
+        "from responses_doubles import *  # noqa: F403",
         "from runport.conformance import AsyncRuntimeAdapterConformance",
         "from runport.conformance import RuntimeAdapterConformance",
         "from runport.mock import ScriptedRuntime",

@@ -400,6 +400,13 @@ def _signed(number: int) -> str:
     return f"RUNPORT-SIGNATURE-{number}-" + hashlib.sha256(str(number).encode()).hexdigest()[:24]
 
 
+_INCOMPLETE: Final = frozenset({"incomplete_turns"})
+"""Cases a wire says only if it ends a turn as incomplete with its reason (the Responses
+API's ``response.incomplete``)."""
+_CODED_ERRORS: Final = frozenset({"coded_error_frames"})
+"""Cases a wire says only if its error frame carries any error code (the Responses API's
+``response.failed``; the others have one kind of error frame, a server error)."""
+
 REDACTED_DATA: Final = "RUNPORT-REDACTED-" + hashlib.sha256(b"redacted").hexdigest()[:32]
 
 
@@ -586,6 +593,33 @@ CASES: Final[tuple[Case, ...]] = (
         "two reasoning fragments, then a clean end of stream before the completion marker",
         (Thought("Half a "), Thought("thought")),
         fault=Fault("eof", ErrorCode.RUNTIME_STREAM_TRUNCATED),
+    ),
+    Case(
+        "incomplete_length",
+        "two fragments, then the turn ends incomplete: the output-token limit (finish length)",
+        (Text("Cut "), Text("short"), UsageStep(10, 2)),
+        finish_reason="length",
+        requires=_INCOMPLETE,
+    ),
+    Case(
+        "incomplete_content_filter",
+        "a fragment, then the turn ends incomplete: content filtered (finish content_filter)",
+        (Text("Well,"),),
+        finish_reason="content_filter",
+        requires=_INCOMPLETE,
+    ),
+    Case(
+        "failed_rate_limited",
+        "two fragments, then the response fails with a rate-limit error",
+        (Text("Half"), Text(" way")),
+        fault=Fault("error_frame", ErrorCode.RUNTIME_RATE_LIMITED),
+        requires=_CODED_ERRORS,
+    ),
+    Case(
+        "failed_invalid_prompt",
+        "the response fails before any output with an invalid-prompt error",
+        fault=Fault("error_frame", ErrorCode.RUNTIME_PERMANENT),
+        requires=_CODED_ERRORS,
     ),
 )
 

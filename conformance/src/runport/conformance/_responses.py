@@ -97,7 +97,7 @@ def stream_response(protocol: WireProtocol, case: Case, context: WireContext) ->
     elif fault.kind == "garbage":
         frames.append(SentFrame(protocol.garbage_frame(context), owed))
     elif fault.kind == "error_frame":
-        frames.append(SentFrame(protocol.error_frame(fault, context), owed))
+        frames.append(SentFrame(protocol.error_frame(case, context), owed))
     elif fault.kind in ("reset", "stall"):
         ending = "reset" if fault.kind == "reset" else "stall"
     if not case.role_frame and not case.steps:
@@ -116,8 +116,8 @@ def body_response(protocol: WireProtocol, case: Case, context: WireContext) -> R
     fault = case.fault
     headers = (("Content-Type", protocol.body_content_type),)
     if fault is not None and fault.kind == "error_frame":
-        status = protocol.error_status
-        return _whole(status, headers, protocol.error_body(status, context))
+        status, body = protocol.error_response(case, context)
+        return _whole(status, headers, body)
     if fault is not None and fault.kind == "garbage":
         return _whole(200, headers, b"{not json " + context.marker.encode())
     data = protocol.body(case, context)
@@ -142,5 +142,5 @@ def scenario_turn(protocol: WireProtocol, case: Case, context: WireContext) -> d
     if fault is None or fault.kind == "oversize":
         frames += transcript.closing
     else:
-        frames.append(protocol.error_frame(fault, context))
+        frames.append(protocol.error_frame(case, context))
     return {"events": [json.loads(data) for data in frames]}

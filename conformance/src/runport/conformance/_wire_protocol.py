@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
-from runport.conformance._cases import Case, Fault, Thought, thought_blocks
+from runport.conformance._cases import Case, Thought, thought_blocks
 
 __all__ = [
     "Frame",
@@ -103,11 +103,12 @@ class WireProtocol(abc.ABC):
 
     Implement ``recognise`` (which requests are this protocol's, streamed or not),
     ``stream`` (a played case as frames, each carrying its progress events, the completion
-    marker in ``closing``), ``body`` (the unstreamed answer), ``error_frame`` (an error in
-    the middle of a stream) and ``garbage_frame`` (a frame the client cannot read). Override
+    marker in ``closing``), ``body`` (the unstreamed answer) and ``error_frame`` (an error in
+    the middle of a stream); ``frame`` says the framing (SSE by default). Override
     ``play`` when the wire cannot say everything a case says (calls sent whole, its own
-    finish reasons), ``reasoning`` for the receipt's reasoning parts, ``error_body`` for the
-    API's error bodies, and ``check`` for a rule the real API enforces on requests.
+    finish reasons), ``reasoning`` for the receipt's reasoning parts, ``error_body`` and
+    ``error_response`` for the API's error bodies, ``garbage_frame`` for a frame the client
+    cannot read, and ``check`` for a rule the real API enforces on requests.
 
     The suite derives every expectation from the *played* case, so an adapter is held to
     exactly what the protocol sent.
@@ -202,9 +203,15 @@ class WireProtocol(abc.ABC):
         """A played case as an unstreamed answer (the case succeeds, or is oversize)."""
 
     @abc.abstractmethod
-    def error_frame(self, fault: Fault, context: WireContext) -> bytes:
-        """The frame an upstream sends when it fails in the middle of a stream (the
-        catalogue's ``error_frame`` is a server error: ``fault.code`` says which)."""
+    def error_frame(self, case: Case, context: WireContext) -> bytes:
+        """The frame an upstream sends when it fails in the middle of a stream, after the
+        case's steps (``case.fault.code`` says which error: a server error unless the wire
+        has ``coded_error_frames``)."""
+
+    def error_response(self, case: Case, context: WireContext) -> tuple[int, bytes]:
+        """An unstreamed call's answer for a case that fails with an error frame: by default
+        ``error_status`` with that status's ``error_body``."""
+        return self.error_status, self.error_body(self.error_status, context)
 
     def garbage_frame(self, context: WireContext) -> bytes:
         """A frame the client cannot read: by default the framing around JSON cut short."""

@@ -14,6 +14,7 @@ from typing import Final
 from runport.conformance._protocols._anthropic_messages import AnthropicMessages
 from runport.conformance._protocols._gemini import Gemini
 from runport.conformance._protocols._openai_chat import OpenAIChat
+from runport.conformance._protocols._openai_responses import OpenAIResponses
 from runport.conformance._protocols._scenario import Scenario
 from runport.conformance._wire_protocol import WireProtocol
 
@@ -22,7 +23,13 @@ __all__ = ["PROTOCOLS", "UnknownProtocol", "resolve"]
 PROTOCOLS: Final[Mapping[str, WireProtocol]] = MappingProxyType(
     {
         protocol.name: protocol
-        for protocol in (Scenario(), OpenAIChat(), AnthropicMessages(), Gemini())
+        for protocol in (
+            Scenario(),
+            OpenAIChat(),
+            OpenAIResponses(),
+            AnthropicMessages(),
+            Gemini(),
+        )
     }
 )
 """The built-in protocols by name."""

@@ -17,7 +17,6 @@ from typing import Any, ClassVar, Final
 from runport.conformance._cases import (
     Call,
     Case,
-    Fault,
     Step,
     Text,
     Thought,
@@ -365,7 +364,7 @@ class AnthropicMessages(WireProtocol):
     def body(self, case: Case, context: WireContext) -> bytes:
         return _message(case, _forced_tool(case, _json(context)), context.model)
 
-    def error_frame(self, fault: Fault, context: WireContext) -> bytes:
+    def error_frame(self, case: Case, context: WireContext) -> bytes:
         return b"event: error\ndata: " + _error(context.marker, "overloaded_error") + b"\n\n"
 
     def garbage_frame(self, context: WireContext) -> bytes:

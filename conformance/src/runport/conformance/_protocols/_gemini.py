@@ -12,7 +12,6 @@ from typing import Any, ClassVar, Final
 from runport.conformance._cases import (
     Call,
     Case,
-    Fault,
     Text,
     Thought,
     UsageStep,
@@ -148,7 +147,7 @@ class Gemini(WireProtocol):
     def body(self, case: Case, context: WireContext) -> bytes:
         return json_bytes(_generated(case, context.model))
 
-    def error_frame(self, fault: Fault, context: WireContext) -> bytes:
+    def error_frame(self, case: Case, context: WireContext) -> bytes:
         return _sse(json.loads(_error(context.marker, 500)))
 
     def garbage_frame(self, context: WireContext) -> bytes:

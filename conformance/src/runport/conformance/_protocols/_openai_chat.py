@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
-from runport.conformance._cases import Call, Case, Fault, Text, Thought, UsageStep
+from runport.conformance._cases import Call, Case, Text, Thought, UsageStep
 from runport.conformance._wire_protocol import (
     Frame,
     Transcript,
@@ -170,7 +170,7 @@ class OpenAIChat(WireProtocol):
     def body(self, case: Case, context: WireContext) -> bytes:
         return json_bytes(_completion(case, context.model))
 
-    def error_frame(self, fault: Fault, context: WireContext) -> bytes:
+    def error_frame(self, case: Case, context: WireContext) -> bytes:
         return self.frame(_error_body(context.marker, "server_error", "server_error"))
 
     def garbage_frame(self, context: WireContext) -> bytes:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from runport.conformance._cases import Call, Case, Fault, Text, Thought, block_signature
+from runport.conformance._cases import Call, Case, Text, Thought, block_signature
 from runport.conformance._cases import thought_blocks as blocks_of
 from runport.conformance._wire_protocol import (
     Frame,
@@ -84,12 +84,14 @@ class Scenario(WireProtocol):
     def body(self, case: Case, context: WireContext) -> bytes:
         raise NotImplementedError("a scenario has no unstreamed body: the runtime plays it")
 
-    def error_frame(self, fault: Fault, context: WireContext) -> bytes:
+    def error_frame(self, case: Case, context: WireContext) -> bytes:
+        fault = case.fault
+        assert fault is not None
         return json_bytes(
             {
                 "kind": "fail",
                 "code": str(fault.code),
-                "message": f"scripted {fault.kind}",
+                "message": f"scripted {fault.kind} ({case.name})",
                 "retry_after_ms": fault.retry_after_ms,
             }
         )

@@ -14,7 +14,7 @@ import importlib.util
 
 from runport.cli._errors import USAGE, CliError
 
-PROTOCOLS = ("scenario", "openai-chat", "anthropic-messages", "gemini", "none")
+PROTOCOLS = ("scenario", "openai-chat", "openai-responses", "anthropic-messages", "gemini", "none")
 HELP = "run the conformance suite on an adapter factory"
 
 

@@ -1,4 +1,6 @@
-"""An OpenAI-compatible chat-completions runtime adapter, streamed over SSE (docs/providers.md)."""
+"""OpenAI's APIs as runtime adapters, streamed over SSE: chat completions, for any
+OpenAI-compatible server (docs/providers.md), and the Responses API
+(docs/providers-openai-responses.md)."""
 
 from runport.openai._adapter import (
     DEFAULT_MAX_RESPONSE_BYTES,
@@ -9,13 +11,23 @@ from runport.openai._adapter import (
 )
 from runport.openai._async_adapter import AsyncOpenAIChatAdapter
 from runport.openai._request import ResponseFormatMode
+from runport.openai._responses._adapter import (
+    AsyncOpenAIResponsesAdapter,
+    OpenAIResponsesAdapter,
+    create_async_responses_adapter,
+    create_responses_adapter,
+)
 
 __all__ = [
     "DEFAULT_MAX_RESPONSE_BYTES",
     "DEFAULT_TIMEOUT",
     "AsyncOpenAIChatAdapter",
+    "AsyncOpenAIResponsesAdapter",
     "OpenAIChatAdapter",
+    "OpenAIResponsesAdapter",
     "ResponseFormatMode",
     "create_adapter",
     "create_async_adapter",
+    "create_async_responses_adapter",
+    "create_responses_adapter",
 ]

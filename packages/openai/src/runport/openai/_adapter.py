@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import TYPE_CHECKING, Any, Final, TypeVar, Unpack
+from typing import TYPE_CHECKING, Any, Final, TypedDict, TypeVar, Unpack
 
 import httpx
 
@@ -171,26 +171,53 @@ def _configured(
     response_format_mode: str | None = None,
     send_reasoning_as: str | None = None,
 ) -> _A:
-    base_url, model = from_environment(
+    settings = environment_settings(
         "openai",
+        base_url=base_url,
+        model=model,
+        api_key=api_key,
+        response_format_mode=response_format_mode,
+    )
+    reasoning = send_reasoning_as or os.environ.get("RUNPORT_OPENAI_SEND_REASONING_AS")
+    return kind(**settings, send_reasoning_as=as_reasoning_field(reasoning))
+
+
+class EnvironmentSettings(TypedDict):
+    base_url: str
+    model: str
+    api_key: str | None
+    response_format_mode: ResponseFormatMode
+
+
+def environment_settings(
+    adapter: str,
+    *,
+    base_url: str | None,
+    model: str | None,
+    api_key: str | None,
+    response_format_mode: str | None,
+) -> EnvironmentSettings:
+    """What both OpenAI entry points read the same way: each argument, else its environment
+    variable (``RUNPORT_OPENAI_BASE_URL``, ``RUNPORT_OPENAI_MODEL``, ``OPENAI_API_KEY``,
+    ``RUNPORT_OPENAI_RESPONSE_FORMAT``); logged without the key."""
+    base_url, model = from_environment(
+        adapter,
         "RUNPORT_OPENAI_BASE_URL=https://api.openai.com/v1, RUNPORT_OPENAI_MODEL=gpt-4o-mini",
         (base_url, "RUNPORT_OPENAI_BASE_URL"),
         (model, "RUNPORT_OPENAI_MODEL"),
     )
     mode = response_format_mode or os.environ.get("RUNPORT_OPENAI_RESPONSE_FORMAT")
     key = api_key or os.environ.get("OPENAI_API_KEY") or None
-    reasoning = send_reasoning_as or os.environ.get("RUNPORT_OPENAI_SEND_REASONING_AS")
-    adapter = kind(
-        base_url=base_url,
-        model=model,
-        api_key=key,
-        response_format_mode=as_response_format_mode(mode or "json_schema"),
-        send_reasoning_as=as_reasoning_field(reasoning),
-    )
     logging.getLogger("runport.openai").info(
-        "openai adapter: %s, model %s, %s",
+        "%s adapter: %s, model %s, %s",
+        adapter,
         redact_url(base_url),
         model,
         "with an API key" if key else "without an API key",
     )
-    return adapter
+    return {
+        "base_url": base_url,
+        "model": model,
+        "api_key": key,
+        "response_format_mode": as_response_format_mode(mode or "json_schema"),
+    }

@@ -94,7 +94,7 @@ def _message(message: Message, send_reasoning_as: ReasoningField | None) -> dict
             {
                 "id": call.call_id,
                 "type": "function",
-                "function": {"name": call.name, "arguments": _arguments_text(call.arguments)},
+                "function": {"name": call.name, "arguments": arguments_text(call.arguments)},
             }
             for call in message.tool_calls
         ]
@@ -125,7 +125,7 @@ def _reasoning_back(
             wire[send_reasoning_as] = text
 
 
-def _arguments_text(arguments: Any) -> str:
+def arguments_text(arguments: Any) -> str:
     """Arguments go back as the JSON text the API carries them in.
 
     A string is the model's own text that did not parse (docs/wire-types.md keeps it as a JSON
@@ -152,11 +152,17 @@ def _response_format(
         return None
     if mode == "json_object":
         return {"type": "json_object", "schema": schema}
+    return {"type": "json_schema", "json_schema": json_schema_format(interaction)}
+
+
+def json_schema_format(interaction: CompiledInteraction) -> dict[str, Any]:
+    """A structured contract's schema as OpenAI's ``json_schema`` format (chat completions'
+    ``response_format.json_schema``, the Responses API's ``text.format``): strict when the
+    schema fits OpenAI's strict subset (``strict_schema``), else sent as it is, and not
+    promised."""
+    schema = interaction.output_schema
     name = _SCHEMA_NAME.sub("_", interaction.contract_id)[:64] or "output"
     strict = strict_schema(schema)
-    if strict is None:  # outside the strict subset: sent as it is, and not promised
-        return {
-            "type": "json_schema",
-            "json_schema": {"name": name, "schema": schema, "strict": False},
-        }
-    return {"type": "json_schema", "json_schema": {"name": name, "schema": strict, "strict": True}}
+    if strict is None:
+        return {"name": name, "schema": schema, "strict": False}
+    return {"name": name, "schema": strict, "strict": True}

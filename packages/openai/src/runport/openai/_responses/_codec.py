@@ -1,0 +1,154 @@
+"""OpenAI's Responses API as a sans-IO codec (docs/codecs.md): the request body one way, stream
+events or one response object the other, with no I/O of its own."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Final
+
+from pydantic_core import from_json
+
+from runport.contracts import AdapterDescriptor, ExecutionRequest, StreamEvent
+from runport.http import (
+    HTTPRequest,
+    JSONAPICodec,
+    JSONTurnDecoder,
+    SSEDecoder,
+    SSETurnDecoder,
+    encode_json,
+    json_object,
+)
+from runport.openai._errors import error_message, invalid
+from runport.openai._request import ResponseFormatMode
+from runport.openai._responses._output import OutputAssembly
+from runport.openai._responses._request import request_body
+from runport.ports import PortError, distribution_version
+
+DESCRIPTOR: Final = AdapterDescriptor(
+    id="openai-responses",
+    version=distribution_version("runport-openai"),
+    capabilities=["streaming", "structured_output", "text", "tool_calls"],
+    provider="openai",
+)
+"""Each codec's descriptor is this one with ``model`` set to the model it asks for."""
+
+
+class ResponsesCodec(JSONAPICodec):
+    """``POST …/responses``, with ``stream: true`` when streamed. The completion marker is one
+    of ``response.completed``, ``response.incomplete``, ``response.failed``."""
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        api_key: str | None,
+        response_format_mode: ResponseFormatMode,
+        store: bool = False,
+    ) -> None:
+        super().__init__(
+            DESCRIPTOR,
+            distribution="runport-openai",
+            model=model,
+            api_key=api_key,
+            credentials={"Authorization": f"Bearer {api_key}" if api_key else None},
+            decoders=(_EventStream, _Response),
+        )
+        self.response_format_mode: ResponseFormatMode = response_format_mode
+        self.store = store
+
+    def encode(self, request: ExecutionRequest, *, stream: bool) -> HTTPRequest:
+        body = request_body(
+            request.interaction,
+            model=self.model,
+            stream=stream,
+            response_format_mode=self.response_format_mode,
+            store=self.store,
+        )
+        return HTTPRequest("POST", "responses", encode_json(body), self.headers(stream=stream))
+
+    def error_text(self, body: Any) -> Any:
+        return error_message(body)
+
+
+class _EventStream(SSETurnDecoder):
+    """The event stream: one ``OutputAssembly.event`` per event; nothing after the completion
+    marker is read (``finished``)."""
+
+    marker = "response.completed, response.incomplete or response.failed"
+
+    def __init__(
+        self, request: ExecutionRequest, secrets: tuple[str, ...], descriptor: AdapterDescriptor
+    ) -> None:
+        super().__init__(request, descriptor)
+        self._output = OutputAssembly(self.turn, secrets)
+        self._frames = SSEDecoder()
+
+    def feed(self, data: bytes) -> Iterator[StreamEvent]:
+        """The hot path, as chat completions' is: a generator whose lookups are hoisted, an
+        event of the usual shape (a text delta, a piece of the open reasoning part, an
+        announced call's fragment) yielded straight from the builder with no list between."""
+        output = self._output
+        events = self.turn.events
+        text_event = self.turn.text_event
+        arguments_event = output.arguments_event
+        reasoning_event = output.reasoning_event
+        loads = from_json
+        for event, payload in self._frames.feed(data):
+            try:
+                value = loads(payload)
+            except ValueError:
+                raise invalid("a stream event is not JSON") from None
+            if type(value) is dict:
+                kind = value.get("type")
+                if kind == "response.output_text.delta":
+                    piece = value.get("delta")
+                    if type(piece) is str and piece:
+                        output.texted = True
+                        yield text_event(piece)
+                        continue
+                elif kind == "response.function_call_arguments.delta":
+                    single = arguments_event(value)
+                    if single is not None:
+                        yield single
+                        continue
+                elif kind == "response.reasoning_summary_text.delta":
+                    single = reasoning_event(value)
+                    if single is not None:
+                        yield single
+                        continue
+            try:
+                self._event(event, value)
+            except PortError:
+                yield from events  # what the event completed before it failed
+                events.clear()
+                raise
+            if events:
+                yield from events
+                events.clear()
+            if self.finished:
+                return
+
+    def frame(self, event: str, payload: bytes) -> None:
+        self._event(event, json_object(payload, "a stream event"))
+
+    def _event(self, event: str, value: Any) -> None:
+        if type(value) is not dict:
+            raise invalid("a stream event is not a JSON object")
+        if "type" not in value and event != "message":
+            value = {**value, "type": event}  # the kind named by the SSE event line alone
+        if self._output.event(value):
+            self.complete = self.finished = True
+
+
+class _Response(JSONTurnDecoder):
+    """One response object, read when it has all arrived."""
+
+    def __init__(
+        self, request: ExecutionRequest, secrets: tuple[str, ...], descriptor: AdapterDescriptor
+    ) -> None:
+        super().__init__(request, descriptor)
+        self._output = OutputAssembly(self.turn, secrets)
+
+    def body(self, data: bytes) -> bool:
+        self._output.response(json_object(data, "the response"))
+        return True

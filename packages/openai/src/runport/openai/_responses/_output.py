@@ -1,0 +1,370 @@
+"""A Responses API answer — its output items, status and usage — assembled into runport.http's
+``TurnBuilder``, whether the items arrive as stream events or whole in one response object
+(docs/streaming-law.md, law 2)."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from pydantic import JsonValue
+
+from runport.http import TurnBuilder
+from runport.openai._errors import error_frame, invalid
+from runport.openai._responses._request import PROVIDER
+
+TERMINALS: Final = frozenset(("response.completed", "response.incomplete", "response.failed"))
+"""The completion markers: a stream that ends before one of them was cut short."""
+
+INCOMPLETE: Final = {"max_output_tokens": "length", "content_filter": "content_filter"}
+"""``incomplete_details.reason`` as a finish reason (any other reason is kept as sent)."""
+
+_NONE: Final = object()
+"""``OutputAssembly._open`` before any reasoning block opened (a block may have no id)."""
+
+SEPARATOR: Final = "\n\n"
+"""Between the summary parts of one reasoning item (each a paragraph, usually headed): sent
+as a ``ReasoningDelta`` of its own when the next part begins, so the joined deltas are the
+part's text, streamed or not."""
+
+
+class OutputAssembly:
+    """Reads one response into ``turn``.
+
+    Output items, in order: a ``message`` item's ``output_text`` is the answer's text (a
+    ``refusal`` part too: nothing the model said is lost, and the turn's finish reason is then
+    ``content_filter``, adr/0032-openai-responses-stateless.md); a ``function_call`` item is a
+    call — ``call_id`` the item's, numbered in the order of function-call items; a
+    ``reasoning`` item is one reasoning block — its summary parts (joined by ``SEPARATOR``)
+    and any ``reasoning_text`` content are its text, its id and ``encrypted_content`` (given
+    with the finished item) are kept as ``{"openai-responses": {"id": …,
+    "encrypted_content": …}}``, what a stateless run sends back; an item with neither text nor
+    encrypted content is nothing. Any other item (``web_search_call``, ``file_search_call``,
+    ``code_interpreter_call``, ``mcp_call``, …) ran at the provider and is not a call.
+
+    Upstream quirks it accepts: items announced or not (a finished item whose deltas never
+    came gives its content whole), events it does not know (skipped), the whole output only in
+    the terminal event. What it refuses (``INVALID_RESPONSE``): arguments for a call never
+    announced, fields of the wrong JSON type, usage that holds no token counts.
+    """
+
+    __slots__ = (
+        "_argued",
+        "_by_item",
+        "_by_position",
+        "_open",
+        "_piece",
+        "_reasoned",
+        "_refused",
+        "_secrets",
+        "_seen",
+        "texted",
+        "turn",
+    )
+
+    def __init__(self, turn: TurnBuilder, secrets: tuple[str, ...] = ()) -> None:
+        self.turn = turn
+        self._secrets = secrets
+        self._by_item: dict[Any, int] = {}
+        """A function-call item's id (and ``output_index``) → its call's index."""
+        self._by_position: dict[Any, int] = {}
+        self._argued: set[int] = set()
+        """The calls whose arguments came as deltas."""
+        self._open: object = _NONE
+        """The id of the reasoning item whose block is the turn's latest (``_NONE``: no block
+        takes pieces)."""
+        self._reasoned = False
+        """Whether the open block has any text."""
+        self._piece: tuple[str, Any] | None = None
+        """The part of the open block the last reasoning piece belonged to."""
+        self.texted = False
+        """Whether the current message item's text came as deltas (set by the decoder's fast
+        path too)."""
+        self._refused = False
+        self._seen = False
+        """Whether any output item was announced or finished in the stream."""
+
+    # -- a stream's events -----------------------------------------------------------------------
+
+    def event(self, data: dict[str, Any]) -> bool:
+        """One stream event (decoded); ``True`` when it was the completion marker."""
+        kind = data.get("type")
+        if kind == "response.output_text.delta" or kind == "response.refusal.delta":
+            piece = _text(data.get("delta"), "a text delta")
+            self.texted = True
+            self._refused = self._refused or kind == "response.refusal.delta"
+            self.turn.text(piece)
+        elif kind == "response.function_call_arguments.delta":
+            index = self._call_of(data)
+            fragment = _text(data.get("delta"), "an arguments delta")
+            if fragment:
+                self._argued.add(index)
+                self.turn.call_arguments(index, fragment)
+        elif kind == "response.reasoning_summary_text.delta":
+            self.reasoning_piece(data, ("summary", data.get("summary_index")))
+        elif kind == "response.reasoning_text.delta":
+            self.reasoning_piece(data, ("content", data.get("content_index")))
+        elif kind == "response.output_item.added":
+            self._added(_item(data), data.get("output_index"))
+        elif kind == "response.output_item.done":
+            self.item(_item(data))
+        elif kind == "response.function_call_arguments.done":
+            index = self._call_of(data)
+            if index not in self._argued:
+                arguments = _text(data.get("arguments"), "a call's arguments")
+                if arguments:
+                    self._argued.add(index)
+                    self.turn.call_arguments(index, arguments)
+        elif kind in TERMINALS:
+            response = data.get("response")
+            if type(response) is not dict:
+                raise invalid(f"{kind} holds no response object")
+            if not self._seen:  # the whole output in the terminal event only
+                self.output(response.get("output"))
+            self.end(response, str(kind)[len("response.") :])
+            return True
+        elif kind == "error":
+            error = data.get("error")
+            raise error_frame(error if type(error) is dict else data, self._secrets)
+        return False
+
+    def reasoning_piece(self, data: dict[str, Any], part: tuple[str, Any]) -> None:
+        """A piece of a reasoning item's text: its block opens with its first piece, and a new
+        part of the same item begins with ``SEPARATOR``."""
+        piece = _text(data.get("delta"), "a reasoning delta")
+        if not piece:
+            return
+        item_id = data.get("item_id")
+        if item_id != self._open:
+            self._open_block(_optional(item_id, "a reasoning delta's item_id"))
+        elif part != self._piece and self._reasoned:
+            self.turn.reasoning(SEPARATOR)
+        self._piece = part
+        self._reasoned = True
+        self.turn.reasoning(piece)
+
+    def reasoning_event(self, data: dict[str, Any]) -> Any:
+        """The hot path's reasoning piece: the open item's current summary part, else
+        ``None`` (``event`` takes it)."""
+        piece = data.get("delta")
+        if (
+            type(piece) is not str
+            or not piece
+            or data.get("item_id") != self._open
+            or ("summary", data.get("summary_index")) != self._piece
+        ):
+            return None
+        return self.turn.reasoning_event(piece)
+
+    def arguments_event(self, data: dict[str, Any]) -> Any:
+        """The hot path's argument fragment for an announced call, else ``None``."""
+        fragment = data.get("delta")
+        index = self._by_item.get(data.get("item_id"))
+        if index is None or type(fragment) is not str or not fragment:
+            return None
+        self._argued.add(index)
+        return self.turn.arguments_event(index, fragment)
+
+    def _open_block(self, item_id: str | None, encrypted: str | None = None) -> None:
+        metadata: dict[str, JsonValue] = {}
+        if item_id is not None:
+            metadata["id"] = item_id
+        if encrypted is not None:
+            metadata["encrypted_content"] = encrypted
+        self.turn.open_reasoning({PROVIDER: metadata} if metadata else None)
+        self._open = item_id
+        self._reasoned = False
+        self._piece = None
+
+    def _added(self, item: dict[str, Any], position: Any) -> None:
+        self._seen = True
+        kind = item.get("type")
+        if kind == "message":
+            self.texted = False
+        elif kind == "function_call":
+            index = self._announce(item, whole=False)
+            if type(position) is int:
+                self._by_position[position] = index
+
+    def _announce(self, item: dict[str, Any], *, whole: bool) -> int:
+        name = _text(item.get("name"), "a function call's name")
+        call_id = _optional(item.get("call_id"), "a function call's call_id")
+        arguments = _text(item.get("arguments"), "a function call's arguments")
+        index = self.turn.open_call(name, call_id, arguments="" if whole else arguments)
+        if arguments and not whole:
+            self._argued.add(index)
+        item_id = item.get("id")
+        if item_id is not None:
+            self._by_item[item_id] = index
+        return index
+
+    def _call_of(self, data: dict[str, Any]) -> int:
+        index = self._by_item.get(data.get("item_id"))
+        if index is None:
+            index = self._by_position.get(data.get("output_index"))
+        if index is None:
+            raise invalid("arguments arrived for a function call that was never announced")
+        return index
+
+    def item(self, item: dict[str, Any]) -> None:
+        """A finished output item (``response.output_item.done``, or one of a whole
+        response's): what its deltas did not already give."""
+        self._seen = True
+        kind = item.get("type")
+        if kind == "message":
+            if not self.texted:
+                self._message(item)
+            self.texted = False
+        elif kind == "function_call":
+            index = self._by_item.get(item.get("id")) if item.get("id") is not None else None
+            if index is None:
+                index = self._announce(item, whole=True)
+            if index not in self._argued:
+                arguments = _text(item.get("arguments"), "a function call's arguments")
+                if arguments:
+                    self._argued.add(index)
+                    self.turn.call_arguments(index, arguments)
+            self.turn.close_call(index)
+        elif kind == "reasoning":
+            self._reasoning_item(item)
+
+    def _message(self, item: dict[str, Any]) -> None:
+        content = item.get("content")
+        if content is None:
+            return
+        if type(content) is not list:
+            raise invalid("a message item's content is not a list")
+        for part in content:
+            if type(part) is not dict:
+                raise invalid("a message content part is not an object")
+            kind = part.get("type")
+            if kind == "output_text":
+                self.turn.text(_text(part.get("text"), "an output_text part's text"))
+            elif kind == "refusal":
+                self._refused = True
+                self.turn.text(_text(part.get("refusal"), "a refusal part's text"))
+
+    def _reasoning_item(self, item: dict[str, Any]) -> None:
+        item_id = _optional(item.get("id"), "a reasoning item's id")
+        encrypted = _optional(item.get("encrypted_content"), "a reasoning item's encrypted_content")
+        encrypted = encrypted or None
+        if item_id != self._open:
+            texts = _reasoning_texts(item)
+            if not texts and encrypted is None:
+                return  # no text, nothing to send back: nothing
+            self._open_block(item_id, encrypted)
+            self.turn.reasoning(SEPARATOR.join(texts))
+            self._reasoned = bool(texts)
+            self._open = _NONE  # a later piece for this id is another block
+            return
+        if encrypted is not None:
+            self.turn.reasoning_metadata(
+                {PROVIDER: {"id": item_id, "encrypted_content": encrypted}}
+            )
+
+    # -- a whole response ------------------------------------------------------------------------
+
+    def response(self, response: Any) -> None:
+        """A whole response object (the unstreamed answer): ``INVALID_RESPONSE`` unless it
+        finished — completed or incomplete; a failed one is its error."""
+        if type(response) is not dict:
+            raise invalid("the response is not a JSON object")
+        status = response.get("status")
+        error = response.get("error")
+        if status == "failed" or (status is None and type(error) is dict):
+            raise error_frame(error if type(error) is dict else None, self._secrets)
+        if status not in ("completed", "incomplete"):
+            if type(status) is not str:
+                raise invalid("the response has no status")
+            raise invalid(f"the response is not finished (status {status[:40]!r})")
+        self.output(response.get("output"))
+        self.end(response, status)
+
+    def output(self, output: Any) -> None:
+        if output is None:
+            return
+        if type(output) is not list:
+            raise invalid("a response's output is not a list")
+        for item in output:
+            if type(item) is not dict:
+                raise invalid("an output item is not an object")
+            self.item(item)
+
+    def end(self, response: dict[str, Any], status: str) -> None:
+        """The terminal event's (or whole response's) status, usage and finish reason."""
+        if status == "failed":
+            error = response.get("error")
+            raise error_frame(error if type(error) is dict else None, self._secrets)
+        self._usage(response.get("usage"))
+        turn = self.turn
+        if status == "incomplete":
+            details = response.get("incomplete_details")
+            reason = details.get("reason") if type(details) is dict else None
+            if reason is not None and type(reason) is not str:
+                raise invalid("incomplete_details.reason is not a string")
+            turn.finish_reason = INCOMPLETE.get(reason or "", reason or "incomplete")
+        elif self._refused:
+            turn.finish_reason = "content_filter"
+        else:  # calls are numbered from 0 in the order of function-call items
+            turn.finish_reason = "tool_calls" if turn.has_call(0) else "stop"
+
+    def _usage(self, usage: Any) -> None:
+        if usage is None:
+            return
+        if type(usage) is not dict:
+            raise invalid("usage is not an object")
+        counts = usage.get("input_tokens"), usage.get("output_tokens")
+        if counts == (None, None):
+            return
+        for count in counts:
+            if count is not None and (type(count) is not int or count < 0):
+                raise invalid("usage does not hold token counts")
+        details = usage.get("output_tokens_details")
+        reasoning = None
+        if details is not None:
+            if type(details) is not dict:
+                raise invalid("usage's output_tokens_details is not an object")
+            reasoning = details.get("reasoning_tokens")
+            if reasoning is not None and (type(reasoning) is not int or reasoning < 0):
+                raise invalid("usage does not hold token counts")
+        self.turn.usage = (counts[0] or 0, counts[1] or 0)
+        self.turn.reasoning_tokens = reasoning or None
+
+
+def _reasoning_texts(item: dict[str, Any]) -> list[str]:
+    """A finished reasoning item's summary texts, then its ``reasoning_text`` content."""
+    texts: list[str] = []
+    for field, kind in (("summary", "summary_text"), ("content", "reasoning_text")):
+        parts = item.get(field)
+        if parts is None:
+            continue
+        if type(parts) is not list:
+            raise invalid(f"a reasoning item's {field} is not a list")
+        for part in parts:
+            if type(part) is not dict:
+                raise invalid(f"a reasoning item's {field} part is not an object")
+            if part.get("type", kind) == kind:
+                text = _text(part.get("text"), f"a reasoning item's {kind}")
+                if text:
+                    texts.append(text)
+    return texts
+
+
+def _item(data: dict[str, Any]) -> dict[str, Any]:
+    item = data.get("item")
+    if type(item) is not dict:
+        raise invalid(f"{data.get('type')} holds no item object")
+    return item
+
+
+def _text(value: Any, what: str) -> str:
+    if value is None:
+        return ""
+    if type(value) is not str:
+        raise invalid(f"{what} is not a string")
+    return value
+
+
+def _optional(value: Any, what: str) -> str | None:
+    if value is None or type(value) is str:
+        return value
+    raise invalid(f"{what} is not a string")

@@ -1,0 +1,195 @@
+"""runport's wire types as a Responses API request body (docs/providers-openai-responses.md).
+
+Stateless by default (adr/0032-openai-responses-stateless.md): ``store: false``, the whole
+conversation in ``input`` every turn, and, when reasoning is asked for, ``include:
+["reasoning.encrypted_content"]``, so a turn's reasoning comes back encrypted, is kept in
+``ReasoningPart.provider_metadata`` and goes back as a ``reasoning`` item in the next request.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from pydantic import JsonValue
+
+from runport.contracts import CompiledInteraction, ErrorCode, Message, ReasoningPart, ToolSpec
+from runport.core import is_text_schema
+from runport.http import reasoning_policy
+from runport.openai._request import ResponseFormatMode, arguments_text, json_schema_format
+from runport.ports import PortError
+
+PROVIDER: Final = "openai-responses"
+"""The ``provider_metadata`` key of a ``reasoning`` item this API made: ``{"id": "rs_…",
+"encrypted_content": …}`` (the content only when the API gave it)."""
+
+ENCRYPTED_REASONING: Final = "reasoning.encrypted_content"
+
+PASS_THROUGH: Final = ("temperature", "top_p")
+"""``runtime_policy`` keys sent as the API names them; ``max_tokens`` is ``max_output_tokens``
+and ``tool_choice`` is reshaped; ``seed`` and ``stop`` have no Responses field."""
+
+
+def request_body(
+    interaction: CompiledInteraction,
+    *,
+    model: str,
+    stream: bool,
+    response_format_mode: ResponseFormatMode,
+    store: bool = False,
+) -> dict[str, Any]:
+    policy = interaction.runtime_policy
+    instructions, items = input_items(interaction.messages, store=store)
+    body: dict[str, Any] = {"model": model}
+    if instructions:
+        body["instructions"] = instructions
+    body["input"] = items
+    body["store"] = store
+    reasoning = _reasoning(policy)
+    if reasoning is not None:
+        body["reasoning"] = reasoning
+        body["include"] = [ENCRYPTED_REASONING]
+    if interaction.tools:
+        body["tools"] = [_tool(tool) for tool in interaction.tools]
+    text_format = _text_format(interaction, response_format_mode)
+    if text_format is not None:
+        body["text"] = {"format": text_format}
+    for key in PASS_THROUGH:
+        if key in policy:
+            body[key] = policy[key]
+    if "max_tokens" in policy:
+        body["max_output_tokens"] = policy["max_tokens"]
+    if "tool_choice" in policy:
+        body["tool_choice"] = _tool_choice(policy["tool_choice"])
+    if stream:
+        body["stream"] = True
+    return body
+
+
+def input_items(
+    messages: list[Message], *, store: bool = False
+) -> tuple[str, list[dict[str, Any]]]:
+    """``(instructions, input items)``: system and developer messages are the request's
+    ``instructions`` (joined, in order), every other message one or more input items."""
+    instructions: list[str] = []
+    items: list[dict[str, Any]] = []
+    for message in messages:
+        if message.role in ("system", "developer"):
+            if message.content:
+                instructions.append(message.content)
+            continue
+        if message.role == "tool":
+            items.append(
+                {
+                    "type": "function_call_output",
+                    "call_id": message.tool_call_id or "",
+                    "output": message.content,
+                }
+            )
+            continue
+        if message.role == "assistant":
+            items += reasoning_items(message.reasoning, store=store)
+        if message.content or message.role == "user":
+            items.append(message_item(message))
+        for call in message.tool_calls or ():
+            items.append(
+                {
+                    "type": "function_call",
+                    "call_id": call.call_id,
+                    "name": call.name,
+                    "arguments": arguments_text(call.arguments),
+                }
+            )
+    return "\n\n".join(instructions), items
+
+
+def message_item(message: Message) -> dict[str, Any]:
+    """A user or assistant message as a ``message`` input item: the one place a message's
+    content is written for this API."""
+    return {"type": "message", "role": message.role, "content": message.content}
+
+
+def reasoning_items(
+    parts: list[ReasoningPart] | None, *, store: bool = False
+) -> list[dict[str, Any]]:
+    """An assistant turn's reasoning as the ``reasoning`` items the API made, in order: the
+    item's id, its ``encrypted_content`` unmodified (what the model reasons from, with nothing
+    stored at the provider), and its text as the summary. Only items this API made go back —
+    reasoning from another provider, a part without an id, and, unless ``store``, a part
+    without encrypted content (an id names nothing when nothing is stored) are left out."""
+    items: list[dict[str, Any]] = []
+    for part in parts or ():
+        mine = (part.provider_metadata or {}).get(PROVIDER)
+        if not isinstance(mine, dict):
+            continue
+        item_id = mine.get("id")
+        if not isinstance(item_id, str) or not item_id:
+            continue
+        summary: list[JsonValue] = (
+            [{"type": "summary_text", "text": part.text}] if part.text else []
+        )
+        item: dict[str, Any] = {"type": "reasoning", "id": item_id, "summary": summary}
+        encrypted = mine.get("encrypted_content")
+        if isinstance(encrypted, str) and encrypted:
+            item["encrypted_content"] = encrypted
+        elif not store:
+            continue
+        items.append(item)
+    return items
+
+
+def _reasoning(policy: dict[str, Any]) -> dict[str, Any] | None:
+    """``runtime_policy.reasoning`` as the ``reasoning`` field: its ``effort`` as it is, its
+    ``summary`` (``auto`` unless given; ``null`` asks for none); ``None`` (no field, nothing
+    included) when reasoning is not asked for. ``budget_tokens`` has no Responses field."""
+    reasoning = reasoning_policy(policy)
+    if reasoning is None:
+        return None
+    out: dict[str, Any] = {}
+    effort = reasoning.get("effort")
+    if effort is not None:
+        if not isinstance(effort, str) or not effort:
+            raise PortError(
+                ErrorCode.DATA_INVALID, "runtime_policy.reasoning.effort must be a string"
+            )
+        out["effort"] = effort
+    summary = reasoning.get("summary", "auto")
+    if summary is not None:
+        if not isinstance(summary, str) or not summary:
+            raise PortError(
+                ErrorCode.DATA_INVALID, "runtime_policy.reasoning.summary must be a string"
+            )
+        out["summary"] = summary
+    return out
+
+
+def _text_format(
+    interaction: CompiledInteraction, mode: ResponseFormatMode
+) -> dict[str, Any] | None:
+    if mode == "none" or is_text_schema(interaction.output_schema):
+        return None
+    if mode == "json_object":  # the Responses API takes no schema beside it
+        return {"type": "json_object"}
+    return {"type": "json_schema", **json_schema_format(interaction)}
+
+
+def _tool(tool: ToolSpec) -> dict[str, Any]:
+    """A function tool. ``strict: false``: the Responses API makes function tools strict
+    unless told otherwise, and a strict tool's schema must fit the strict subset; a tool's
+    parameters go as the contract wrote them, as they do for chat completions."""
+    wire: dict[str, Any] = {"type": "function", "name": tool.name}
+    if tool.description:
+        wire["description"] = tool.description
+    wire["parameters"] = tool.parameters
+    wire["strict"] = False
+    return wire
+
+
+def _tool_choice(choice: Any) -> Any:
+    """Chat completions' ``{"type": "function", "function": {"name": …}}`` is the Responses
+    API's ``{"type": "function", "name": …}``; anything else (``auto``, ``required``,
+    ``none``, a Responses-shaped choice) goes as it is."""
+    if isinstance(choice, dict) and choice.get("type") == "function":
+        function = choice.get("function")
+        if isinstance(function, dict) and "name" in function and "name" not in choice:
+            return {"type": "function", "name": function["name"]}
+    return choice
