@@ -53,6 +53,14 @@ def _mini(client: str = "MiniChatAdapter", read_timeout: str = "upstream.read_ti
     )
 
 
+def _ollama(client: str = "OllamaChatAdapter") -> str:
+    return f"{client}(upstream.base_url, model=upstream.model, timeout=upstream.read_timeout)"
+
+
+PROTOCOL_CODE: Final = {"ollama-chat": "OllamaChat()"}
+"""How the generated module writes a protocol that is a ``WireProtocol``, not a name."""
+
+
 def _fallback(**flags: bool) -> str:
     options = "".join(f", {flag}={value}" for flag, value in flags.items())
     return f"MiniFallback([ScriptedRuntime(upstream.scenario) for _ in range(2)]{options})"
@@ -139,6 +147,14 @@ BROKEN: Final = (
            "test_black_box_incremental", "not incremental: an answer of"),
     Broken("BlackBoxEveryCallFails", None, "EveryCallFails()", "test_black_box_answers",
            "sample request(s) failed"),
+    # NDJSON, through the public WireProtocol: the adapter guide's Ollama example, broken
+    Broken("OllamaBuffering", "ollama-chat", _ollama("OllamaBuffering"),
+           "test_law_4_order_and_promptness", "(it buffers)", "plain_text"),
+    Broken("OllamaCutPassedOffAsComplete", "ollama-chat",
+           _ollama("OllamaCutPassedOffAsComplete"), "test_law_9_truncation",
+           "passed off as complete"),
+    Broken("OllamaLosesToolCall", "ollama-chat", _ollama("OllamaLosesToolCall"),
+           "test_law_4_order_and_promptness", "never reached the sink", "three_tool_calls"),
     Broken("AsyncIgnoresCancellationOnTheWire", "openai-chat",
            _mini("AsyncMiniChatAdapter", ignore_cancel=True), "test_cancellation_at_every_event",
            "the cancellation did not propagate", "plain_text", flavour="async"),
@@ -190,6 +206,7 @@ CONTROLS: Final = (
     ("ControlResponses", "openai-responses", "sync", _mini(RESPONSES)),
     ("ControlAsyncResponses", "openai-responses", "async", _mini(ASYNC_RESPONSES)),
     ("ControlBlackBox", None, "sync", "Echo()"),
+    ("ControlOllama", "ollama-chat", "sync", _ollama()),
 )
 BASES: Final = {
     "sync": "RuntimeAdapterConformance",
@@ -203,6 +220,7 @@ def _module() -> str:
         "import sys",
         f"sys.path.insert(0, {str(HERE)!r})",
         "from conformance_doubles import *  # noqa: F403",
+        "from ollama_doubles import *  # noqa: F403",
         "from responses_doubles import *  # noqa: F403",
         "from runport.conformance import AsyncRuntimeAdapterConformance",
         "from runport.conformance import RuntimeAdapterConformance",
@@ -212,7 +230,7 @@ def _module() -> str:
     for name, protocol, flavour, make in classes:
         lines += [
             f"class Test{name}({BASES[flavour]}):",
-            f"    protocol = {protocol!r}",
+            f"    protocol = {PROTOCOL_CODE.get(protocol or '', repr(protocol))}",
             "    def make_adapter(self, upstream):",
             f"        return {make}",
         ]

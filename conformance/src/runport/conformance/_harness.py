@@ -234,6 +234,12 @@ class Harness:
         owner = type(self.suite)
         for record in records:
             record.settle()
+            if record.protocol_error is not None:
+                pytest.fail(
+                    f"the protocol {upstream.wire.name!r} could not write case {record.case!r} "
+                    f"(a defect in the WireProtocol, not in the adapter):\n{record.protocol_error}",
+                    pytrace=False,
+                )
             if record.stall_outlived is not None:
                 held = f"{record.stall_outlived:g} s"
                 owner._runport_read_timeout_ignored = f"a stall outlived it: held {held}"  # type: ignore[attr-defined]

@@ -22,6 +22,7 @@ import secrets
 import socket
 import struct
 import threading
+import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from http import HTTPStatus
@@ -196,6 +197,8 @@ class RecordedRequest:
     stall_outlived: float | None = None
     """Set (to the seconds held) when a stall outlived the client's read timeout by far."""
     refusal: str | None = None
+    protocol_error: str | None = None
+    """The traceback of the ``WireProtocol`` when rendering this answer raised."""
     """Why the upstream answered with the API's own HTTP 400 (a rule the API enforces)."""
     promptness: list[str] = field(default_factory=list)
     withheld: list[str] = field(default_factory=list)
@@ -371,7 +374,12 @@ class _Handler(BaseHTTPRequestHandler):
                 model=upstream.model, marker=upstream.body_marker, request=request
             )
             render = stream_response if record.stream else body_response
-            response = render(wire, case, context)
+            try:
+                response = render(wire, case, context)
+            except Exception as error:  # the protocol's own code: say so, do not hang up
+                record.protocol_error = "".join(traceback.format_exception(error)).rstrip()
+                self._plain(500, b'{"error": {"message": "the WireProtocol failed"}}')
+                return
             self._play(upstream, record, response, prefix_only=case.prefix_only)
         finally:
             upstream._done(self.connection)
