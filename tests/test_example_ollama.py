@@ -39,3 +39,9 @@ class TestAsyncOllamaChatAdapter(AsyncRuntimeAdapterConformance):
             upstream.base_url, model=upstream.model, timeout=upstream.read_timeout
         )
         return adapter
+
+
+def test_the_adapter_guide_shows_the_example_as_it_is() -> None:
+    """docs/adapter-guide.md prints the whole example; it is this file, word for word."""
+    guide = (EXAMPLE.parents[1] / "docs" / "adapter-guide.md").read_text(encoding="utf-8")
+    assert "```python\n" + EXAMPLE.read_text(encoding="utf-8") + "```\n" in guide
