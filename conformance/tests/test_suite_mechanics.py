@@ -266,7 +266,7 @@ def test_the_plugin_stays_out_of_unrelated_runs(tmp_path: Path) -> None:
         "import sys\n"
         "def test_plain():\n"
         "    assert 'runport.conformance._plugin' in sys.modules\n"
-        "    assert 'runport.conformance._suite' not in sys.modules\n",
+        "    assert 'runport.conformance._sync_suite' not in sys.modules\n",
         encoding="utf-8",
     )
     (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")

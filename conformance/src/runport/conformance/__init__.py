@@ -4,9 +4,13 @@ upstreams.
 Subclass ``RuntimeAdapterConformance`` (or, for an ``AsyncRuntimeAdapter``,
 ``AsyncRuntimeAdapterConformance``) in a ``Test…`` class, set ``protocol`` and implement
 ``make_adapter(upstream)``; or call ``check_stream(events, receipt)`` on a stream of your own.
-See docs/conformance.md. The names below are loaded on first use,
-so the pytest plugin this package registers costs nothing in test runs that never touch the
-suite.
+See docs/conformance.md.
+
+Each public name is imported from its module on first use (``_HOMES`` says which module holds
+it; the ``TYPE_CHECKING`` block says the same to type checkers and editors). The pytest plugin
+this package registers lives inside it, so an eager import here would load the whole suite —
+pytest fixtures, hypothesis, every protocol — into every test run on a machine where the
+package is installed.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ if TYPE_CHECKING:
     from runport.conformance._protocols import PROTOCOLS
     from runport.conformance._rewrites import calls_in_blocks, calls_whole
     from runport.conformance._run import run_conformance
-    from runport.conformance._suite import RuntimeAdapterConformance
+    from runport.conformance._sync_suite import RuntimeAdapterConformance
     from runport.conformance._upstream import (
         BlackBoxUpstream,
         ConformanceUsageError,
@@ -97,7 +101,7 @@ _HOMES = {
     "CallerStop": "_observe",
     "run_conformance": "_run",
     "Harness": "_harness",
-    "RuntimeAdapterConformance": "_suite",
+    "RuntimeAdapterConformance": "_sync_suite",
     "BlackBoxUpstream": "_upstream",
     "ConformanceUsageError": "_upstream",
     "ScenarioUpstream": "_upstream",

@@ -1,9 +1,11 @@
 """``ConformanceBase``: what every standard test stands on — the capability flags, the
 parametrization over the case catalogue, and the per-test harness fixture.
 
-The standard tests live in ``_laws`` (the streaming law, item by item) and ``_beyond_law``
-(receipts, wire, threads, generated turns, black box); ``RuntimeAdapterConformance`` and
-``AsyncRuntimeAdapterConformance`` differ only in the harness they run them with.
+The standard tests live in ``_law_tests`` (the streaming law, item by item), ``_receipt_tests``
+(receipts, event shapes, descriptor, threads, generated turns) and ``_black_box_tests``
+(``protocol = None``); ``RuntimeAdapterConformance`` and ``AsyncRuntimeAdapterConformance``
+differ only in the harness they run them with. The harness does not import this module: it
+sees the suite through ``_harness.Suite``.
 """
 
 from __future__ import annotations

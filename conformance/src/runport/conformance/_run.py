@@ -26,7 +26,7 @@ from runport.conformance._base import ConformanceBase
 from runport.conformance._cases import RESUME_CASE
 from runport.conformance._plugin import UNCHECKED
 from runport.conformance._protocols import UnknownProtocol, resolve
-from runport.conformance._suite import RuntimeAdapterConformance
+from runport.conformance._sync_suite import RuntimeAdapterConformance
 from runport.conformance._upstream import (
     BlackBoxUpstream,
     ConformanceUsageError,

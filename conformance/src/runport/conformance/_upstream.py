@@ -31,7 +31,7 @@ from typing import Any, Final
 from urllib.parse import parse_qs, urlsplit
 
 from runport.conformance._cases import Case
-from runport.conformance._pacer import PACING_BOUND, Pacer, Pacing
+from runport.conformance._frame_pacing import PACING_BOUND, Pacer, Pacing
 from runport.conformance._protocols import PROTOCOLS, UnknownProtocol, resolve
 from runport.conformance._responses import (
     Response,

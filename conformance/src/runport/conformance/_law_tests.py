@@ -16,6 +16,7 @@ from runport.conformance._base import (
     select_failing,
     select_succeeding,
 )
+from runport.conformance._caller_stops import after_stop, stop_plan
 from runport.conformance._cases import (
     CASES_BY_NAME,
     Case,
@@ -27,7 +28,6 @@ from runport.conformance._checks import diff, dump, grammar_problem, leaks, opaq
 from runport.conformance._composite import check_composite
 from runport.conformance._harness import Harness, protocol_of
 from runport.conformance._observe import Outcome, broken
-from runport.conformance._stops import after_stop, stop_plan
 from runport.conformance._upstream import ScriptedUpstream
 from runport.contracts import Complete, ExecutionReceipt, ExecutionRequest, Failed, Message
 from runport.core import StreamAssembler, StreamGrammarError

@@ -1,5 +1,7 @@
-"""The standard tests beyond the law items: receipts and fingerprints recomputed, the wire
-shapes, the descriptor, threads and reuse, generated turns, and the black-box group."""
+"""The standard tests on what a turn leaves behind and on the adapter itself, beside the law
+items: every receipt field and both fingerprints recomputed, schema validity, the events' JSON
+shapes, the descriptor, eight threads on one adapter, reuse after a caller stop, and generated
+turns (hypothesis)."""
 
 from __future__ import annotations
 
@@ -30,29 +32,21 @@ from runport.conformance._checks import (
     validity,
 )
 from runport.conformance._harness import Harness, protocol_of
-from runport.conformance._laws import LawTests
+from runport.conformance._law_tests import LawTests
 from runport.conformance._observe import Outcome, broken
 from runport.conformance._strategies import generated_case
 from runport.contracts import (
     AdapterDescriptor,
-    Complete,
     Delta,
-    ExecutionRequest,
-    Failed,
 )
-from runport.core import StreamAssembler
-from runport.ports import PortError
 
-__all__ = ["BeyondLawTests"]
+__all__ = ["ReceiptTests"]
 
 THREADS: Final = 8
-LONG_ANSWER: Final = 200
-"""Characters: a sample answer at least this long, streamed by an adapter that declares
-``streaming``, must come in more than one ``Delta`` (the black box's promptness check)."""
 
 
-class BeyondLawTests(LawTests):
-    """Receipts, wire, descriptor, threads, generated turns, black box (see
+class ReceiptTests(LawTests):
+    """Receipts, event shapes, descriptor, threads, reuse, generated turns (see
     ``RuntimeAdapterConformance``)."""
 
     # -- receipts, descriptor, wire -------------------------------------------------------------
@@ -301,124 +295,3 @@ class BeyondLawTests(LawTests):
         problems = diff(seen, case.expected_receipt())
         if problems:
             broken(3, case.name, "receipt vs script: " + "; ".join(problems))
-
-    # -- black box ------------------------------------------------------------------------------
-
-    def test_black_box_streaming_law(
-        self, sample: ExecutionRequest, conformance_harness: Harness
-    ) -> None:
-        """On a sample request: grammar, Complete is the returned receipt or Failed carries
-        the raised code, assembly, fingerprints, schema validity, JSON round trip."""
-        h = conformance_harness
-        upstream = h.upstream()
-        adapter = h.adapter(upstream)
-        outcome = h.stream(adapter, upstream, sample)
-        name = sample.interaction.contract_id
-        problem = grammar_problem(outcome)
-        if problem:
-            broken(1, name, problem, seen=outcome.events, outcome=outcome)
-        terminal = outcome.terminals[0]
-        if isinstance(terminal, Failed):
-            assert isinstance(outcome.error, PortError)
-            if terminal.code != outcome.error.code:
-                broken(5, name, f"Failed.code {terminal.code} != raised {outcome.error.code}")
-            return
-        receipt = outcome.receipt
-        assert receipt is not None
-        assert isinstance(terminal, Complete)
-        problems = diff(dump(terminal.receipt), dump(receipt))
-        if problems:
-            broken(
-                2, name, "Complete.receipt differs from the returned one: " + "; ".join(problems)
-            )
-        if self.supports_streaming:
-            assembler = StreamAssembler()
-            for event in outcome.progress:
-                assembler.feed(event)
-            problems = assembler.assembly_problems(receipt)
-            if problems:
-                broken(3, name, "; ".join(problems), seen=outcome.events)
-        if receipt.request_fingerprint != independent_fingerprint(
-            sample.interaction.model_dump(mode="json")
-        ) or receipt.output_fingerprint != independent_fingerprint(receipt.output):
-            broken("fingerprints", name, "a fingerprint differs from the recomputed one")
-        want = validity(receipt, dict(sample.interaction.output_schema))
-        if receipt.output_schema_valid != want:
-            broken("schema validity", name, f"output_schema_valid should be {want}")
-        for event in outcome.events:
-            if EVENT_ADAPTER.validate_json(event.model_dump_json()) != event:
-                broken("JSON round-trip", name, f"{event.kind} does not read back equal")
-
-    def test_black_box_caller_stop(
-        self, sample: ExecutionRequest, conformance_harness: Harness
-    ) -> None:
-        """The sink raises on the first event: the same exception, nothing more, and the
-        adapter's next call still ends in a terminal event."""
-        h = conformance_harness
-        upstream = h.upstream()
-        adapter = h.adapter(upstream)
-        name = sample.interaction.contract_id
-        outcome = h.stream(adapter, upstream, sample, raise_at=0)
-        if outcome.stop is None or outcome.error is not outcome.stop or outcome.after_stop:
-            broken(6, name, "the sink's exception was not honoured", outcome=outcome)
-        again = h.stream(adapter, upstream, sample)
-        problem = grammar_problem(again)
-        if problem:
-            broken(6, name, f"the next call: {problem}", outcome=again)
-
-    def test_black_box_answers(self, conformance_harness: Harness) -> None:
-        """At least one sample request is answered: an adapter whose every call fails keeps
-        every other black-box check vacuously, so that is a failure, not a pass."""
-        samples = self._black_box_samples()
-        h = conformance_harness
-        upstream = h.upstream()
-        adapter = h.adapter(upstream)
-        codes: list[str] = []
-        for sample in samples:
-            outcome = h.stream(adapter, upstream, sample)
-            if outcome.receipt is not None:
-                return
-            codes.append(outcome.ending())
-        broken(
-            "black box",
-            "sample_*",
-            f"every one of the {len(samples)} sample request(s) failed ({'; '.join(codes)}): "
-            "the black box checked no receipt, no assembly and no Complete — give "
-            "sample_requests() the adapter answers, or set the protocol it speaks",
-        )
-
-    def test_black_box_incremental(self, conformance_harness: Harness) -> None:
-        """A long sample answer (``LONG_ANSWER`` characters or more) from an adapter that
-        declares ``streaming`` comes in more than one ``Delta``. Judged by count, never by
-        clock: a buffer that replays its deltas at the end looks like a stream to a black
-        box, and only a protocol's paced upstream (law 4) tells them apart."""
-        samples = self._black_box_samples()
-        h = conformance_harness
-        upstream = h.upstream()
-        adapter = h.adapter(upstream)
-        if not self.supports_streaming:
-            pytest.skip("supports_streaming is false: no deltas are owed")
-        longest = 0
-        for sample in samples:
-            outcome = h.stream(adapter, upstream, sample)
-            text = outcome.receipt.text if outcome.receipt is not None else None
-            if text is None or len(text) < LONG_ANSWER:
-                longest = max(longest, len(text or ""))
-                continue
-            deltas = [event for event in outcome.progress if isinstance(event, Delta)]
-            if len(deltas) < 2:
-                broken(
-                    4,
-                    sample.interaction.contract_id,
-                    f"not incremental: an answer of {len(text)} characters came in "
-                    f"{len(deltas)} Delta — the adapter held the text back until the end "
-                    "(it buffers)",
-                    seen=outcome.events,
-                    outcome=outcome,
-                )
-            return
-        pytest.skip(
-            f"no sample answer was {LONG_ANSWER} characters or more (the longest: {longest}), "
-            "so whether deltas come incrementally was not checked: add a sample with a long "
-            "answer"
-        )
