@@ -29,6 +29,7 @@ from runport.contracts import (
     ExecutionReceipt,
     ExecutionRequest,
     Failed,
+    Message,
     ReasoningDelta,
     ReasoningPart,
     StreamEvent,
@@ -232,6 +233,72 @@ class RetriesAfterDelta(Wrapped):
                 sink(Failed(code=error.code, message=error.message))
                 raise
         return self.inner.execute_streaming(request, sink)
+
+
+# --------------------------------------------------------------------------------------------
+# black-box adapters: no protocol, only sample requests
+# --------------------------------------------------------------------------------------------
+
+_ECHO = AdapterDescriptor(id="echo", version="0.0.0", capabilities=["streaming", "text"])
+LONG_SAMPLE = " ".join(f"word{number}" for number in range(60))
+"""A user message whose echo is long enough for the black box to judge incrementality."""
+
+
+def sample_requests() -> list[ExecutionRequest]:
+    """A short and a long request, for the black-box classes."""
+    from runport.conformance import CASES
+
+    request = CASES[0].request()
+    samples = []
+    for said in ("hello there", LONG_SAMPLE):
+        interaction = request.interaction.model_copy(
+            update={"messages": [Message(role="user", content=said)], "contract_id": "echo"}
+        )
+        samples.append(request.model_copy(update={"interaction": interaction}))
+    return samples
+
+
+class Echo(RuntimeAdapter):
+    """Answers with the last user message, streamed a word at a time (the control)."""
+
+    def descriptor(self) -> AdapterDescriptor:
+        return _ECHO
+
+    def _words(self, request: ExecutionRequest) -> list[str]:
+        said = str(request.interaction.messages[-1].content)
+        words = said.split(" ")
+        return [word + " " for word in words[:-1]] + [words[-1]]
+
+    def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
+        text = "".join(self._words(request))
+        return build_receipt(request, adapter=_ECHO, text=text, finish_reason="stop")
+
+    def execute_streaming(self, request: ExecutionRequest, sink: Sink) -> ExecutionReceipt:
+        for word in self._words(request):
+            sink(Delta(text=word))
+        receipt = self.execute(request)
+        sink(Complete(receipt=receipt))
+        return receipt
+
+
+class EchoBuffersEverything(Echo):
+    """Holds every delta back and sends the answer in one ``Delta`` at the end."""
+
+    def execute_streaming(self, request: ExecutionRequest, sink: Sink) -> ExecutionReceipt:
+        receipt = self.execute(request)
+        sink(Delta(text=receipt.text or ""))
+        sink(Complete(receipt=receipt))
+        return receipt
+
+
+class EveryCallFails(Echo):
+    """Keeps the law on every call — by failing every one of them."""
+
+    def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
+        raise PortError(ErrorCode.RUNTIME_UNAVAILABLE, "always down")
+
+    def execute_streaming(self, request: ExecutionRequest, sink: Sink) -> ExecutionReceipt:
+        return RuntimeAdapter.execute_streaming(self, request, sink)
 
 
 # --------------------------------------------------------------------------------------------

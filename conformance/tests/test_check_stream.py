@@ -7,9 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runport.conformance import CASES, StreamViolation, check_stream
+from runport.conformance import CASES, ScenarioUpstream, StreamViolation, check_stream
 from runport.conformance._cases import CASES_BY_NAME, Case
-from runport.conformance._render import render_scenario
 from runport.conformance._strategies import generated_case
 from runport.contracts import Delta, ExecutionReceipt, Failed, StreamEvent
 from runport.mock import ScriptedRuntime
@@ -18,7 +17,7 @@ from runport.ports import PortError
 
 def _play(case: Case) -> tuple[list[StreamEvent], ExecutionReceipt | None, PortError | None]:
     events: list[StreamEvent] = []
-    runtime = ScriptedRuntime(render_scenario([case], scenario_id="check-stream"))
+    runtime = ScriptedRuntime(ScenarioUpstream([case]).scenario)
     try:
         return events, runtime.execute_streaming(case.request(), events.append), None
     except PortError as error:

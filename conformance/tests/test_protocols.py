@@ -12,15 +12,30 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runport.conformance import CASES, Case, ScriptedUpstream
+from runport.conformance import CASES, Case, ScriptedUpstream, WireContext, WireRequest
+from runport.conformance import PROTOCOLS as BUILT_IN
 from runport.conformance._cases import Call, Text
-from runport.conformance._played import json_answer, played_as
-from runport.conformance._render import Response, render
+from runport.conformance._responses import Response, body_response, stream_response
+from runport.conformance._rewrites import json_answer
 from runport.conformance._strategies import generated_case
 from runport.contracts import ToolCallDelta
 
 PROTOCOLS = ("anthropic-messages", "gemini")
 MARKER = "RUNPORT-BODY-0123456789abcdef"
+
+
+def played_as(case: Case, protocol: str) -> Case:
+    return BUILT_IN[protocol].played(case)
+
+
+def render(
+    protocol: str, case: Case, *, stream: bool, model: str, marker: str, request: Any = None
+) -> Response:
+    """``case`` as a ``protocol`` server answers a streamed or unstreamed request."""
+    wire = BUILT_IN[protocol]
+    sent = None if request is None else WireRequest("POST", "/", {}, {}, b"", request)
+    answer = stream_response if stream else body_response
+    return answer(wire, wire.played(case), WireContext(model, marker, sent))
 
 
 def meaning(case: Case) -> dict[str, Any]:

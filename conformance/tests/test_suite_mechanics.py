@@ -14,10 +14,10 @@ from typing import Final
 import pytest
 from conformance_doubles import MiniChatAdapter, outcomes, run_inner
 
-from runport.conformance import CASES, ScriptedUpstream
+from runport.conformance import CASES, PROTOCOLS, ScenarioUpstream, ScriptedUpstream, WireContext
 from runport.conformance._cases import CASES_BY_NAME
 from runport.conformance._observe import render_events
-from runport.conformance._render import render_scenario, sse_response
+from runport.conformance._responses import stream_response
 from runport.contracts import Delta, StreamEvent, ToolCallDelta
 
 # one author's run serves several tests: on one pytest-xdist worker,
@@ -227,14 +227,14 @@ def test_three_parallel_calls_are_expected_exactly_in_first_seen_order() -> None
 
 def test_the_scenario_rendering_plays_the_same_progress() -> None:
     case = CASES_BY_NAME["three_tool_calls"]
-    turn = render_scenario([case], scenario_id="t").turns[0]
+    turn = ScenarioUpstream([case]).scenario.turns[0]
     fragments = [getattr(event, "arguments_fragment", None) for event in turn.events]
     assert fragments[:-1] == [event.arguments_fragment for event in case.progress()]
 
 
 def test_the_sse_rendering_owes_one_event_per_fragment_frame() -> None:
     case = CASES_BY_NAME["three_tool_calls"]
-    response = sse_response(case, model="m", marker="MARK")
+    response = stream_response(PROTOCOLS["openai-chat"], case, WireContext("m", "MARK"))
     owed = [frame.owes for frame in response.frames]
     assert owed == [0, 0, 1, 2, 3, 4, 5, 6, 7, 7, 7]
     first = json.loads(response.frames[2].data.removeprefix(b"data: "))
@@ -266,7 +266,7 @@ def test_the_plugin_stays_out_of_unrelated_runs(tmp_path: Path) -> None:
         "import sys\n"
         "def test_plain():\n"
         "    assert 'runport.conformance._plugin' in sys.modules\n"
-        "    assert 'runport.conformance._suite' not in sys.modules\n",
+        "    assert 'runport.conformance._sync_suite' not in sys.modules\n",
         encoding="utf-8",
     )
     (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
@@ -302,3 +302,51 @@ def test_a_scripted_upstream_used_on_its_own_withholds_nothing() -> None:
     assert [e.text for e in events if isinstance(e, Delta)] == ["Hel", "lo, ", "world."]
     assert record.promptness == []
     assert record.held_at is None
+
+
+# -- no false greens --------------------------------------------------------------------------
+
+UNCHECKED_MODULE: Final = """
+from runport.conformance import RuntimeAdapterConformance
+from runport.mock import ScriptedRuntime
+
+
+class TestBlackBoxWithoutSamples(RuntimeAdapterConformance):
+    protocol = None
+
+    def make_adapter(self, upstream):
+        return ScriptedRuntime(upstream.scenario)
+
+
+def test_something_else():
+    pass
+"""
+
+
+@pytest.mark.parametrize(
+    "workers", [[], ["-n", "2", "--dist", "loadgroup"]], ids=["plain", "xdist"]
+)
+def test_a_run_in_which_no_law_item_was_checked_fails(tmp_path: Path, workers: list[str]) -> None:
+    """Every law test skipped (protocol None, no samples) is a failed run, not "21 skipped"
+    and exit 0 — also when pytest-xdist workers ran the tests and the controller judges."""
+    (tmp_path / "test_unchecked.py").write_text(UNCHECKED_MODULE, encoding="utf-8")
+    (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *workers, "test_unchecked.py"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert " failed" not in result.stdout  # nothing failed: nothing was checked
+    assert "NOTHING CHECKED: no law item was carried out in TestBlackBoxWithoutSamples" in (
+        result.stdout
+    )
+    report = result.stdout.split("runport conformance", 1)[1]
+    assert "  not checked:\n" in report
+    assert "    black_box_answers: protocol is None and sample_requests() gave no request" in (
+        report
+    )

@@ -13,18 +13,18 @@ import asyncio
 from typing import ClassVar
 
 from runport.conformance._base import over, select_all
-from runport.conformance._beyond_law import BeyondLawTests
+from runport.conformance._black_box_tests import BlackBoxTests
+from runport.conformance._caller_stops import MAX_POSITIONS, after_stop, stop_plan
 from runport.conformance._cases import Case
 from runport.conformance._harness import Harness
 from runport.conformance._observe import broken
-from runport.conformance._stops import MAX_POSITIONS, after_stop, stop_plan
 from runport.conformance._upstream import ScriptedUpstream, Upstream
 from runport.ports import AsyncRuntimeAdapter
 
 __all__ = ["AsyncRuntimeAdapterConformance"]
 
 
-class AsyncRuntimeAdapterConformance(BeyondLawTests):
+class AsyncRuntimeAdapterConformance(BlackBoxTests):
     """The conformance suite for an ``AsyncRuntimeAdapter``: subclass it as ``Test…``, set
     ``protocol``, implement ``make_adapter(upstream)`` returning the async adapter.
 

@@ -1,9 +1,11 @@
 """``ConformanceBase``: what every standard test stands on — the capability flags, the
 parametrization over the case catalogue, and the per-test harness fixture.
 
-The standard tests live in ``_laws`` (the streaming law, item by item) and ``_beyond_law``
-(receipts, wire, threads, generated turns, black box); ``RuntimeAdapterConformance`` and
-``AsyncRuntimeAdapterConformance`` differ only in the harness they run them with.
+The standard tests live in ``_law_tests`` (the streaming law, item by item), ``_receipt_tests``
+(receipts, event shapes, descriptor, threads, generated turns) and ``_black_box_tests``
+(``protocol = None``); ``RuntimeAdapterConformance`` and ``AsyncRuntimeAdapterConformance``
+differ only in the harness they run them with. The harness does not import this module: it
+sees the suite through ``_harness.Suite``.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ import pytest
 from runport.conformance._cases import CASES, Case, Progress
 from runport.conformance._harness import Harness, protocol_of
 from runport.conformance._observe import Outcome
-from runport.conformance._played import played_as
 from runport.conformance._upstream import ConformanceUsageError, Upstream
 from runport.contracts import ExecutionRequest
 
@@ -176,6 +177,16 @@ class ConformanceBase:
         if protocol_of(type(self)) is None:
             pytest.skip("protocol is None: this check needs a scripted upstream")
 
+    def _black_box_samples(self) -> list[ExecutionRequest]:
+        """The sample requests of a black-box class (else the test skips, saying why)."""
+        protocol = protocol_of(type(self))
+        if protocol is not None:
+            pytest.skip(f"protocol {protocol.name!r}: the scripted cases run these checks")
+        samples = list(self.sample_requests())
+        if not samples:
+            pytest.skip("protocol is None and sample_requests() gave no request")
+        return samples
+
     # -- collection ---------------------------------------------------------------------------
 
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
@@ -199,9 +210,7 @@ class ConformanceBase:
                 )
             else:
                 played = [
-                    played_as(case, protocol)
-                    for case in CASES
-                    if case.protocols is None or protocol in case.protocols
+                    protocol.played(case) for case in CASES if case.requires <= protocol.features
                 ]
                 chosen = [case for case in played if select(case)]
                 metafunc.parametrize("case", chosen, ids=[case.name for case in chosen])
@@ -215,7 +224,7 @@ class ConformanceBase:
                 reason = (
                     "protocol is None and sample_requests() gave no request"
                     if protocol is None
-                    else f"protocol {protocol!r}: the scripted cases run these checks"
+                    else f"protocol {protocol.name!r}: the scripted cases run these checks"
                 )
                 metafunc.parametrize(
                     "sample", [pytest.param(None, id="none", marks=pytest.mark.skip(reason=reason))]

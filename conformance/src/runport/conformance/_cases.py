@@ -1,10 +1,10 @@
 """The case catalogue: every scripted upstream behaviour, written once, protocol-neutral.
 
-A case says what the upstream *does* (text fragments, tool-call fragments, usage, how it ends
-or which fault it commits); the renderers in ``_render`` turn it into a ``runport.mock/v1``
-scenario or into chat-completions SSE/JSON. Because the suite wrote the script, it knows every
-expected event and every receipt field exactly — the expectations here are derived from the
-script by the wire rules of docs/wire-types.md, never from an adapter.
+A case says what the upstream *does* (text fragments, tool-call fragments, usage, how it ends or
+which fault it commits); each ``WireProtocol`` (``_protocols`` holds the built-in ones) plays it
+as its wire can say it and writes it as its bytes. Because the suite wrote the script, it knows
+every expected event and every receipt field exactly — the expectations here are derived from
+the script by the wire rules of docs/wire-types.md, never from an adapter.
 """
 
 from __future__ import annotations
@@ -36,6 +36,8 @@ __all__ = [
     "Text",
     "Thought",
     "UsageStep",
+    "block_signature",
+    "thought_blocks",
 ]
 
 Progress = Delta | ReasoningDelta | ToolCallDelta
@@ -48,7 +50,7 @@ class Text:
 
     ``wire`` is what the upstream writes when that differs from the text the client must
     deliver: a structured answer a protocol sends as a forced tool's input keeps the model's
-    spacing on the wire (``_played``).
+    spacing on the wire (the ``anthropic-messages`` protocol).
     """
 
     text: str
@@ -64,7 +66,7 @@ class Thought:
     ``signature_delta``, Gemini's ``thoughtSignature``, the mock's ``signature``). A
     thought with ``redacted`` data is a redacted block of its own (Anthropic's
     ``redacted_thinking``: no text, no event). How each protocol keeps a block is
-    ``reasoning_parts``'s business (docs/conformance.md).
+    ``WireProtocol.reasoning``'s business (docs/conformance.md).
     """
 
     text: str
@@ -167,14 +169,15 @@ class Case:
     max_response_bytes: int | None = None
     role_frame: bool = True
     split_utf8: bool = False
-    protocols: frozenset[str] | None = None
-    """The protocols that can play the case (``None``: every one)."""
-    dialect: str | None = None
-    """The protocol whose conventions the receipt's ``reasoning`` follows: set by
-    ``played_as`` on a case with thoughts (docs/conformance.md)."""
-    sends_back: tuple[dict[str, Any], ...] = ()
-    """For the Messages API, the thinking blocks the request's last assistant turn must begin
-    with, in order and intact; else the upstream answers with the API's own 400."""
+    requires: frozenset[str] = frozenset()
+    """What the wire must be able to say to play the case (``WireProtocol.features``)."""
+    expected_reasoning: tuple[dict[str, Any], ...] | None = None
+    """The receipt's ``reasoning`` as the protocol keeps it: set when a protocol plays the
+    case (``WireProtocol.played``); ``None`` on an unplayed case (one part per block)."""
+    sends_back: Any = None
+    """What the request of this turn must carry back of the previous turn's reasoning, when
+    the protocol enforces it (``WireProtocol.sent_back``); else the upstream refuses it with
+    the API's own error (``WireProtocol.check``)."""
 
     @property
     def fails(self) -> bool:
@@ -295,7 +298,11 @@ class Case:
             receipt["finish_reason"] = self.finish_reason
         if usage is not None:
             receipt["usage"] = usage
-        reasoning = reasoning_parts(self)
+        reasoning = (
+            list(self.expected_reasoning)
+            if self.expected_reasoning is not None
+            else [{"text": "".join(s.text for s in block)} for block in thought_blocks(self)]
+        )
         if reasoning:
             receipt["reasoning"] = reasoning
         return receipt
@@ -339,65 +346,9 @@ def thought_blocks(case: Case) -> list[list[Thought]]:
     return _blocks(case.steps)
 
 
-def _signature(block: Sequence[Thought]) -> str | None:
+def block_signature(block: Sequence[Thought]) -> str | None:
+    """A reasoning block's signature, if it carried one."""
     return next((step.signature for step in block if step.signature is not None), None)
-
-
-def responses_reasoning_id(number: int) -> str:
-    """The id of a played case's reasoning block ``number`` as an ``openai-responses``
-    ``reasoning`` item."""
-    return f"rs_runport_conformance_{number}"
-
-
-def reasoning_parts(case: Case) -> list[dict[str, Any]]:
-    """The receipt's ``reasoning`` (as JSON) for a played case, by its dialect's conventions:
-
-    - ``openai-chat``: one part per turn, the texts joined (the unstreamed message has one
-      ``reasoning_content``), ``{"openai": {"field": "reasoning_content"}}``;
-    - ``anthropic-messages``: one part per block, ``{"anthropic": {"type": "thinking",
-      "signature": …}}``, or ``redacted_thinking`` with its ``data`` and empty text;
-    - ``gemini``: one part per run of thought parts, ``{"gemini": {"thoughtSignature": …}}``
-      when the run carried one;
-    - ``openai-responses``: one part per block (a ``reasoning`` item),
-      ``{"openai-responses": {"id": …, "encrypted_content": …}}``, the signature the item's
-      encrypted content;
-    - ``scenario``: one part per block, ``{"mock": {"signature": …}}`` when it has one.
-    """
-    blocks = _blocks(case.steps)
-    if not blocks:
-        return []
-    if case.dialect == "openai-chat":
-        text = "".join(step.text for block in blocks for step in block)
-        if not text:
-            return []
-        return [{"text": text, "provider_metadata": {"openai": {"field": "reasoning_content"}}}]
-    parts: list[dict[str, Any]] = []
-    for number, block in enumerate(blocks):
-        text = "".join(step.text for step in block)
-        signature = _signature(block)
-        metadata: dict[str, Any] | None = None
-        if case.dialect == "openai-responses":
-            item: dict[str, Any] = {"id": responses_reasoning_id(number)}
-            if signature is not None:
-                item["encrypted_content"] = signature
-            metadata = {"openai-responses": item}
-        elif case.dialect == "anthropic-messages":
-            if block[0].redacted is not None:
-                metadata = {"anthropic": {"type": "redacted_thinking", "data": block[0].redacted}}
-            else:
-                thinking: dict[str, Any] = {"type": "thinking"}
-                if signature is not None:
-                    thinking["signature"] = signature
-                metadata = {"anthropic": thinking}
-        elif signature is not None:
-            key = "gemini" if case.dialect == "gemini" else "mock"
-            name = "thoughtSignature" if key == "gemini" else "signature"
-            metadata = {key: {name: signature}}
-        part: dict[str, Any] = {"text": text}
-        if metadata is not None:
-            part["provider_metadata"] = metadata
-        parts.append(part)
-    return parts
 
 
 def _refuse_constant(name: str) -> Any:
@@ -449,9 +400,12 @@ def _signed(number: int) -> str:
     return f"RUNPORT-SIGNATURE-{number}-" + hashlib.sha256(str(number).encode()).hexdigest()[:24]
 
 
-_RESPONSES: Final = frozenset({"openai-responses"})
-"""Cases only the Responses API can say as their own: a response that ends incomplete, or
-fails by ``response.failed`` (the other protocols have one kind of error frame)."""
+_INCOMPLETE: Final = frozenset({"incomplete_turns"})
+"""Cases a wire says only if it ends a turn as incomplete with its reason (the Responses
+API's ``response.incomplete``)."""
+_CODED_ERRORS: Final = frozenset({"coded_error_frames"})
+"""Cases a wire says only if its error frame carries any error code (the Responses API's
+``response.failed``; the others have one kind of error frame, a server error)."""
 
 REDACTED_DATA: Final = "RUNPORT-REDACTED-" + hashlib.sha256(b"redacted").hexdigest()[:32]
 
@@ -625,7 +579,7 @@ CASES: Final[tuple[Case, ...]] = (
             Thought("", signature=_signed(7)),
             Text("Done."),
         ),
-        protocols=frozenset({"anthropic-messages"}),
+        requires=frozenset({"redacted_reasoning"}),
     ),
     Case(
         "oversize_reasoning",
@@ -645,27 +599,27 @@ CASES: Final[tuple[Case, ...]] = (
         "two fragments, then the turn ends incomplete: the output-token limit (finish length)",
         (Text("Cut "), Text("short"), UsageStep(10, 2)),
         finish_reason="length",
-        protocols=_RESPONSES,
+        requires=_INCOMPLETE,
     ),
     Case(
         "incomplete_content_filter",
         "a fragment, then the turn ends incomplete: content filtered (finish content_filter)",
         (Text("Well,"),),
         finish_reason="content_filter",
-        protocols=_RESPONSES,
+        requires=_INCOMPLETE,
     ),
     Case(
         "failed_rate_limited",
         "two fragments, then the response fails with a rate-limit error",
         (Text("Half"), Text(" way")),
         fault=Fault("error_frame", ErrorCode.RUNTIME_RATE_LIMITED),
-        protocols=_RESPONSES,
+        requires=_CODED_ERRORS,
     ),
     Case(
         "failed_invalid_prompt",
         "the response fails before any output with an invalid-prompt error",
         fault=Fault("error_frame", ErrorCode.RUNTIME_PERMANENT),
-        protocols=_RESPONSES,
+        requires=_CODED_ERRORS,
     ),
 )
 
@@ -685,7 +639,7 @@ def thread_cases(count: int) -> tuple[Case, ...]:
     )
 
 
-def follow_up_case(first: Case, sends_back: tuple[dict[str, Any], ...]) -> Case:
+def follow_up_case(first: Case, sends_back: Any) -> Case:
     """The second turn of a tool run after ``first``: the request must carry ``first``'s
     reasoning back (``sends_back``), and the model answers."""
     return Case(

@@ -12,14 +12,13 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import Any, Final, Protocol
 
 import pytest
 
-from runport.conformance._cases import CASES_BY_NAME, Case
+from runport.conformance._cases import Case
 from runport.conformance._observe import Outcome, Recorder, broken, observe
-from runport.conformance._played import played_as
-from runport.conformance._render import WIRES
+from runport.conformance._protocols import PROTOCOLS, UnknownProtocol, resolve
 from runport.conformance._upstream import (
     BlackBoxUpstream,
     ConformanceUsageError,
@@ -28,48 +27,54 @@ from runport.conformance._upstream import (
     ScriptedUpstream,
     Upstream,
 )
+from runport.conformance._wire_protocol import WireProtocol
 from runport.contracts import ExecutionRequest
 from runport.ports import AsyncRuntimeAdapter, RuntimeAdapter
 
-if TYPE_CHECKING:
-    from runport.conformance._base import ConformanceBase
-
 __all__ = [
-    "HTTP_PROTOCOLS",
-    "PROTOCOLS",
     "READ_TIMEOUT_TEST",
     "Harness",
-    "Protocol",
+    "Suite",
     "protocol_of",
 ]
 
-Protocol = (
-    Literal["scenario", "openai-chat", "openai-responses", "anthropic-messages", "gemini"] | None
-)
-PROTOCOLS: Final = (
-    "scenario",
-    "openai-chat",
-    "openai-responses",
-    "anthropic-messages",
-    "gemini",
-    None,
-)
-HTTP_PROTOCOLS: Final = frozenset(WIRES)
-NAMES: Final = (
-    "'scenario', 'openai-chat', 'openai-responses', 'anthropic-messages', 'gemini' or None"
-)
 READ_TIMEOUT_TEST: Final = "test_read_timeout_is_passed_on"
 
 Adapter = RuntimeAdapter | AsyncRuntimeAdapter
 
 
-def protocol_of(cls: type) -> Protocol:
+def _names() -> str:
+    return ", ".join(repr(name) for name in PROTOCOLS) + ", a WireProtocol, or None"
+
+
+def protocol_of(cls: type) -> WireProtocol | None:
+    """The protocol a suite class speaks (its ``protocol``: a built-in's name, a
+    ``WireProtocol``, or ``None`` for the black box)."""
     if "protocol" not in {name for klass in cls.__mro__ for name in vars(klass)}:
-        raise ConformanceUsageError(f"{cls.__name__} must set protocol = {NAMES}")
-    protocol = getattr(cls, "protocol", None)
-    if protocol not in PROTOCOLS:
-        raise ConformanceUsageError(f"{cls.__name__}.protocol is {protocol!r}; expected {NAMES}")
-    return protocol
+        raise ConformanceUsageError(f"{cls.__name__} must set protocol = {_names()}")
+    try:
+        return resolve(getattr(cls, "protocol", None))
+    except UnknownProtocol:
+        protocol = getattr(cls, "protocol", None)
+        raise ConformanceUsageError(
+            f"{cls.__name__}.protocol is {protocol!r}; expected {_names()}"
+        ) from None
+
+
+class Suite(Protocol):
+    """What the harness needs of the suite class it serves (``ConformanceBase``); the class
+    itself keeps what a test found out for its other tests (``_runport_buffers``,
+    ``_runport_read_timeout_ignored``)."""
+
+    _runport_capabilities: frozenset[str] | None
+
+    def make_adapter(self, upstream: Upstream) -> Any: ...
+
+    @property
+    def supports_streaming(self) -> bool: ...
+
+    @property
+    def is_composite(self) -> bool: ...
 
 
 class Harness:
@@ -79,7 +84,7 @@ class Harness:
     thread per test), so the adapter sees one caller thread, as a sync adapter does.
     """
 
-    def __init__(self, suite: ConformanceBase, *, asynchronous: bool = False) -> None:
+    def __init__(self, suite: Suite, *, asynchronous: bool = False) -> None:
         self.suite = suite
         self.protocol = protocol_of(type(suite))
         self.asynchronous = asynchronous
@@ -104,25 +109,26 @@ class Harness:
         Pacing is switched off once the class was shown to buffer, except for ``strict`` use
         (law 4 itself); ``shared`` is for concurrent calls (never one turn per call)."""
         owner = type(self.suite)
+        served = self.protocol is not None and not self.protocol.in_process
         if any(case.fault is not None and case.fault.kind == "stall" for case in plan):
-            ignored = owner._runport_read_timeout_ignored
-            if ignored is not None and self.protocol in HTTP_PROTOCOLS:
+            ignored = getattr(owner, "_runport_read_timeout_ignored", None)
+            if ignored is not None and served:
                 pytest.skip(
                     f"the adapter does not honour upstream.read_timeout ({ignored}); "
                     f"the stall cases wait for that fix — see {READ_TIMEOUT_TEST}"
                 )
         upstream: Upstream
-        if self.protocol == "scenario":
-            upstream = ScenarioUpstream(plan)
-        elif self.protocol in HTTP_PROTOCOLS:
-            if owner._runport_buffers is not None and not strict:
+        if self.protocol is None:
+            upstream = BlackBoxUpstream()
+        elif self.protocol.in_process:
+            upstream = ScenarioUpstream(plan, protocol=self.protocol)
+        else:
+            if getattr(owner, "_runport_buffers", None) is not None and not strict:
                 pacing = "off"
             upstream = ScriptedUpstream(
                 plan, pacing="off" if shared else pacing, protocol=self.protocol
             )
             upstream.shared = shared
-        else:
-            upstream = BlackBoxUpstream()
         self._upstreams.append(upstream)
         return upstream
 
@@ -228,9 +234,15 @@ class Harness:
         owner = type(self.suite)
         for record in records:
             record.settle()
+            if record.protocol_error is not None:
+                pytest.fail(
+                    f"the protocol {upstream.wire.name!r} could not write case {record.case!r} "
+                    f"(a defect in the WireProtocol, not in the adapter):\n{record.protocol_error}",
+                    pytrace=False,
+                )
             if record.stall_outlived is not None:
                 held = f"{record.stall_outlived:g} s"
-                owner._runport_read_timeout_ignored = f"a stall outlived it: held {held}"
+                owner._runport_read_timeout_ignored = f"a stall outlived it: held {held}"  # type: ignore[attr-defined]
                 broken(
                     5,
                     record.case,
@@ -244,8 +256,7 @@ class Harness:
                 continue
             held_back = record.promptness or record.withheld
             if held_back:
-                case = CASES_BY_NAME.get(record.case)
-                case = None if case is None else played_as(case, self.protocol)
+                case = record.played
                 expected = [] if case is None else list(case.progress())
                 owed, seen = record.held_at or (0, 0)
                 if case is not None and outcome.progress[:owed] != expected[:owed]:
@@ -259,7 +270,7 @@ class Harness:
                         expected=expected,
                         outcome=outcome,
                     )
-                owner._runport_buffers = record.case
+                owner._runport_buffers = record.case  # type: ignore[attr-defined]
                 broken(  # the sequences as they stood when the upstream held the next frame
                     4,
                     record.case,

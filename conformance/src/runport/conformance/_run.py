@@ -24,8 +24,9 @@ import pytest
 from runport.conformance._async_suite import AsyncRuntimeAdapterConformance
 from runport.conformance._base import ConformanceBase
 from runport.conformance._cases import RESUME_CASE
-from runport.conformance._harness import HTTP_PROTOCOLS, PROTOCOLS
-from runport.conformance._suite import RuntimeAdapterConformance
+from runport.conformance._plugin import UNCHECKED
+from runport.conformance._protocols import UnknownProtocol, resolve
+from runport.conformance._sync_suite import RuntimeAdapterConformance
 from runport.conformance._upstream import (
     BlackBoxUpstream,
     ConformanceUsageError,
@@ -33,6 +34,7 @@ from runport.conformance._upstream import (
     ScriptedUpstream,
     Upstream,
 )
+from runport.conformance._wire_protocol import WireProtocol
 from runport.ports import AsyncRuntimeAdapter
 
 __all__ = ["current_suite", "load_factory", "run_conformance"]
@@ -79,16 +81,18 @@ def _takes_upstream(factory: Callable[..., Any]) -> bool:
     )
 
 
-def _makes_async(factory: Callable[..., Any], protocol: str | None, with_upstream: bool) -> bool:
+def _makes_async(
+    factory: Callable[..., Any], protocol: WireProtocol | None, with_upstream: bool
+) -> bool:
     """Whether the factory makes async adapters: it is asked for one, which is then dropped
     unused (a fresh adapter binds to no event loop and holds no connection)."""
     upstream: Upstream
-    if protocol == "scenario":
-        upstream = ScenarioUpstream([RESUME_CASE])
-    elif protocol in HTTP_PROTOCOLS:
-        upstream = ScriptedUpstream([RESUME_CASE], protocol=protocol)
-    else:
+    if protocol is None:
         upstream = BlackBoxUpstream()
+    elif protocol.in_process:
+        upstream = ScenarioUpstream([RESUME_CASE], protocol=protocol)
+    else:
+        upstream = ScriptedUpstream([RESUME_CASE], protocol=protocol)
     try:
         adapter = factory(upstream) if with_upstream else factory()
         return isinstance(adapter, AsyncRuntimeAdapter)
@@ -97,15 +101,17 @@ def _makes_async(factory: Callable[..., Any], protocol: str | None, with_upstrea
 
 
 def suite_for(
-    factory: Callable[..., Any], protocol: str | None, *, name: str = "TestConformance"
+    factory: Callable[..., Any],
+    protocol: str | WireProtocol | None,
+    *,
+    name: str = "TestConformance",
 ) -> type[ConformanceBase]:
     """A suite class whose ``make_adapter`` calls ``factory(upstream)`` (or ``factory()``):
     the async suite when the factory makes ``AsyncRuntimeAdapter``s, else the sync one."""
-    if protocol not in PROTOCOLS:
-        raise ConformanceUsageError(
-            f"unknown protocol {protocol!r}; expected scenario, openai-chat, "
-            "openai-responses, anthropic-messages, gemini or none"
-        )
+    try:
+        wire = resolve(protocol)
+    except UnknownProtocol as error:
+        raise ConformanceUsageError(f"unknown protocol {protocol!r}: {error}") from None
     with_upstream = _takes_upstream(factory)
 
     def make_adapter(self: ConformanceBase, upstream: Upstream) -> Any:
@@ -113,7 +119,7 @@ def suite_for(
 
     base: type[ConformanceBase] = (
         AsyncRuntimeAdapterConformance
-        if _makes_async(factory, protocol, with_upstream)
+        if _makes_async(factory, wire, with_upstream)
         else RuntimeAdapterConformance
     )
     return type(
@@ -128,14 +134,21 @@ def current_suite() -> type[ConformanceBase]:
 
 
 def run_conformance(
-    target: str, *, protocol: str | None = "scenario", pytest_args: Sequence[str] = ()
+    target: str,
+    *,
+    protocol: str | WireProtocol | None = "scenario",
+    pytest_args: Sequence[str] = (),
 ) -> int:
     """Run the whole suite (sync or async, as the factory's adapters are) on ``target``'s
     adapters; 0 when every check passed, else 1.
 
-    Raises ``ConformanceUsageError`` when the target cannot be loaded.
+    Raises ``ConformanceUsageError`` when the target cannot be loaded, and when the run
+    carried out no law item (every law test skipped: ``protocol=None``, which has no samples
+    here, or a factory that ignores the suite's upstream) — a run that checked nothing is
+    no pass.
     """
     suite = suite_for(load_factory(target), protocol)
+    verdict = _Verdict()
     _current.append(suite)
     try:
         with tempfile.TemporaryDirectory(prefix="runport-conformance-") as scratch:
@@ -162,8 +175,28 @@ def run_conformance(
                     "-q",
                     "-rfE",
                     *pytest_args,
-                ]
+                ],
+                plugins=[verdict],
             )
     finally:
         _current.pop()
+    if verdict.unchecked:
+        raise ConformanceUsageError(
+            "nothing was checked: no law item was carried out, every law test was skipped "
+            f"(protocol {getattr(protocol, 'name', protocol)!r}: name the protocol the adapter "
+            "speaks and build it from the suite's upstream, or run a suite class whose "
+            "sample_requests() give the black box requests)"
+        )
     return 0 if code == 0 else 1
+
+
+class _Verdict:
+    """Reads, as the inner session ends, which suite classes carried out no law item."""
+
+    def __init__(self) -> None:
+        self.unchecked: list[str] = []
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        unchecked: list[str] = session.config.stash.get(UNCHECKED, [])
+        self.unchecked = list(unchecked)

@@ -1,17 +1,17 @@
 """The upstreams ``make_adapter`` is given: a scenario, a loopback HTTP server, or nothing.
 
 ``ScriptedUpstream`` is a real HTTP/1.1 server on 127.0.0.1 (threaded, one thread per
-connection, ``Connection: close``) that speaks one protocol (``_render.WIRES``: chat
-completions, the Responses API, the Messages API or the Gemini API) and answers its endpoint
-with the next case of its plan — an event stream when the request asks for one, one JSON body
-otherwise — and commits the case's fault on the wire. It counts requests (law 7), notes whether
-the client closed the connection when a call ended before the stream did (laws 6 and 8), and,
-when paced, withholds each frame until the sink has seen the previous frame's event (law 4): a
-``Pacer`` shared with the suite's recording sink is the only coordination, so nothing in the
-suite sleeps or measures time except the bounded waits that turn a hang into a failure. Every
-such wait is short and independent of the adapter's own timeouts: a frame held back past
-``PACING_BOUND`` is noted (law 4) and the rest of the transcript released so the call can end;
-a stall is held only a little past ``read_timeout``, then the connection is closed.
+connection, ``Connection: close``) that speaks one ``WireProtocol`` (a built-in one or an
+author's) and answers its endpoint with the next case of its plan — an event stream when the
+request asks for one, one body otherwise — and commits the case's fault on the wire. It counts
+requests (law 7), notes whether the client closed the connection when a call ended before the
+stream did (laws 6 and 8), and, when paced, withholds each frame until the sink has seen the
+previous frame's event (law 4): a ``Pacer`` shared with the suite's recording sink is the only
+coordination, so nothing in the suite sleeps or measures time except the bounded waits that turn
+a hang into a failure. Every such wait is short and independent of the adapter's own timeouts: a
+frame held back past ``PACING_BOUND`` is noted (law 4) and the rest of the transcript released
+so the call can end; a stall is held only a little past ``read_timeout``, then the connection is
+closed.
 """
 
 from __future__ import annotations
@@ -22,16 +22,26 @@ import secrets
 import socket
 import struct
 import threading
+import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Final
+from urllib.parse import parse_qs, urlsplit
 
 from runport.conformance._cases import Case
-from runport.conformance._pacer import PACING_BOUND, Pacer, Pacing
-from runport.conformance._render import WIRES, Frame, Response, render_scenario
-from runport.core import Scenario
+from runport.conformance._frame_pacing import PACING_BOUND, Pacer, Pacing
+from runport.conformance._protocols import PROTOCOLS, UnknownProtocol, resolve
+from runport.conformance._responses import (
+    Response,
+    SentFrame,
+    body_response,
+    scenario_turn,
+    stream_response,
+)
+from runport.conformance._wire_protocol import WireContext, WireProtocol, WireRequest
+from runport.core import Scenario, parse_scenario
 
 __all__ = [
     "BlackBoxUpstream",
@@ -69,7 +79,21 @@ MODEL: Final = "runport-conformance-model"
 
 
 class ConformanceUsageError(AttributeError):
-    """``make_adapter`` asked its upstream for something its protocol does not have."""
+    """The suite was used in a way it cannot be: ``make_adapter`` asked its upstream for
+    something its protocol does not have, a protocol is unknown, or a run checked nothing."""
+
+
+def _protocol(protocol: str | WireProtocol) -> WireProtocol:
+    try:
+        wire = resolve(protocol)
+    except UnknownProtocol:
+        wire = None
+    if wire is None:
+        raise ConformanceUsageError(
+            f"no scripted upstream speaks {protocol!r}; expected one of {sorted(PROTOCOLS)} "
+            "or a runport.conformance.WireProtocol"
+        )
+    return wire
 
 
 class Upstream:
@@ -81,6 +105,7 @@ class Upstream:
     """
 
     protocol: str | None = None
+    """The name of the protocol the upstream speaks (``None``: black box)."""
 
     def __init__(self, *, read_timeout: float = READ_TIMEOUT) -> None:
         self.read_timeout = read_timeout
@@ -99,8 +124,7 @@ class Upstream:
     def base_url(self) -> str:
         raise ConformanceUsageError(
             f"a {self.protocol or 'black-box'} upstream has no base_url "
-            "(only an HTTP protocol's does: openai-chat, openai-responses, anthropic-messages, "
-            "gemini)"
+            "(only a protocol served over HTTP has one)"
         )
 
     @property
@@ -120,13 +144,27 @@ class BlackBoxUpstream(Upstream):
 
 
 class ScenarioUpstream(Upstream):
-    """For ``protocol = "scenario"``: ``scenario`` holds one turn per planned call."""
+    """For ``protocol = "scenario"`` (an ``in_process`` protocol): ``scenario`` holds one
+    turn per planned call."""
 
-    protocol = "scenario"
-
-    def __init__(self, plan: Sequence[Case], *, read_timeout: float = READ_TIMEOUT) -> None:
+    def __init__(
+        self,
+        plan: Sequence[Case],
+        *,
+        read_timeout: float = READ_TIMEOUT,
+        protocol: str | WireProtocol = "scenario",
+    ) -> None:
         super().__init__(read_timeout=read_timeout)
-        self._scenario = render_scenario(plan, scenario_id="runport-conformance")
+        wire = _protocol(protocol)
+        if not wire.in_process:
+            raise ConformanceUsageError(f"{wire.name!r} is served over HTTP: use ScriptedUpstream")
+        self.protocol = wire.name
+        context = WireContext(model=self.model, marker=self.body_marker)
+        turns = [scenario_turn(wire, wire.played(case), context) for case in plan]
+        self._scenario = parse_scenario(
+            {"api_version": "runport.mock/v1", "id": "runport-conformance", "turns": turns},
+            source="<runport.conformance runport-conformance>",
+        )
 
     @property
     def scenario(self) -> Scenario:
@@ -148,6 +186,8 @@ class RecordedRequest:
     body: Any
     stream: bool
     case: str
+    played: Case | None = None
+    """The case (as the protocol plays it) this request was answered with."""
     seen_at_start: int = 0
     """Progress events the caller had seen when this request began (composites, law 7)."""
     ended_early: bool = False
@@ -157,6 +197,8 @@ class RecordedRequest:
     stall_outlived: float | None = None
     """Set (to the seconds held) when a stall outlived the client's read timeout by far."""
     refusal: str | None = None
+    protocol_error: str | None = None
+    """The traceback of the ``WireProtocol`` when rendering this answer raised."""
     """Why the upstream answered with the API's own HTTP 400 (a rule the API enforces)."""
     promptness: list[str] = field(default_factory=list)
     withheld: list[str] = field(default_factory=list)
@@ -180,8 +222,8 @@ class _Server(ThreadingHTTPServer):
 
 
 class ScriptedUpstream(Upstream):
-    """For an HTTP protocol (``"openai-chat"``, the default, ``"openai-responses"``,
-    ``"anthropic-messages"``, ``"gemini"``): a loopback server speaking it.
+    """For a protocol served over HTTP (a built-in one's name — ``"openai-chat"`` is the
+    default — or any ``WireProtocol``): a loopback server speaking it.
 
     Request *n* is answered with ``plan[n]`` (a request past the plan gets HTTP 400, so a
     retrying adapter fails visibly rather than hanging). ``requests`` records each one. With
@@ -200,19 +242,21 @@ class ScriptedUpstream(Upstream):
         *,
         pacing: Pacing = "last",
         read_timeout: float | None = None,
-        protocol: str = "openai-chat",
+        protocol: str | WireProtocol = "openai-chat",
     ) -> None:
-        if protocol not in WIRES:
+        wire = _protocol(protocol)
+        if wire.in_process:
             raise ConformanceUsageError(
-                f"no scripted HTTP upstream speaks {protocol!r}; expected one of {sorted(WIRES)}"
+                f"{wire.name!r} is played in-process, not served: use ScenarioUpstream"
             )
         if read_timeout is None:
             stalls = any(case.fault is not None and case.fault.kind == "stall" for case in plan)
             read_timeout = STALL_READ_TIMEOUT if stalls else READ_TIMEOUT
         super().__init__(read_timeout=read_timeout)
-        self.protocol = protocol
-        self._wire = WIRES[protocol]
-        self.plan = tuple(plan)
+        self.protocol = wire.name
+        self.wire = wire
+        """The ``WireProtocol`` the upstream speaks."""
+        self.plan = tuple(wire.played(case) for case in plan)
         self.pacing = pacing
         self.pacer = Pacer()
         self.requests: list[RecordedRequest] = []
@@ -236,7 +280,7 @@ class ScriptedUpstream(Upstream):
     @property
     def base_url(self) -> str:
         host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}{self._wire.root}"
+        return f"http://{host!s}:{port}{self.wire.root}"
 
     def close(self) -> None:
         self._closing.set()
@@ -259,12 +303,21 @@ class ScriptedUpstream(Upstream):
 
     def _begin(
         self, sock: socket.socket, path: str, headers: dict[str, str], raw: bytes
-    ) -> tuple[RecordedRequest, Case | None, str | None]:
+    ) -> tuple[RecordedRequest, WireRequest, Case | None, str | None]:
         try:
             body: Any = json.loads(raw)
         except ValueError:
             body = None
-        route = self._wire.route(path, body)
+        parts = urlsplit(path)
+        request = WireRequest(
+            method="POST",
+            path=parts.path,
+            query=parse_qs(parts.query),
+            headers=headers,
+            body=raw,
+            json=body,
+        )
+        route = self.wire.recognise(request)
         refused = route if isinstance(route, str) else None
         stream = route is True
         with self._lock:
@@ -273,11 +326,11 @@ class ScriptedUpstream(Upstream):
             turn = max(self._calls, 0) if self.per_call else number
             case = self.plan[turn] if turn < len(self.plan) else None
             record = RecordedRequest(
-                number, path, headers, body, stream, case.name if case else "<past the plan>"
+                number, path, headers, body, stream, case.name if case else "<past the plan>", case
             )
             record.seen_at_start = self.pacer.seen
             self.requests.append(record)
-        return record, case, refused
+        return record, request, case, refused
 
     def _done(self, sock: socket.socket) -> None:
         with self._lock:
@@ -303,7 +356,7 @@ class _Handler(BaseHTTPRequestHandler):
         upstream = self.server.upstream
         raw = self._read_body()
         headers = {key.lower(): value for key, value in self.headers.items()}
-        record, case, refused = upstream._begin(self.connection, self.path, headers, raw)
+        record, request, case, refused = upstream._begin(self.connection, self.path, headers, raw)
         try:
             if case is None:
                 self._plain(400, b'{"error": {"message": "no scripted response left"}}')
@@ -311,18 +364,22 @@ class _Handler(BaseHTTPRequestHandler):
             if refused is not None:
                 self._plain(404, json.dumps({"error": {"message": refused}}).encode())
                 return
-            rule = upstream._wire.refusal(record.body, case)
+            wire = upstream.wire
+            rule = wire.check(request, case)
             if rule is not None:
-                record.refusal = json.loads(rule)["error"]["message"]
-                self._plain(400, rule)
+                record.refusal = rule.reason
+                self._plain(rule.status, rule.body, wire.body_content_type)
                 return
-            response = upstream._wire.respond(
-                case,
-                stream=record.stream,
-                model=upstream.model,
-                marker=upstream.body_marker,
-                request=record.body,
+            context = WireContext(
+                model=upstream.model, marker=upstream.body_marker, request=request
             )
+            render = stream_response if record.stream else body_response
+            try:
+                response = render(wire, case, context)
+            except Exception as error:  # the protocol's own code: say so, do not hang up
+                record.protocol_error = "".join(traceback.format_exception(error)).rstrip()
+                self._plain(500, b'{"error": {"message": "the WireProtocol failed"}}')
+                return
             self._play(upstream, record, response, prefix_only=case.prefix_only)
         finally:
             upstream._done(self.connection)
@@ -340,15 +397,15 @@ class _Handler(BaseHTTPRequestHandler):
                 self.rfile.readline()
         return self.rfile.read(int(self.headers.get("Content-Length") or 0))
 
-    def _plain(self, status: int, body: bytes) -> None:
+    def _plain(self, status: int, body: bytes, content_type: str = "application/json") -> None:
         head = (
             f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\n"
-            "Content-Type: application/json\r\n"
+            f"Content-Type: {content_type}\r\n"
             f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
         )
         self.connection.sendall(head.encode("latin-1") + body)
 
-    def _write(self, frame: Frame, chunked: bool) -> None:
+    def _write(self, frame: SentFrame, chunked: bool) -> None:
         pieces = [frame.data]
         if frame.split:
             cut = next((i + 1 for i, byte in enumerate(frame.data) if byte >= 0xC0), None)

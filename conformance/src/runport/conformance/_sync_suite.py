@@ -1,28 +1,29 @@
 """``RuntimeAdapterConformance``: the standard tests every runport adapter runs
 (docs/conformance.md, docs/streaming-law.md).
 
-The tests themselves live in ``_laws`` and ``_beyond_law`` and are shared with the async suite;
-this class only says how its adapters are called (synchronously, on a worker thread).
+The tests themselves live in ``_law_tests``, ``_receipt_tests`` and ``_black_box_tests`` and
+are shared with the async suite; this class only says how its adapters are called
+(synchronously, on a worker thread).
 """
 
 from __future__ import annotations
 
-from runport.conformance._beyond_law import BeyondLawTests
+from runport.conformance._black_box_tests import BlackBoxTests
 from runport.conformance._upstream import Upstream
 from runport.ports import RuntimeAdapter
 
 __all__ = ["RuntimeAdapterConformance"]
 
 
-class RuntimeAdapterConformance(BeyondLawTests):
+class RuntimeAdapterConformance(BlackBoxTests):
     """The conformance suite: subclass it as ``Test…``, set ``protocol``, implement
     ``make_adapter``.
 
     ``protocol`` is ``"scenario"`` (the adapter plays ``upstream.scenario``, a
     ``runport.core.Scenario``), ``"openai-chat"``, ``"openai-responses"``,
-    ``"anthropic-messages"`` or ``"gemini"`` (the adapter talks to ``upstream.base_url``, a
-    loopback server speaking that protocol) or
-    ``None`` (black-box checks over ``sample_requests()``).
+    ``"anthropic-messages"``, ``"gemini"`` or any ``WireProtocol`` instance (the adapter
+    talks to ``upstream.base_url``, a loopback server speaking that protocol) or ``None``
+    (black-box checks over ``sample_requests()``).
     Pass ``upstream.read_timeout`` and ``upstream.api_key`` on. ``make_adapter`` may be called
     several times in one test; each call must return a fresh adapter. An adapter with a
     ``close()`` method is closed when its test ends.

@@ -1,27 +1,29 @@
 """``openai-chat``: a case as the bytes an OpenAI-compatible server sends — chat-completions
-SSE for a streamed request, one JSON body otherwise."""
+SSE for a streamed request (``stream: true``), one JSON body otherwise."""
 
 from __future__ import annotations
 
-from typing import Any, Final
+from collections.abc import Mapping
+from typing import Any, ClassVar, Final
 
 from runport.conformance._cases import Call, Case, Text, Thought, UsageStep
-from runport.conformance._render._wire import (
-    Piece,
-    Response,
-    body_response,
-    dumps,
-    stream_response,
+from runport.conformance._wire_protocol import (
+    Frame,
+    Transcript,
+    WireContext,
+    WireProtocol,
+    WireRequest,
+    json_bytes,
 )
 
-__all__ = ["json_response", "sse_response"]
+__all__ = ["OpenAIChat"]
 
 CREATED: Final = 1_700_000_000
 COMPLETION_ID: Final = "chatcmpl-runport-conformance"
 
 
 def _sse(value: Any) -> bytes:
-    return b"data: " + dumps(value) + b"\n\n"
+    return b"data: " + json_bytes(value) + b"\n\n"
 
 
 def _chunk(model: str, delta: dict[str, Any], finish_reason: str | None = None) -> bytes:
@@ -47,29 +49,25 @@ def _usage(step: UsageStep) -> dict[str, int]:
 
 
 def _error_body(marker: str, kind: str, code: str) -> bytes:
-    return dumps({"error": {"message": f"{marker} scripted {kind}", "type": kind, "code": code}})
+    return json_bytes(
+        {"error": {"message": f"{marker} scripted {kind}", "type": kind, "code": code}}
+    )
 
 
-def _status_body(case: Case, marker: str) -> bytes:
-    if case.fault is not None and case.fault.status == 429:
-        return _error_body(marker, "rate_limit_error", "rate_limit_exceeded")
-    return _error_body(marker, "server_error", "server_error")
-
-
-def sse_response(case: Case, *, model: str, marker: str, request: Any = None) -> Response:
-    """The case as a streamed chat-completions response."""
+def _transcript(case: Case, model: str) -> Transcript:
     opening = [b": runport-conformance keep-alive\n\n"]
     if case.role_frame:
         opening.append(_chunk(model, {"role": "assistant", "content": ""}))
-    steps: list[Piece] = []
+    steps: list[Frame] = []
     usage: dict[str, int] | None = None
     announced: set[int] = set()
     for step in case.steps:
         if isinstance(step, Text):
-            steps.append((_chunk(model, {"content": step.text}), 1))
+            steps.append(Frame(_chunk(model, {"content": step.text}), 1))
         elif isinstance(step, Thought):
             if step.text:  # a signature has no place on this wire
-                steps.append((_chunk(model, {"content": None, "reasoning_content": step.text}), 1))
+                delta = {"content": None, "reasoning_content": step.text}
+                steps.append(Frame(_chunk(model, delta), 1))
         elif isinstance(step, Call):
             entry: dict[str, Any] = {"index": step.index}
             function: dict[str, Any] = {"arguments": step.fragment}
@@ -81,7 +79,7 @@ def sse_response(case: Case, *, model: str, marker: str, request: Any = None) ->
                 assert step.name is not None
                 function = {"name": step.name, **function}
             entry["function"] = function
-            steps.append((_chunk(model, {"tool_calls": [entry]}), 1))
+            steps.append(Frame(_chunk(model, {"tool_calls": [entry]}), 1))
         else:
             usage = _usage(step)
     closing = [_chunk(model, {}, case.finish_reason)]
@@ -99,15 +97,7 @@ def sse_response(case: Case, *, model: str, marker: str, request: Any = None) ->
             )
         )
     closing.append(b"data: [DONE]\n\n")
-    return stream_response(
-        case,
-        opening=opening,
-        steps=steps,
-        closing=closing,
-        error_frame=b"data: " + _error_body(marker, "server_error", "server_error") + b"\n\n",
-        garbage=b'data: {"choices": [{"delta": ' + marker.encode() + b"\n\n",
-        status_body=_status_body(case, marker),
-    )
+    return Transcript(steps, opening=opening, closing=closing)
 
 
 def _message(case: Case) -> dict[str, Any]:
@@ -133,8 +123,7 @@ def _message(case: Case) -> dict[str, Any]:
     return message
 
 
-def json_response(case: Case, *, model: str, marker: str, request: Any = None) -> Response:
-    """The case as a non-streamed chat-completions response (``stream`` not true)."""
+def _completion(case: Case, model: str) -> dict[str, Any]:
     usage = next((step for step in case.steps if isinstance(step, UsageStep)), None)
     completion: dict[str, Any] = {
         "id": COMPLETION_ID,
@@ -152,11 +141,42 @@ def json_response(case: Case, *, model: str, marker: str, request: Any = None) -
     }
     if usage is not None:
         completion["usage"] = _usage(usage)
-    return body_response(
-        case,
-        completion,
-        error_status=500,
-        error_body=_error_body(marker, "server_error", "server_error"),
-        status_body=_status_body(case, marker),
-        marker=marker,
-    )
+    return completion
+
+
+class OpenAIChat(WireProtocol):
+    """Chat completions: ``POST {base_url}/chat/completions`` under ``/v1``; the completion
+    marker a ``finish_reason`` (and ``data: [DONE]``); reasoning as ``reasoning_content``,
+    kept as one part per turn."""
+
+    name: ClassVar[str] = "openai-chat"
+    endpoint: ClassVar[str] = "POST {base_url}/chat/completions"
+    root: ClassVar[str] = "/v1"
+
+    def recognise(self, request: WireRequest) -> bool | str:
+        if not request.path.rstrip("/").endswith("/chat/completions"):
+            return self.endpoint
+        return isinstance(request.json, Mapping) and request.json.get("stream") is True
+
+    def reasoning(self, case: Case) -> list[dict[str, Any]]:
+        text = "".join(step.text for step in case.steps if isinstance(step, Thought))
+        if not text:
+            return []
+        return [{"text": text, "provider_metadata": {"openai": {"field": "reasoning_content"}}}]
+
+    def stream(self, case: Case, context: WireContext) -> Transcript:
+        return _transcript(case, context.model)
+
+    def body(self, case: Case, context: WireContext) -> bytes:
+        return json_bytes(_completion(case, context.model))
+
+    def error_frame(self, case: Case, context: WireContext) -> bytes:
+        return self.frame(_error_body(context.marker, "server_error", "server_error"))
+
+    def garbage_frame(self, context: WireContext) -> bytes:
+        return b'data: {"choices": [{"delta": ' + context.marker.encode() + b"\n\n"
+
+    def error_body(self, status: int, context: WireContext) -> bytes:
+        if status == 429:
+            return _error_body(context.marker, "rate_limit_error", "rate_limit_exceeded")
+        return _error_body(context.marker, "server_error", "server_error")

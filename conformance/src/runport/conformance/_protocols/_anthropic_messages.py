@@ -1,4 +1,4 @@
-"""``anthropic-messages``: a played case (``_played``) as the Messages API sends it — typed
+"""``anthropic-messages``: a played case as the Messages API sends it — typed
 content blocks in an event stream ending with ``message_stop``, or one message object.
 
 A JSON answer goes as the model gives it when the request forces a tool (``tool_choice``
@@ -10,27 +10,33 @@ it is a text block of the played text."""
 from __future__ import annotations
 
 import json
-from typing import Any, Final
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any, ClassVar, Final
 
 from runport.conformance._cases import (
     Call,
     Case,
+    Step,
     Text,
     Thought,
     UsageStep,
     block_numbers,
+    block_signature,
     thought_blocks,
 )
-from runport.conformance._played import json_answer, played_as
-from runport.conformance._render._wire import (
-    Piece,
-    Response,
-    body_response,
-    dumps,
-    stream_response,
+from runport.conformance._rewrites import calls_in_blocks, json_answer
+from runport.conformance._wire_protocol import (
+    Frame,
+    Refusal,
+    Transcript,
+    WireContext,
+    WireProtocol,
+    WireRequest,
+    json_bytes,
 )
 
-__all__ = ["event_stream_response", "message_response", "sent_back_problem", "thinking_blocks"]
+__all__ = ["AnthropicMessages"]
 
 MESSAGE_ID: Final = "msg_runport_conformance"
 ANSWER_ID: Final = "toolu_runport_conformance_answer"
@@ -47,16 +53,13 @@ def _forced_tool(case: Case, request: Any) -> str | None:
 
 
 def _event(name: str, value: dict[str, Any]) -> bytes:
-    return b"event: " + name.encode() + b"\ndata: " + dumps({"type": name, **value}) + b"\n\n"
+    return b"event: " + name.encode() + b"\ndata: " + json_bytes({"type": name, **value}) + b"\n\n"
 
 
 def _error(marker: str, kind: str) -> bytes:
-    return dumps({"type": "error", "error": {"type": kind, "message": f"{marker} scripted {kind}"}})
-
-
-def _status_body(case: Case, marker: str) -> bytes:
-    status = case.fault.status if case.fault is not None else None
-    return _error(marker, "rate_limit_error" if status == 429 else "api_error")
+    return json_bytes(
+        {"type": "error", "error": {"type": kind, "message": f"{marker} scripted {kind}"}}
+    )
 
 
 def _usage(case: Case) -> UsageStep | None:
@@ -84,17 +87,17 @@ def _thinking_start(step: Thought) -> dict[str, Any]:
     return {"type": "thinking", "thinking": ""}
 
 
-def _thinking_deltas(step: Thought, block: int) -> list[Piece]:
+def _thinking_deltas(step: Thought, block: int) -> list[Frame]:
     """A thought's frames: its text (one ``ReasoningDelta`` owed), then its signature."""
-    pieces: list[Piece] = []
+    pieces: list[Frame] = []
     if step.redacted is not None:
         return pieces
     if step.text:
         delta = {"type": "thinking_delta", "thinking": step.text}
-        pieces.append((_event("content_block_delta", {"index": block, "delta": delta}), 1))
+        pieces.append(Frame(_event("content_block_delta", {"index": block, "delta": delta}), 1))
     if step.signature is not None:
         delta = {"type": "signature_delta", "signature": step.signature}
-        pieces.append((_event("content_block_delta", {"index": block, "delta": delta}), 0))
+        pieces.append(Frame(_event("content_block_delta", {"index": block, "delta": delta}), 0))
     return pieces
 
 
@@ -156,10 +159,8 @@ def sent_back_problem(request: Any, case: Case) -> str | None:
     return None
 
 
-def event_stream_response(case: Case, *, model: str, marker: str, request: Any = None) -> Response:
+def _transcript(case: Case, forced: str | None, model: str) -> Transcript:
     """The case as a streamed Messages API response (``"stream": true``)."""
-    case = played_as(case, "anthropic-messages")
-    forced = _forced_tool(case, request)
     usage = _usage(case)
     message: dict[str, Any] = {
         "id": MESSAGE_ID,
@@ -173,7 +174,7 @@ def event_stream_response(case: Case, *, model: str, marker: str, request: Any =
     if usage is not None:
         message["usage"] = {"input_tokens": usage.input_tokens, "output_tokens": 1}
     opening = [_event("message_start", {"message": message}), _event("ping", {})]
-    steps: list[Piece] = []
+    steps: list[Frame] = []
     block = -1
     open_kind: str | int | None = None
     for step, thought in zip(case.steps, block_numbers(case.steps), strict=True):
@@ -188,25 +189,23 @@ def event_stream_response(case: Case, *, model: str, marker: str, request: Any =
         )
         if kind != open_kind:
             if open_kind is not None:
-                steps.append((_event("content_block_stop", {"index": block}), 0))
+                steps.append(Frame(_event("content_block_stop", {"index": block}), 0))
             block += 1
             open_kind = kind
             if isinstance(step, Thought):
                 opened = _thinking_start(step)
-                steps.append(
-                    (_event("content_block_start", {"index": block, "content_block": opened}), 0)
-                )
+                start = {"index": block, "content_block": opened}
+                steps.append(Frame(_event("content_block_start", start), 0))
             elif isinstance(step, Text) and forced:
                 answer = {"type": "tool_use", "id": ANSWER_ID, "name": forced, "input": {}}
-                steps.append(
-                    (_event("content_block_start", {"index": block, "content_block": answer}), 0)
-                )
+                start = {"index": block, "content_block": answer}
+                steps.append(Frame(_event("content_block_start", start), 0))
             elif isinstance(step, Text):
                 start = {"index": block, "content_block": {"type": "text", "text": ""}}
-                steps.append((_event("content_block_start", start), 0))
+                steps.append(Frame(_event("content_block_start", start), 0))
             else:
                 start = {"index": block, "content_block": _tool_use(step, {})}
-                steps.append((_event("content_block_start", start), 1))
+                steps.append(Frame(_event("content_block_start", start), 1))
                 continue
         if isinstance(step, Thought):
             steps += _thinking_deltas(step, block)
@@ -214,40 +213,27 @@ def event_stream_response(case: Case, *, model: str, marker: str, request: Any =
         if isinstance(step, Text) and forced:
             fragment = step.wire if step.wire is not None else step.text
             delta = {"type": "input_json_delta", "partial_json": fragment}
-            steps.append(
-                (
-                    _event("content_block_delta", {"index": block, "delta": delta}),
-                    int(bool(step.text)),
-                )
-            )
+            event = _event("content_block_delta", {"index": block, "delta": delta})
+            steps.append(Frame(event, int(bool(step.text))))
             continue
         if isinstance(step, Text):
             delta = {"type": "text_delta", "text": step.text}
         else:
             delta = {"type": "input_json_delta", "partial_json": step.fragment}
-        steps.append((_event("content_block_delta", {"index": block, "delta": delta}), 1))
+        steps.append(Frame(_event("content_block_delta", {"index": block, "delta": delta}), 1))
     if open_kind is not None:
-        steps.append((_event("content_block_stop", {"index": block}), 0))
+        steps.append(Frame(_event("content_block_stop", {"index": block}), 0))
     delta_event: dict[str, Any] = {
         "delta": {"stop_reason": case.finish_reason, "stop_sequence": None}
     }
     if usage is not None:
         delta_event["usage"] = {"output_tokens": usage.output_tokens}
-    return stream_response(
-        case,
-        opening=opening,
-        steps=steps,
-        closing=[_event("message_delta", delta_event), _event("message_stop", {})],
-        error_frame=b"event: error\ndata: " + _error(marker, "overloaded_error") + b"\n\n",
-        garbage=b'event: content_block_delta\ndata: {"type": ' + marker.encode() + b"\n\n",
-        status_body=_status_body(case, marker),
-    )
+    closing = [_event("message_delta", delta_event), _event("message_stop", {})]
+    return Transcript(steps, opening=opening, closing=closing)
 
 
-def message_response(case: Case, *, model: str, marker: str, request: Any = None) -> Response:
+def _message(case: Case, forced: str | None, model: str) -> bytes:
     """The case as one Messages API message (no ``stream``)."""
-    case = played_as(case, "anthropic-messages")
-    forced = _forced_tool(case, request)
     content: list[dict[str, Any]] = []
     if forced:
         answer = {"type": "tool_use", "id": ANSWER_ID, "name": forced, "input": _SPLICE}
@@ -283,16 +269,112 @@ def message_response(case: Case, *, model: str, marker: str, request: Any = None
             "input_tokens": usage.input_tokens,
             "output_tokens": usage.output_tokens,
         }
-    encoded = dumps(message)
+    encoded = json_bytes(message)
     if forced:
         # The answer's tokens as the model wrote them, only the spacing gone.
         answer_text = "".join(step.text for step in case.steps if isinstance(step, Text))
-        encoded = encoded.replace(dumps(_SPLICE), answer_text.encode("utf-8"), 1)
-    return body_response(
-        case,
-        encoded,
-        error_status=529,
-        error_body=_error(marker, "overloaded_error"),
-        status_body=_status_body(case, marker),
-        marker=marker,
-    )
+        encoded = encoded.replace(json_bytes(_SPLICE), answer_text.encode("utf-8"), 1)
+    return encoded
+
+
+def _unspaced(steps: tuple[Step, ...]) -> tuple[Step, ...]:
+    """A JSON answer: each text step without the whitespace outside strings (what the stream
+    and the message body agree on when the answer is a tool's input: the stream keeps the
+    model's spacing, the body the server's), the spaced text kept as ``wire``."""
+    played: list[Step] = []
+    in_string = escaped = False
+    for step in steps:
+        if not isinstance(step, Text):
+            played.append(step)
+            continue
+        kept: list[str] = []
+        for char in step.text:
+            if in_string:
+                if escaped:
+                    escaped = False
+                elif char == "\\":
+                    escaped = True
+                elif char == '"':
+                    in_string = False
+            elif char == '"':
+                in_string = True
+            elif char in " \t\n\r":
+                continue
+            kept.append(char)
+        played.append(Text("".join(kept), wire=step.wire or step.text))
+    return tuple(played)
+
+
+class AnthropicMessages(WireProtocol):
+    """The Messages API: ``POST {base_url}/v1/messages``; content blocks one after another
+    (calls in blocks), its own stop reasons, ``message_stop`` the completion marker; thinking
+    blocks kept one part per block, and sent back intact (the API refuses a tool run's next
+    turn otherwise)."""
+
+    name: ClassVar[str] = "anthropic-messages"
+    endpoint: ClassVar[str] = "POST {base_url}/v1/messages"
+    error_status: ClassVar[int] = 529
+    finish_reasons: ClassVar[Mapping[str, str]] = {
+        "stop": "end_turn",
+        "tool_calls": "tool_use",
+        "length": "max_tokens",
+    }
+    features: ClassVar[frozenset[str]] = frozenset({"redacted_reasoning"})
+
+    def recognise(self, request: WireRequest) -> bool | str:
+        if request.path.rstrip("/") != "/v1/messages":
+            return self.endpoint
+        return isinstance(request.json, Mapping) and request.json.get("stream") is True
+
+    def check(self, request: WireRequest, case: Case) -> Refusal | None:
+        problem = sent_back_problem(request.json, case)
+        if problem is None:
+            return None
+        error = {"type": "invalid_request_error", "message": problem}
+        return Refusal(400, json_bytes({"type": "error", "error": error}), problem)
+
+    def play(self, case: Case) -> Case:
+        case = super().play(calls_in_blocks(case))
+        if json_answer(case):
+            steps = _unspaced(case.steps)
+            if steps != case.steps:
+                case = replace(case, steps=steps)
+        return case
+
+    def reasoning(self, case: Case) -> list[dict[str, Any]]:
+        parts: list[dict[str, Any]] = []
+        for block in thought_blocks(case):
+            if block[0].redacted is not None:
+                metadata = {"type": "redacted_thinking", "data": block[0].redacted}
+            else:
+                metadata = {"type": "thinking"}
+                signature = block_signature(block)
+                if signature is not None:
+                    metadata["signature"] = signature
+            text = "".join(step.text for step in block)
+            parts.append({"text": text, "provider_metadata": {"anthropic": metadata}})
+        return parts
+
+    def sent_back(self, case: Case) -> Any:
+        return thinking_blocks(case) or None
+
+    def stream(self, case: Case, context: WireContext) -> Transcript:
+        return _transcript(case, _forced_tool(case, _json(context)), context.model)
+
+    def body(self, case: Case, context: WireContext) -> bytes:
+        return _message(case, _forced_tool(case, _json(context)), context.model)
+
+    def error_frame(self, case: Case, context: WireContext) -> bytes:
+        return b"event: error\ndata: " + _error(context.marker, "overloaded_error") + b"\n\n"
+
+    def garbage_frame(self, context: WireContext) -> bytes:
+        marker = context.marker.encode()
+        return b'event: content_block_delta\ndata: {"type": ' + marker + b"\n\n"
+
+    def error_body(self, status: int, context: WireContext) -> bytes:
+        kind = {429: "rate_limit_error", 529: "overloaded_error"}.get(status, "api_error")
+        return _error(context.marker, kind)
+
+
+def _json(context: WireContext) -> Any:
+    return None if context.request is None else context.request.json

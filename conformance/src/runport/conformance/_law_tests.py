@@ -16,6 +16,7 @@ from runport.conformance._base import (
     select_failing,
     select_succeeding,
 )
+from runport.conformance._caller_stops import after_stop, stop_plan
 from runport.conformance._cases import (
     CASES_BY_NAME,
     Case,
@@ -25,10 +26,8 @@ from runport.conformance._cases import (
 )
 from runport.conformance._checks import diff, dump, grammar_problem, leaks, opaque_leaks
 from runport.conformance._composite import check_composite
-from runport.conformance._harness import HTTP_PROTOCOLS, Harness, protocol_of
+from runport.conformance._harness import Harness, protocol_of
 from runport.conformance._observe import Outcome, broken
-from runport.conformance._render import WIRES
-from runport.conformance._stops import after_stop, stop_plan
 from runport.conformance._upstream import ScriptedUpstream
 from runport.contracts import Complete, ExecutionReceipt, ExecutionRequest, Failed, Message
 from runport.core import StreamAssembler, StreamGrammarError
@@ -70,7 +69,8 @@ class LawTests(ConformanceBase):
         """Up front: a stalled upstream ends the call soon after ``upstream.read_timeout``.
         An adapter built without it fails here once, naming the keyword, and the stall
         cases skip instead of each waiting on the adapter's own timeout."""
-        if protocol_of(type(self)) not in HTTP_PROTOCOLS:
+        protocol = protocol_of(type(self))
+        if protocol is None or protocol.in_process:
             pytest.skip("only an HTTP upstream can stall on the wire")
         h = conformance_harness
         upstream = h.upstream([STALL_CASE], pacing="off", strict=True)
@@ -424,16 +424,17 @@ class LawTests(ConformanceBase):
     @over(lambda case: case.name == "reasoning_then_tool_call")
     def test_reasoning_sent_back(self, case: Case, conformance_harness: Harness) -> None:
         """A tool run's next turn sends the reasoning back: turn 1 is reasoning and a tool
-        call, turn 2 carries ``Message.reasoning`` with the call and its result. The
-        ``anthropic-messages`` upstream answers turn 2 with the API's own HTTP 400 unless the
-        assistant turn begins with the thinking blocks, in order, signatures intact; the
-        ``openai-responses`` upstream unless the input carries the ``reasoning`` items before
-        the ``function_call`` items, ids and ``encrypted_content`` intact."""
-        wire = WIRES.get(protocol_of(type(self)) or "")
-        if wire is None or wire.sent_back is None:
-            pytest.skip("only the anthropic-messages and openai-responses upstreams enforce it")
+        call, turn 2 carries ``Message.reasoning`` with the call and its result. A protocol
+        that enforces it (``WireProtocol.sent_back``; ``anthropic-messages``: the thinking
+        blocks, in order, signatures intact) answers turn 2 with the API's own refusal
+        unless the reasoning came back."""
+        protocol = protocol_of(type(self))
+        kept = None if protocol is None else protocol.sent_back(case)
+        if kept is None:
+            name = "protocol None" if protocol is None else f"protocol {protocol.name!r}"
+            pytest.skip(f"{name} does not enforce what is sent back of the reasoning")
         h = conformance_harness
-        follow = follow_up_case(case, wire.sent_back(case))
+        follow = follow_up_case(case, kept)
         upstream = h.upstream([case, follow, case, follow])
         adapter = h.adapter(upstream)
         self._requires(case)

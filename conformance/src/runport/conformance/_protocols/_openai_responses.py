@@ -1,4 +1,4 @@
-"""``openai-responses``: a played case (``_played``) as OpenAI's Responses API sends it — typed
+"""``openai-responses``: a played case as OpenAI's Responses API sends it — typed
 output items in an event stream (``event: response.output_item.added``, the item's deltas,
 ``response.output_item.done``) ending with one of ``response.completed``,
 ``response.incomplete`` or ``response.failed``; or one response object.
@@ -10,14 +10,14 @@ each run of text is a ``message`` item with one ``output_text`` part; each call 
 ``response.function_call_arguments.delta``). A ``length`` finish is ``response.incomplete``
 (``max_output_tokens``), ``content_filter`` likewise; any other turn is ``response.completed``.
 An error frame is an ``error`` event for a server error, and ``response.failed`` (the response
-object with its ``error``) for any other code. Self-contained, like every protocol's renderer,
-so it moves onto a public protocol interface as it is.
+object with its ``error``) for any other code.
 """
 
 from __future__ import annotations
 
-from typing import Any, Final
-from urllib.parse import urlsplit
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any, ClassVar, Final
 
 from runport.conformance._cases import (
     Call,
@@ -26,29 +26,23 @@ from runport.conformance._cases import (
     Thought,
     UsageStep,
     block_numbers,
-    responses_reasoning_id,
+    block_signature,
     thought_blocks,
 )
-from runport.conformance._played import played_as
-from runport.conformance._render._wire import (
-    Piece,
-    Response,
-    body_response,
-    dumps,
-    stream_response,
+from runport.conformance._rewrites import calls_in_blocks
+from runport.conformance._wire_protocol import (
+    Frame,
+    Refusal,
+    Transcript,
+    WireContext,
+    WireProtocol,
+    WireRequest,
+    json_bytes,
 )
 from runport.contracts import ErrorCode
 
-__all__ = [
-    "PROTOCOL",
-    "reasoning_items",
-    "response_body",
-    "response_stream",
-    "route",
-    "sent_back_problem",
-]
+__all__ = ["OpenAIResponses", "reasoning_items", "sent_back_problem"]
 
-PROTOCOL: Final = "openai-responses"
 RESPONSE_ID: Final = "resp_runport_conformance"
 CREATED: Final = 1_700_000_000
 _INCOMPLETE: Final = {"length": "max_output_tokens", "content_filter": "content_filter"}
@@ -60,11 +54,9 @@ _FAILED_CODES: Final = {
 event instead)."""
 
 
-def route(path: str, body: Any) -> bool | str:
-    """``POST {base_url}/responses``; streamed when the body says ``stream: true``."""
-    if not urlsplit(path).path.rstrip("/").endswith("/responses"):
-        return "POST {base_url}/responses"
-    return isinstance(body, dict) and body.get("stream") is True
+def responses_reasoning_id(number: int) -> str:
+    """The id of a played case's reasoning block ``number`` as a ``reasoning`` item."""
+    return f"rs_runport_conformance_{number}"
 
 
 # -- frames ------------------------------------------------------------------------------------
@@ -79,7 +71,7 @@ class _Events:
     def __call__(self, kind: str, **fields: Any) -> bytes:
         value = {"type": kind, "sequence_number": self.number, **fields}
         self.number += 1
-        return b"event: " + kind.encode() + b"\ndata: " + dumps(value) + b"\n\n"
+        return b"event: " + kind.encode() + b"\ndata: " + json_bytes(value) + b"\n\n"
 
 
 def _response(
@@ -124,13 +116,7 @@ def _usage(case: Case) -> dict[str, Any] | None:
 
 def _error_body(marker: str, kind: str, code: str) -> bytes:
     error = {"message": f"{marker} scripted {kind}", "type": kind, "param": None, "code": code}
-    return dumps({"error": error})
-
-
-def _status_body(case: Case, marker: str) -> bytes:
-    if case.fault is not None and case.fault.status == 429:
-        return _error_body(marker, "requests", "rate_limit_exceeded")
-    return _error_body(marker, "server_error", "server_error")
+    return json_bytes({"error": error})
 
 
 def _failed_code(case: Case) -> str | None:
@@ -156,7 +142,6 @@ def _ending(case: Case) -> tuple[str, dict[str, Any]]:
 def reasoning_items(case: Case) -> tuple[dict[str, Any], ...]:
     """The case's reasoning blocks as the finished ``reasoning`` items the API gives (and a
     stateless client must send back: id and ``encrypted_content`` intact)."""
-    case = played_as(case, PROTOCOL)
     items: list[dict[str, Any]] = []
     for number, block in enumerate(thought_blocks(case)):
         text = "".join(step.text for step in block)
@@ -165,7 +150,7 @@ def reasoning_items(case: Case) -> tuple[dict[str, Any], ...]:
             "type": "reasoning",
             "summary": [{"type": "summary_text", "text": text}] if text else [],
         }
-        signature = next((s.signature for s in block if s.signature is not None), None)
+        signature = block_signature(block)
         if signature is not None:
             item["encrypted_content"] = signature
         items.append(item)
@@ -221,11 +206,11 @@ def _done_item(kind: str, key: Any, steps: list[Any], position: int, case: Case)
 
 def _item_frames(
     event: _Events, kind: str, steps: list[Any], position: int, done: dict[str, Any]
-) -> list[Piece]:
+) -> list[tuple[bytes, int]]:
     """One item's frames, each with the progress events it carries."""
     item_id = done["id"]
     at = {"item_id": item_id, "output_index": position}
-    pieces: list[Piece] = []
+    pieces: list[tuple[bytes, int]] = []
     if kind == "reasoning":
         added = {"id": item_id, "type": "reasoning", "summary": []}
         pieces.append((event("response.output_item.added", output_index=position, item=added), 0))
@@ -298,22 +283,25 @@ def _item_frames(
     return pieces
 
 
-def response_stream(case: Case, *, model: str, marker: str, request: Any = None) -> Response:
-    """The case as a streamed Responses API answer (``"stream": true``)."""
-    case = played_as(case, PROTOCOL)
+def _rendered(case: Case, model: str, marker: str) -> tuple[Transcript, bytes]:
+    """The case as a streamed answer (``"stream": true``), and its error frame (numbered
+    after the items, as the API numbers every event of a stream)."""
     event = _Events()
     opening = [
         event("response.created", response=_response(model, "in_progress", [])),
         event("response.in_progress", response=_response(model, "in_progress", [])),
     ]
-    steps: list[Piece] = []
+    steps: list[Frame] = []
     output: list[dict[str, Any]] = []
     for position, (kind, key, run) in enumerate(_items(case)):
         done = _done_item(kind, key, run, position, case)
         output.append(done)
-        steps += _item_frames(event, kind, run, position, done)
+        steps += [
+            Frame(data, carried) for data, carried in _item_frames(event, kind, run, position, done)
+        ]
     status, extra = _ending(case)
     final = _response(model, status, output, usage=_usage(case), **extra)
+    closing = [event(f"response.{status}", response=final)]
     failed = _failed_code(case)
     if failed is not None:
         error = {"code": failed, "message": f"{marker} scripted {failed}"}
@@ -325,40 +313,95 @@ def response_stream(case: Case, *, model: str, marker: str, request: Any = None)
         error_frame = event(
             "error", code="server_error", message=f"{marker} scripted server_error", param=None
         )
-    return stream_response(
-        case,
-        opening=opening,
-        steps=steps,
-        closing=[event(f"response.{status}", response=final)],
-        error_frame=error_frame,
-        garbage=b'event: response.output_text.delta\ndata: {"type": ' + marker.encode() + b"\n\n",
-        status_body=_status_body(case, marker),
-    )
+    return Transcript(steps, opening=opening, closing=closing), error_frame
 
 
-def response_body(case: Case, *, model: str, marker: str, request: Any = None) -> Response:
-    """The case as one Responses API response object (no ``stream``)."""
-    case = played_as(case, PROTOCOL)
-    output = [
+def _output(case: Case) -> list[dict[str, Any]]:
+    return [
         _done_item(kind, key, run, position, case)
         for position, (kind, key, run) in enumerate(_items(case))
     ]
-    status, extra = _ending(case)
-    body = _response(model, status, output, usage=_usage(case), **extra)
-    failed = _failed_code(case)
-    if failed is not None:
-        error = {"code": failed, "message": f"{marker} scripted {failed}"}
-        error_status, error_body = 200, dumps(_response(model, "failed", output, error=error))
-    else:
-        error_status, error_body = 500, _error_body(marker, "server_error", "server_error")
-    return body_response(
-        case,
-        body,
-        error_status=error_status,
-        error_body=error_body,
-        status_body=_status_body(case, marker),
-        marker=marker,
-    )
+
+
+class OpenAIResponses(WireProtocol):
+    """The Responses API: ``POST {base_url}/responses`` under ``/v1``; typed output items,
+    ``response.completed`` / ``response.incomplete`` the completion marker, reasoning items
+    kept one part per block and sent back (a stateless run: ``store: false``) with their ids
+    and encrypted content intact."""
+
+    name: ClassVar[str] = "openai-responses"
+    endpoint: ClassVar[str] = "POST {base_url}/responses"
+    root: ClassVar[str] = "/v1"
+    features: ClassVar[frozenset[str]] = frozenset({"incomplete_turns", "coded_error_frames"})
+
+    def recognise(self, request: WireRequest) -> bool | str:
+        if not request.path.rstrip("/").endswith("/responses"):
+            return self.endpoint
+        return isinstance(request.json, Mapping) and request.json.get("stream") is True
+
+    def check(self, request: WireRequest, case: Case) -> Refusal | None:
+        problem = sent_back_problem(request.json, case)
+        if problem is None:
+            return None
+        error = {
+            "message": problem,
+            "type": "invalid_request_error",
+            "param": "input",
+            "code": None,
+        }
+        return Refusal(400, json_bytes({"error": error}), problem)
+
+    def play(self, case: Case) -> Case:
+        """Calls in blocks; no finish reason on the wire: a completed turn is ``tool_calls``
+        when it made calls, else ``stop``; an incomplete one names its reason."""
+        case = super().play(calls_in_blocks(case))
+        reason = case.finish_reason
+        if reason in ("stop", "tool_calls"):
+            reason = "tool_calls" if any(isinstance(s, Call) for s in case.steps) else "stop"
+            if reason != case.finish_reason:
+                case = replace(case, finish_reason=reason)
+        return case
+
+    def reasoning(self, case: Case) -> list[dict[str, Any]]:
+        parts: list[dict[str, Any]] = []
+        for number, block in enumerate(thought_blocks(case)):
+            item: dict[str, Any] = {"id": responses_reasoning_id(number)}
+            signature = block_signature(block)
+            if signature is not None:
+                item["encrypted_content"] = signature
+            text = "".join(step.text for step in block)
+            parts.append({"text": text, "provider_metadata": {"openai-responses": item}})
+        return parts
+
+    def sent_back(self, case: Case) -> Any:
+        return reasoning_items(case) or None
+
+    def stream(self, case: Case, context: WireContext) -> Transcript:
+        return _rendered(case, context.model, context.marker)[0]
+
+    def body(self, case: Case, context: WireContext) -> bytes:
+        status, extra = _ending(case)
+        body = _response(context.model, status, _output(case), usage=_usage(case), **extra)
+        return json_bytes(body)
+
+    def error_frame(self, case: Case, context: WireContext) -> bytes:
+        return _rendered(case, context.model, context.marker)[1]
+
+    def error_response(self, case: Case, context: WireContext) -> tuple[int, bytes]:
+        failed = _failed_code(case)
+        if failed is None:
+            return super().error_response(case, context)
+        error = {"code": failed, "message": f"{context.marker} scripted {failed}"}
+        return 200, json_bytes(_response(context.model, "failed", _output(case), error=error))
+
+    def garbage_frame(self, context: WireContext) -> bytes:
+        marker = context.marker.encode()
+        return b'event: response.output_text.delta\ndata: {"type": ' + marker + b"\n\n"
+
+    def error_body(self, status: int, context: WireContext) -> bytes:
+        if status == 429:
+            return _error_body(context.marker, "requests", "rate_limit_exceeded")
+        return _error_body(context.marker, "server_error", "server_error")
 
 
 # -- what a stateless request must send back ------------------------------------------------

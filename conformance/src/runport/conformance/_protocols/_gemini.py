@@ -1,0 +1,177 @@
+"""``gemini``: a played case as the Gemini API sends it — one ``GenerateContentResponse`` chunk
+per part in an SSE stream (``alt=sse``, CRLF-delimited as Google's servers send it), the
+completion marker a candidate's ``finishReason``; or one response object."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any, ClassVar, Final
+
+from runport.conformance._cases import (
+    Call,
+    Case,
+    Text,
+    Thought,
+    UsageStep,
+    block_numbers,
+    block_signature,
+    thought_blocks,
+)
+from runport.conformance._rewrites import calls_whole
+from runport.conformance._wire_protocol import (
+    Frame,
+    Transcript,
+    WireContext,
+    WireProtocol,
+    WireRequest,
+    json_bytes,
+)
+
+__all__ = ["Gemini"]
+
+RESPONSE_ID: Final = "runport-conformance-response"
+_STATUS: Final = {429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}
+
+
+def _sse(value: Any) -> bytes:
+    return b"data: " + json_bytes(value) + b"\r\n\r\n"
+
+
+def _error(marker: str, code: int) -> bytes:
+    status = _STATUS.get(code, "UNKNOWN")
+    return json_bytes(
+        {"error": {"code": code, "message": f"{marker} scripted {status}", "status": status}}
+    )
+
+
+def _response(model: str, parts: list[dict[str, Any]], **candidate: Any) -> dict[str, Any]:
+    return {
+        "candidates": [{"content": {"parts": parts, "role": "model"}, **candidate, "index": 0}],
+        "modelVersion": model,
+        "responseId": RESPONSE_ID,
+    }
+
+
+def _call(step: Call, arguments: str) -> dict[str, Any]:
+    call: dict[str, Any] = {"name": step.name, "args": json.loads(arguments)}
+    if step.call_id is not None:
+        call["id"] = step.call_id
+    return {"functionCall": call}
+
+
+def _parts(case: Case) -> list[tuple[dict[str, Any], int]]:
+    """Each part and the progress events it carries (a call: its announcement and its one
+    fragment, which in a played case follows the announcement; a thought: its text, the
+    part marked ``thought``, its signature as ``thoughtSignature``)."""
+    parts: list[tuple[dict[str, Any], int]] = []
+    steps = case.steps
+    for position, step in enumerate(steps):
+        if isinstance(step, Text):
+            parts.append(({"text": step.text}, 1))
+        elif isinstance(step, Thought):
+            thought: dict[str, Any] = {"text": step.text, "thought": True}
+            if step.signature is not None:
+                thought["thoughtSignature"] = step.signature
+            parts.append((thought, int(bool(step.text))))
+        elif isinstance(step, Call) and step.name is not None:
+            whole = steps[position + 1]
+            assert isinstance(whole, Call)
+            parts.append((_call(step, whole.fragment), 2))
+    return parts
+
+
+def _usage(case: Case) -> dict[str, Any]:
+    usage = next((step for step in case.steps if isinstance(step, UsageStep)), None)
+    if usage is None:
+        return {}
+    return {
+        "usageMetadata": {
+            "promptTokenCount": usage.input_tokens,
+            "candidatesTokenCount": usage.output_tokens,
+            "totalTokenCount": usage.input_tokens + usage.output_tokens,
+        }
+    }
+
+
+_PATH: Final = re.compile(r"/v1beta/models/([^/:]+):(streamGenerateContent|generateContent)")
+
+
+class Gemini(WireProtocol):
+    """The Gemini API: ``POST {base_url}/v1beta/models/{model}:streamGenerateContent?alt=sse``
+    (``:generateContent`` unstreamed); each call whole, ``finishReason`` the completion
+    marker, thought parts kept one part per run, ``{"gemini": {"thoughtSignature": …}}``."""
+
+    name: ClassVar[str] = "gemini"
+    endpoint: ClassVar[str] = "POST {base_url}/v1beta/models/{model}:streamGenerateContent?alt=sse"
+    finish_reasons: ClassVar[Mapping[str, str]] = {
+        "stop": "STOP",
+        "tool_calls": "STOP",
+        "length": "MAX_TOKENS",
+        "content_filter": "SAFETY",
+    }
+
+    def recognise(self, request: WireRequest) -> bool | str:
+        found = _PATH.fullmatch(request.path)
+        if found is None:
+            return self.endpoint
+        if found[2] == "generateContent":
+            return False
+        if list(request.query.get("alt", ())) != ["sse"]:
+            return "a streamed request needs ?alt=sse (without it the API sends a JSON array)"
+        return True
+
+    def play(self, case: Case) -> Case:
+        return super().play(calls_whole(case))
+
+    def reasoning(self, case: Case) -> list[dict[str, Any]]:
+        parts: list[dict[str, Any]] = []
+        for block in thought_blocks(case):
+            part: dict[str, Any] = {"text": "".join(step.text for step in block)}
+            signature = block_signature(block)
+            if signature is not None:
+                part["provider_metadata"] = {"gemini": {"thoughtSignature": signature}}
+            parts.append(part)
+        return parts
+
+    def frame(self, payload: bytes) -> bytes:
+        return b"data: " + payload + b"\r\n\r\n"
+
+    def stream(self, case: Case, context: WireContext) -> Transcript:
+        model = context.model
+        steps = [Frame(_sse(_response(model, [part])), carried) for part, carried in _parts(case)]
+        last = {**_response(model, [{"text": ""}], finishReason=case.finish_reason), **_usage(case)}
+        return Transcript(steps, closing=[_sse(last)])
+
+    def body(self, case: Case, context: WireContext) -> bytes:
+        return json_bytes(_generated(case, context.model))
+
+    def error_frame(self, case: Case, context: WireContext) -> bytes:
+        return _sse(json.loads(_error(context.marker, 500)))
+
+    def garbage_frame(self, context: WireContext) -> bytes:
+        return b'data: {"candidates": [{"content": ' + context.marker.encode() + b"\r\n\r\n"
+
+    def error_body(self, status: int, context: WireContext) -> bytes:
+        return _error(context.marker, status)
+
+
+def _generated(case: Case, model: str) -> dict[str, Any]:
+    """The case as ``:generateContent`` answers it: one response, texts joined per run."""
+    parts: list[dict[str, Any]] = []
+    runs: list[object] = []
+    numbers = iter(
+        n
+        for n, s in zip(block_numbers(case.steps), case.steps, strict=True)
+        if not isinstance(s, UsageStep) and not (isinstance(s, Call) and s.name is None)
+    )
+    for part, _ in _parts(case):
+        block = next(numbers, None)
+        run: object = "text" if "text" in part and not part.get("thought") else block
+        if "text" in part and parts and runs[-1] == run and run is not None:
+            parts[-1] = {**parts[-1], **part, "text": parts[-1]["text"] + part["text"]}
+        else:
+            parts.append(part)
+            runs.append(run)
+    return {**_response(model, parts, finishReason=case.finish_reason), **_usage(case)}

@@ -1,0 +1,97 @@
+"""``scenario``: a case as a turn of a ``runport.mock/v1`` scenario, which the adapter plays
+in-process (``upstream.scenario``, loaded by ``runport.core.parse_scenario``, the same loader
+every scripted runtime uses, so the suite never depends on ``runport.mock``).
+
+The transcript's frames are the turn's events as JSON; the mock says every fault as a
+``fail`` event with its code, so the error frame is that event.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from runport.conformance._cases import Call, Case, Text, Thought, block_signature
+from runport.conformance._cases import thought_blocks as blocks_of
+from runport.conformance._wire_protocol import (
+    Frame,
+    Transcript,
+    WireContext,
+    WireProtocol,
+    WireRequest,
+    json_bytes,
+)
+
+__all__ = ["Scenario"]
+
+
+def _event(step: Text | Thought | Call) -> dict[str, Any] | None:
+    if isinstance(step, Text):
+        return {"kind": "delta", "text": step.text}
+    if isinstance(step, Thought):
+        if step.redacted is not None or not step.text:  # the mock has no empty reasoning_delta
+            return None
+        thought: dict[str, Any] = {"kind": "reasoning_delta", "text": step.text}
+        if step.signature is not None:
+            thought["signature"] = step.signature
+        return thought
+    event: dict[str, Any] = {
+        "kind": "tool_call_delta",
+        "index": step.index,
+        "arguments_fragment": step.fragment,
+    }
+    if step.name is not None:
+        event["name"] = step.name
+    if step.call_id is not None:
+        event["call_id"] = step.call_id
+    return event
+
+
+class Scenario(WireProtocol):
+    """The runport mock's own script: ``upstream.scenario`` holds one turn per planned call;
+    reasoning is one part per block, ``{"mock": {"signature": …}}`` when signed."""
+
+    name: ClassVar[str] = "scenario"
+    endpoint: ClassVar[str] = "play upstream.scenario"
+    in_process: ClassVar[bool] = True
+
+    def recognise(self, request: WireRequest) -> bool | str:
+        return "a scenario is played in-process, not requested over HTTP"
+
+    def reasoning(self, case: Case) -> list[dict[str, Any]]:
+        parts: list[dict[str, Any]] = []
+        for block in blocks_of(case):
+            part: dict[str, Any] = {"text": "".join(step.text for step in block)}
+            signature = block_signature(block)
+            if signature is not None:
+                part["provider_metadata"] = {"mock": {"signature": signature}}
+            parts.append(part)
+        return parts
+
+    def stream(self, case: Case, context: WireContext) -> Transcript:
+        steps: list[Frame] = []
+        usage: list[Frame] = []
+        for step in case.steps:
+            if isinstance(step, Text | Thought | Call):
+                event = _event(step)
+                if event is not None:
+                    steps.append(Frame(json_bytes(event), 1))
+            else:
+                counts = {"input_tokens": step.input_tokens, "output_tokens": step.output_tokens}
+                usage.append(Frame(json_bytes({"kind": "usage", **counts})))
+        finish = {"kind": "finish", "finish_reason": case.finish_reason}
+        return Transcript([*steps, *usage], closing=[json_bytes(finish)])
+
+    def body(self, case: Case, context: WireContext) -> bytes:
+        raise NotImplementedError("a scenario has no unstreamed body: the runtime plays it")
+
+    def error_frame(self, case: Case, context: WireContext) -> bytes:
+        fault = case.fault
+        assert fault is not None
+        return json_bytes(
+            {
+                "kind": "fail",
+                "code": str(fault.code),
+                "message": f"scripted {fault.kind} ({case.name})",
+                "retry_after_ms": fault.retry_after_ms,
+            }
+        )
