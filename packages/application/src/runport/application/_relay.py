@@ -7,11 +7,14 @@ when the caller's own sink raised (that exception is the caller's, never a runti
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Awaitable
+from types import CoroutineType
 from typing import Protocol
 
 from runport.contracts import Complete, Delta, ExecutionReceipt, Failed, StreamEvent
 from runport.core import redact_secrets
-from runport.ports import AsyncSink, PortError, Sink, deliver
+from runport.ports import AsyncSink, PortError, Sink
 
 __all__ = ["Relayed", "TurnWatch", "arelay", "failure_message", "relay"]
 
@@ -55,18 +58,31 @@ def relay(watch: Relayed, target: Sink) -> Sink:
 
 
 def arelay(watch: Relayed, target: AsyncSink) -> AsyncSink:
-    """``relay`` for an async sink (awaited when it returns an awaitable)."""
+    """``relay`` for an async sink: what ``target`` returns is passed on (a plain sink's
+    ``None`` as it is, so nothing is awaited), watched for the caller's raise."""
 
-    async def sink(event: StreamEvent) -> None:
+    def sink(event: StreamEvent) -> Awaitable[None] | None:
         event = _told(event)
-        if watch.passes(event):
-            try:
-                await deliver(target, event)
-            except BaseException as error:
-                watch.stopped = error
-                raise
+        if not watch.passes(event):
+            return None
+        try:
+            result = target(event)
+        except BaseException as error:
+            watch.stopped = error
+            raise
+        if result is None or not (type(result) is CoroutineType or inspect.isawaitable(result)):
+            return None
+        return _watched(watch, result)
 
     return sink
+
+
+async def _watched(watch: Relayed, result: Awaitable[None]) -> None:
+    try:
+        await result
+    except BaseException as error:
+        watch.stopped = error
+        raise
 
 
 class TurnWatch:
