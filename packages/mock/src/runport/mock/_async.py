@@ -10,7 +10,6 @@ nothing more, and the runtime stays usable.
 from __future__ import annotations
 
 import inspect
-import os
 from collections.abc import Awaitable, Callable
 
 from pydantic import JsonValue
@@ -30,7 +29,6 @@ __all__ = [
     "AsyncFunctionRuntime",
     "AsyncHandler",
     "AsyncScriptedRuntime",
-    "create_async_adapter",
 ]
 
 
@@ -141,11 +139,3 @@ class AsyncFunctionRuntime(FunctionDouble[AsyncHandler], AsyncRuntimeAdapter):
         finally:
             self._counters.add_time(turn)
         return turn.receipt()
-
-
-def create_async_adapter(*, scenario: str | os.PathLike[str] | None = None) -> AsyncScriptedRuntime:
-    """The ``runport.async_adapters`` entry point: ``--adapter mock --scenario FILE`` on an
-    event-loop surface (``runport serve``), with no thread hop per event."""
-    if scenario is None:
-        raise ValueError("the mock adapter needs a scenario file (--scenario FILE)")
-    return AsyncScriptedRuntime.from_scenario(scenario)
