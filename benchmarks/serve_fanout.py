@@ -214,7 +214,9 @@ def _wait_for(port: int) -> None:
 
 
 @contextmanager
-def process(*arguments: str, env: dict[str, str] | None = None) -> Iterator[subprocess.Popen[bytes]]:
+def process(
+    *arguments: str, env: dict[str, str] | None = None
+) -> Iterator[subprocess.Popen[bytes]]:
     child = subprocess.Popen(
         [sys.executable, __file__, *arguments], env={**os.environ, **(env or {})}
     )
@@ -281,7 +283,14 @@ def measure(
         for name, (server, port) in servers.items():
             before = cpu_seconds(server.pid)
             out = subprocess.run(
-                [sys.executable, __file__, "--clients-run", str(port), str(clients), str(args.deltas)],
+                [
+                    sys.executable,
+                    __file__,
+                    "--clients-run",
+                    str(port),
+                    str(clients),
+                    str(args.deltas),
+                ],
                 check=True,
                 capture_output=True,
             ).stdout
@@ -300,14 +309,20 @@ def measure(
         f"\n{clients} concurrent clients × {args.deltas} deltas ({frames} SSE frames each), "
         f"median (min–max) of {args.rounds} interleaved rounds:\n"
     )
-    print("| server | CPU µs per event | ÷ floor | events/s | first event p50 (ms) | p99 (ms) | p99 ÷ floor |")
+    print(
+        "| server | CPU µs per event | ÷ floor | events/s | first event p50 (ms) | p99 (ms) | p99 ÷ floor |"
+    )
     print("|---|---|---|---|---|---|---|")
     medians = {
         name: [statistics.median(column) for column in zip(*rows, strict=True)]
         for name, rows in results.items()
     }
     for name, rows in results.items():
-        floor = medians["floor/" + name.split("/")[1] + " bytes"] if name.startswith("runport") else medians[name]
+        floor = (
+            medians["floor/" + name.split("/")[1] + " bytes"]
+            if name.startswith("runport")
+            else medians[name]
+        )
         columns = list(zip(*rows, strict=True))
         spread = [f"{min(c):.1f}–{max(c):.1f}" for c in columns]
         median = medians[name]
@@ -321,7 +336,9 @@ def measure(
 # --- in process: astream against the sync path, and one unstreamed OpenAI call ------------
 
 
-def _median_ratio(a: Callable[[], float], b: Callable[[], float], rounds: int) -> tuple[list[float], list[float]]:
+def _median_ratio(
+    a: Callable[[], float], b: Callable[[], float], rounds: int
+) -> tuple[list[float], list[float]]:
     first: list[float] = []
     second: list[float] = []
     for _ in range(rounds):
@@ -367,9 +384,13 @@ def per_event(args: argparse.Namespace) -> None:
         return (time.process_time() - start) / (turns * events) * 1e6
 
     loop = asyncio.new_event_loop()
-    sync_us, astream_us = _median_ratio(sync, lambda: loop.run_until_complete(streamed()), args.rounds * 3)
+    sync_us, astream_us = _median_ratio(
+        sync, lambda: loop.run_until_complete(streamed()), args.rounds * 3
+    )
     loop.close()
-    print(f"\nOne mock turn of {args.deltas} deltas, µs of CPU per event, median (min–max) of {args.rounds * 3} interleaved rounds of {turns} turns:\n")
+    print(
+        f"\nOne mock turn of {args.deltas} deltas, µs of CPU per event, median (min–max) of {args.rounds * 3} interleaved rounds of {turns} turns:\n"
+    )
     print("| path | µs per event | ÷ sync |")
     print("|---|---|---|")
     print(_line("`execute_contract(on_event=…)` (sync)", sync_us, sync_us))
@@ -419,7 +440,14 @@ def openai_call(args: argparse.Namespace) -> None:
         {
             "api_version": "runport.mock/v1",
             "id": "bench",
-            "turns": [{"events": [{"kind": "delta", "text": text}, {"kind": "finish", "finish_reason": "stop"}]}],
+            "turns": [
+                {
+                    "events": [
+                        {"kind": "delta", "text": text},
+                        {"kind": "finish", "finish_reason": "stop"},
+                    ]
+                }
+            ],
         }
     )
     calls = 2000
@@ -434,7 +462,9 @@ def openai_call(args: argparse.Namespace) -> None:
         return run
 
     def bare() -> object:
-        return json.loads(client.post("http://upstream.test/v1/chat/completions", json=payload).content)
+        return json.loads(
+            client.post("http://upstream.test/v1/chat/completions", json=payload).content
+        )
 
     assert adapter.execute(request).text == text
     rounds = args.rounds * 3
@@ -442,10 +472,16 @@ def openai_call(args: argparse.Namespace) -> None:
     bare_us: list[float] = []
     mock_us: list[float] = []
     for _ in range(rounds):
-        for column, work in ((adapter_us, lambda: adapter.execute(request)), (bare_us, bare), (mock_us, lambda: ScriptedRuntime(played).execute(request))):
+        for column, work in (
+            (adapter_us, lambda: adapter.execute(request)),
+            (bare_us, bare),
+            (mock_us, lambda: ScriptedRuntime(played).execute(request)),
+        ):
             gc.collect()
             column.append(timed(work)())
-    print(f"\nOne unstreamed chat completion over httpx.MockTransport, µs of CPU per call, median (min–max) of {rounds} interleaved rounds of {calls} calls:\n")
+    print(
+        f"\nOne unstreamed chat completion over httpx.MockTransport, µs of CPU per call, median (min–max) of {rounds} interleaved rounds of {calls} calls:\n"
+    )
     print("| call | µs per call | ÷ bare httpx + json.loads |")
     print("|---|---|---|")
     print(_line("`OpenAIChatAdapter.execute`", adapter_us, bare_us))

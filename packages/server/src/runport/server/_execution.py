@@ -7,7 +7,9 @@ cancellation is the async port's caller stop: the adapter closes its upstream.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import time
 
 import anyio
 from starlette.responses import Response
@@ -22,6 +24,10 @@ from runport.server._body import ExecutionCall
 _INPUT_CODES = frozenset(
     {ErrorCode.VALUE_REQUIRED, ErrorCode.VALUE_SCHEMA, ErrorCode.VALUE_UNKNOWN}
 )
+STREAM_SLICE_S = 0.001
+"""How long one response may stream before it lets the event loop run other requests: a
+stream whose adapter never waits would otherwise send all of its events before the next
+request got its first (ADR 0035)."""
 _SSE_HEADERS = [
     (b"content-type", b"text/event-stream; charset=utf-8"),
     (b"cache-control", b"no-cache"),
@@ -129,7 +135,13 @@ class Execution(Response):
                         {"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS}
                     )
                     started = True
+                    turn = time.monotonic() + STREAM_SLICE_S
                 await _body(send, event_frame(event))
+                if time.monotonic() >= turn:
+                    # An adapter that never waits (the mock, a read of many frames) would
+                    # hold the loop for its whole stream: let the other requests have theirs.
+                    await asyncio.sleep(0)
+                    turn = time.monotonic() + STREAM_SLICE_S
             envelope = events.envelope
         if not started:
             # No event at all: the call was refused before the adapter ran.
