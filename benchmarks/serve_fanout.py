@@ -80,7 +80,7 @@ def scenario(deltas: int) -> str:
 
 
 def _raise_file_limit() -> None:
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
@@ -310,7 +310,8 @@ def measure(
         f"median (min–max) of {args.rounds} interleaved rounds:\n"
     )
     print(
-        "| server | CPU µs per event | ÷ floor | events/s | first event p50 (ms) | p99 (ms) | p99 ÷ floor |"
+        "| server | CPU µs per event | ÷ floor | events/s | first event p50 (ms) | p99 (ms) "
+        "| p99 ÷ floor |"
     )
     print("|---|---|---|---|---|---|---|")
     medians = {
@@ -355,11 +356,11 @@ def _line(name: str, values: list[float], floor: list[float]) -> str:
 
 
 def per_event(args: argparse.Namespace) -> None:
+    import yaml
+
     from runport.application import astream, execute_contract
     from runport.core import parse_contract, parse_scenario
     from runport.mock import AsyncScriptedRuntime, ScriptedRuntime
-
-    import yaml
 
     contract = parse_contract(yaml.safe_load(CONTRACT))
     played = parse_scenario(json.loads(scenario(args.deltas)))
@@ -389,7 +390,8 @@ def per_event(args: argparse.Namespace) -> None:
     )
     loop.close()
     print(
-        f"\nOne mock turn of {args.deltas} deltas, µs of CPU per event, median (min–max) of {args.rounds * 3} interleaved rounds of {turns} turns:\n"
+        f"\nOne mock turn of {args.deltas} deltas, µs of CPU per event, median (min–max) "
+        f"of {args.rounds * 3} interleaved rounds of {turns} turns:\n"
     )
     print("| path | µs per event | ÷ sync |")
     print("|---|---|---|")
@@ -399,8 +401,8 @@ def per_event(args: argparse.Namespace) -> None:
 
 def openai_call(args: argparse.Namespace) -> None:
     from runport.contracts import CompiledInteraction, ExecutionRequest, Message
-    from runport.mock import ScriptedRuntime
     from runport.core import parse_scenario
+    from runport.mock import ScriptedRuntime
     from runport.openai import OpenAIChatAdapter
 
     text = "".join(WORDS)
@@ -480,7 +482,8 @@ def openai_call(args: argparse.Namespace) -> None:
             gc.collect()
             column.append(timed(work)())
     print(
-        f"\nOne unstreamed chat completion over httpx.MockTransport, µs of CPU per call, median (min–max) of {rounds} interleaved rounds of {calls} calls:\n"
+        "\nOne unstreamed chat completion over httpx.MockTransport, µs of CPU per call, "
+        f"median (min–max) of {rounds} interleaved rounds of {calls} calls:\n"
     )
     print("| call | µs per call | ÷ bare httpx + json.loads |")
     print("|---|---|---|")
