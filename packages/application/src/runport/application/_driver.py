@@ -77,6 +77,36 @@ class _Pass:
         return (yield self.yielded)
 
 
+class _TaskStart(Coroutine[Any, Any, None]):
+    """The call's task's coroutine. A task cancelled before its first step never runs its
+    coroutine's code, which would leave the call (already stepped by the caller) unclosed;
+    this one starts the task's loop with that cancellation, to throw it into the call."""
+
+    def __init__(self, driver: EventDriver[Any, Any]) -> None:
+        self._driver = driver
+        self._coro: Coroutine[Any, Any, None] | None = None
+
+    def send(self, value: Any) -> Any:
+        if self._coro is None:
+            self._coro = self._driver._run_task(None)
+        return self._coro.send(value)
+
+    def throw(self, error: Any, *_: Any) -> Any:
+        if not isinstance(error, BaseException):
+            error = error()
+        if self._coro is None:
+            self._coro = self._driver._run_task(error)
+            return self._coro.send(None)
+        return self._coro.throw(error)
+
+    def close(self) -> None:
+        if self._coro is not None:
+            self._coro.close()
+
+    def __await__(self) -> Generator[Any, None, None]:
+        raise TypeError("the driver's task coroutine is not awaitable")
+
+
 _END = object()  # _step: the call returned or raised
 _HELD = object()  # _step: the call handed an event over
 _PARK = object()  # the task: wait for an order
@@ -120,19 +150,14 @@ class EventDriver(Generic[E, R]):
         return self._task
 
     async def start(self) -> None:
-        """Start the call's task and let it take its first step (it parks until the first
-        ``next()``), so that cancelling it always reaches the call."""
+        """Make the call's task; it parks until the call must wait. The first ``next()``
+        needs no loop turn: the task's first step may come after it."""
         if self._task is not None:
             raise RuntimeError("the driver was already started")
         loop = self._loop = asyncio.get_running_loop()
         self._order = loop.create_future()
         self._held = True
-        self._task = loop.create_task(self._run_task(), context=self._context)
-        try:
-            await asyncio.sleep(0)
-        except BaseException:
-            self._task.cancel()
-            raise
+        self._task = loop.create_task(_TaskStart(self), context=self._context)
 
     def __aiter__(self) -> EventDriver[E, R]:
         return self
@@ -256,12 +281,23 @@ class EventDriver(Generic[E, R]):
             # task wakes to throw that into the call, which waits for ``outcome``.
             self._unclaimed = outcome
 
-    async def _run_task(self) -> None:
+    async def _run_task(self, first: BaseException | None) -> None:
         """The call's task: parked while the caller steps the call; it waits for what the
-        call waits for and steps it on, and every cancellation it is sent goes to the call."""
+        call waits for and steps it on, and every cancellation it is sent goes to the call
+        (``first``: one sent before the task's first step)."""
         loop = self._loop
         assert loop is not None
         waiting: object = _PARK
+        if first is not None:
+            order = self._order
+            assert order is not None
+            ordered = order.result() if order.done() and not order.cancelled() else _PARK
+            if ordered is _END or self._done:
+                return
+            if isinstance(ordered, asyncio.Future):
+                ordered.cancel()
+            self._order = loop.create_future()
+            waiting = self._drive(None, first)
         while not self._done:
             if waiting is _RESUME:
                 waiting = self._drive(None, None)
