@@ -24,7 +24,7 @@ from runport.server._body import ExecutionCall
 _INPUT_CODES = frozenset(
     {ErrorCode.VALUE_REQUIRED, ErrorCode.VALUE_SCHEMA, ErrorCode.VALUE_UNKNOWN}
 )
-STREAM_SLICE_S = 0.001
+STREAM_SLICE_S = 0.005
 """How long one response may stream before it lets the event loop run other requests: a
 stream whose adapter never waits would otherwise send all of its events before the next
 request got its first (ADR 0035)."""
