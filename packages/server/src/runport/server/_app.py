@@ -39,8 +39,11 @@ _log = logging.getLogger("runport.server")
 AdapterFactory = Callable[[], AsyncRuntimeAdapter | RuntimeAdapter]
 """Builds the adapter for one request. A fresh adapter per request keeps requests independent:
 the scripted mock, for one, plays its scenario from the first turn every time. It is called on
-a worker thread, never on the event loop (building an HTTP client is blocking work). A sync
-adapter is bridged with ``to_async`` (a worker thread); an async one runs on the loop."""
+a worker thread, never on the event loop (building an HTTP client is blocking work) — unless
+it says it does no I/O with ``blocking = False``, as the factories of
+``runport.application.async_adapter_factory`` for a prepared adapter (the mock, its scenario
+parsed once) do. A sync adapter is bridged with ``to_async`` (a worker thread); an async one
+runs on the loop."""
 
 AdapterSource = AsyncRuntimeAdapter | RuntimeAdapter | AdapterFactory
 """One adapter every request shares (one connection pool; the caller's to close), or a
@@ -134,6 +137,7 @@ def create_app(
     check_allowed_hosts(allowed_hosts)
     shared = adapter if isinstance(adapter, AsyncRuntimeAdapter | RuntimeAdapter) else None
     shared_async = None if shared is None else _as_async(shared)
+    build_blocks = getattr(adapter, "blocking", True) is not False
     listing = {"contracts": catalog.describe()}
 
     async def list_contracts(request: Request) -> Response:
@@ -150,7 +154,9 @@ def create_app(
             return shared_async, False
         assert callable(adapter)
         try:
-            built = await anyio.to_thread.run_sync(adapter)
+            # A prepared factory (async_adapter_factory's, for the mock) reads no file and
+            # starts nothing: it builds on the loop. Any other may block: a worker thread.
+            built = adapter() if not build_blocks else await anyio.to_thread.run_sync(adapter)
         except Exception as error:  # the server's failure, not the caller's: say so, stay up
             _log.error("the adapter factory failed", exc_info=error)
             raise RequestRefused(
