@@ -93,10 +93,10 @@ class EventStream(_Pulled[OperationEnvelope]):
     runs as a task of its own, so its deadline cancels the turn, never the consumer. An event
     is kept from the moment the turn handed it over, so one whose wait the adapter's deadline
     cut off is still yielded, in order: the iterator yields exactly the envelope's
-    ``stream_events`` (and, with
-    ``partial_output``, the ``OutputSnapshot`` after each ``Delta`` that made one). Leaving the
-    ``async with`` block before the last event is a caller stop: the turn's task is cancelled,
-    which makes the adapter close its upstream, and there is no envelope.
+    ``stream_events`` (and, with ``partial_output``, the ``OutputSnapshot`` after each
+    ``Delta`` that made one, or before the ``Complete`` of an answer only its end completes).
+    Leaving the ``async with`` block before the last event is a caller stop: the turn's task
+    is cancelled, which makes the adapter close its upstream, and there is no envelope.
     """
 
     @property

@@ -2,12 +2,13 @@
 
 ``astream`` is a turn and ``astream_run`` a run whose events the caller pulls; the call itself
 pushes them into a sink (``aexecute_contract(..., on_event=sink)``, ``arun_stream(...)``).
-The driver joins the two without a queue or a task switch per event: the caller's ``next()`` resumes the call where its sink's await left
-it, in the caller's own step, and the call runs until it hands over its next event — which
-``next()`` returns — or until it must wait for something (a network read, a worker thread).
-Only then does the call go on in a task of its own, which waits for it and steps it on, and
-``next()`` awaits that task's next event. So a turn whose events come without waiting (the
-scripted mock, a read that carried many frames) costs no loop round trip per event.
+The driver joins the two without a queue or a task switch per event: the caller's
+``next()`` resumes the call where its sink's await left it, in the caller's own step, and the
+call runs until it hands over its next event — which ``next()`` returns — or until it must
+wait for something (a network read, a worker thread). Only then does the call go on in a task
+of its own, which waits for it and steps it on, and ``next()`` awaits that task's next event.
+So a turn whose events come without waiting (the scripted mock, a read that carried many
+frames) costs no loop round trip per event.
 
 The call always sees one task as its own, the driver's ``task``, whichever of the two steps
 it: ``asyncio.current_task()`` names it during the caller's steps too (the loop's record of
