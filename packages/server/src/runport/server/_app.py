@@ -105,7 +105,7 @@ def create_app(
     allowed_hosts: Sequence[str] = (),
     tools: Sequence[Tool | Callable[..., object]] = (),
     reasoning_key: bytes | None = None,
-    partial_output: bool = False,
+    partial_output: bool = True,
 ) -> Starlette:
     """The HTTP surface (docs/server.md) as an ASGI app, to serve with uvicorn or mount in a
     service of your own.
@@ -124,7 +124,10 @@ def create_app(
     ``/agui``, docs/frontends.md). ``reasoning_key`` seals the reasoning metadata those routes
     send to the browser, so a later request can send it back to the provider and nothing
     else (a random key per app when none is given: servers behind one balancer share one).
-    With ``partial_output`` their runs also send the structured answer as it fills in.
+    Their runs also send a structured answer as it fills in (the UI stream's
+    ``data-runport-output`` parts, AG-UI's ``STATE_SNAPSHOT``/``STATE_DELTA``);
+    ``partial_output=False`` sends it only once it is whole. A text answer is its own deltas
+    either way.
     """
     catalog = contracts if isinstance(contracts, Catalog) else Catalog.of(contracts)
     secret = token_secret(token)
