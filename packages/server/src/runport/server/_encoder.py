@@ -21,7 +21,6 @@ from runport.contracts import (
 )
 from runport.server._frames import data_frames
 
-
 _KINDS: dict[str, type] = {
     kind.__name__: kind
     for kind in (
