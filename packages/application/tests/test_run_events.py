@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from runport.application import (
     RunError,
@@ -342,3 +344,73 @@ def test_an_unstreamed_run_is_untouched_by_the_run_events() -> None:
     assert asyncio.run(go()) == run(
         CONTRACT, FunctionRuntime(model), inputs=INPUTS, tools=[get_weather]
     )
+
+
+SCALAR_CONTRACT = parse_contract(
+    {
+        "api_version": "runport/v1alpha1",
+        "id": "docs.reading",
+        "version": "1.0.0",
+        "messages": [{"role": "user", "content": [{"kind": "text", "value": "A reading."}]}],
+        "output_schema": {"type": ["number", "boolean", "null", "object", "array"]},
+    }
+)
+_LEAVES = st.one_of(
+    st.integers(-(10**12), 10**12),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.booleans(),
+    st.none(),
+)
+_ANSWERS = st.one_of(
+    _LEAVES,
+    st.lists(_LEAVES, max_size=4),
+    st.dictionaries(st.text(max_size=3), _LEAVES, max_size=3),
+)
+
+
+def _cut(text: str, cuts: list[int]) -> list[str]:
+    marks = sorted({0, len(text), *(c % (len(text) + 1) for c in cuts)})
+    return [text[a:b] for a, b in itertools.pairwise(marks) if b > a]
+
+
+@given(answer=_ANSWERS, cuts=st.lists(st.integers(0, 10**6), max_size=6), spaced=st.booleans())
+@settings(deadline=None, max_examples=settings.default.max_examples // 2)
+def test_the_last_snapshot_is_the_output_for_top_level_scalars_too(
+    answer: Any, cuts: list[int], spaced: bool
+) -> None:
+    text = json.dumps(answer, indent=1 if spaced else None)
+    parts = _cut(text, cuts)
+
+    def model(request: ExecutionRequest, emit: Emitter) -> None:
+        for part in parts:
+            emit.text(part)
+
+    async def on_the_loop(request: ExecutionRequest, emit: Any) -> None:
+        for part in parts:
+            await emit.text(part)
+
+    events: list[RunEvent] = []
+    result = run_stream(SCALAR_CONTRACT, FunctionRuntime(model), on_event=events.append,
+                        partial_output=True)  # fmt: skip
+    plain: list[RunEvent] = []
+    assert result == run_stream(SCALAR_CONTRACT, FunctionRuntime(model), on_event=plain.append)
+    assert [e for e in events if not isinstance(e, OutputSnapshot)] == plain
+    shown = snapshots(events)
+    assert shown
+    assert shown[-1].value == result.output == json.loads(text)
+    for index, event in enumerate(events):
+        if isinstance(event, OutputSnapshot):
+            # right after its Delta, or (the answer's end) right before the Complete
+            after_delta = isinstance(events[index - 1], Delta)
+            assert after_delta or isinstance(events[index + 1], Complete)
+            assert not isinstance(events[index + 1], OutputSnapshot)
+    single: list[RunEvent] = []
+    envelope = execute_contract(SCALAR_CONTRACT, FunctionRuntime(model), on_event=single.append,
+                                partial_output=True)  # fmt: skip
+    assert envelope.result is not None
+    assert envelope.result.output == result.output
+    assert single == events
+    seen: list[RunEvent] = []
+    asyncio.run(arun_stream(SCALAR_CONTRACT, AsyncFunctionRuntime(on_the_loop),
+                            on_event=seen.append, partial_output=True))  # fmt: skip
+    assert seen == events

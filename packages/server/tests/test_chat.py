@@ -483,3 +483,74 @@ def test_a_bad_run_agent_input_is_a_coded_400_in_run_error_shape(
     assert refused["type"] == "RUN_ERROR"
     assert refused["code"] == "TQX_DATA_INVALID"
     assert len(built) == before
+
+
+# ---- partial output, on by default for a structured answer ---------------------------------
+
+
+def _patched(state: Any, patch: list[dict[str, Any]]) -> Any:
+    """``state`` after the JSON patch ``patch`` (the add and replace operations AG-UI sends)."""
+    for operation in patch:
+        assert operation["op"] in ("add", "replace")
+        steps = [
+            step.replace("~1", "/").replace("~0", "~") for step in operation["path"].split("/")[1:]
+        ]
+        *head, last = steps
+        holder = state
+        for step in head:
+            holder = holder[int(step)] if isinstance(holder, list) else holder[step]
+        if isinstance(holder, list):
+            if last == "-" or int(last) == len(holder):
+                holder.append(operation["value"])
+            else:
+                holder[int(last)] = operation["value"]
+        else:
+            holder[last] = operation["value"]
+    return state
+
+
+def test_a_chat_s_structured_answer_fills_in_as_output_parts_by_default(
+    scripted: httpx.Client,
+) -> None:
+    sent = chunks(scripted.post(CHAT, json=chat_body(user("Delft"))).text)
+    outputs = [chunk for chunk in sent if chunk["type"] == "data-runport-output"]
+    assert outputs  # the fixture's app was made without saying partial_output
+    receipts = [chunk["data"] for chunk in sent if chunk["type"] == "data-runport-receipt"]
+    assert outputs[-1]["data"]["value"] == receipts[-1]["output"] == {"coat": "light jacket"}
+    kinds = [chunk["type"] for chunk in sent]
+    # each output part follows the text it was read from, inside the answer's step
+    first = kinds.index("data-runport-output")
+    assert "text-delta" in kinds[:first]
+    assert first > kinds.index("tool-output-available")
+
+
+def test_ag_ui_s_state_fills_in_with_the_answer_by_default(scripted: httpx.Client) -> None:
+    response = scripted.post(AGUI, json=agui_body())
+    events = [
+        json.loads(block.removeprefix("data: "))
+        for block in strip_ids(response.text).split("\n\n")
+        if block
+    ]
+    types = [event["type"] for event in events]
+    assert types.count("STATE_SNAPSHOT") == 1
+    assert "STATE_DELTA" in types
+    state: Any = None
+    for event in events:
+        if event["type"] == "STATE_SNAPSHOT":
+            state = event["snapshot"]
+        elif event["type"] == "STATE_DELTA":
+            state = _patched(state, event["delta"])
+    assert state == {"output": events[-1]["result"]} == {"output": {"coat": "light jacket"}}
+
+
+def test_partial_output_false_sends_the_answer_only_once_it_is_whole() -> None:
+    scenario = async_adapter_factory("mock", scenario=CHAT_SCENARIO)
+    app = create_app(catalog(), scenario, tools=TOOLS, reasoning_key=KEY, partial_output=False)
+    with serve_in_background(app) as url, httpx.Client(base_url=url, timeout=30) as http:
+        sent = chunks(http.post(CHAT, json=chat_body(user("Delft"))).text)
+        ag_ui = http.post(AGUI, json=agui_body()).text
+    assert not [chunk for chunk in sent if chunk["type"] == "data-runport-output"]
+    receipts = [chunk["data"] for chunk in sent if chunk["type"] == "data-runport-receipt"]
+    assert receipts[-1]["output"] == {"coat": "light jacket"}
+    assert "STATE_SNAPSHOT" not in ag_ui
+    assert "STATE_DELTA" not in ag_ui

@@ -162,6 +162,49 @@ def test_tool_calls_appear_under_their_call(page: Page) -> None:
         expect(page.locator("#receipt-diagnostics")).to_contain_text("TQX_TOOL_CALLS_PENDING")
 
 
+def test_a_structured_answer_is_drawn_once_as_a_tree_that_fills_in(page: Page) -> None:
+    paced = PacedUpstream(['{"coat": "li', "ght jac", 'ket", "layers": [1', ", 2]}"])
+    app = create_app(catalog(), paced.adapter)
+    with serve_in_background(app) as url:
+        page.goto(url)
+        page.locator('#contracts button[data-id="demo.forecast"]').click()
+        page.fill("#input-city", "Delft")
+        page.click("#run")
+        answer = page.locator("#output-tree")
+        coat = answer.locator('li[data-key="coat"] .leaf')
+        paced.release(1)
+        expect(coat).to_have_text('"li"')  # the open string, cut where the text is
+        paced.release(1)
+        expect(coat).to_have_text('"light jac"')
+        expect(page.locator("#receipt")).to_be_hidden()
+        paced.release(1)
+        expect(coat).to_have_text('"light jacket"')
+        expect(answer.locator('li[data-key="layers"] li')).to_have_count(0)  # 1 is not delimited
+        paced.release_all()
+        expect(answer.locator('li[data-key="layers"] .leaf')).to_have_text(["1", "2"])
+        expect(page.locator("#receipt-badge")).to_have_text("ok")
+        # drawn once: the JSON text is not shown beside the tree, nor repeated in the receipt
+        expect(page.locator("#output-text")).to_be_hidden()
+        expect(page.locator(".tree")).to_have_count(1)
+        assert '"coat"' not in page.inner_text("body")  # what is rendered: only the tree's key
+
+
+def test_a_structured_answer_that_stops_being_json_is_shown_as_its_text(page: Page) -> None:
+    paced = PacedUpstream(['{"coat": "wool"', " and a scarf"])
+    app = create_app(catalog(), paced.adapter)
+    with serve_in_background(app) as url:
+        page.goto(url)
+        page.locator('#contracts button[data-id="demo.forecast"]').click()
+        page.fill("#input-city", "Delft")
+        page.click("#run")
+        paced.release(1)
+        expect(page.locator('#output-tree li[data-key="coat"] .leaf')).to_have_text('"wool"')
+        paced.release_all()
+        expect(page.locator("#receipt-badge")).to_have_text("not ok")
+        expect(page.locator("#output-tree")).to_be_hidden()
+        expect(page.locator("#output-text")).to_have_text('{"coat": "wool" and a scarf')
+
+
 def test_reasoning_is_shown_dimmed_above_the_answer_as_text_never_markup(page: Page) -> None:
     thinking = ["Ships <b>never</b> ", '<img src=x onerror="window.pwned=1">came.']
     answer = ["The keeper ", "waited."]

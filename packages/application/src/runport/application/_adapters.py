@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 from runport.application._bridges import to_async
 from runport.application._catalog import CatalogError
+from runport.application._prepared import PreparedFactory, entry_point_named, prepared_factory
 from runport.contracts import ErrorCode
 from runport.core import ScenarioError
 from runport.ports import AsyncRuntimeAdapter, RuntimeAdapter
@@ -86,6 +87,29 @@ def _options(scenario: str | os.PathLike[str] | None) -> dict[str, Any]:
     return {} if scenario is None else {"scenario": os.fspath(scenario)}
 
 
+def _not_found(name: str) -> AdapterNotFoundError:
+    known = ", ".join(sorted(adapter_entry_points())) or "none"
+    return AdapterNotFoundError(f"no adapter named {name!r} is installed (installed: {known})")
+
+
+def _checked(name: str) -> Callable[[object], RuntimeAdapter]:
+    def check(adapter: object) -> RuntimeAdapter:
+        if not isinstance(adapter, RuntimeAdapter):
+            raise TypeError(f"the {name!r} adapter factory returned {type(adapter).__name__}")
+        return adapter
+
+    return check
+
+
+def _checked_async(name: str) -> Callable[[object], AsyncRuntimeAdapter]:
+    def check(adapter: object) -> AsyncRuntimeAdapter:
+        if not isinstance(adapter, AsyncRuntimeAdapter):
+            raise TypeError(f"the {name!r} async adapter factory returned {type(adapter).__name__}")
+        return adapter
+
+    return check
+
+
 def adapter_factory(
     name: str, *, scenario: str | os.PathLike[str] | None = None
 ) -> Callable[[], RuntimeAdapter]:
@@ -94,13 +118,20 @@ def adapter_factory(
     A surface builds a fresh adapter per call, so calls stay independent (the scripted mock
     plays its scenario from the first turn every time). Trying it at start turns a missing
     adapter or a broken scenario file into one ``CatalogError`` before any client connects,
-    instead of a failure on every call.
+    instead of a failure on every call. The entry point is found and loaded here, once, and a
+    factory that can be prepared (the mock's: its scenario file is parsed here) builds every
+    adapter from that, with no file read per call (the factory's ``blocking`` is then
+    ``False``).
     """
     options = _options(scenario)
 
-    def build() -> RuntimeAdapter:
-        return create_adapter(name, **options)
+    def made() -> PreparedFactory[RuntimeAdapter]:
+        entry_point = entry_point_named(name, ADAPTER_GROUP)
+        if entry_point is None:
+            raise _not_found(name)
+        return prepared_factory(entry_point, options, _checked(name))
 
+    build = _tried(made, name)
     close_adapter(_tried(build, name))
     return build
 
@@ -108,12 +139,21 @@ def adapter_factory(
 def async_adapter_factory(
     name: str, *, scenario: str | os.PathLike[str] | None = None
 ) -> Callable[[], AsyncRuntimeAdapter]:
-    """``adapter_factory`` for event-loop surfaces (``create_async_adapter``)."""
+    """``adapter_factory`` for event-loop surfaces (``create_async_adapter``'s choice: the
+    async twin, or the sync adapter bridged with ``to_async``)."""
     options = _options(scenario)
 
-    def build() -> AsyncRuntimeAdapter:
-        return create_async_adapter(name, **options)
+    def made() -> PreparedFactory[AsyncRuntimeAdapter]:
+        twin = entry_point_named(name, ASYNC_ADAPTER_GROUP)
+        if twin is not None:
+            return prepared_factory(twin, options, _checked_async(name))
+        entry_point = entry_point_named(name, ADAPTER_GROUP)
+        if entry_point is None:
+            raise _not_found(name)
+        sync = _checked(name)
+        return prepared_factory(entry_point, options, lambda adapter: to_async(sync(adapter)))
 
+    build = _tried(made, name)
     close_adapter(_tried(build, name))
     return build
 

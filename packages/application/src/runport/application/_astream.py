@@ -87,12 +87,16 @@ class EventStream(_Pulled[OperationEnvelope]):
     """The value of ``async with astream(...)``: iterate it for the turn's events, then read
     ``envelope``.
 
-    A slow consumer holds the adapter back, and an event is kept from the moment the turn
-    handed it over, so one whose wait the adapter's deadline cut off is still yielded, in
-    order: the iterator yields exactly the envelope's ``stream_events`` (and, with
-    ``partial_output``, the ``OutputSnapshot`` after each ``Delta`` that made one). Leaving the
-    ``async with`` block before the last event is a caller stop: the turn's task is cancelled,
-    which makes the adapter close its upstream, and there is no envelope.
+    The turn is driven by the iteration (``EventDriver``): each step of the ``async for``
+    resumes the turn where its sink's await left it, so a slow consumer holds the adapter
+    back, and a turn whose events need no waiting costs no task switch per event. The turn
+    runs as a task of its own, so its deadline cancels the turn, never the consumer. An event
+    is kept from the moment the turn handed it over, so one whose wait the adapter's deadline
+    cut off is still yielded, in order: the iterator yields exactly the envelope's
+    ``stream_events`` (and, with ``partial_output``, the ``OutputSnapshot`` after each
+    ``Delta`` that made one, or before the ``Complete`` of an answer only its end completes).
+    Leaving the ``async with`` block before the last event is a caller stop: the turn's task
+    is cancelled, which makes the adapter close its upstream, and there is no envelope.
     """
 
     @property

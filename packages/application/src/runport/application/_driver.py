@@ -1,24 +1,117 @@
 """``EventDriver``: a call that reports to a sink, read as an iterator of what it reports.
 
-``astream`` and ``astream_run`` are calls whose events the caller pulls, while the call itself
-pushes them into a sink (``aexecute_contract(..., on_event=sink)``, ``arun_stream(...)``). The
-call runs in a task of its own that hands each event over and waits until the iterator took
-it, so a slow consumer holds the adapter back. An event is kept from the moment it is handed
-over, so one whose wait the adapter's deadline cut off is still returned, in order.
+``astream`` is a turn and ``astream_run`` a run whose events the caller pulls; the call itself
+pushes them into a sink (``aexecute_contract(..., on_event=sink)``, ``arun_stream(...)``).
+The driver joins the two without a queue or a task switch per event: the caller's
+``next()`` resumes the call where its sink's await left it, in the caller's own step, and the
+call runs until it hands over its next event — which ``next()`` returns — or until it must
+wait for something (a network read, a worker thread). Only then does the call go on in a task
+of its own, which waits for it and steps it on, and ``next()`` awaits that task's next event.
+So a turn whose events come without waiting (the scripted mock, a read that carried many
+frames) costs no loop round trip per event.
+
+The call always sees one task as its own, the driver's ``task``, whichever of the two steps
+it: ``asyncio.current_task()`` names it during the caller's steps too (the loop's record of
+the running task is switched for the step, as asyncio's own ``Task`` does around each step of
+its coroutine), and every step runs in the task's context. A deadline the call keeps
+(``asyncio.timeout``, an anyio cancel scope) therefore cancels the call's task, never the
+caller: when it passes while the caller holds an event, the sink's await is cancelled in the
+task, and the call fails or ends as it would with any awaited sink. The caller's stop
+(``stop()``) cancels that task the same way.
+
+An event is kept from the moment it is handed over, so one whose await was cut off is still
+returned, in order. The sink's await returns when the caller asks for the next event:
+backpressure, with nothing read ahead.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import contextvars
+import types
 from collections import deque
-from collections.abc import Awaitable, Callable
-from typing import Generic, TypeVar
+from collections.abc import Awaitable, Callable, Coroutine, Generator
+from typing import Any, Generic, TypeVar
 
 __all__ = ["EventDriver"]
 
 E = TypeVar("E")
 R = TypeVar("R")
+
+_enter_task: Callable[[asyncio.AbstractEventLoop, asyncio.Task[Any]], None] | None = getattr(
+    asyncio.tasks, "_enter_task", None
+)
+_leave_task: Callable[[asyncio.AbstractEventLoop, asyncio.Task[Any]], None] | None = getattr(
+    asyncio.tasks, "_leave_task", None
+)
+_STEPS_INLINE = _enter_task is not None and _leave_task is not None
+"""Whether the caller's steps can run the call (asyncio offers the switch of the running
+task); without it every step is the task's, which is correct and only slower."""
+
+
+class _HandOver:
+    """What a held call yields up to its driver: the event is already kept."""
+
+    __slots__ = ()
+
+
+_HAND_OVER = _HandOver()
+
+
+@types.coroutine
+def _held() -> Generator[_HandOver, None, None]:
+    """What the sink returns when the call must wait: a generator-based coroutine, which
+    ``inspect.isawaitable`` (``deliver``'s check) recognises without an ABC lookup."""
+    yield _HAND_OVER
+
+
+class _Pass:
+    """Awaiting it in the task passes one of the call's own yields (a future, or asyncio's
+    bare yield) on to the task, and the outcome back: ``yield from`` for a held coroutine."""
+
+    __slots__ = ("yielded",)
+
+    def __init__(self, yielded: object) -> None:
+        self.yielded = yielded
+
+    def __await__(self) -> Generator[Any, Any, Any]:
+        return (yield self.yielded)
+
+
+class _TaskStart(Coroutine[Any, Any, None]):
+    """The call's task's coroutine. A task cancelled before its first step never runs its
+    coroutine's code, which would leave the call (already stepped by the caller) unclosed;
+    this one starts the task's loop with that cancellation, to throw it into the call."""
+
+    def __init__(self, driver: EventDriver[Any, Any]) -> None:
+        self._driver = driver
+        self._coro: Coroutine[Any, Any, None] | None = None
+
+    def send(self, value: Any) -> Any:
+        if self._coro is None:
+            self._coro = self._driver._run_task(None)
+        return self._coro.send(value)
+
+    def throw(self, error: Any, *_: Any) -> Any:
+        if not isinstance(error, BaseException):
+            error = error()
+        if self._coro is None:
+            self._coro = self._driver._run_task(error)
+            return self._coro.send(None)
+        return self._coro.throw(error)
+
+    def close(self) -> None:
+        if self._coro is not None:
+            self._coro.close()
+
+    def __await__(self) -> Generator[Any, None, None]:
+        raise TypeError("the driver's task coroutine is not awaitable")
+
+
+_END = object()  # _step: the call returned or raised
+_HELD = object()  # _step: the call handed an event over
+_PARK = object()  # the task: wait for an order
+_RESUME = object()  # the task: step the call on at once
 
 
 class EventDriver(Generic[E, R]):
@@ -33,63 +126,216 @@ class EventDriver(Generic[E, R]):
         self, call: Callable[[Callable[[E], Awaitable[None] | None]], Awaitable[R]]
     ) -> None:
         self._call = call
-        self._pending: deque[tuple[E, asyncio.Future[None]]] = deque()
-        self._arrived = asyncio.Event()
-        self._task: asyncio.Task[R] | None = None  # the call's own task
-        self._finished = False
+        self._coro: Coroutine[Any, Any, R] | None = None
+        self._pending: deque[E] = deque()
+        self._context = contextvars.copy_context()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[None] | None = None
+        # What the parked task is told: _END, or one of the call's yields to wait for.
+        self._order: asyncio.Future[object] | None = None
+        self._unclaimed: object = None  # a yield the task was not told of (see _step_inline)
+        self._waiter: asyncio.Future[None] | None = None  # the caller, waiting for the task
+        self._wanted = False  # the caller is in __anext__, waiting for an event
+        self._held = False  # the call is at a hand-over, or not started: the caller may step it
+        self._done = False
+        self._raised = False
+        self._stopping = False
+        self._result: R | None = None
+        self._error: BaseException | None = None
+
+    @property
+    def task(self) -> asyncio.Task[None]:
+        """The call's task, the one it runs as."""
+        if self._task is None:
+            raise RuntimeError("the driver was not started")
+        return self._task
 
     async def start(self) -> None:
+        """Make the call's task; it parks until the call must wait. The first ``next()``
+        needs no loop turn: the task's first step may come after it."""
         if self._task is not None:
             raise RuntimeError("the driver was already started")
-        self._task = asyncio.ensure_future(self._call(self._hand_over))
+        loop = self._loop = asyncio.get_running_loop()
+        self._order = loop.create_future()
+        self._held = True
+        self._task = loop.create_task(_TaskStart(self), context=self._context)
 
     def __aiter__(self) -> EventDriver[E, R]:
         return self
 
     async def __anext__(self) -> E:
         """The call's next event; ``StopAsyncIteration`` once it ended and all are read."""
-        task = self._running()
-        if self._finished:
-            raise StopAsyncIteration
-        while not self._pending and not task.done():
-            self._arrived.clear()
-            arrival = asyncio.ensure_future(self._arrived.wait())
+        while True:
+            if self._pending:
+                return self._pending.popleft()
+            if self._done:
+                if self._error is not None and not self._raised:
+                    self._raised = True
+                    raise self._error
+                raise StopAsyncIteration
+            order = self._order
+            if order is None:
+                raise RuntimeError("the driver was not started")
+            self._wanted = True
+            if self._held and not order.done():
+                if _STEPS_INLINE:
+                    self._step_inline(order)
+                    continue
+                order.set_result(_RESUME)
+            assert self._loop is not None
+            waiter = self._waiter = self._loop.create_future()
             try:
-                await asyncio.wait({arrival, task}, return_when=asyncio.FIRST_COMPLETED)
+                await waiter
             finally:
-                arrival.cancel()
-        if self._pending:
-            event, taken = self._pending.popleft()
-            if not taken.done():
-                taken.set_result(None)
-            return event
-        self._finished = True
-        task.result()  # what the call raised surfaces here
-        raise StopAsyncIteration
+                self._waiter = None
+                self._wanted = False
 
     def result(self) -> R:
         """What the call returned; ``RuntimeError`` while it runs, or once stopped."""
-        task = self._running()
-        if not task.done() or task.cancelled():
+        if not self._done or self._stopping:
             raise RuntimeError("the call has not returned")
-        return task.result()
+        if self._error is not None:
+            raise self._error
+        return self._result  # type: ignore[return-value]
 
     async def stop(self) -> None:
-        """A caller stop: the call's task is cancelled and awaited until it ends."""
+        """A caller stop: the call's task is cancelled (whatever the call awaits — its sink
+        included — is cancelled), and awaited until it ends."""
         task = self._task
-        if task is not None and not task.done():
+        if task is None or task.done():
+            return
+        if not self._done:
+            self._stopping = True
             task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await task
 
-    async def _hand_over(self, event: E) -> None:
-        """The call's sink: keep ``event`` for the iterator, then wait until it is taken."""
-        taken = asyncio.get_running_loop().create_future()
-        self._pending.append((event, taken))
-        self._arrived.set()
-        await taken
+    def _sink(self, event: E) -> Awaitable[None] | None:
+        """Keep ``event``. The caller waiting for an event takes it at once, so the call goes
+        on; otherwise the call waits in the hand-over until the caller asks for the next."""
+        self._pending.append(event)
+        if not self._wanted:
+            return _held()
+        self._wanted = False
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+        return None
 
-    def _running(self) -> asyncio.Task[R]:
-        if self._task is None:
-            raise RuntimeError("the driver was not started")
-        return self._task
+    def _step(self, value: object, error: BaseException | None) -> object:
+        """Run the call to its next suspension: ``_END``, ``_HELD``, or what it yielded."""
+        coro = self._coro
+        if coro is None:
+            made = self._call(self._sink)
+            if not isinstance(made, Coroutine):
+                raise TypeError("the driven call must be a coroutine")
+            coro = self._coro = made
+        try:
+            yielded = coro.send(value) if error is None else coro.throw(error)
+        except BaseException as ended:
+            return self._ended(ended)
+        self._held = yielded is _HAND_OVER
+        return _HELD if self._held else yielded
+
+    def _ended(self, ended: BaseException | None) -> object:
+        """The call returned (``StopIteration``) or raised ``ended``."""
+        self._done, self._held = True, False
+        if isinstance(ended, StopIteration):
+            self._result = ended.value
+        else:
+            self._error = ended
+        return _END
+
+    def _step_inline(self, order: asyncio.Future[object]) -> None:
+        """Resume the call in the caller's step, as its own task and in its context."""
+        loop, task = self._loop, self._task
+        assert loop is not None
+        assert task is not None
+        assert _enter_task is not None
+        assert _leave_task is not None
+        caller = asyncio.current_task(loop)
+        if caller is not None:
+            _leave_task(loop, caller)
+        _enter_task(loop, task)
+        try:
+            if self._coro is None:
+                outcome = self._context.run(self._step, None, None)
+            else:
+                try:
+                    yielded = self._context.run(self._coro.send, None)
+                except BaseException as ended:
+                    outcome = self._ended(ended)
+                else:
+                    if yielded is _HAND_OVER:
+                        return
+                    self._held = False
+                    outcome = yielded
+        finally:
+            _leave_task(loop, task)
+            if caller is not None:
+                _enter_task(loop, caller)
+        if outcome is _HELD:
+            return
+        if not order.done():
+            order.set_result(outcome)
+        elif outcome is not _END:
+            # The call cancelled its own task during the step (a cancel scope it keeps): the
+            # task wakes to throw that into the call, which waits for ``outcome``.
+            self._unclaimed = outcome
+
+    async def _run_task(self, first: BaseException | None) -> None:
+        """The call's task: parked while the caller steps the call; it waits for what the
+        call waits for and steps it on, and every cancellation it is sent goes to the call
+        (``first``: one sent before the task's first step)."""
+        loop = self._loop
+        assert loop is not None
+        waiting: object = _PARK
+        if first is not None:
+            order = self._order
+            assert order is not None
+            ordered = order.result() if order.done() and not order.cancelled() else _PARK
+            if ordered is _END or self._done:
+                return
+            if isinstance(ordered, asyncio.Future):
+                ordered.cancel()
+            self._order = loop.create_future()
+            waiting = self._drive(None, first)
+        while not self._done:
+            if waiting is _RESUME:
+                waiting = self._drive(None, None)
+                continue
+            if waiting is _PARK:
+                order = self._order
+                assert order is not None
+                try:
+                    waiting = await order
+                except asyncio.CancelledError as cancelled:
+                    if self._done:
+                        return
+                    self._order = loop.create_future()
+                    unclaimed, self._unclaimed = self._unclaimed, None
+                    if isinstance(unclaimed, asyncio.Future):
+                        unclaimed.cancel()
+                    waiting = self._drive(None, cancelled)
+                    continue
+                self._order = loop.create_future()
+                if waiting is _END:
+                    return
+                continue
+            try:
+                value = await _Pass(waiting)
+            except BaseException as error:  # a cancellation, as a Task throws it in
+                waiting = self._drive(None, error)
+            else:
+                waiting = self._drive(value, None)
+
+    def _drive(self, value: object, error: BaseException | None) -> object:
+        """Step the call in its task; what the task does next."""
+        outcome = self._step(value, error)
+        if outcome is _HELD and self._stopping:
+            return _RESUME  # nobody reads any more: a hand-over returns at once
+        if outcome is _END or outcome is _HELD:
+            waiter = self._waiter
+            if waiter is not None and not waiter.done():
+                waiter.set_result(None)
+            return _PARK
+        return outcome

@@ -15,9 +15,12 @@ from runport.core import PartialOutput, is_text_schema
 
 
 class Snapshots(Protocol):
-    """What a relay feeds each ``Delta``'s text: the snapshot that text made, if any."""
+    """What a relay feeds each ``Delta``'s text (the snapshot that text made, if any) and
+    closes when the answer's ``Complete`` comes (the snapshot its end made, if any)."""
 
     def feed(self, text: str, /) -> OutputSnapshot | None: ...
+
+    def close(self) -> OutputSnapshot | None: ...
 
 
 def snapshots_for(output_schema: Mapping[str, Any], wanted: bool) -> Snapshots | None:

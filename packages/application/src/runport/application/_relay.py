@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
+from types import CoroutineType
 from typing import Protocol, cast
 
 from runport.application._partial import Snapshots
@@ -17,7 +18,6 @@ from runport.contracts import (
     Delta,
     ExecutionReceipt,
     Failed,
-    OutputSnapshot,
     RunEvent,
     StreamEvent,
 )
@@ -73,28 +73,35 @@ def _told(event: StreamEvent) -> StreamEvent:
     return event
 
 
-def _snapshot(watch: Relayed, event: StreamEvent) -> OutputSnapshot | None:
-    """The snapshot the caller is handed after ``event`` (at most one per ``Delta``)."""
-    if watch.partial is None or not isinstance(event, Delta):
-        return None
-    return watch.partial.feed(event.text)
-
-
 def relay(watch: Relayed, target: Sink | RunSink) -> Sink:
     """A sink that passes what ``watch`` lets through on to ``target`` (a ``Failed`` with its
-    message redacted, as :func:`failure_message`), each ``Delta`` followed by its snapshot
-    when ``watch.partial`` makes one (then ``target`` takes every ``RunEvent``)."""
+    message redacted, as :func:`failure_message`). When ``watch.partial`` parses the answer,
+    ``target`` takes every ``RunEvent``: each ``Delta`` is followed by the snapshot it made,
+    and the answer's ``Complete`` is preceded by the one its end made (a value only the end
+    completes, such as a top-level number) — at most one per event."""
     deliver_to = cast(RunSink, target)
+    passes = watch.passes
 
     def sink(event: StreamEvent) -> None:
-        event = _told(event)
-        if not watch.passes(event):
+        if isinstance(event, Failed):
+            event = _told(event)
+        if not passes(event):
             return
-        snapshot = _snapshot(watch, event)
+        partial = watch.partial
         try:
-            deliver_to(event)
-            if snapshot is not None:
-                deliver_to(snapshot)
+            if partial is None:
+                deliver_to(event)
+            elif type(event) is Delta:
+                deliver_to(event)
+                snapshot = partial.feed(event.text)
+                if snapshot is not None:
+                    deliver_to(snapshot)
+            else:
+                if isinstance(event, Complete):
+                    last = partial.close()
+                    if last is not None:
+                        deliver_to(last)
+                deliver_to(event)
         except BaseException as error:
             watch.stopped = error
             raise
@@ -103,23 +110,63 @@ def relay(watch: Relayed, target: Sink | RunSink) -> Sink:
 
 
 def arelay(watch: Relayed, target: AsyncSink | AsyncRunSink) -> AsyncSink:
-    """``relay`` for an async sink (awaited when it returns an awaitable)."""
+    """``relay`` for an async sink: what ``target`` returns is passed on (a plain sink's
+    ``None`` as it is, so nothing is awaited), watched for the caller's raise."""
     deliver_to = cast(AsyncRunSink, target)
+    passes = watch.passes
 
-    async def sink(event: StreamEvent) -> None:
-        event = _told(event)
-        if not watch.passes(event):
-            return
-        snapshot = _snapshot(watch, event)
+    def sink(event: StreamEvent) -> Awaitable[None] | None:
+        if isinstance(event, Failed):
+            event = _told(event)
+        if not passes(event):
+            return None
+        partial = watch.partial
+        before = after = None
+        if partial is not None:
+            if type(event) is Delta:
+                after = partial.feed(event.text)
+            elif isinstance(event, Complete):
+                before = partial.close()
         try:
-            await adeliver(deliver_to, event)
-            if snapshot is not None:
-                await adeliver(deliver_to, snapshot)
+            if before is not None:
+                result = deliver_to(before)
+                if _awaitable(result):
+                    assert result is not None
+                    return _watched(watch, result, deliver_to, (event,))
+            result = deliver_to(event)
+            if not _awaitable(result):
+                if after is None:
+                    return None
+                result, after = deliver_to(after), None
+                if not _awaitable(result):
+                    return None
         except BaseException as error:
             watch.stopped = error
             raise
+        assert result is not None
+        return _watched(watch, result, deliver_to, () if after is None else (after,))
 
     return sink
+
+
+def _awaitable(result: Awaitable[None] | None) -> bool:
+    return result is not None and (type(result) is CoroutineType or inspect.isawaitable(result))
+
+
+async def _watched(
+    watch: Relayed,
+    result: Awaitable[None],
+    deliver_to: AsyncRunSink,
+    then: tuple[RunEvent, ...],
+) -> None:
+    """Await what the caller's sink returned, then hand it the events ``then`` holds."""
+    try:
+        await result
+        for event in then:
+            await adeliver(deliver_to, event)
+    except BaseException as error:
+        watch.stopped = error
+        raise
 
 
 class TurnWatch:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final, Generic, TypedDict, TypeVar
 
 import httpx
@@ -30,6 +30,9 @@ DEFAULT_TIMEOUT: Final = httpx.Timeout(600.0, connect=10.0)
 """Ten minutes of silence at most, as long as a slow unstreamed completion may take to start;
 ten seconds to connect. The whole call is bounded by its deadline besides."""
 
+_MAX_URLS: Final = 64
+"""Request URLs kept per adapter; a codec whose query varies per call makes the rest anew."""
+
 
 @dataclass(frozen=True, slots=True)
 class AdapterSettings:
@@ -39,6 +42,11 @@ class AdapterSettings:
     deadline: float | None
     secrets: tuple[str, ...]
     """The credentials in ``base_url``, kept out of every message as the codec's are."""
+    urls: dict[tuple[str, tuple[tuple[str, str], ...]], httpx.URL] = field(
+        default_factory=dict, compare=False
+    )
+    """Each request URL made from ``base_url`` (a codec has a few paths at most): httpx
+    parses a URL in Python, and a call's URL is the same every time."""
 
     @classmethod
     def build(
@@ -64,9 +72,15 @@ class AdapterSettings:
         """The codec's request on ``client``, its timeouts cut to the call's deadline (a
         client passed in without an adapter ``timeout`` keeps its own)."""
         base = self.timeout if self.timeout is not None else client.timeout
+        key = (wire.path, tuple(wire.params.items()))
+        url = self.urls.get(key)
+        if url is None:
+            url = request_url(self.base_url, wire.path, wire.params)
+            if len(self.urls) < _MAX_URLS:
+                self.urls[key] = url
         return client.build_request(
             wire.method,
-            request_url(self.base_url, wire.path, wire.params),
+            url,
             content=wire.body,
             headers={**BASE_HEADERS, **wire.headers},
             timeout=exchange.timeout(base),

@@ -15,10 +15,10 @@ from runport.mock._async import (
     AsyncFunctionRuntime,
     AsyncHandler,
     AsyncScriptedRuntime,
-    create_async_adapter,
 )
+from runport.mock._factory import create_adapter, create_async_adapter
 from runport.mock._function import Emitter, FunctionRuntime, Handler, RuntimeStats
-from runport.mock._scripted import ScriptedRuntime, create_adapter
+from runport.mock._scripted import ScriptedRuntime
 from runport.mock._turn import TurnUsageError
 
 __all__ = [

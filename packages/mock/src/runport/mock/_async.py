@@ -9,7 +9,7 @@ nothing more, and the runtime stays usable.
 
 from __future__ import annotations
 
-import os
+import inspect
 from collections.abc import Awaitable, Callable
 
 from pydantic import JsonValue
@@ -29,7 +29,6 @@ __all__ = [
     "AsyncFunctionRuntime",
     "AsyncHandler",
     "AsyncScriptedRuntime",
-    "create_async_adapter",
 ]
 
 
@@ -46,7 +45,11 @@ class AsyncScriptedRuntime(ScenarioDouble, AsyncRuntimeAdapter):
         turn, events = self._player.start(request)
         try:
             for event in events:
-                await deliver(sink, event)
+                # ``deliver``, inlined: a plain sink (or a driver taking the event at once)
+                # costs no coroutine per event
+                result = sink(event)
+                if result is not None and inspect.isawaitable(result):
+                    await result
         finally:
             self._player.counters.add_time(turn)
         return self._player.outcome(turn)
@@ -136,11 +139,3 @@ class AsyncFunctionRuntime(FunctionDouble[AsyncHandler], AsyncRuntimeAdapter):
         finally:
             self._counters.add_time(turn)
         return turn.receipt()
-
-
-def create_async_adapter(*, scenario: str | os.PathLike[str] | None = None) -> AsyncScriptedRuntime:
-    """The ``runport.async_adapters`` entry point: ``--adapter mock --scenario FILE`` on an
-    event-loop surface (``runport serve``), with no thread hop per event."""
-    if scenario is None:
-        raise ValueError("the mock adapter needs a scenario file (--scenario FILE)")
-    return AsyncScriptedRuntime.from_scenario(scenario)

@@ -46,7 +46,6 @@ __all__ = [
     "ScenarioDouble",
     "ScenarioPlayer",
     "ScriptedRuntime",
-    "create_adapter",
 ]
 
 DESCRIPTOR = AdapterDescriptor(
@@ -245,13 +244,3 @@ class ScriptedRuntime(ScenarioDouble, RuntimeAdapter):
 
     def execute_streaming(self, request: ExecutionRequest, sink: Sink) -> ExecutionReceipt:
         return self._player.play(request, sink)
-
-
-def create_adapter(*, scenario: str | os.PathLike[str] | None = None) -> ScriptedRuntime:
-    """The ``runport.adapters`` entry point: ``--adapter mock --scenario FILE``.
-
-    A scripted runtime has nothing to play without a scenario, so there is no silent default.
-    """
-    if scenario is None:
-        raise ValueError("the mock adapter needs a scenario file (--scenario FILE)")
-    return ScriptedRuntime.from_scenario(scenario)

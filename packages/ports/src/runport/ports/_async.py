@@ -5,6 +5,7 @@ import inspect
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
+from types import CoroutineType
 from typing import Final
 
 from runport.contracts import (
@@ -27,7 +28,7 @@ further from its upstream, which is how a slow consumer holds a fast upstream ba
 async def deliver(sink: AsyncSink, event: StreamEvent) -> None:
     """Hand ``event`` to ``sink`` and await it when it returned an awaitable."""
     result = sink(event)
-    if result is not None and inspect.isawaitable(result):
+    if result is not None and (type(result) is CoroutineType or inspect.isawaitable(result)):
         await result
 
 

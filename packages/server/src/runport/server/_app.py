@@ -44,8 +44,11 @@ _log = logging.getLogger("runport.server")
 AdapterFactory = Callable[[], AsyncRuntimeAdapter | RuntimeAdapter]
 """Builds the adapter for one request. A fresh adapter per request keeps requests independent:
 the scripted mock, for one, plays its scenario from the first turn every time. It is called on
-a worker thread, never on the event loop (building an HTTP client is blocking work). A sync
-adapter is bridged with ``to_async`` (a worker thread); an async one runs on the loop."""
+a worker thread, never on the event loop (building an HTTP client is blocking work) — unless
+it says it does no I/O with ``blocking = False``, as the factories of
+``runport.application.async_adapter_factory`` for a prepared adapter (the mock, its scenario
+parsed once) do. A sync adapter is bridged with ``to_async`` (a worker thread); an async one
+runs on the loop."""
 
 AdapterSource = AsyncRuntimeAdapter | RuntimeAdapter | AdapterFactory
 """One adapter every request shares (one connection pool; the caller's to close), or a
@@ -107,7 +110,7 @@ def create_app(
     allowed_hosts: Sequence[str] = (),
     tools: Sequence[Tool | Callable[..., object]] = (),
     reasoning_key: bytes | None = None,
-    partial_output: bool = False,
+    partial_output: bool = True,
     heartbeat: float = DEFAULT_HEARTBEAT_S,
     event_log: EventLog | None = None,
     orphan_timeout: float = DEFAULT_ORPHAN_TIMEOUT_S,
@@ -129,7 +132,10 @@ def create_app(
     ``/agui``, docs/frontends.md). ``reasoning_key`` seals the reasoning metadata those routes
     send to the browser, so a later request can send it back to the provider and nothing
     else (a random key per app when none is given: servers behind one balancer share one).
-    With ``partial_output`` their runs also send the structured answer as it fills in.
+    Their runs also send a structured answer as it fills in (the UI stream's
+    ``data-runport-output`` parts, AG-UI's ``STATE_SNAPSHOT``/``STATE_DELTA``);
+    ``partial_output=False`` sends it only once it is whole. A text answer is its own deltas
+    either way.
 
     Every event stream sends ``: ping`` after ``heartbeat`` seconds without output. With an
     ``event_log`` the server is resumable: a streamed run lives in the log, not in its
@@ -149,6 +155,7 @@ def create_app(
     runs = None if event_log is None else Runs(event_log, orphan_timeout=orphan_timeout)
     shared = adapter if isinstance(adapter, AsyncRuntimeAdapter | RuntimeAdapter) else None
     shared_async = None if shared is None else _as_async(shared)
+    build_blocks = getattr(adapter, "blocking", True) is not False
     listing = {"contracts": catalog.describe()}
 
     async def list_contracts(request: Request) -> Response:
@@ -165,7 +172,9 @@ def create_app(
             return shared_async, False
         assert callable(adapter)
         try:
-            built = await anyio.to_thread.run_sync(adapter)
+            # A prepared factory (async_adapter_factory's, for the mock) reads no file and
+            # starts nothing: it builds on the loop. Any other may block: a worker thread.
+            built = adapter() if not build_blocks else await anyio.to_thread.run_sync(adapter)
         except Exception as error:  # the server's failure, not the caller's: say so, stay up
             _log.error("the adapter factory failed", exc_info=error)
             raise RequestRefused(

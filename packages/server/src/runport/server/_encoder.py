@@ -21,6 +21,20 @@ from runport.contracts import (
 )
 from runport.server._frames import data_frames
 
+_KINDS: dict[str, type] = {
+    kind.__name__: kind
+    for kind in (
+        Delta,
+        ReasoningDelta,
+        ToolCallDelta,
+        Complete,
+        Failed,
+        ToolResult,
+        OutputSnapshot,
+        AnswerRejected,
+    )
+}
+
 
 class RunEventEncoder(ABC):
     """One protocol's state for one run: ``start`` and ``end`` make the run's first and last
@@ -40,7 +54,12 @@ class RunEventEncoder(ABC):
 
     def encode(self, event: RunEvent) -> list[bytes]:
         out: list[bytes] = []
-        self._encoders[type(event)](event, out)
+        encoder = self._encoders.get(type(event))
+        if encoder is None:
+            # a subclass of a run event's type (core's snapshots, built on access): found by
+            # its kind once, then by its own type
+            encoder = self._encoders[type(event)] = self._encoders[_KINDS[event.kind]]
+        encoder(event, out)
         return out
 
     @abstractmethod

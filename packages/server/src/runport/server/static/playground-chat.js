@@ -21,15 +21,6 @@ function chatMode(on) {
   if (on) $("chat-input").focus();
 }
 
-function tree(value) {
-  if (value === null || typeof value !== "object") {
-    return el("span", { class: "leaf", text: JSON.stringify(value) });
-  }
-  const entries = Array.isArray(value) ? value.map((v, i) => [i, v]) : Object.entries(value);
-  return el("ul", {}, ...entries.map(([key, child]) =>
-    el("li", { "data-key": String(key) }, el("span", { class: "key", text: `${key}: ` }), tree(child))));
-}
-
 function renderPart(part, answer) {
   if (part.type === "reasoning") return el("div", { class: "chat-part chat-reasoning", text: part.text });
   if (part.type === "text") return answer ? null : el("div", { class: "chat-part chat-text", text: part.text });
@@ -41,7 +32,7 @@ function renderPart(part, answer) {
       part.state === "output-error" ? el("div", { class: "failure", text: part.errorText }) : null);
   }
   if (part.type === "data-runport-output") {
-    return el("div", { class: "chat-part chat-tree", "aria-label": "the structured answer" }, tree(part.data.value));
+    return el("div", { class: "chat-part chat-tree tree", "aria-label": "the structured answer" }, tree(part.data.value));
   }
   if (part.type === "data-runport-receipt") {
     const receipt = part.data;

@@ -3,7 +3,7 @@
 
 const $ = (id) => document.getElementById(id);
 const TOKEN_KEY = "runport.token";
-const state = { token: sessionStorage.getItem(TOKEN_KEY) || "", contract: null, run: null };
+const state = { token: sessionStorage.getItem(TOKEN_KEY) || "", contract: null, run: null, tree: false };
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -14,6 +14,17 @@ function el(tag, attrs = {}, ...children) {
   }
   for (const child of children) if (child) node.append(child);
   return node;
+}
+
+// A structured answer as a tree of its keys and values (the form and the chat mode both draw
+// it with this): text, never markup.
+function tree(value) {
+  if (value === null || typeof value !== "object") {
+    return el("span", { class: "leaf", text: JSON.stringify(value) });
+  }
+  const entries = Array.isArray(value) ? value.map((v, i) => [i, v]) : Object.entries(value);
+  return el("ul", {}, ...entries.map(([key, child]) =>
+    el("li", { "data-key": String(key) }, el("span", { class: "key", text: `${key}: ` }), tree(child))));
 }
 
 function show(id, visible = true) { $(id).classList.toggle("hidden", !visible); }
@@ -264,7 +275,14 @@ function toolCall(index) {
 
 function onEvent(name, data) {
   if (name === "Delta") {
+    // kept while a tree shows the answer, and shown only if the answer stops being JSON
     $("output-text").append(document.createTextNode(data.text));
+  } else if (name === "OutputSnapshot") {
+    // a structured answer is drawn once, as the tree its snapshots fill in, not as its text
+    state.tree = true;
+    show("output-text", false);
+    $("output-tree").replaceChildren(tree(data.value));
+    show("output-tree");
   } else if (name === "ReasoningDelta") {
     // Text, never markup: the model's reasoning is as untrusted as its answer.
     const reasoning = $("reasoning-text");
@@ -281,6 +299,12 @@ function onEvent(name, data) {
   } else if (name === "Failed") {
     showError(data.code, "The run failed", data.message);
   } else if (name === "envelope") {
+    if (state.tree && data.result && typeof data.result.output === "string") {
+      // the text stopped being JSON: the answer is its text after all
+      state.tree = false;
+      show("output-tree", false);
+      show("output-text");
+    }
     renderReceipt(data);
   }
 }
@@ -309,7 +333,10 @@ function renderReceipt(envelope) {
     }
     const adapter = result.adapter;
     facts.push(...fact("adapter", `${adapter.id} ${adapter.version}${adapter.model ? ` · ${adapter.model}` : ""}`));
-    if (typeof result.output !== "string") facts.push(...fact("output", el("pre", { text: JSON.stringify(result.output, null, 2) })));
+    if (typeof result.output !== "string" && !state.tree) {
+      // a structured answer the run drew no tree of (the server sent no snapshots)
+      facts.push(...fact("output", el("div", { class: "tree", "aria-label": "the structured answer" }, tree(result.output))));
+    }
   }
   for (const [name, value] of Object.entries(envelope.fingerprints || {})) {
     facts.push(...fact(`${name} fingerprint`, value, true));
@@ -366,6 +393,10 @@ async function run(event) {
   show("reasoning-text", false);
   $("output-text").replaceChildren();
   $("output-text").classList.remove("stopped");
+  show("output-text");
+  $("output-tree").replaceChildren();
+  show("output-tree", false);
+  state.tree = false;
   $("tool-calls").replaceChildren();
   show("tool-calls", false);
   show("run-panel");
@@ -373,7 +404,7 @@ async function run(event) {
   state.run = controller;
   setRunning(true, "running…");
   try {
-    const response = await fetch(`/v1/contracts/${encodeURIComponent(contract.id)}/executions`, {
+    const response = await fetch(`/v1/contracts/${encodeURIComponent(contract.id)}/executions?partial_output=true`, {
       method: "POST",
       headers: headers({ "Content-Type": "application/json", Accept: "text/event-stream" }),
       body: JSON.stringify({ inputs }),
