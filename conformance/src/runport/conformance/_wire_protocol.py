@@ -130,7 +130,7 @@ class WireProtocol(abc.ABC):
     """The wire's word for each of the catalogue's finish reasons (``stop``, ``tool_calls``,
     ``length``) where it has its own; the receipt must carry the word as sent."""
     features: ClassVar[frozenset[str]] = frozenset()
-    """What the wire can say beyond the common ground: ``"redacted_reasoning"`` (a redacted
+    """What the wire can say beyond the common ground, such as ``"redacted_reasoning"`` (a redacted
     reasoning block, a signature without text). A case that needs a feature is played only
     by protocols that have it."""
     in_process: ClassVar[bool] = False

@@ -128,8 +128,8 @@ class PartialJSON:
 
     @property
     def error(self) -> PartialJSONError | None:
-        """Why reading stopped for good, if it did: the text stopped being JSON, or passed a
-        JSON bound (``MAX_JSON_DEPTH``, ``MAX_INT_DIGITS``)."""
+        """Why reading stopped for good (``None`` while it goes on); the text stopped being
+        JSON, or passed a JSON bound (``MAX_JSON_DEPTH``, ``MAX_INT_DIGITS``)."""
         return self._parser.error
 
 
@@ -190,7 +190,7 @@ class PartialOutput:
 
     @property
     def error(self) -> PartialJSONError | None:
-        """Why snapshots stopped, if they did: the answer stopped being JSON (``code``
+        """Why snapshots stopped (``None`` while they go on); the answer stopped being JSON (``code``
         ``TQX_OUTPUT_SCHEMA``, the receipt's output will be the text) or passed a JSON bound
         (``TQX_RUNTIME_INVALID_RESPONSE``, the call fails with it)."""
         return self._parser.error
