@@ -62,25 +62,35 @@ class _Snapshot(OutputSnapshot):
 _Snapshot.value = property(lambda self: self.__dict__["value"])  # type: ignore[assignment]
 
 
+# A snapshot is made per delta: its slots are set through their own descriptors, without the
+# attribute lookup ``object.__setattr__`` does on every call.
+_new = object.__new__
+_set_view = _Snapshot.__dict__["_view"].__set__
+_set_fields = _FIELDS.__set__
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
+
+
 def _plain(fields: dict[str, Any]) -> OutputSnapshot:
     return OutputSnapshot.model_construct(**fields)
 
 
 def _snapshot(view: View, completed: list[str], problems: list[Diagnostic]) -> OutputSnapshot:
-    snapshot = _Snapshot.__new__(_Snapshot)
+    snapshot = _new(_Snapshot)
     if view[0]:
-        _set(snapshot, "_view", None)
+        _set_view(snapshot, None)
         value = view[1]
     else:
-        _set(snapshot, "_view", view)
+        _set_view(snapshot, view)
         value = None
-    _FIELDS.__set__(
+    _set_fields(
         snapshot,
         {"kind": "OutputSnapshot", "value": value, "completed": completed, "problems": problems},
     )
-    _set(snapshot, "__pydantic_fields_set__", {"kind", "value", "completed", "problems"})
-    _set(snapshot, "__pydantic_extra__", None)
-    _set(snapshot, "__pydantic_private__", None)
+    _set_fields_set(snapshot, {"kind", "value", "completed", "problems"})
+    _set_extra(snapshot, None)
+    _set_private(snapshot, None)
     return snapshot
 
 
