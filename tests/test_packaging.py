@@ -342,7 +342,11 @@ def test_the_runport_wheel_holds_no_code_and_gives_a_working_command(
     assert ran.returncode == 0, ran.stderr
     assert '"output": "Rivers run downhill."' in ran.stdout
     adapters = runport("adapters")
-    assert [line.split()[0] for line in adapters.stdout.splitlines()] == ["mock", "openai"]
+    assert [line.split()[0] for line in adapters.stdout.splitlines()] == [
+        "mock",
+        "openai",
+        "openai-responses",
+    ]
     mcp = runport("mcp", "--contracts", tmp_path)
     assert mcp.returncode == 1
     assert mcp.stderr == (

@@ -88,6 +88,14 @@ def test_a_call_without_arguments_is_an_empty_object_sent_as_a_fragment() -> Non
     assert [getattr(e, "arguments_fragment", None) for e in turn.events] == ["", "{}"]
 
 
+def test_has_arguments_says_whether_any_fragment_arrived() -> None:
+    turn = TurnBuilder()
+    index = turn.open_call("lookup", "c0")
+    assert not turn.has_arguments(index)
+    turn.call_arguments(index, '{"a": 1}')
+    assert turn.has_arguments(index)
+
+
 def test_a_nameless_call_and_over_deep_arguments_are_invalid() -> None:
     with pytest.raises(PortError) as raised:
         TurnBuilder().open_call("")

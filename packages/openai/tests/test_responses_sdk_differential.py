@@ -1,9 +1,9 @@
 """For the same bytes, the Responses adapter's receipt agrees with what OpenAI's official SDK
-assembles — ``client.responses.stream(...).get_final_response()`` streamed (the ``response.incomplete``
-event's response for an incomplete turn: ``get_final_response`` knows only a completed one),
-``responses.create(...)`` unstreamed — on text, function calls, reasoning (summary text,
-item id, encrypted content), usage and status, across random turns and random chunkings of
-the body.
+assembles — ``client.responses.stream(...).get_final_response()`` streamed (the
+``response.incomplete`` event's response for an incomplete turn: ``get_final_response`` knows
+only a completed one), ``responses.create(...)`` unstreamed — on text, function calls,
+reasoning (summary text, item id, encrypted content), usage and status, across random turns
+and random chunkings of the body.
 
 The SDK is a test-only dependency (the tox env and the root dev group); both clients read the
 same bytes from the same loopback server. Where runport reads more than the SDK's view says —
@@ -14,6 +14,7 @@ are joined by the same rule, so the comparison is item for item.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -53,7 +54,7 @@ def function_call(draw: st.DrawFn) -> FunctionCall:
     text = json.dumps(draw(_arguments), ensure_ascii=False)
     cuts = sorted(set(draw(st.lists(st.integers(1, max(1, len(text) - 1)), max_size=4))))
     points = [0, *[c for c in cuts if 0 < c < len(text)], len(text)]
-    fragments = tuple(text[a:b] for a, b in zip(points, points[1:], strict=False))
+    fragments = tuple(text[a:b] for a, b in itertools.pairwise(points))
     call_id = f"call_{draw(st.integers(0, 10**6)):07d}"
     return FunctionCall(draw(st.sampled_from(["get_weather", "lookup"])), call_id, fragments)
 

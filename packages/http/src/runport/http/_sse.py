@@ -100,6 +100,8 @@ class SSEDecoder:
                 self._event = None
             elif line.startswith(b"data:"):
                 data.append(line[6:] if line.startswith(b"data: ") else line[5:])
+            elif line.startswith(b"event: "):  # on every frame of a typed stream: inlined
+                self._event = line[7:].decode("utf-8", "replace") or None
             else:
                 self._field(line)
         return events

@@ -288,6 +288,11 @@ class TurnBuilder:
     def has_call(self, index: int) -> bool:
         return index in self._calls
 
+    def has_arguments(self, index: int) -> bool:
+        """Whether any of call ``index``'s arguments arrived (a protocol that repeats them
+        whole at the call's end sends them only when none did)."""
+        return self._calls[index].arguments.count > 0
+
     def call_identity(self, index: int) -> tuple[str, str]:
         """``(call_id, name)`` of an announced call."""
         announcement = self._calls[index].announcement

@@ -90,7 +90,8 @@ class _EventStream(SSETurnDecoder):
         output = self._output
         events = self.turn.events
         text_event = self.turn.text_event
-        arguments_event = output.arguments_event
+        arguments_event = self.turn.arguments_event
+        by_position = output.by_position
         reasoning_event = output.reasoning_event
         loads = from_json
         for event, payload in self._frames.feed(data):
@@ -106,10 +107,13 @@ class _EventStream(SSETurnDecoder):
                         yield text_event(piece)
                         continue
                 elif kind == "response.function_call_arguments.delta":
-                    single = arguments_event(value)
-                    if single is not None:
-                        yield single
-                        continue
+                    index = by_position.get(value.get("output_index"))
+                    piece = value.get("delta")
+                    if index is not None and type(piece) is str and piece:
+                        single = arguments_event(index, piece)
+                        if single is not None:
+                            yield single
+                            continue
                 elif kind == "response.reasoning_summary_text.delta":
                     single = reasoning_event(value)
                     if single is not None:

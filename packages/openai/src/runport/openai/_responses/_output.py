@@ -52,9 +52,7 @@ class OutputAssembly:
     """
 
     __slots__ = (
-        "_argued",
         "_by_item",
-        "_by_position",
         "_open",
         "_piece",
         "_reasoned",
@@ -62,6 +60,7 @@ class OutputAssembly:
         "_said",
         "_secrets",
         "_seen",
+        "by_position",
         "texted",
         "turn",
     )
@@ -71,9 +70,9 @@ class OutputAssembly:
         self._secrets = secrets
         self._by_item: dict[Any, int] = {}
         """A function-call item's id (and ``output_index``) → its call's index."""
-        self._by_position: dict[Any, int] = {}
-        self._argued: set[int] = set()
-        """The calls whose arguments came as deltas."""
+        self.by_position: dict[Any, int] = {}
+        """A function call's ``output_index`` → its call's index (the decoder's fast path
+        reads it)."""
         self._open: object = _NONE
         """The id of the reasoning item whose block is the turn's latest (``_NONE``: no block
         takes pieces)."""
@@ -104,7 +103,6 @@ class OutputAssembly:
             index = self._announced(data)
             fragment = _text(data.get("delta"), "an arguments delta")
             if fragment:
-                self._argued.add(index)
                 self.turn.call_arguments(index, fragment)
         elif kind == "response.reasoning_summary_text.delta":
             self.reasoning_piece(data, ("summary", data.get("summary_index")))
@@ -116,10 +114,9 @@ class OutputAssembly:
             self.item(_item(data), data.get("output_index"))
         elif kind == "response.function_call_arguments.done":
             index = self._announced(data)
-            if index not in self._argued:
+            if not self.turn.has_arguments(index):
                 arguments = _text(data.get("arguments"), "a call's arguments")
                 if arguments:
-                    self._argued.add(index)
                     self.turn.call_arguments(index, arguments)
         elif kind in TERMINALS:
             response = data.get("response")
@@ -163,15 +160,6 @@ class OutputAssembly:
             return None
         return self.turn.reasoning_event(piece)
 
-    def arguments_event(self, data: dict[str, Any]) -> Any:
-        """The hot path's argument fragment for an announced call, else ``None``."""
-        fragment = data.get("delta")
-        index = self._by_position.get(data.get("output_index"))
-        if index is None or type(fragment) is not str or not fragment:
-            return None
-        self._argued.add(index)
-        return self.turn.arguments_event(index, fragment)
-
     def _open_block(self, key: Any, item_id: str | None, encrypted: str | None = None) -> None:
         metadata: dict[str, JsonValue] = {}
         if item_id is not None:
@@ -196,19 +184,17 @@ class OutputAssembly:
         call_id = _optional(item.get("call_id"), "a function call's call_id")
         arguments = _text(item.get("arguments"), "a function call's arguments")
         index = self.turn.open_call(name, call_id, arguments="" if whole else arguments)
-        if arguments and not whole:
-            self._argued.add(index)
         item_id = item.get("id")
         if item_id is not None:
             self._by_item[item_id] = index
         if type(position) is int:
-            self._by_position[position] = index
+            self.by_position[position] = index
         return index
 
     def _call_of(self, data: dict[str, Any], item_id: Any = None) -> int | None:
         """The announced call an event (or finished item) is about: by ``output_index`` (some
         servers — GitHub Copilot's — give an item a new id on every event), else by id."""
-        index = self._by_position.get(data.get("output_index"))
+        index = self.by_position.get(data.get("output_index"))
         if index is None:
             index = self._by_item.get(data.get("item_id") if item_id is None else item_id)
         return index
@@ -233,10 +219,9 @@ class OutputAssembly:
             index = self._call_of({"output_index": position}, item.get("id"))
             if index is None:
                 index = self._announce(item, position, whole=True)
-            if index not in self._argued:
+            if not self.turn.has_arguments(index):
                 arguments = _text(item.get("arguments"), "a function call's arguments")
                 if arguments:
-                    self._argued.add(index)
                     self.turn.call_arguments(index, arguments)
             self.turn.close_call(index)
         elif kind == "reasoning":
