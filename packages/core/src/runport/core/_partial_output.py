@@ -201,8 +201,8 @@ class PartialOutput:
     @property
     def error(self) -> PartialJSONError | None:
         """Why snapshots stopped (``None`` while they go on); the answer stopped being JSON
-        (``code`` ``TQX_OUTPUT_SCHEMA``, the receipt's output will be the text) or passed a JSON bound
-        (``TQX_RUNTIME_INVALID_RESPONSE``, the call fails with it)."""
+        (``code`` ``TQX_OUTPUT_SCHEMA``, the receipt's output will be the text) or passed a
+        JSON bound (``TQX_RUNTIME_INVALID_RESPONSE``, the call fails with it)."""
         return self._parser.error
 
     def _check(self, place: object, pointer: str, value: Any) -> None:
