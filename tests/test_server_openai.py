@@ -1,17 +1,21 @@
 """``runport serve --adapter openai`` against a keep-alive OpenAI-compatible server on
 127.0.0.1: every request goes through one adapter and one connection pool, made when the
-server starts and closed when it stops."""
+server starts and closed when it stops; a client that goes away mid-answer closes the
+adapter's upstream connection."""
 
 from __future__ import annotations
 
 import json
+import select
 import shutil
+import socket
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -20,6 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CONTRACT = ROOT / "examples" / "quickstart" / "contract.yaml"
 ANSWER = "Bytes arrive one by one\nthe pool keeps every socket\nnothing is reopened"
 PATH = "/v1/contracts/quickstart.haiku/executions"
+JSON = {"Content-Type": "application/json"}
 
 
 class _Upstream(ThreadingHTTPServer):
@@ -149,3 +154,157 @@ def test_every_request_goes_through_one_pool_closed_when_the_server_stops(
             break
         threading.Event().wait(0.01)
     assert upstream.open == 0, "the server stopped with its upstream connections still open"
+
+
+class _Held(ThreadingHTTPServer):
+    """An OpenAI-compatible upstream that sends the first bytes of its answer, streamed or
+    not, then holds the rest until the test lets it go, and records a client that closed
+    the connection meanwhile."""
+
+    daemon_threads = True
+    block_on_close = False
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _HeldHandler)
+        self.sent = threading.Event()
+        self.closed = threading.Event()
+        self.go_on = threading.Event()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+    def hold(self, connection: socket.socket) -> bool:
+        """Wait for ``go_on``; ``False`` (and ``closed`` set) when the client hung up first."""
+        while not self.go_on.is_set():
+            readable, _, _ = select.select([connection], [], [], 0.02)
+            if readable:
+                try:
+                    gone = connection.recv(1, socket.MSG_PEEK) == b""
+                except OSError:
+                    gone = True
+                if gone:
+                    self.closed.set()
+                    return False
+        return True
+
+
+class _HeldHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Held
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet."""
+
+    def do_POST(self) -> None:
+        request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        base = {"id": "chatcmpl-1", "created": 1, "model": request["model"]}
+        if request.get("stream"):
+            chunk = {**base, "object": "chat.completion.chunk"}
+            first, rest = (
+                f"data: {json.dumps({**chunk, 'choices': [choice]})}\n\n".encode()
+                for choice in (
+                    {"index": 0, "delta": {"role": "assistant", "content": "Bytes "}},
+                    {"index": 0, "delta": {}, "finish_reason": "stop"},
+                )
+            )
+            rest += b"data: [DONE]\n\n"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Connection", "close")
+        else:
+            message = {"role": "assistant", "content": ANSWER}
+            choice = {"index": 0, "message": message, "finish_reason": "stop"}
+            body = json.dumps({**base, "object": "chat.completion", "choices": [choice]})
+            first, rest = body[:20].encode(), body[20:].encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(first) + len(rest)))
+        self.end_headers()
+        try:
+            self.wfile.write(first)
+            self.wfile.flush()
+            self.server.sent.set()
+            if self.server.hold(self.connection):
+                self.wfile.write(rest)
+                self.wfile.flush()
+        except OSError:
+            self.server.closed.set()
+
+
+@pytest.fixture
+def held() -> Iterator[_Held]:
+    pytest.importorskip("runport.openai")
+    pytest.importorskip("runport.server")
+    server = _Held()
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01})
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.go_on.set()
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+@pytest.mark.parametrize("streamed", [True, False], ids=["events", "json"])
+def test_a_client_that_goes_away_mid_answer_closes_the_openai_upstream(
+    held: _Held, streamed: bool
+) -> None:
+    from runport.application import load_catalog
+    from runport.openai import create_async_adapter
+    from runport.server import create_app, serve_in_background
+
+    adapter = create_async_adapter(
+        base_url=held.base_url, model="tiny", api_key="sk-loopback", response_format_mode="none"
+    )
+    app = create_app(load_catalog(CONTRACT.parent, warn=pytest.fail), adapter)
+    body = json.dumps({"inputs": {"topic": "pools"}}).encode()
+    with serve_in_background(app) as url:
+        if streamed:
+            with (
+                httpx.Client(base_url=url, timeout=30) as http,
+                http.stream(
+                    "POST", PATH, content=body, headers={"Accept": "text/event-stream", **JSON}
+                ) as response,
+            ):
+                assert response.status_code == 200
+                for line in response.iter_lines():
+                    if line == "event: Delta":
+                        break
+        else:
+            # No byte comes back before the whole answer: hang up once the upstream is
+            # sending it.
+            where = urlsplit(url)
+            with socket.create_connection((where.hostname, where.port), timeout=30) as client:
+                head = f"POST {PATH} HTTP/1.1\r\nHost: {where.netloc}\r\n"
+                head += f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+                client.sendall(head.encode() + body)
+                assert held.sent.wait(30), "the upstream was never called"
+        assert held.closed.wait(30), "the upstream connection stayed open after the client left"
+
+
+def test_a_resumable_run_stopped_by_delete_closes_the_openai_upstream(held: _Held) -> None:
+    from runport.application import load_catalog
+    from runport.openai import create_async_adapter
+    from runport.server import MemoryEventLog, create_app, serve_in_background
+
+    adapter = create_async_adapter(
+        base_url=held.base_url, model="tiny", api_key="sk-loopback", response_format_mode="none"
+    )
+    catalog = load_catalog(CONTRACT.parent, warn=pytest.fail)
+    app = create_app(catalog, adapter, event_log=MemoryEventLog())
+    body = {"inputs": {"topic": "pools"}}
+    with serve_in_background(app) as url, httpx.Client(base_url=url, timeout=30) as http:
+        events = {"Accept": "text/event-stream"}
+        with http.stream("POST", PATH, json=body, headers=events) as response:
+            assert response.status_code == 200
+            run_id = response.headers["x-runport-run-id"]
+            lines = response.iter_lines()
+            for line in lines:
+                if line == "event: Delta":
+                    break
+            assert http.delete(f"/v1/runs/{run_id}").status_code == 202
+            assert held.closed.wait(30), "the upstream connection stayed open after the stop"
+            assert "event: envelope" in list(lines)

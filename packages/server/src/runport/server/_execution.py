@@ -1,8 +1,8 @@
 """One execution as an ASGI response: the envelope as JSON, or the run as server-sent events.
 
-The run happens in the request's own task, on the event loop (no worker thread), beside a
-watcher that waits for the client to go away. A client that disconnects cancels the run, and
-cancellation is the async port's caller stop: the adapter closes its upstream. (With
+The run happens in a task of its own, on the event loop (no worker thread), beside a watcher
+that waits for the client to go away. A client that disconnects cancels the run's task, once,
+and cancellation is the async port's caller stop: the adapter closes its upstream. (With
 ``--resumable`` a streamed run is decoupled from its connection instead: ``_resumable.py``.)
 """
 
@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import time
 
-import anyio
 from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
@@ -112,15 +111,20 @@ class Execution(Response):
         self._heartbeat = heartbeat
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        respond = self._stream if self._streamed else self._whole
+        # Plain asyncio tasks, not an anyio cancel scope: a cancelled scope cancels every
+        # await inside it again and again, the adapter's closing of its upstream included,
+        # while one task.cancel() lets that cleanup run to its end.
+        respond = asyncio.ensure_future(self._stream(send) if self._streamed else self._whole(send))
+        watch = asyncio.ensure_future(_disconnected(receive))
         try:
-            async with anyio.create_task_group() as group:
-                group.start_soon(_until_disconnected, receive, group.cancel_scope)
-                # OSError: the client went away while we wrote, a caller stop too
-                with contextlib.suppress(OSError):
-                    await respond(send)
-                group.cancel_scope.cancel()
+            await asyncio.wait({respond, watch}, return_when=asyncio.FIRST_COMPLETED)
+            if not respond.done():
+                respond.cancel()
+            # OSError: the client went away while we wrote, a caller stop too
+            with contextlib.suppress(asyncio.CancelledError, OSError):
+                await respond
         finally:
+            watch.cancel()
             if self._owned:
                 await aclose_adapter(self._adapter)
 
@@ -134,8 +138,10 @@ class Execution(Response):
     async def _stream(self, send: Send) -> None:
         writer = SSEWriter(send, new_run_id(), self._heartbeat)
         id_prefix, seq = f"id: {writer.run_id}:".encode(), 0
-        async with anyio.create_task_group() as beats:
-            beats.start_soon(writer.heartbeats)
+        # The heartbeats as a task of their own, cancelled once: not a task group, whose
+        # cancelled scope would cancel the adapter's cleanup as well.
+        beats = asyncio.ensure_future(writer.heartbeats())
+        try:
             async with astream(
                 self._contract,
                 self._adapter,
@@ -153,7 +159,8 @@ class Execution(Response):
                         await asyncio.sleep(0)
                         turn = time.monotonic() + STREAM_SLICE_S
                 envelope = events.envelope
-            beats.cancel_scope.cancel()
+        finally:
+            beats.cancel()
         if not writer.started:
             # No event at all: the call was refused before the adapter ran.
             status = status_for(envelope)
@@ -165,9 +172,6 @@ class Execution(Response):
         await writer.end()
 
 
-async def _until_disconnected(receive: Receive, scope: anyio.CancelScope) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            scope.cancel()
-            return
+async def _disconnected(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass

@@ -179,13 +179,18 @@ class _Producer:
         self.pending: list[LogEntry] = []
         self.flushing: asyncio.Future[None] | None = None
         self.ending: _Ending | None = None
-        self.scope = anyio.CancelScope()
+        self.working: asyncio.Task[list[Frame]] | None = None
+        self.cancelled = False
         self.begun: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
 
     def stop(self, code: str, message: str) -> None:
         if self.ending is None:
             self.ending = _Ending(code, message)
-        self.scope.cancel()
+        # One task.cancel(), never again (the watch may ask more than once): a second would
+        # cancel the adapter's closing of its upstream, as a cancelled anyio scope would.
+        if self.working is not None and not self.cancelled:
+            self.cancelled = True
+            self.working.cancel()
 
     async def _emit(self, event: str, data: str) -> None:
         self.seq += 1
@@ -247,8 +252,13 @@ class _Producer:
         watch = asyncio.ensure_future(self._watch())
         try:
             last = None
-            with self.scope:
-                last = await self.job.run(self._emit, self.begun)
+            if self.ending is None:  # not stopped before it began
+                self.working = asyncio.ensure_future(self.job.run(self._emit, self.begun))
+                try:
+                    last = await self.working
+                except asyncio.CancelledError:
+                    if not self.cancelled:
+                        raise  # not a stop: this task itself was cancelled
             watch.cancel()
             await self._written()
             if last is not None and self.ending is None:
