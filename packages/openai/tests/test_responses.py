@@ -290,10 +290,11 @@ def test_how_a_turn_ends(client: httpx.Client) -> None:
     assert (refused.text, refused.finish_reason) == ("No.", "content_filter")
 
 
-def test_message_items_are_one_answer_a_blank_line_between(client: httpx.Client) -> None:
+def test_message_items_are_one_answer_joined_as_sent(client: httpx.Client) -> None:
     turn = Turn([Message(("I'll check", ".")), BuiltIn(), Message(("It is ", "sunny."))])
     outcome = streamed(client, turn)
-    assert outcome.deltas == ["I'll check", ".", "\n\n", "It is ", "sunny."]
+    assert outcome.deltas == ["I'll check", ".", "It is ", "sunny."]
+    assert outcome.receipt.text == "I'll check.It is sunny."
     assert outcome.receipt == unstreamed(client, turn)
 
 

@@ -109,11 +109,6 @@ def sdk(player: Playback) -> Iterator[Any]:
 
 
 def sdk_view(response: Any) -> dict[str, Any]:
-    texts = [
-        "".join(part.text for part in item.content if part.type == "output_text")
-        for item in response.output
-        if item.type == "message"
-    ]
     reasoning = []
     for item in response.output:
         if item.type == "reasoning":
@@ -127,7 +122,7 @@ def sdk_view(response: Any) -> dict[str, Any]:
     ]
     details = response.usage.output_tokens_details
     return {
-        "text": "\n\n".join(text for text in texts if text) or None,
+        "text": response.output_text or None,
         "calls": calls or None,
         "reasoning": reasoning or None,
         "usage": (

@@ -22,17 +22,17 @@ _NONE: Final = object()
 """``OutputAssembly._open`` before any reasoning block opened (a block may have no id)."""
 
 SEPARATOR: Final = "\n\n"
-"""Between the summary parts of one reasoning item (each a paragraph, usually headed), and
-between the texts of message items (a ``commentary`` preamble and the ``final_answer``, the
-text before and after a built-in tool): sent as an event of its own when the next begins, so
-the joined deltas are the text, streamed or not."""
+"""Between the summary parts of one reasoning item (each a paragraph, usually headed): sent as
+an event of its own when the next begins, so the joined deltas are the text, streamed or not.
+The texts of several message items are joined as sent, with nothing between them (what the
+SDK's ``output_text`` gives, and what the conformance law expects of text around a call)."""
 
 
 class OutputAssembly:
     """Reads one response into ``turn``.
 
     Output items, in order: a ``message`` item's ``output_text`` is the answer's text (the
-    texts of several items joined by ``SEPARATOR``; a ``refusal`` part too: nothing the model
+    texts of several items joined as sent; a ``refusal`` part too: nothing the model
     said is lost, and the turn's finish reason is then ``content_filter``,
     adr/0032-openai-responses-stateless.md); a ``function_call`` item is a call — ``call_id``
     the item's, numbered in the order of function-call items; a ``reasoning`` item is one
@@ -57,7 +57,6 @@ class OutputAssembly:
         "_piece",
         "_reasoned",
         "_refused",
-        "_said",
         "_secrets",
         "_seen",
         "by_position",
@@ -83,8 +82,6 @@ class OutputAssembly:
         self.texted = False
         """Whether the current message item's text has begun (the decoder's fast path takes
         a text delta only then)."""
-        self._said = False
-        """Whether any message item gave text: the next one's opens with ``SEPARATOR``."""
         self._refused = False
         self._seen = False
         """Whether any output item was announced or finished in the stream."""
@@ -228,12 +225,9 @@ class OutputAssembly:
             self._reasoning_item(item, position)
 
     def _say(self, piece: str) -> None:
-        """A non-empty piece of the answer; the first of a message item after another's text
-        opens with ``SEPARATOR``. (The decoder's fast path takes the item's later pieces.)"""
-        if not self.texted:
-            if self._said:
-                self.turn.text(SEPARATOR)
-            self.texted = self._said = True
+        """A non-empty piece of the answer. (The decoder's fast path takes the item's later
+        pieces once ``texted``.)"""
+        self.texted = True
         self.turn.text(piece)
 
     def _message(self, item: dict[str, Any]) -> None:
