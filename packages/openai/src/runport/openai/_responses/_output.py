@@ -68,13 +68,13 @@ class OutputAssembly:
         self.turn = turn
         self._secrets = secrets
         self._by_item: dict[Any, int] = {}
-        """A function-call item's id (and ``output_index``) → its call's index."""
+        """A function-call item's id → its call's index."""
         self.by_position: dict[Any, int] = {}
         """A function call's ``output_index`` → its call's index (the decoder's fast path
         reads it)."""
         self._open: object = _NONE
-        """The id of the reasoning item whose block is the turn's latest (``_NONE``: no block
-        takes pieces)."""
+        """Which reasoning item's block is the turn's latest — its ``output_index``, else its
+        id (``_NONE``: no block takes pieces)."""
         self._reasoned = False
         """Whether the open block has any text."""
         self._piece: tuple[str, Any] | None = None
