@@ -10,7 +10,12 @@ from pathlib import Path
 import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-FOLDERS = sorted(path for path in EXAMPLES.iterdir() if path.is_dir())
+FOLDERS = sorted(
+    path
+    for path in EXAMPLES.iterdir()
+    # not __pycache__, which importing examples/ollama_chat.py (tests/test_example_ollama.py) makes
+    if path.is_dir() and not path.name.startswith(("_", "."))
+)
 
 
 def test_there_are_examples() -> None:
