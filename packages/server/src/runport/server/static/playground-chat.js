@@ -162,8 +162,10 @@ async function sendChat(event) {
       while ((cut = buffer.indexOf("\n\n")) >= 0) {
         const frame = buffer.slice(0, cut);
         buffer = buffer.slice(cut + 2);
-        const data = frame.startsWith("data: ") ? frame.slice(6) : null;
-        if (data && data !== "[DONE]") applyChunk(answer, JSON.parse(data), open);
+        // an SSE frame's lines: "id: <run>:<seq>", ": ping" heartbeats, and its data lines
+        const lines = frame.split("\n").filter((line) => line.startsWith("data:"));
+        const data = lines.map((line) => line.slice(5).replace(/^ /, "")).join("\n");
+        if (lines.length && data !== "[DONE]") applyChunk(answer, JSON.parse(data), open);
       }
       if (!drawn) { drawn = true; requestAnimationFrame(draw); }
     }
