@@ -9,7 +9,6 @@ and cancellation is the async port's caller stop: the adapter closes its upstrea
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 
 from starlette.responses import Response
@@ -20,6 +19,7 @@ from runport.contracts import ErrorCode, OperationEnvelope, RunEvent
 from runport.core import Contract
 from runport.ports import AsyncRuntimeAdapter
 from runport.server._body import ExecutionCall
+from runport.server._disconnect import respond_until_disconnected
 from runport.server._sse import DEFAULT_HEARTBEAT_S, SSEWriter, new_run_id
 
 _INPUT_CODES = frozenset(
@@ -111,20 +111,11 @@ class Execution(Response):
         self._heartbeat = heartbeat
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        # Plain asyncio tasks, not an anyio cancel scope: a cancelled scope cancels every
-        # await inside it again and again, the adapter's closing of its upstream included,
-        # while one task.cancel() lets that cleanup run to its end.
-        respond = asyncio.ensure_future(self._stream(send) if self._streamed else self._whole(send))
-        watch = asyncio.ensure_future(_disconnected(receive))
         try:
-            await asyncio.wait({respond, watch}, return_when=asyncio.FIRST_COMPLETED)
-            if not respond.done():
-                respond.cancel()
-            # OSError: the client went away while we wrote, a caller stop too
-            with contextlib.suppress(asyncio.CancelledError, OSError):
-                await respond
+            await respond_until_disconnected(
+                self._stream(send) if self._streamed else self._whole(send), receive
+            )
         finally:
-            watch.cancel()
             if self._owned:
                 await aclose_adapter(self._adapter)
 
@@ -170,8 +161,3 @@ class Execution(Response):
                 return
         await writer.write(b"%s%d\n%s" % (id_prefix, seq + 1, envelope_frame(envelope)))
         await writer.end()
-
-
-async def _disconnected(receive: Receive) -> None:
-    while (await receive())["type"] != "http.disconnect":
-        pass

@@ -10,7 +10,6 @@ protocol's error shape, never a stream that starts and fails.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
@@ -22,6 +21,7 @@ from runport.contracts import ErrorCode, RunEvent
 from runport.core import Contract
 from runport.ports import AsyncRuntimeAdapter
 from runport.server._chat import ChatCall
+from runport.server._disconnect import respond_until_disconnected
 from runport.server._errors import RequestRefused
 from runport.server._sse import DEFAULT_HEARTBEAT_S, RUN_ID_HEADER, SSEWriter, new_run_id, numbered
 
@@ -76,20 +76,9 @@ class FrontendRun(Response):
         self._owned = owned
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        # Plain asyncio tasks, not an anyio cancel scope: a cancelled scope cancels every
-        # await inside it again and again, the adapter's closing of its upstream included,
-        # while one task.cancel() lets that cleanup run to its end.
-        respond = asyncio.ensure_future(self._respond(scope, receive, send))
-        watch = asyncio.ensure_future(_disconnected(receive))
         try:
-            await asyncio.wait({respond, watch}, return_when=asyncio.FIRST_COMPLETED)
-            if not respond.done():
-                respond.cancel()
-            # OSError: the client went away while we wrote, a caller stop too
-            with contextlib.suppress(asyncio.CancelledError, OSError):
-                await respond
+            await respond_until_disconnected(self._respond(scope, receive, send), receive)
         finally:
-            watch.cancel()
             self._on_done()
             if self._owned:
                 await aclose_adapter(self._adapter)
@@ -134,8 +123,3 @@ class FrontendRun(Response):
             finally:
                 beats.cancel()
         await writer.end()
-
-
-async def _disconnected(receive: Receive) -> None:
-    while (await receive())["type"] != "http.disconnect":
-        pass
