@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -30,12 +31,14 @@ def contracts(tmp_path: Path) -> Path:
     return folder
 
 
-def _serve(*args: str | Path) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+def _serve(
+    *args: str | Path, env: dict[str, str] | None = None
+) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     process = subprocess.Popen(
         [sys.executable, "-m", "runport.cli", "serve", "--port", "0", *map(str, args)],
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+        env={**os.environ, "PYTHONIOENCODING": "utf-8", **(env or {})},
     )
     assert process.stderr is not None
     said: list[str] = []
@@ -139,3 +142,104 @@ def test_serve_answers_only_for_its_own_names_and_pages(contracts: Path) -> None
         own = httpx.post(path, json={"inputs": {"topic": "rivers"}}, headers={"Origin": url})
         assert own.status_code == 200
         assert own.json()["ok"]
+
+
+REASONING_SCENARIO = """\
+api_version: runport.mock/v1
+id: cli-reasoning
+turns:
+  - events:
+      - {kind: reasoning_delta, text: "Rivers first.", signature: sig-rivers}
+      - {kind: delta, text: "Rivers run downhill."}
+      - {kind: finish, finish_reason: stop}
+"""
+
+
+def _chat(url: str, *messages: dict[str, object]) -> httpx.Response:
+    body = {"id": "chat-1", "messages": list(messages), "trigger": "submit-message"}
+    return httpx.post(f"{url}/v1/contracts/cli.echo/chat", json=body, timeout=30)
+
+
+def _user(text: str, message_id: str) -> dict[str, object]:
+    return {"id": message_id, "role": "user", "parts": [{"type": "text", "text": text}]}
+
+
+def _answer(stream: str) -> dict[str, object]:
+    """The assistant UIMessage a client keeps: the reasoning part with the metadata of its
+    ``reasoning-end`` (the seal), and the text."""
+    chunks = [
+        json.loads(line.removeprefix("data: "))
+        for line in stream.splitlines()
+        if line.startswith("data: {")
+    ]
+    (end,) = [chunk for chunk in chunks if chunk["type"] == "reasoning-end"]
+    text = "".join(chunk["delta"] for chunk in chunks if chunk["type"] == "text-delta")
+    reasoning = "".join(chunk["delta"] for chunk in chunks if chunk["type"] == "reasoning-delta")
+    parts = [
+        {"type": "step-start"},
+        {
+            "type": "reasoning",
+            "text": reasoning,
+            "state": "done",
+            "providerMetadata": end["providerMetadata"],
+        },
+        {"type": "text", "text": text, "state": "done"},
+    ]
+    return {"id": "a1", "role": "assistant", "parts": parts}
+
+
+def test_servers_given_one_reasoning_key_take_each_others_conversations(
+    contracts: Path, tmp_path: Path
+) -> None:
+    scenario = tmp_path / "reasoning.yaml"
+    scenario.write_text(REASONING_SCENARIO, encoding="utf-8")
+    key_file = tmp_path / "reasoning.key"
+    key_file.write_bytes(b"one key for every server of this deployment\n")
+    common = ("--contracts", contracts, "--scenario", scenario)
+    shared = {"RUNPORT_SERVER_REASONING_KEY": "one key for every server of this deployment"}
+    for url, _ in _serve(*common, env=shared):
+        first = _chat(url, _user("rivers", "u1"))
+    assert first.status_code == 200
+    answer = _answer(first.text)
+    sealed = answer["parts"][1]["providerMetadata"]["runport"]  # type: ignore[index]
+    assert sealed["reasoning"][0]["provider_metadata"] == {"mock": {"signature": "sig-rivers"}}
+    conversation = (_user("rivers", "u1"), answer, _user("lakes", "u2"))
+    # Another process, the key from a file: the conversation goes on.
+    for url, _ in _serve(*common, "--reasoning-key-file", key_file):
+        assert _chat(url, *conversation).status_code == 200
+    # A process with a key of its own (none given): the seal is refused, nothing runs.
+    for url, _ in _serve(*common):
+        refused = _chat(url, *conversation)
+        assert refused.status_code == 400
+        assert "seal does not match" in refused.json()["errorText"]
+
+
+def test_serve_refuses_a_reasoning_key_too_short_to_seal_with(
+    contracts: Path, tmp_path: Path
+) -> None:
+    key_file = tmp_path / "short.key"
+    key_file.write_bytes(b"short\n")
+    result = Cli()(
+        "serve",
+        "--contracts",
+        contracts,
+        "--scenario",
+        QUICK / "scenario.yaml",
+        "--reasoning-key-file",
+        key_file,
+    )
+    assert result.returncode == 1
+    assert result.stderr.startswith(
+        "runport: error: usage: a reasoning key must be at least 32 bytes, not 5"
+    )
+    missing = Cli()(
+        "serve",
+        "--contracts",
+        contracts,
+        "--scenario",
+        QUICK / "scenario.yaml",
+        "--reasoning-key-file",
+        tmp_path / "absent.key",
+    )
+    assert missing.returncode == 1
+    assert "cannot read --reasoning-key-file" in missing.stderr

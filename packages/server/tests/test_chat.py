@@ -196,7 +196,9 @@ def test_a_forged_reasoning_signature_is_refused_before_anything_runs(
 def test_reasoning_sealed_by_another_server_is_refused(scripted: httpx.Client) -> None:
     answer = first_answer(scripted)  # sealed with the scripted server's key
     recording = Recording()
-    app = create_app(catalog(), recording.adapter, reasoning_key=b"another server")
+    app = create_app(
+        catalog(), recording.adapter, reasoning_key=b"another server, of another deployment"
+    )
     with serve_in_background(app) as url:
         body = chat_body(user("Delft"), answer, user("Oslo", "u2"))
         response = httpx.post(f"{url}{CHAT}", json=body, timeout=30)
@@ -554,3 +556,11 @@ def test_partial_output_false_sends_the_answer_only_once_it_is_whole() -> None:
     assert receipts[-1]["output"] == {"coat": "light jacket"}
     assert "STATE_SNAPSHOT" not in ag_ui
     assert "STATE_DELTA" not in ag_ui
+
+
+@pytest.mark.parametrize("key", [b"", b"x" * 31, "a text key of more than thirty-two characters"])
+def test_a_reasoning_key_too_short_or_not_bytes_is_refused_before_the_app_exists(
+    key: object,
+) -> None:
+    with pytest.raises(ValueError, match="reasoning key"):
+        create_app(catalog(), Recording().adapter, reasoning_key=key)  # type: ignore[arg-type]

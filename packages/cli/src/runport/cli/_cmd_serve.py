@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
 from runport.cli._errors import CliError
 from runport.cli._surfaces import add_folder_options, extra_missing, warn
@@ -17,6 +18,7 @@ from runport.cli._surfaces import add_folder_options, extra_missing, warn
 INSTALL_HINT = "runport serve needs the runport-server package: pip install 'runport[server]'"
 HELP = "serve a folder of contracts over HTTP, with a playground page"
 TOKEN_VARIABLE = "RUNPORT_SERVER_TOKEN"
+REASONING_KEY_VARIABLE = "RUNPORT_SERVER_REASONING_KEY"
 _WILDCARDS = frozenset({"0.0.0.0", "::", ""})
 
 
@@ -57,7 +59,31 @@ def configure(parser: argparse.ArgumentParser) -> None:
             "and --host; any other Host header is refused (repeatable)"
         ),
     )
+    parser.add_argument(
+        "--reasoning-key-file",
+        type=Path,
+        metavar="PATH",
+        help=(
+            "the key (at least 32 bytes) that seals the reasoning the chat routes send to the "
+            "browser; servers behind one balancer share one (default: "
+            f"${REASONING_KEY_VARIABLE}, else a new key at each start)"
+        ),
+    )
     add_resumable_options(parser)
+
+
+def _reasoning_key(args: argparse.Namespace) -> bytes | None:
+    """The key from ``--reasoning-key-file`` (its bytes, without the line end an editor
+    adds), else from the environment; ``None`` lets the server draw one."""
+    path: Path | None = args.reasoning_key_file
+    if path is not None:
+        try:
+            key = path.read_bytes()
+        except OSError as error:
+            raise CliError("usage", f"cannot read --reasoning-key-file {path}: {error}") from None
+        return key.rstrip(b"\r\n")
+    value = os.environ.get(REASONING_KEY_VARIABLE)
+    return value.encode() if value else None
 
 
 def add_resumable_options(parser: argparse.ArgumentParser) -> None:
@@ -153,6 +179,7 @@ def main(args: argparse.Namespace) -> int:
             retention=args.retention,
             lease=args.lease,
             tools=tools,
+            reasoning_key=_reasoning_key(args),
             warn=warn,
         )
     except CatalogError as error:

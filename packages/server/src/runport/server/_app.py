@@ -35,6 +35,7 @@ from runport.server._event_log import EventLog
 from runport.server._execution import Execution
 from runport.server._frontend_routes import frontend_routes
 from runport.server._guard import RequestGuard, check_allowed_hosts
+from runport.server._reasoning_seal import check_reasoning_key
 from runport.server._resumable import ResumableExecution, run_events, stop_run
 from runport.server._runs import DEFAULT_ORPHAN_TIMEOUT_S, Runs
 from runport.server._sse import DEFAULT_HEARTBEAT_S, RUN_ID_HEADER, check_heartbeat
@@ -151,6 +152,7 @@ def create_app(
     if read_timeout is None:
         raise ValueError("body_timeout must be a positive, finite number of seconds")
     check_allowed_hosts(allowed_hosts)
+    check_reasoning_key(reasoning_key)
     beat = check_heartbeat(heartbeat)
     runs = None if event_log is None else Runs(event_log, orphan_timeout=orphan_timeout)
     shared = adapter if isinstance(adapter, AsyncRuntimeAdapter | RuntimeAdapter) else None

@@ -16,11 +16,27 @@ from runport.contracts import ReasoningPart, canonical_json
 PROVIDER_KEY = "runport"
 """The provider-metadata namespace runport's own entries live under, in both protocols."""
 
+MIN_REASONING_KEY_BYTES = 32
+"""The shortest key that may seal reasoning (as long as the HMAC-SHA256 it keys)."""
+
 _PARTS: TypeAdapter[list[ReasoningPart]] = TypeAdapter(list[ReasoningPart])
 
 
 class SealBroken(ValueError):
     """Reasoning metadata that was not sealed by this server, or was changed since."""
+
+
+def check_reasoning_key(key: bytes | None) -> None:
+    """Refuse (``ValueError``) a key too short to seal with: a guessable key would let a
+    client forge reasoning that goes to the provider as the model's own."""
+    if key is None:
+        return
+    if not isinstance(key, bytes):
+        raise ValueError(f"a reasoning key is bytes, not {type(key).__name__}")
+    if len(key) < MIN_REASONING_KEY_BYTES:
+        raise ValueError(
+            f"a reasoning key must be at least {MIN_REASONING_KEY_BYTES} bytes, not {len(key)}"
+        )
 
 
 def _seal(key: bytes, parts: JsonValue) -> str:

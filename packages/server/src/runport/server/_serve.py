@@ -28,6 +28,7 @@ from runport.server._protocol import (
     DEFAULT_MAX_CONNECTIONS,
     guarded_protocol,
 )
+from runport.server._reasoning_seal import check_reasoning_key
 from runport.server._runs import DEFAULT_ORPHAN_TIMEOUT_S, check_orphan_timeout
 from runport.server._sse import DEFAULT_HEARTBEAT_S, check_heartbeat
 
@@ -49,6 +50,7 @@ def prepare(
     retention: float = DEFAULT_RETENTION_S,
     lease: float = DEFAULT_LEASE_S,
     tools: Sequence[Tool | Callable[..., object]] = (),
+    reasoning_key: bytes | None = None,
     warn: Callable[[str], None],
 ) -> ASGIApp:
     """Everything ``runport serve`` does before serving: load the folder, make the adapter.
@@ -56,7 +58,9 @@ def prepare(
     With a ``scenario`` (the mock) every request gets a fresh adapter, so each plays the
     scenario from its first turn; any other adapter is made once, here — off the event loop —
     and shared by every request (one connection pool), then closed when the server stops.
-    ``tools`` are what a chat's run may call.
+    ``tools`` are what a chat's run may call, and ``reasoning_key`` (at least 32 bytes; a
+    random one when ``None``) seals the reasoning the chat routes send to the browser: server
+    processes behind one balancer share one, so each takes the others' conversations.
 
     With ``resumable`` runs outlive their connections (docs/server.md): their events go to
     the ``event_log`` — ``"memory"`` (the default, this process) or a ``redis://`` URL shared
@@ -70,6 +74,7 @@ def prepare(
     # The options first: a token or host no client could use is refused before any work.
     token_secret(token)
     check_allowed_hosts(allowed_hosts)
+    check_reasoning_key(reasoning_key)
     check_heartbeat(heartbeat)
     check_orphan_timeout(orphan_timeout)
     if event_log is not None and not resumable:
@@ -94,6 +99,7 @@ def prepare(
         event_log=log,
         orphan_timeout=orphan_timeout,
         tools=tools,
+        reasoning_key=reasoning_key,
     )
     if isinstance(source, AsyncRuntimeAdapter):
         app.router.lifespan_context = _closing(source, app.router.lifespan_context)
