@@ -10,7 +10,7 @@ from typing import Final
 
 import pytest
 
-from runport.conformance._cases import independent_fingerprint
+from runport.conformance._cases import independent_fingerprint, independent_request_fingerprint
 from runport.conformance._checks import EVENT_ADAPTER, diff, dump, grammar_problem, validity
 from runport.conformance._harness import Harness
 from runport.conformance._observe import broken
@@ -63,7 +63,7 @@ class BlackBoxTests(ReceiptTests):
             problems = assembler.assembly_problems(receipt)
             if problems:
                 broken(3, name, "; ".join(problems), seen=outcome.events)
-        if receipt.request_fingerprint != independent_fingerprint(
+        if receipt.request_fingerprint != independent_request_fingerprint(
             sample.interaction.model_dump(mode="json")
         ) or receipt.output_fingerprint != independent_fingerprint(receipt.output):
             broken("fingerprints", name, "a fingerprint differs from the recomputed one")

@@ -9,6 +9,7 @@ the script by the wire rules of docs/wire-types.md, never from an adapter.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
@@ -283,7 +284,7 @@ class Case:
                 usage["input_tokens"] += step.input_tokens
                 usage["output_tokens"] += step.output_tokens
         receipt: dict[str, Any] = {
-            "request_fingerprint": independent_fingerprint(
+            "request_fingerprint": independent_request_fingerprint(
                 self.request().interaction.model_dump(mode="json")
             ),
             "output_fingerprint": independent_fingerprint(output),
@@ -371,6 +372,33 @@ def independent_fingerprint(value: Any) -> str:
         value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
     ).encode("utf-8")
     return hashlib.sha256(encoded).hexdigest()
+
+
+def independent_request_fingerprint(interaction: Mapping[str, Any]) -> str:
+    """The request fingerprint of an interaction's JSON dump, recomputed by the suite: an
+    image or file part that carries its bytes (``data``, base64) counts as the SHA-256 of
+    those bytes (``sha256``), as docs/wire-types.md says, so a receipt never holds an image."""
+    return independent_fingerprint(
+        {
+            **interaction,
+            "messages": [
+                _with_part_digests(message) for message in interaction.get("messages", [])
+            ],
+        }
+    )
+
+
+def _with_part_digests(message: Mapping[str, Any]) -> Mapping[str, Any]:
+    content = message.get("content")
+    if not isinstance(content, list):
+        return message
+    parts = []
+    for part in content:
+        if isinstance(part, dict) and part.get("kind") in ("image", "file") and "data" in part:
+            digest = hashlib.sha256(base64.b64decode(part["data"], validate=True)).hexdigest()
+            part = {**{k: v for k, v in part.items() if k != "data"}, "sha256": digest}
+        parts.append(part)
+    return {**message, "content": parts}
 
 
 def schema_accepts(schema: Mapping[str, Any], value: Any) -> bool:

@@ -20,6 +20,7 @@ from runport.conformance._cases import (
     Case,
     Text,
     independent_fingerprint,
+    independent_request_fingerprint,
     thread_cases,
 )
 from runport.conformance._checks import (
@@ -75,7 +76,9 @@ class ReceiptTests(LawTests):
             receipt = outcome.receipt
             if receipt is None:
                 broken("fingerprints", case.name, f"{mode} returned no receipt", outcome=outcome)
-            interaction = independent_fingerprint(request.interaction.model_dump(mode="json"))
+            interaction = independent_request_fingerprint(
+                request.interaction.model_dump(mode="json")
+            )
             if receipt.request_fingerprint != interaction:
                 broken(
                     "fingerprints",
@@ -200,7 +203,7 @@ class ReceiptTests(LawTests):
                     outcome=outcome,
                 )
             request = cases[number].request()
-            if outcome.receipt.request_fingerprint != independent_fingerprint(
+            if outcome.receipt.request_fingerprint != independent_request_fingerprint(
                 request.interaction.model_dump(mode="json")
             ):
                 broken("thread safety", name, "the receipt answers another thread's request")
