@@ -89,6 +89,12 @@ class _Threaded(AsyncRuntimeAdapter):
             worker.add_done_callback(_retrieve)
             raise
 
+    async def aclose(self) -> None:
+        """The wrapped adapter's ``close()``, on a worker thread (it may wait on sockets)."""
+        close = getattr(self.adapter, "close", None)
+        if callable(close):
+            await asyncio.to_thread(close)
+
     async def execute_streaming(
         self, request: ExecutionRequest, sink: AsyncSink
     ) -> ExecutionReceipt:
@@ -151,6 +157,18 @@ class _OnLoop(RuntimeAdapter):
     def execute_streaming(self, request: ExecutionRequest, sink: Sink) -> ExecutionReceipt:
         _outside_a_loop()
         return asyncio.run(self.adapter.execute_streaming(request, sink))
+
+    def close(self) -> None:
+        """The wrapped adapter's ``aclose()`` on a fresh event loop (a plain ``close()`` as
+        it is), as every call of this bridge runs."""
+        _outside_a_loop()
+        aclose = getattr(self.adapter, "aclose", None)
+        if callable(aclose):
+            asyncio.run(aclose())
+            return
+        close = getattr(self.adapter, "close", None)
+        if callable(close):
+            close()
 
 
 def _outside_a_loop() -> None:
