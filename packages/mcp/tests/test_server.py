@@ -504,3 +504,39 @@ def test_partial_output_must_be_a_boolean() -> None:
 
     text = error_text(served(lambda: Chunks(CHUNKS), body, mode="auto"))
     assert text.startswith("TQX_DATA_INVALID: 'partial_output' must be a boolean")
+
+
+class Kept(Chunks):
+    """One adapter for the whole session: counts its calls and its closing."""
+
+    def __init__(self) -> None:
+        super().__init__(CHUNKS)
+        self.calls = 0
+        self.closed = 0
+
+    def execute_streaming(self, request: ExecutionRequest, sink: Sink) -> ExecutionReceipt:
+        self.calls += 1
+        return super().execute_streaming(request, sink)
+
+    def close(self) -> None:
+        self.closed += 1
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_one_adapter_given_serves_every_call_and_is_closed_when_the_session_ends(
+    mode: str,
+) -> None:
+    kept = Kept()
+    server = create_server(CATALOG, kept)
+    seen: list[tuple[int, int]] = []
+
+    async def main() -> None:
+        async with Client(server, mode=mode) as client:
+            for _ in range(3):
+                envelope = envelope_of(await client.call_tool("execute_contract", ECHO))
+                assert envelope.ok
+                seen.append((kept.calls, kept.closed))
+
+    anyio.run(main)
+    assert seen == [(1, 0), (2, 0), (3, 0)]
+    assert kept.closed == 1

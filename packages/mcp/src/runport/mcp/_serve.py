@@ -35,9 +35,11 @@ def prepare(
     catalog = load_catalog(contracts, warn=warn)
     if not catalog:
         warn(f"no contracts loaded from {contracts}")
-    return create_server(
-        catalog, async_adapter_factory(adapter, scenario=scenario), version=_version()
-    )
+    # With a scenario (the mock) each call gets a fresh adapter, playing it from its first
+    # turn; any other adapter is made once, here, and shared by every call (one connection
+    # pool), then closed when the session ends — as runport serve does.
+    build = async_adapter_factory(adapter, scenario=scenario)
+    return create_server(catalog, build if scenario is not None else build(), version=_version())
 
 
 def serve_stdio(server: Server[Any]) -> None:

@@ -8,8 +8,9 @@ errors whose text starts with a stable ``TQX_`` code a host can key on.
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 from pydantic import TypeAdapter
@@ -20,15 +21,20 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 from runport.application import Catalog, aclose_adapter, aexecute_contract, close_adapter, to_async
 from runport.contracts import ErrorCode, OperationEnvelope, RunEvent
+from runport.core import Contract
 from runport.ports import AsyncRuntimeAdapter, RuntimeAdapter
 
 LIST_CONTRACTS = "list_contracts"
 EXECUTE_CONTRACT = "execute_contract"
 
 AdapterFactory = Callable[[], RuntimeAdapter | AsyncRuntimeAdapter]
-"""Builds a fresh adapter per call: an async one runs on the event loop, a sync one bridged."""
-"""Builds the adapter for one call. A fresh adapter per call keeps calls independent: the
-scripted mock, for one, plays its scenario from the first turn every time."""
+"""Builds the adapter for one call: an async one runs on the event loop, a sync one bridged.
+A fresh adapter per call keeps calls independent: the scripted mock, for one, plays its
+scenario from the first turn every time."""
+
+AdapterSource = AdapterFactory | RuntimeAdapter | AsyncRuntimeAdapter
+"""What ``create_server`` runs calls on: one adapter every call shares (one connection pool,
+closed when the server's session ends), or a factory called per call."""
 
 _EXECUTE_KEYS = frozenset({"contract", "inputs", "context", "stream", "partial_output"})
 
@@ -181,17 +187,37 @@ _EVENT: TypeAdapter[RunEvent] = TypeAdapter(RunEvent)
 
 def create_server(
     catalog: Catalog,
-    adapter_factory: AdapterFactory,
+    adapter: AdapterSource,
     *,
     name: str = "runport",
     version: str = "",
 ) -> Server[Any]:
     """An MCP server offering ``catalog`` through ``list_contracts`` and ``execute_contract``.
 
-    Each run happens on the session's event loop (``aexecute_contract``), so the session stays
-    responsive (other calls, cancellation, notifications) and an async adapter's events reach
-    the client with no thread hop.
+    ``adapter`` is one adapter every call shares — its connections kept alive from call to
+    call, and closed when the server's run ends — or a factory called for each call (the
+    scripted mock, so each call plays its scenario afresh). Each run happens on the session's
+    event loop (``aexecute_contract``), so the session stays responsive (other calls,
+    cancellation, notifications) and an async adapter's events reach the client with no
+    thread hop; a sync adapter is bridged onto a worker thread (``to_async``).
     """
+    shared: AsyncRuntimeAdapter | None
+    factory: AdapterFactory | None
+    if isinstance(adapter, AsyncRuntimeAdapter):
+        shared, factory = adapter, None
+    elif isinstance(adapter, RuntimeAdapter):
+        shared, factory = to_async(adapter), None
+    else:
+        shared, factory = None, adapter
+
+    @contextlib.asynccontextmanager
+    async def lifespan(server: Server[Any]) -> AsyncIterator[dict[str, Any]]:
+        try:
+            yield {}
+        finally:
+            if shared is not None:
+                await aclose_adapter(shared)
+
     ids = ", ".join(sorted(catalog)) or "none loaded"
     tools = [
         types.Tool(
@@ -244,36 +270,47 @@ def create_server(
                 ErrorCode.CONTRACT_NOT_FOUND,
                 f"no contract with id {call.contract!r} (known: {ids})",
             )
+        if factory is None:
+            assert shared is not None
+            return _envelope_result(await _run(ctx, call, contract, shared))
         try:
-            adapter = adapter_factory()
+            made = factory()
         except Exception as error:  # a factory failure is the server's, not the caller's
             # PortError and ScenarioError carry a stable code and a bare message.
             code = getattr(error, "code", ErrorCode.RUNTIME_UNAVAILABLE)
             message = getattr(error, "message", None) or str(error)
             return _tool_error(str(code), f"cannot start the adapter: {message}")
+        runtime = made if isinstance(made, AsyncRuntimeAdapter) else to_async(made)
+        try:
+            return _envelope_result(await _run(ctx, call, contract, runtime))
+        finally:
+            if isinstance(made, AsyncRuntimeAdapter):
+                await aclose_adapter(made)
+            else:
+                close_adapter(made)
+
+    async def _run(
+        ctx: ServerRequestContext[Any],
+        call: _Call,
+        contract: Contract,
+        runtime: AsyncRuntimeAdapter,
+    ) -> OperationEnvelope:
         # The run stays on the event loop: an async adapter streams with no thread hop per
         # event; a sync one is bridged. A client that cancels the call cancels this task, which
         # is a caller stop: the adapter closes its upstream and the dispatcher sends no result.
-        runtime = adapter if isinstance(adapter, AsyncRuntimeAdapter) else to_async(adapter)
-        try:
-            envelope: OperationEnvelope = await aexecute_contract(
-                contract,
-                runtime,
-                inputs=call.inputs,
-                context=call.context,
-                on_event=_Forwarder(ctx) if call.stream else None,
-                partial_output=call.partial_output,
-            )
-        finally:
-            if isinstance(adapter, AsyncRuntimeAdapter):
-                await aclose_adapter(adapter)
-            else:
-                close_adapter(adapter)
-        return _envelope_result(envelope)
+        return await aexecute_contract(
+            contract,
+            runtime,
+            inputs=call.inputs,
+            context=call.context,
+            on_event=_Forwarder(ctx) if call.stream else None,
+            partial_output=call.partial_output,
+        )
 
     return Server(
         name,
         version=version,
+        lifespan=lifespan,
         instructions=(
             "Call list_contracts to see the prompt contracts and their input schemas, then "
             "execute_contract with a contract id and its inputs. Pass stream: true (with a "
