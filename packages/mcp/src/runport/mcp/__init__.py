@@ -2,8 +2,8 @@
 streaming every event as a progress notification while a call runs.
 
 ``runport mcp`` is the usual way in; ``prepare`` + ``serve_stdio`` are what it calls, and
-``create_server`` builds a server over any catalog and adapter factory (in-process tests,
-other transports). The catalog (``load_catalog``) and the adapter factory it takes live in
+``create_server`` builds a server over any catalog and adapter, or adapter factory
+(in-process tests, other transports). The catalog (``load_catalog``) and the adapter factory it takes live in
 ``runport.application``, which ``runport serve`` shares.
 """
 
@@ -12,6 +12,7 @@ from runport.mcp._server import (
     EXECUTE_CONTRACT,
     LIST_CONTRACTS,
     AdapterFactory,
+    AdapterSource,
     create_server,
 )
 
@@ -19,6 +20,7 @@ __all__ = [
     "EXECUTE_CONTRACT",
     "LIST_CONTRACTS",
     "AdapterFactory",
+    "AdapterSource",
     "create_server",
     "prepare",
     "serve_stdio",
