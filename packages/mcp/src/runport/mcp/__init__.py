@@ -3,8 +3,8 @@ streaming every event as a progress notification while a call runs.
 
 ``runport mcp`` is the usual way in; ``prepare`` + ``serve_stdio`` are what it calls, and
 ``create_server`` builds a server over any catalog and adapter, or adapter factory
-(in-process tests, other transports). The catalog (``load_catalog``) and the adapter factory it takes live in
-``runport.application``, which ``runport serve`` shares.
+(in-process tests, other transports). The catalog (``load_catalog``) and the adapter
+factory it takes live in ``runport.application``, which ``runport serve`` shares.
 """
 
 from runport.mcp._serve import prepare, serve_stdio
