@@ -350,3 +350,80 @@ def test_a_thought_signature_that_is_not_a_string_is_invalid(client: httpx.Clien
     outcome = streamed(client, stream_reply(stream_chunks(turn)))
     assert outcome.error is not None
     assert outcome.error.code == ErrorCode.RUNTIME_INVALID_RESPONSE
+
+
+def _throttled(retry_delay: object) -> dict[str, object]:
+    """A 429 body as the Gemini API writes it: the back-off is a ``RetryInfo`` among the
+    details, after a ``QuotaFailure`` and a ``Help``, never a header."""
+    details: list[dict[str, object]] = [
+        {
+            "@type": "type.googleapis.com/google.rpc.QuotaFailure",
+            "violations": [{"quotaMetric": "generativelanguage.googleapis.com/generate_requests"}],
+        },
+        {"@type": "type.googleapis.com/google.rpc.Help", "links": [{"url": "https://ai.dev"}]},
+        {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": retry_delay},
+    ]
+    return {
+        "error": {
+            "code": 429,
+            "message": "You exceeded your current quota.",
+            "status": "RESOURCE_EXHAUSTED",
+            "details": details,
+        }
+    }
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["streamed", "unstreamed"])
+def test_a_429_says_when_to_come_back_in_its_body_and_the_error_carries_it(
+    client: httpx.Client, stream: bool
+) -> None:
+    reply = json_reply(_throttled("41.5s"), status="429 Too Many Requests")
+    with serving(reply) as server:
+        adapter = adapter_for(server, client)
+        if stream:
+            error = run_streamed(adapter, make_request()).error
+        else:
+            with pytest.raises(PortError) as raised:
+                adapter.execute(make_request())
+            error = raised.value
+    assert error is not None
+    assert error.code == ErrorCode.RUNTIME_RATE_LIMITED
+    assert "You exceeded your current quota" in error.message
+    assert error.retry_after_ms == 41_500
+
+
+def test_a_retry_after_header_wins_over_the_body_s_retry_info(client: httpx.Client) -> None:
+    reply = json_reply(
+        _throttled("41s"), status="429 Too Many Requests", headers={"Retry-After": "3"}
+    )
+    with serving(reply) as server:
+        error = run_streamed(adapter_for(server, client), make_request()).error
+    assert error is not None
+    assert error.retry_after_ms == 3000
+
+
+@pytest.mark.parametrize(
+    ("delay", "millis"),
+    [
+        ("41s", 41_000),
+        ("0.5s", 500),
+        ("1.000000001s", 1001),  # a nanosecond over a second: rounded up, never down
+        ("0s", 0),
+        ("999999999999s", 7 * 24 * 3600 * 1000),  # clamped to a week, as a header is
+        ("41", None),
+        ("-1s", None),
+        ("1e3s", None),
+        ("1.5 s", None),
+        (41, None),
+        (None, None),
+    ],
+)
+def test_only_a_well_formed_retry_delay_is_a_hint(
+    client: httpx.Client, delay: object, millis: int | None
+) -> None:
+    reply = json_reply(_throttled(delay), status="429 Too Many Requests")
+    with serving(reply) as server:
+        error = run_streamed(adapter_for(server, client), make_request()).error
+    assert error is not None
+    assert error.code == ErrorCode.RUNTIME_RATE_LIMITED
+    assert error.retry_after_ms == millis

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Final
+import re
+from typing import Any, Final
 
 from runport.contracts import AdapterDescriptor, ExecutionRequest, StreamEvent
 from runport.gemini._request import request_body
@@ -27,6 +28,30 @@ DESCRIPTOR: Final = AdapterDescriptor(
 _MARKER: Final = "a candidate's finishReason"
 
 
+_RETRY_INFO = "type.googleapis.com/google.rpc.RetryInfo"
+_DURATION = re.compile(r"(\d{1,12})(?:\.(\d{1,9}))?s")
+"""A protobuf ``Duration`` in its JSON form: seconds, up to nine fractional digits, then "s"."""
+
+
+def retry_delay_ms(body: Any) -> float | None:
+    """The back-off in a Google API error body, in milliseconds, or ``None``: the
+    ``retryDelay`` of the first ``RetryInfo`` in ``error.details``. Anything unreadable is
+    ``None`` rather than a failure of the error report."""
+    error = body.get("error") if type(body) is dict else None
+    details = error.get("details") if type(error) is dict else None
+    if type(details) is not list:
+        return None
+    for detail in details:
+        if type(detail) is dict and detail.get("@type") == _RETRY_INFO:
+            delay = detail.get("retryDelay")
+            found = _DURATION.fullmatch(delay) if type(delay) is str else None
+            if found is None:
+                return None
+            whole, fraction = found.groups()
+            return (int(whole) + int((fraction or "0").ljust(9, "0")) / 1e9) * 1000
+    return None
+
+
 class GenerateContentCodec(JSONAPICodec):
     """``POST /v1beta/models/{model}:streamGenerateContent?alt=sse`` streamed,
     ``:generateContent`` unstreamed; the key goes in ``x-goog-api-key``, never in the URL."""
@@ -40,6 +65,11 @@ class GenerateContentCodec(JSONAPICodec):
             credentials={"x-goog-api-key": api_key},
             decoders=(_Chunks, _Response),
         )
+
+    def retry_after_ms(self, body: Any) -> float | None:
+        """The ``retryDelay`` of a ``google.rpc.RetryInfo`` among the error's ``details``
+        (a 429 from the Gemini API says when to come back there, not in a header)."""
+        return retry_delay_ms(body)
 
     def encode(self, request: ExecutionRequest, *, stream: bool) -> HTTPRequest:
         body = encode_json(request_body(request.interaction))

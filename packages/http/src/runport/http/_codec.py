@@ -73,7 +73,9 @@ class Codec(ABC):
 
     ``encode`` raises ``PortError`` (``TQX_DATA_INVALID``) for a request the protocol cannot
     carry. ``error_text`` picks the provider's own message out of a decoded JSON error body
-    (return it raw: the driver bounds and redacts it); the default finds none. ``secrets``
+    (return it raw: the driver bounds and redacts it); the default finds none.
+    ``retry_after_ms`` reads a back-off hint the body carries (Gemini's ``RetryInfo``), used
+    when the response's headers name none; the default reads none. ``secrets``
     are strings the driver removes from any provider text before it reaches a message; a codec
     with any (an API key it sends) refuses a ``base_url`` with user-info, whose Basic
     credentials would take the key's place.
@@ -95,4 +97,7 @@ class Codec(ABC):
         ``Content-Type`` without parameters ("" when absent)."""
 
     def error_text(self, body: Any) -> Any:
+        return None
+
+    def retry_after_ms(self, body: Any) -> float | None:
         return None

@@ -91,18 +91,30 @@ def _label(status: int) -> str:
         return f"HTTP {status}"
 
 
-def status_error(status: int, headers: Mapping[str, str], text: str | None = None) -> PortError:
-    """A non-2xx answer. ``text`` is the provider's message, already through ``provider_text``.
+def status_error(
+    status: int,
+    headers: Mapping[str, str],
+    text: str | None = None,
+    *,
+    body_retry_after_ms: float | None = None,
+) -> PortError:
+    """A non-2xx answer. ``text`` is the provider's message, already through ``provider_text``;
+    ``body_retry_after_ms`` a back-off the body asked for (the codec's reading), taken when the
+    headers name none, and clamped as they are.
 
     The label is the standard phrase for the status: the reason phrase the server wrote is
     never read.
     """
     label = _label(status)
+    after = retry_after_ms(headers)
+    if after is None and body_retry_after_ms is not None:
+        number = float(body_retry_after_ms)
+        after = None if math.isnan(number) or number < 0 else _clamp(number)
     if status == 429:
         return PortError(
             ErrorCode.RUNTIME_RATE_LIMITED,
             _with_text(f"the upstream throttled the request ({label})", text),
-            retry_after_ms=retry_after_ms(headers),
+            retry_after_ms=after,
         )
     if status == 408:
         return PortError(
@@ -113,7 +125,7 @@ def status_error(status: int, headers: Mapping[str, str], text: str | None = Non
         return PortError(
             ErrorCode.RUNTIME_UNAVAILABLE,
             _with_text(f"the upstream failed ({label})", text),
-            retry_after_ms=retry_after_ms(headers),
+            retry_after_ms=after,
         )
     if 400 <= status <= 499:
         return PortError(

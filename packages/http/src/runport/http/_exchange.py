@@ -264,10 +264,12 @@ class Exchange:
     def error(self, response: httpx.Response, body: bytes | None) -> PortError:
         """The ``PortError`` for a non-2xx response; ``body`` is what could be read of it
         (``None`` when reading it failed)."""
-        text = None
+        text = hint = None
         if body:
-            text = provider_text(self.codec.error_text(_loads(body)), self.secrets)
-        return status_error(response.status_code, response.headers, text)
+            decoded = _loads(body)
+            text = provider_text(self.codec.error_text(decoded), self.secrets)
+            hint = self.codec.retry_after_ms(decoded)
+        return status_error(response.status_code, response.headers, text, body_retry_after_ms=hint)
 
     def preread(self, response: httpx.Response) -> bytes | None:
         """The body of a response that arrived already read (an ``httpx.MockTransport``
