@@ -604,7 +604,7 @@ extensions:
 """
 
 
-def test_a_chat_s_png_reaches_the_upstream_as_an_image_url_in_its_own_user_turn(
+def test_a_chat_s_pngs_reach_the_upstream_as_image_urls_each_in_its_own_user_turn(
     tmp_path: Path,
 ) -> None:
     (tmp_path / "photo.yaml").write_text(PHOTO_YAML, encoding="utf-8")
@@ -613,7 +613,7 @@ def test_a_chat_s_png_reaches_the_upstream_as_an_image_url_in_its_own_user_turn(
     first = user(
         text("What is it?"), file("image/png", data_url("image/png", PNG), filename="p.png")
     )
-    later = PNG + b"later"
+    later = PNG + bytes(3 * 1024 * 1024 // 2)  # past the default 1 MiB body bound as base64
     with (
         upstream.serve() as base_url,
         runport_serve(
@@ -621,6 +621,8 @@ def test_a_chat_s_png_reaches_the_upstream_as_an_image_url_in_its_own_user_turn(
             tmp_path,
             "--adapter",
             "openai",
+            "--max-body-bytes",
+            str(8 * 1024 * 1024),
             env={"RUNPORT_OPENAI_BASE_URL": base_url, "RUNPORT_OPENAI_MODEL": "paced"},
         ) as server,
         httpx.Client(base_url=server, timeout=60) as http,
