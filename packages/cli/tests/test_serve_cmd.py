@@ -243,3 +243,29 @@ def test_serve_refuses_a_reasoning_key_too_short_to_seal_with(
     )
     assert missing.returncode == 1
     assert "cannot read --reasoning-key-file" in missing.stderr
+
+
+def test_serve_takes_bodies_up_to_its_max_body_bytes(contracts: Path) -> None:
+    for url, _ in _serve(
+        "--contracts", contracts, "--scenario", QUICK / "scenario.yaml", "--max-body-bytes", "2048"
+    ):
+        contract = httpx.get(f"{url}/v1/contracts").json()["contracts"][0]["id"]
+        path = f"{url}/v1/contracts/{contract}/executions"
+        assert httpx.post(path, json={"inputs": {"topic": "rivers"}}).status_code == 200
+        large = httpx.post(path, json={"inputs": {"topic": "r" * 4096}})
+        assert large.status_code == 413
+        assert large.json()["error"]["code"] == "TQX_REQUEST_TOO_LARGE"
+
+
+def test_serve_refuses_a_max_body_bytes_that_takes_nothing(contracts: Path) -> None:
+    result = Cli()(
+        "serve",
+        "--contracts",
+        contracts,
+        "--scenario",
+        QUICK / "scenario.yaml",
+        "--max-body-bytes",
+        "0",
+    )
+    assert result.returncode == 1
+    assert result.stderr == "runport: error: usage: --max-body-bytes must be at least 1, not 0\n"

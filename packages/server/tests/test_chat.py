@@ -258,7 +258,7 @@ BAD_CHATS: list[tuple[str, object, int, str]] = [
         "TQX_DATA_INVALID",
     ),
     (
-        "a file part",
+        "a file for a contract without image or file inputs",
         chat_body({"id": "u", "role": "user", "parts": [FILE]}),
         400,
         "TQX_DATA_INVALID",
@@ -458,7 +458,7 @@ BAD_AGUI: list[tuple[str, dict[str, object]]] = [
         ),
     ),
     (
-        "an image",
+        "an image for a contract without image or file inputs",
         agui_body(
             messages=[
                 {

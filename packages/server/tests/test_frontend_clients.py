@@ -5,6 +5,7 @@ env (Node and the committed lockfile); skipped elsewhere, naming that env."""
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -21,11 +22,14 @@ from starlette.responses import StreamingResponse
 from starlette.routing import Route
 
 from runport.application import RunError, RunPartial
-from runport.contracts import RunEvent
+from runport.contracts import ExecutionRequest, ImagePart, RunEvent, TextPart
+from runport.core import parse_contract
+from runport.mock import AsyncEmitter, AsyncFunctionRuntime
 from runport.server import (
     AGUI_HEADERS,
     UI_MESSAGE_STREAM_HEADERS,
     agui_stream,
+    create_app,
     serve_in_background,
     ui_message_stream,
 )
@@ -184,3 +188,100 @@ def test_a_failed_run_reaches_ag_ui_as_run_error_with_its_code() -> None:
     assert last["type"] == "RUN_ERROR"
     assert last["code"] == "TQX_TOOL_FAILED"
     assert [error for error in ran["errors"] if error.startswith(("schema", "warning"))] == []
+
+
+# ---- files in chat messages, sent by the clients themselves -----------------------------------
+
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(40))
+
+
+class Seeing:
+    """A model that answers every call at once and keeps the requests it was sent."""
+
+    def __init__(self) -> None:
+        self.requests: list[ExecutionRequest] = []
+
+    async def handler(self, request: ExecutionRequest, emit: AsyncEmitter) -> None:
+        self.requests.append(request)
+        await emit.text(f"Answer {len(self.requests)}.")
+        await emit.finish("stop")
+
+    def adapter(self) -> AsyncFunctionRuntime:
+        return AsyncFunctionRuntime(self.handler)
+
+
+def photo_app(seeing: Seeing) -> Starlette:
+    contract = parse_contract(
+        {
+            "api_version": "runport/v1alpha1",
+            "id": "demo.photo",
+            "version": "1.0.0",
+            "inputs": {
+                "question": {"schema": {"type": "string", "minLength": 1}, "required": True},
+                "photo": {"kind": "image"},
+            },
+            "messages": [{"role": "user", "content": "{{ inputs.question }}{{ inputs.photo }}"}],
+            "output_schema": {"type": "string"},
+        }
+    )
+    return create_app([contract], seeing.adapter)
+
+
+def test_the_ai_sdk_s_chat_sends_a_file_part_and_the_run_sees_the_image() -> None:
+    seeing = Seeing()
+    encoded = base64.b64encode(PNG).decode()
+    photo = {"mediaType": "image/png", "filename": "lighthouse.png", "base64": encoded}
+    with serve_in_background(photo_app(seeing)) as url:
+        sent = run_script(
+            "send-chat-files.mjs",
+            {
+                "api": f"{url}/v1/contracts/demo.photo/chat",
+                "chatId": "chat-photo",
+                "turns": [
+                    {"text": "What is in it?", "files": [photo]},
+                    {"text": "And its colour?"},
+                ],
+            },
+        )
+    assert sent["errors"] == []
+    assert sent["status"] == "ready"
+    first, answer, second, later = sent["messages"]
+    assert [part["type"] for part in first["parts"]] == ["file", "text"]
+    assert [part["type"] for part in second["parts"]] == ["text"]
+    assert first["parts"][0]["url"] == f"data:image/png;base64,{encoded}"
+    assert [part["text"] for part in answer["parts"] if part["type"] == "text"] == ["Answer 1."]
+    assert [part["text"] for part in later["parts"] if part["type"] == "text"] == ["Answer 2."]
+    image = ImagePart(media_type="image/png", data=encoded)
+    one, two = seeing.requests
+    assert one.interaction.messages[-1].content == [TextPart(text="What is in it?"), image]
+    turns = two.interaction.messages
+    assert [turn.role for turn in turns] == ["user", "assistant", "user"]
+    assert turns[0].content == [TextPart(text="What is in it?"), image]
+    assert turns[2].content == "And its colour?"
+
+
+def test_ag_ui_s_http_agent_sends_an_image_part_and_the_run_sees_it() -> None:
+    seeing = Seeing()
+    encoded = base64.b64encode(PNG).decode()
+    content = [
+        {"type": "text", "text": "What is in it?"},
+        {"type": "image", "source": {"type": "data", "value": encoded, "mimeType": "image/png"}},
+    ]
+    with serve_in_background(photo_app(seeing)) as url:
+        ran = run_script(
+            "run-agui-agent.mjs",
+            {
+                "url": f"{url}/v1/contracts/demo.photo/agui",
+                "threadId": "thread-photo",
+                "runId": "run-1",
+                "messages": [{"id": "u1", "role": "user", "content": content}],
+            },
+        )
+    assert ran["errors"] == []
+    assert ran["events"][-1]["type"] == "RUN_FINISHED"
+    assert ran["events"][-1]["result"] == "Answer 1."
+    (request,) = seeing.requests
+    assert request.interaction.messages[-1].content == [
+        TextPart(text="What is in it?"),
+        ImagePart(media_type="image/png", data=encoded),
+    ]

@@ -1,14 +1,16 @@
 """AG-UI's ``RunAgentInput`` as a run: its messages before the last user message become the
-history, that message's text the contract's chat input (adr/0036)."""
+history, that message's text the contract's chat input and its image and document parts the
+contract's part inputs, by the chat's one binding rule (``_chat_files``; adr/0036, adr/0039)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from runport.contracts import ErrorCode, Message, ToolCall
+from runport.contracts import ErrorCode, FilePart, ImagePart, Message, ToolCall
 from runport.core import Contract, JsonLimitError, parse_json_text
 from runport.server._body import parse_json_object
 from runport.server._chat import DEFAULT_MAX_CHAT_MESSAGES, ChatCall, History, bad, chat_input
+from runport.server._chat_files import FileInputs, SentFile
 from runport.server._errors import RequestRefused
 
 _INPUT_KEYS = frozenset(
@@ -37,24 +39,65 @@ _MESSAGE_KEYS = {
 }
 
 
+# @ag-ui/core 1.0's media parts that runport maps to a file value: an image or a document
+_MEDIA_PARTS = frozenset({"image", "document"})
+_PART_KEYS = frozenset({"type", "id", "source", "metadata"})
+
+
 def _content_text(content: Any, where: str) -> str:
+    """A tool result's content (or a user message's without media): its text."""
+    text, files = _user_content(content, where)
+    if files:
+        raise bad(f"{files[0].where}: a tool result cannot carry an image or a document")
+    return text
+
+
+def _user_content(content: Any, where: str) -> tuple[str, list[SentFile]]:
+    """A user message's text (its text parts joined) and its image and document parts."""
     if isinstance(content, str):
-        return content
+        return content, []
     if not isinstance(content, list):
         raise bad(f"{where}: 'content' must be a string or a list of parts")
     texts: list[str] = []
-    for part in content:
-        if not isinstance(part, dict) or part.get("type") != "text":
-            kind = part.get("type") if isinstance(part, dict) else part
+    files: list[SentFile] = []
+    for index, part in enumerate(content):
+        kind = part.get("type") if isinstance(part, dict) else part
+        if kind in _MEDIA_PARTS:
+            files.append(_media(part, f"{where}, part {index}"))
+            continue
+        if kind != "text":
             raise bad(
-                f"{where}: {kind!r} parts (images, audio, documents) are not taken in "
-                "messages yet; send text"
+                f"{where}, part {index}: {kind!r} parts are not taken (runport takes text, "
+                "image and document parts)"
             )
         text = part.get("text")
         if not isinstance(text, str):
             raise bad(f"{where}: a text part needs a string 'text'")
         texts.append(text)
-    return "\n".join(texts)
+    return "\n".join(texts), files
+
+
+def _media(part: dict[str, Any], where: str) -> SentFile:
+    """An image or document part, its ``source`` inline (``{type: data, value, mimeType}``)
+    or by URL (``{type: url, value, mimeType}``). A provider's file handle (``{type: file}``)
+    is refused: it names bytes runport cannot check or fingerprint."""
+    extra = sorted(set(part) - _PART_KEYS)
+    if extra:
+        raise bad(f"{where}: an {part['type']} part has unknown field(s): {', '.join(extra)}")
+    source = part.get("source")
+    if not isinstance(source, dict) or not isinstance(source.get("value"), str):
+        raise bad(f"{where}: a media part needs a source {{type, value, mimeType}}")
+    media_type = source.get("mimeType")
+    if media_type is not None and not isinstance(media_type, str):
+        raise bad(f"{where}: a source's 'mimeType' must be a string")
+    if source.get("type") == "data":
+        return SentFile(where, media_type, data=source["value"])
+    if source.get("type") == "url":
+        return SentFile(where, media_type, url=source["value"])
+    raise bad(
+        f"{where}: a source of type {source.get('type')!r} is not taken: send the bytes "
+        "(type data) or an https URL (type url)"
+    )
 
 
 def _tool_calls(value: Any, where: str, history: History) -> list[ToolCall]:
@@ -123,9 +166,11 @@ def parse_agui(
     name = chat_input(contract)
     if name in inputs:
         raise bad(f"'forwardedProps.inputs' must not give {name!r}: the last user message is it")
-    history = History(contract, name, dict(inputs), None)
+    files = FileInputs(contract, inputs, "forwardedProps.inputs")
+    history = History(contract, name, dict(inputs), None, files=files)
     last = len(messages) - 1
     text = ""
+    bound: dict[str, ImagePart | FilePart] = {}
     for index, message in enumerate(messages):
         where = f"message {index}"
         role = message.get("role") if isinstance(message, dict) else None
@@ -137,9 +182,11 @@ def parse_agui(
         if index == last and role != "user":
             raise bad("the last message must be the user's: it is what the run answers")
         if role == "user":
-            text = _content_text(message.get("content"), where)
+            text, sent = _user_content(message.get("content"), where)
             if index < last:
-                history.user(text, where)
+                history.user(text, where, sent)
+            else:
+                bound = files.bind(sent, where)
         elif role == "assistant":
             content = message.get("content")
             if content is not None and not isinstance(content, str):
@@ -162,5 +209,5 @@ def parse_agui(
         elif role in ("system", "developer"):
             raise bad(f"{where}: {role} messages come from the contract, not from the thread")
         # reasoning and activity messages are what a UI showed: never sent back unsealed
-    call = ChatCall(thread_id, {**inputs, name: text}, None, history.messages, None)
+    call = ChatCall(thread_id, {**inputs, name: text, **bound}, None, history.messages, None)
     return call, thread_id, run_id

@@ -5,27 +5,27 @@ The client keeps the conversation as ``UIMessage``s and sends all of it each tim
 message before the last user message becomes history — each earlier user message rendered
 through the contract as the model saw it, each assistant step an assistant message with its
 tool calls, its tools' results and the reasoning this server sealed — and the last user
-message's text is bound to the contract's chat input. Anything the server cannot map
-faithfully is refused before the run starts, with a 400 naming it.
+message's text is bound to the contract's chat input and its files to the contract's part
+inputs (``_chat_files``), as each earlier user message's are when it is rendered for the
+history. Anything the server cannot map faithfully is refused before the run starts, with a
+400 naming it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import JsonValue
 
-from runport.contracts import ErrorCode, Message, ReasoningPart, ToolCall
+from runport.contracts import ErrorCode, FilePart, ImagePart, Message, ReasoningPart, ToolCall
 from runport.core import Contract, ContractError, compile_contract
 from runport.server._agui import tool_content
 from runport.server._body import parse_json_object
+from runport.server._chat_files import CHAT_EXTENSION, FileInputs, SentFile
 from runport.server._errors import RequestRefused
 from runport.server._reasoning_seal import PROVIDER_KEY, SealBroken, unsealed_reasoning
-
-CHAT_EXTENSION = "runport.chat"
-"""The contract extension that names a contract's chat input: ``{input: NAME}``."""
 
 DEFAULT_MAX_CHAT_MESSAGES = 200
 """The most UI messages one chat request may carry (docs/limits.md)."""
@@ -38,6 +38,7 @@ _ANSWERED = frozenset({"output-available", "output-error"})
 # Parts a UI keeps for itself (step boundaries, runport's own data parts, sources): they
 # carry nothing the model said or needs back.
 _SHOWN_ONLY = ("step-start", "data-", "source-url", "source-document")
+_FILE_KEYS = frozenset({"type", "mediaType", "url", "filename", "providerMetadata"})
 
 
 @dataclass(frozen=True)
@@ -77,20 +78,32 @@ def chat_input(contract: Contract) -> str:
     )
 
 
-def _text_of(parts: list[Any], where: str) -> str:
+def _user_parts(parts: list[Any], where: str) -> tuple[str, list[SentFile]]:
+    """A user message's text (its text parts joined) and the files it carries, in order."""
     texts: list[str] = []
-    for part in parts:
+    files: list[SentFile] = []
+    for index, part in enumerate(parts):
         kind = _part_type(part, where)
         if kind == "text":
             texts.append(_string(part, "text", where))
         elif kind == "file":
-            raise bad(
-                f"{where}: file parts (images, documents) are not taken in chat messages yet; "
-                "send text"
-            )
+            files.append(_file_part(part, f"{where}, part {index}"))
         elif not kind.startswith(_SHOWN_ONLY):
             raise bad(f"{where}: a user message cannot carry a {kind!r} part")
-    return "\n".join(texts)
+    return "\n".join(texts), files
+
+
+def _file_part(part: Mapping[str, Any], where: str) -> SentFile:
+    """An AI SDK ``FileUIPart`` (``{type: file, mediaType, url, filename?,
+    providerMetadata?}``); its provider metadata is the client's, and is not sent on."""
+    extra = sorted(set(part) - _FILE_KEYS)
+    if extra:
+        raise bad(f"{where}: a file part has unknown field(s): {', '.join(extra)}")
+    media_type, url = _string(part, "mediaType", where), _string(part, "url", where)
+    filename = part.get("filename")
+    if filename is not None and not isinstance(filename, str):
+        raise bad(f"{where}: a file part's 'filename' must be a string")
+    return SentFile(where, media_type, url=url, filename=filename or None)
 
 
 def _part_type(part: Any, where: str) -> str:
@@ -117,8 +130,10 @@ class History:
         inputs: dict[str, Any],
         context: dict[str, Any] | None,
         reasoning_key: bytes | None = None,
+        files: FileInputs | None = None,
     ) -> None:
         self._contract = contract
+        self.files = files if files is not None else FileInputs(contract, inputs, "inputs")
         self._chat_name = chat_name
         self._inputs = inputs
         self._context = context
@@ -142,12 +157,14 @@ class History:
         self._answered.add(call_id)
         return True
 
-    def user(self, text: str, where: str) -> None:
-        """An earlier user message as the model saw it: rendered through the contract."""
+    def user(self, text: str, where: str, files: Sequence[SentFile] = ()) -> None:
+        """An earlier user message as the model saw it: rendered through the contract, its
+        text as the chat input and its files in the part inputs they bind to."""
+        bound = self.files.bind(files, where)
         try:
             interaction = compile_contract(
                 self._contract,
-                inputs={**self._inputs, self._chat_name: text},
+                inputs={**self._inputs, self._chat_name: text, **bound},
                 context=self._context,
             )
         except ContractError as error:
@@ -194,7 +211,10 @@ class History:
                 if result is not None:
                     results.append(result)
             elif kind == "file":
-                raise bad(f"{where}: file parts are not taken in chat messages yet")
+                raise bad(
+                    f"{where}: an assistant message cannot carry a file: runport sends images "
+                    "and files in user turns only"
+                )
             elif not kind.startswith(_SHOWN_ONLY):
                 raise bad(f"{where}: an assistant message cannot carry a {kind!r} part")
         if not texts and not calls and not reasoning:
@@ -285,9 +305,11 @@ def parse_chat(
     name = chat_input(contract)
     if name in inputs:
         raise bad(f"'inputs' must not give {name!r}: the chat's last user message is that input")
-    history = History(contract, name, dict(inputs), context, reasoning_key)
+    files = FileInputs(contract, inputs, "inputs")
+    history = History(contract, name, dict(inputs), context, reasoning_key, files)
     last = len(messages) - 1
     text = ""
+    bound: dict[str, ImagePart | FilePart] = {}
     for index, message in enumerate(messages):
         where = f"message {index}"
         if not isinstance(message, dict):
@@ -299,9 +321,11 @@ def parse_chat(
         if not isinstance(parts, list):
             raise bad(f"{where} needs a list of parts")
         if role == "user":
-            text = _text_of(parts, where)
+            text, sent = _user_parts(parts, where)
             if index < last:
-                history.user(text, where)
+                history.user(text, where, sent)
+            else:
+                bound = files.bind(sent, where)
         elif index == last:
             raise bad("the last message must be the user's: it is what the run answers")
         elif role == "assistant":
@@ -312,7 +336,7 @@ def parse_chat(
             raise bad(f"{where} has an unknown role {role!r}")
     return ChatCall(
         chat_id,
-        {**inputs, name: text},
+        {**inputs, name: text, **bound},
         context,
         history.messages,
         message_id if isinstance(message_id, str) else None,
