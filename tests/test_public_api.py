@@ -227,6 +227,9 @@ PUBLIC = {
     },
     "runport.application": {
         "execute_contract",
+        "SnapshotPace",
+        "DEFAULT_SNAPSHOT_EVERY",
+        "DEFAULT_SNAPSHOT_RATIO",
         "create_adapter",
         "define_contract",
         "output_as",

@@ -543,3 +543,37 @@ def test_partial_output_streams_snapshots_beside_the_deltas_and_the_envelope_is_
     assert "OutputSnapshot" not in plain.text
     assert wrong.status_code == 400
     assert wrong.json()["error"]["code"] == "TQX_DATA_INVALID"
+
+
+LONG_COAT = "a coat of " + "wool and tweed, " * 3_000  # about 48 KB
+
+
+async def _long_coat(request: object, emit: AsyncEmitter) -> None:
+    text = json.dumps({"coat": LONG_COAT, "sizes": list(range(300))})
+    for start in range(0, len(text), 4):
+        await emit.text(text[start : start + 4])
+
+
+def test_the_snapshots_of_a_long_answer_weigh_what_the_answer_does_times_a_constant() -> None:
+    """Each snapshot frame is the whole answer so far: sent after every Delta, a 50 KB answer
+    would be 600 MB of frames. Thinned (SnapshotPace), they stay within a constant times the
+    answer, and the last one is still the whole output."""
+    forecast = "/v1/contracts/demo.forecast/executions"
+    app = create_app(catalog(), lambda: AsyncFunctionRuntime(_long_coat))
+    with serve_in_background(app) as url, httpx.Client(base_url=url, timeout=60) as http:
+        asked = http.post(
+            forecast + "?partial_output=true", json={"inputs": {"city": "Delft"}}, headers=SSE
+        )
+        plain = http.post(forecast, json={"inputs": {"city": "Delft"}}, headers=SSE)
+    frames = parse_sse(asked.text)
+    answer = "".join(json.loads(data)["text"] for name, data in frames if name == "Delta")
+    snapshots = [data for name, data in frames if name == "OutputSnapshot"]
+    deltas = sum(1 for name, _ in frames if name == "Delta")
+    assert deltas > 12_000
+    assert 20 < len(snapshots) < deltas // 50
+    assert sum(len(data) for data in snapshots) < 40 * len(answer)
+    assert json.loads(snapshots[-1])["value"] == json.loads(answer)
+    completed = [pointer for data in snapshots for pointer in json.loads(data)["completed"]]
+    assert completed.count("/sizes/299") == 1
+    assert completed[-1] == ""
+    assert [f for f in frames if f[0] != "OutputSnapshot"] == parse_sse(plain.text)

@@ -1,4 +1,4 @@
-"""Application services over the runtime port (docs/runs.md, docs/async.md):
+r"""Application services over the runtime port (docs/runs.md, docs/async.md):
 ``execute_contract`` for one turn, ``run``/``run_stream`` for tool turns and correction rounds,
 ``Fallback``, adapter discovery — and their event-loop twins (``aexecute_contract``, ``arun``,
 ``arun_stream``, ``astream``, ``astream_run``, ``AsyncFallback``) with the bridges
@@ -6,7 +6,8 @@
 (``load_catalog``) and the adapter it builds per call (``adapter_factory``,
 ``async_adapter_factory``); and ``run_batch``/``abatch``, a contract over many rows, with the
 two halves another engine builds on (``RowRunner`` on the workers, ``BatchOutput`` on the
-driver) (docs/batch.md).
+driver) (docs/batch.md); and ``SnapshotPace``, which thins a run's ``OutputSnapshot``\s for a
+surface that sends each whole.
 """
 
 from runport.application._adapters import (
@@ -36,12 +37,19 @@ from runport.application._fallback import AsyncFallback, Fallback
 from runport.application._history import repair_history
 from runport.application._options import RunOptions
 from runport.application._run import arun, arun_stream, run, run_stream
+from runport.application._snapshot_pace import (
+    DEFAULT_SNAPSHOT_EVERY,
+    DEFAULT_SNAPSHOT_RATIO,
+    SnapshotPace,
+)
 from runport.application._state import RunResult
 from runport.application._tools import Tool
 
 __all__ = [
     "ADAPTER_GROUP",
     "ASYNC_ADAPTER_GROUP",
+    "DEFAULT_SNAPSHOT_EVERY",
+    "DEFAULT_SNAPSHOT_RATIO",
     "AdapterNotFoundError",
     "AsyncFallback",
     "BatchLine",
@@ -62,6 +70,7 @@ __all__ = [
     "RunPartial",
     "RunResult",
     "RunStream",
+    "SnapshotPace",
     "Tool",
     "abatch",
     "aclose_adapter",

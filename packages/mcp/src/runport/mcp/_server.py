@@ -19,7 +19,14 @@ import mcp.types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
-from runport.application import Catalog, aclose_adapter, aexecute_contract, close_adapter, to_async
+from runport.application import (
+    Catalog,
+    SnapshotPace,
+    aclose_adapter,
+    aexecute_contract,
+    close_adapter,
+    to_async,
+)
 from runport.contracts import ErrorCode, OperationEnvelope, RunEvent
 from runport.core import Contract
 from runport.ports import AsyncRuntimeAdapter, RuntimeAdapter
@@ -174,12 +181,16 @@ class _Forwarder:
     def __init__(self, ctx: ServerRequestContext[Any]) -> None:
         self._ctx = ctx
         self._sent = 0
+        # each snapshot goes out whole: thinned, so that together they weigh what the answer
+        # does times a constant, not times its length
+        self._pace = SnapshotPace()
 
     async def __call__(self, event: RunEvent) -> None:
-        self._sent += 1
-        await self._ctx.session.report_progress(
-            self._sent, message=_EVENT.dump_json(event).decode()
-        )
+        for shown in self._pace(event):
+            self._sent += 1
+            await self._ctx.session.report_progress(
+                self._sent, message=_EVENT.dump_json(shown).decode()
+            )
 
 
 _EVENT: TypeAdapter[RunEvent] = TypeAdapter(RunEvent)

@@ -7,7 +7,7 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterable, AsyncIterator, Callable
 from typing import Any
 
-from runport.application import RunError
+from runport.application import RunError, SnapshotPace
 from runport.contracts import (
     AnswerRejected,
     Complete,
@@ -37,10 +37,12 @@ _KINDS: dict[str, type] = {
 
 
 class RunEventEncoder(ABC):
-    """One protocol's state for one run: ``start`` and ``end`` make the run's first and last
-    payloads, ``encode`` the payloads one run event owes, through one method per event kind."""
+    r"""One protocol's state for one run: ``start`` and ``end`` make the run's first and last
+    payloads, ``encode`` the payloads one run event owes, through one method per event kind
+    (a run's ``OutputSnapshot``\s thinned by ``SnapshotPace`` first)."""
 
     def __init__(self) -> None:
+        self._pace = SnapshotPace()
         self._encoders: dict[type, Callable[[Any, list[bytes]], None]] = {
             Delta: self._delta,
             ReasoningDelta: self._reasoning_delta,
@@ -54,12 +56,15 @@ class RunEventEncoder(ABC):
 
     def encode(self, event: RunEvent) -> list[bytes]:
         out: list[bytes] = []
-        encoder = self._encoders.get(type(event))
-        if encoder is None:
-            # a subclass of a run event's type (core's snapshots, built on access): found by
-            # its kind once, then by its own type
-            encoder = self._encoders[type(event)] = self._encoders[_KINDS[event.kind]]
-        encoder(event, out)
+        # Snapshots are written whole (or diffed whole): thinned, so that together they weigh
+        # what the answer does times a constant, not times its length (SnapshotPace).
+        for shown in self._pace(event):
+            encoder = self._encoders.get(type(shown))
+            if encoder is None:
+                # a subclass of a run event's type (core's snapshots, built on access): found
+                # by its kind once, then by its own type
+                encoder = self._encoders[type(shown)] = self._encoders[_KINDS[shown.kind]]
+            encoder(shown, out)
         return out
 
     @abstractmethod

@@ -14,7 +14,7 @@ import time
 from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
-from runport.application import aclose_adapter, aexecute_contract, astream
+from runport.application import SnapshotPace, aclose_adapter, aexecute_contract, astream
 from runport.contracts import ErrorCode, OperationEnvelope, RunEvent
 from runport.core import Contract
 from runport.ports import AsyncRuntimeAdapter
@@ -141,9 +141,13 @@ class Execution(Response):
                 partial_output=self._partial_output,
             ) as events:
                 turn = time.monotonic() + STREAM_SLICE_S
+                # each snapshot is written whole: thinned, so that they weigh what the answer
+                # does times a constant, not times its length (SnapshotPace)
+                pace = SnapshotPace() if self._partial_output else _as_it_is
                 async for event in events:
-                    seq += 1
-                    await writer.write(b"%s%d\n%s" % (id_prefix, seq, event_frame(event)))
+                    for shown in pace(event):
+                        seq += 1
+                        await writer.write(b"%s%d\n%s" % (id_prefix, seq, event_frame(shown)))
                     if time.monotonic() >= turn:
                         # An adapter that never waits (the mock, a read of many frames) would
                         # hold the loop for its whole stream: let the other requests have theirs.
@@ -161,3 +165,7 @@ class Execution(Response):
                 return
         await writer.write(b"%s%d\n%s" % (id_prefix, seq + 1, envelope_frame(envelope)))
         await writer.end()
+
+
+def _as_it_is(event: RunEvent) -> tuple[RunEvent]:
+    return (event,)
