@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import secrets
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -119,9 +120,12 @@ def agui_lost(first: int, last: LogEntry | None) -> list[LogEntry]:
 
 def job_encoder(route: str, encode: object, call: ChatCall, reasoning_key: bytes) -> Any:
     """The encoder object behind a route's ``encode`` (the same arguments), for a job that
-    writes its frames one by one."""
+    writes its frames one by one. A resumable chat's ``start`` always names its assistant
+    message (the request's ``messageId``, or one made up here): a page that kept the
+    message across a reload then has the replay replace it, not add a second one."""
     if route == "chat":
-        return UIMessageEncoder(call.message_id, reasoning_key)
+        message_id = call.message_id or f"msg-{secrets.token_hex(12)}"
+        return UIMessageEncoder(message_id, reasoning_key)
     assert isinstance(encode, functools.partial)
     return AGUIEncoder(encode.keywords["thread_id"], encode.keywords["run_id"])
 
@@ -162,10 +166,13 @@ def protocol_headers(headers: dict[str, str], run_id: str) -> list[tuple[bytes, 
     ]
 
 
-async def active_run(runs: Runs, key: str) -> str | None:
-    """The chat's run while it goes on; ``None`` when it has none, or it has ended."""
+async def active_run(runs: Runs, key: str, *, finished: bool = False) -> str | None:
+    """The chat's run while it goes on; ``None`` when it has none, or it has ended (with
+    ``finished``, its last run while the log keeps it, ended or not)."""
     run_id = await runs.log.linked(key)
     if run_id is None:
         return None
     state = await runs.log.state(run_id)
-    return None if state is None or state.finished else run_id
+    if state is None or (state.finished and not finished):
+        return None
+    return run_id

@@ -67,6 +67,15 @@ def agui_refusal(refused: RequestRefused) -> JSONResponse:
     return JSONResponse(body, status_code=refused.status, headers=refused.headers)
 
 
+def _flag(request: Request, name: str) -> bool:
+    value = request.query_params.get(name, "false")
+    if value not in ("true", "false"):
+        raise RequestRefused(
+            400, ErrorCode.DATA_INVALID, f"?{name}= takes true or false, not {value!r}"
+        )
+    return value == "true"
+
+
 def frontend_routes(
     catalog: Catalog,
     adapter_for: AdapterForRequest,
@@ -160,14 +169,17 @@ def frontend_routes(
 
     async def chat_stream(request: Request) -> Response:
         """The AI SDK's resume (``useChat({resume: true})``): the chat's active run, from
-        its first frame (or after ``Last-Event-ID``); 204 when it has none."""
+        its first frame (or after ``Last-Event-ID``); 204 when it has none. With
+        ``?finished=true`` (a page that did not see its run end) the chat's last run is
+        replayed even if it ended meanwhile, while the log keeps it."""
         try:
             check_token(request, token)
             contract = find_contract(catalog, request.path_params["contract_id"])
+            finished = _flag(request, "finished")
             if runs is None:
                 return Response(status_code=204)
             chat_key = ":".join(("chat", contract.id, request.path_params["chat_id"]))
-            run_id = await active_run(runs, chat_key)
+            run_id = await active_run(runs, chat_key, finished=finished)
             if run_id is None:
                 return Response(status_code=204)
             reader = await run_events(runs, request, run_id, heartbeat)
