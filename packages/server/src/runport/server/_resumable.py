@@ -157,9 +157,10 @@ class ResumableExecution(Response):
         *,
         owned: bool,
         heartbeat: float,
+        partial_output: bool = False,
     ) -> None:
         self._runs = runs
-        self._job = ExecutionJob(contract, adapter, call, owned)
+        self._job = ExecutionJob(contract, adapter, call, owned, partial_output=partial_output)
         self._heartbeat = heartbeat
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
