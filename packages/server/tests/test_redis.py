@@ -368,3 +368,41 @@ def test_a_slow_reader_leaves_the_backlog_in_the_log_not_in_the_server(
     # A server that kept the stalled reader's backlog in its socket would hold one more copy
     # of the run; here the log holds it, and the server at most one read's worth of frames.
     assert grew < total / 2, peaks
+
+
+def test_a_chat_whose_producer_is_killed_ends_as_a_chat_on_every_route(
+    shared_redis: RedisServer,
+) -> None:
+    """The ending of a lost producer's run goes into the log for every reader, so it is in
+    the run's protocol even when the reader that found the lease gone came through
+    ``/v1/runs/{id}/events``: the chat route then replays the UI stream's own ending."""
+    chat = "/v1/contracts/demo.story/chat"
+    body = {
+        "id": "chat-lost",
+        "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "logs"}]}],
+        "trigger": "submit-message",
+    }
+    with (
+        paced_openai(PIECES) as upstream,
+        runport_serve(shared_redis.url, upstream.url, "--lease", "1") as one,
+        runport_serve(shared_redis.url, upstream.url, "--lease", "1") as two,
+        httpx.Client(timeout=30) as http,
+    ):
+        upstream.release(1)
+        with http.stream("POST", one.url + chat, json=body) as response:
+            run_id = response.headers["x-runport-run-id"]
+            before = read_some(response, 1)
+            with http.stream("GET", f"{two.url}/v1/runs/{run_id}/events") as reader:
+                stream = frames(reader.iter_lines())
+                assert next(stream) == before[0]
+                one.process.send_signal(signal.SIGKILL)
+                one.process.wait(timeout=30)
+                rest = list(stream)
+        again = parse(http.get(f"{two.url}{chat}/chat-lost/stream?finished=true").text)
+    assert rest[-1].data == "[DONE]"
+    chunks = [json.loads(frame.data) for frame in rest[:-1]]
+    assert [chunk["type"] for chunk in chunks][-2:] == ["error", "finish"]
+    assert chunks[-2]["errorText"].startswith(ErrorCode.RUN_PRODUCER_LOST)
+    assert all(frame.event == "message" for frame in rest)  # no runport event names
+    check_numbered([before[0], *rest], run_id)
+    assert again == [before[0], *rest]

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 import secrets
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -21,15 +20,14 @@ from runport.ports import AsyncRuntimeAdapter
 from runport.server._agui import AGUIEncoder
 from runport.server._chat import ChatCall
 from runport.server._errors import RequestRefused
-from runport.server._event_log import EventLogError, LogEntry
-from runport.server._resumable import RunReader
+from runport.server._event_log import EventLogError
+from runport.server._resumable import RunReader, agui_lost, ui_lost
 from runport.server._runs import Emit, Frame, Job, Runs, Watched
 from runport.server._sse import RUN_ID_HEADER
 from runport.server._ui_stream import UIMessageEncoder
 
 _REFUSED_STAGES = frozenset({"input", "compile"})
 _CODES = frozenset(code.value for code in ErrorCode)
-_LOST = "the server process running the run stopped before it finished"
 
 
 class FrontendJob(Job):
@@ -99,23 +97,6 @@ class FrontendJob(Job):
     async def aclose(self) -> None:
         if self.owned:
             await aclose_adapter(self.adapter)
-
-
-def ui_lost(first: int, last: LogEntry | None) -> list[LogEntry]:
-    """A lost producer's ending in the UI message stream: an error chunk, finish, [DONE]."""
-    error = json.dumps({"type": "error", "errorText": f"{ErrorCode.RUN_PRODUCER_LOST}: {_LOST}"})
-    finish = json.dumps({"type": "finish", "finishReason": "error"})
-    return [
-        LogEntry(first, "", error),
-        LogEntry(first + 1, "", finish),
-        LogEntry(first + 2, "", "[DONE]", final=True),
-    ]
-
-
-def agui_lost(first: int, last: LogEntry | None) -> list[LogEntry]:
-    """A lost producer's ending in AG-UI: ``RUN_ERROR`` with the code."""
-    error = {"type": "RUN_ERROR", "code": str(ErrorCode.RUN_PRODUCER_LOST), "message": _LOST}
-    return [LogEntry(first, "", json.dumps(error), final=True)]
 
 
 def job_encoder(route: str, encode: object, call: ChatCall, reasoning_key: bytes) -> Any:

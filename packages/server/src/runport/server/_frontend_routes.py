@@ -29,10 +29,9 @@ from runport.server._frontend_resume import (
     job_encoder,
     protocol_headers,
     resumable_frontend,
-    ui_lost,
 )
 from runport.server._frontend_run import Encoder, FrontendRun, Refusal
-from runport.server._resumable import RunReader, run_events
+from runport.server._resumable import RunReader, run_events, ui_lost
 from runport.server._runs import Runs
 from runport.server._sse import DEFAULT_HEARTBEAT_S
 from runport.server._ui_stream import UI_MESSAGE_STREAM_HEADERS, ui_message_stream

@@ -11,6 +11,7 @@ log, so a slow reader costs the log, not this process.
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -55,10 +56,46 @@ LostEnding = Callable[[int, "LogEntry | None"], list[LogEntry]]
 given the run's last frame so far (in the run's own protocol)."""
 
 
+_LOST = "the server process running the run stopped before it finished"
+
+
 def native_lost(first: int, last: LogEntry | None) -> list[LogEntry]:
+    """A lost producer's ending in runport's own frames: ``Failed`` (unless the run sent its
+    terminal already) and a not-ok envelope."""
     terminal = not (last is not None and last.event in _TERMINALS)
-    message = "the server process running the run stopped before it finished"
-    return ending(first, ErrorCode.RUN_PRODUCER_LOST, message, terminal=terminal)
+    return ending(first, ErrorCode.RUN_PRODUCER_LOST, _LOST, terminal=terminal)
+
+
+def ui_lost(first: int, last: LogEntry | None) -> list[LogEntry]:
+    """A lost producer's ending in the UI message stream: an error chunk, finish, [DONE]."""
+    error = json.dumps({"type": "error", "errorText": f"{ErrorCode.RUN_PRODUCER_LOST}: {_LOST}"})
+    finish = json.dumps({"type": "finish", "finishReason": "error"})
+    return [
+        LogEntry(first, "", error),
+        LogEntry(first + 1, "", finish),
+        LogEntry(first + 2, "", "[DONE]", final=True),
+    ]
+
+
+def agui_lost(first: int, last: LogEntry | None) -> list[LogEntry]:
+    """A lost producer's ending in AG-UI: ``RUN_ERROR`` with the code."""
+    error = {"type": "RUN_ERROR", "code": str(ErrorCode.RUN_PRODUCER_LOST), "message": _LOST}
+    return [LogEntry(first, "", json.dumps(error), final=True)]
+
+
+def protocol_lost(opening: LogEntry, fallback: LostEnding) -> LostEnding:
+    """The lost ending of the protocol the run's first frame is in: the ending goes into the
+    log for every reader, so it is the run's, never the route's that found the lease gone
+    (a chat read through ``/v1/runs/{id}/events`` still ends as a chat)."""
+    if opening.event:
+        return native_lost
+    with contextlib.suppress(ValueError):
+        kind = json.loads(opening.data).get("type") if opening.data.startswith("{") else None
+        if kind == "start":
+            return ui_lost
+        if kind == "RUN_STARTED":
+            return agui_lost
+    return fallback
 
 
 class RunReader(Response):
@@ -138,9 +175,13 @@ class RunReader(Response):
         ``False`` when the log no longer holds the run at all."""
         log, run_id = self._runs.log, self._run_id
         last: Sequence[LogEntry] = ()
+        lost = self._lost
         if after:
             last = (await log.read(run_id, after - 1, wait=0, limit=1)).entries
-        await log.abandon(run_id, self._lost(after + 1, last[0] if last else None))
+            opening = last if after == 1 else (await log.read(run_id, 0, wait=0, limit=1)).entries
+            if opening:
+                lost = protocol_lost(opening[0], lost)
+        await log.abandon(run_id, lost(after + 1, last[0] if last else None))
         return await log.state(run_id) is not None
 
 
