@@ -406,3 +406,33 @@ def test_a_chat_whose_producer_is_killed_ends_as_a_chat_on_every_route(
     assert all(frame.event == "message" for frame in rest)  # no runport event names
     check_numbered([before[0], *rest], run_id)
     assert again == [before[0], *rest]
+
+
+def test_redis_lost_mid_chat_ends_the_chat_stream_in_its_own_protocol(
+    paced: PacedUpstream,
+) -> None:
+    """A chat reader whose log fails ends with the UI stream's error, finish and [DONE] (no
+    ``id:``), which the AI SDK shows as the chat's error, not runport's own ``Failed``."""
+    body = {
+        "id": "chat-redis-lost",
+        "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "logs"}]}],
+        "trigger": "submit-message",
+    }
+    with redis_server() as own:
+        app = create_app(catalog(), paced.adapter, event_log=RedisEventLog(own.url, lease=1))
+        with serve_in_background(app) as url, httpx.Client(base_url=url, timeout=30) as http:
+            paced.release(1)
+            with http.stream("POST", "/v1/contracts/demo.story/chat", json=body) as response:
+                stream = frames(response.iter_lines())
+                first = next(stream)
+                own.stop()
+                rest = list(stream)
+            assert paced.closed.wait(30)
+    assert json.loads(first.data)["type"] == "start"
+    assert [frame.id for frame in rest][-3:] == [None, None, None]
+    assert rest[-1].data == "[DONE]"
+    error, finish = (json.loads(frame.data) for frame in rest[-3:-1])
+    assert error["type"] == "error"
+    assert error["errorText"].startswith(ErrorCode.EVENT_LOG_UNAVAILABLE)
+    assert finish == {"type": "finish", "finishReason": "error"}
+    assert all(frame.event == "message" for frame in rest)

@@ -51,6 +51,25 @@ def _unnumbered(code: str, message: str) -> bytes:
     return f"event: Failed\ndata: {failed}\n\nevent: envelope\ndata: {envelope}\n\n".encode()
 
 
+def _ui_unnumbered(code: str, message: str) -> bytes:
+    """``_unnumbered`` in the UI message stream: an error chunk, finish, [DONE]."""
+    return b"".join(f"data: {data}\n\n".encode() for data in _ui_failed(code, message))
+
+
+def _agui_unnumbered(code: str, message: str) -> bytes:
+    """``_unnumbered`` in AG-UI: ``RUN_ERROR`` with the code."""
+    return f"data: {_agui_failed(code, message)}\n\n".encode()
+
+
+def _ui_failed(code: str, message: str) -> list[str]:
+    error = json.dumps({"type": "error", "errorText": f"{code}: {message}"})
+    return [error, json.dumps({"type": "finish", "finishReason": "error"}), "[DONE]"]
+
+
+def _agui_failed(code: str, message: str) -> str:
+    return json.dumps({"type": "RUN_ERROR", "code": str(code), "message": message})
+
+
 LostEnding = Callable[[int, "LogEntry | None"], list[LogEntry]]
 """The frames that end a run whose producer was lost, numbered from the first argument,
 given the run's last frame so far (in the run's own protocol)."""
@@ -68,19 +87,26 @@ def native_lost(first: int, last: LogEntry | None) -> list[LogEntry]:
 
 def ui_lost(first: int, last: LogEntry | None) -> list[LogEntry]:
     """A lost producer's ending in the UI message stream: an error chunk, finish, [DONE]."""
-    error = json.dumps({"type": "error", "errorText": f"{ErrorCode.RUN_PRODUCER_LOST}: {_LOST}"})
-    finish = json.dumps({"type": "finish", "finishReason": "error"})
+    error, finish, done = _ui_failed(ErrorCode.RUN_PRODUCER_LOST, _LOST)
     return [
         LogEntry(first, "", error),
         LogEntry(first + 1, "", finish),
-        LogEntry(first + 2, "", "[DONE]", final=True),
+        LogEntry(first + 2, "", done, final=True),
     ]
 
 
 def agui_lost(first: int, last: LogEntry | None) -> list[LogEntry]:
     """A lost producer's ending in AG-UI: ``RUN_ERROR`` with the code."""
-    error = {"type": "RUN_ERROR", "code": str(ErrorCode.RUN_PRODUCER_LOST), "message": _LOST}
-    return [LogEntry(first, "", json.dumps(error), final=True)]
+    return [LogEntry(first, "", _agui_failed(ErrorCode.RUN_PRODUCER_LOST, _LOST), final=True)]
+
+
+def unnumbered_for(lost: LostEnding) -> Callable[[str, str], bytes]:
+    """The un-numbered ending of the protocol whose lost ending is ``lost``."""
+    if lost is ui_lost:
+        return _ui_unnumbered
+    if lost is agui_lost:
+        return _agui_unnumbered
+    return _unnumbered
 
 
 def protocol_lost(opening: LogEntry, fallback: LostEnding) -> LostEnding:
@@ -118,6 +144,8 @@ class RunReader(Response):
         self.after = after
         self._heartbeat = heartbeat
         self._lost = lost
+        # When the log itself fails the reader, it ends the stream in the route's protocol.
+        self._unnumbered = unnumbered_for(lost)
         self._sse_headers = headers
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -144,7 +172,7 @@ class RunReader(Response):
             try:
                 got = await log.read(run_id, after, wait=max(wait, 0.0), limit=_BATCH)
             except EventLogError as error:
-                await writer.write(_unnumbered(error.code, error.message))
+                await writer.write(self._unnumbered(error.code, error.message))
                 await writer.end()
                 return
             entries = got.entries
@@ -159,7 +187,7 @@ class RunReader(Response):
             elif not got.alive:
                 if not await self._abandon(after):
                     await writer.write(
-                        _unnumbered(ErrorCode.RUN_NOT_FOUND, "the run is no longer held")
+                        self._unnumbered(ErrorCode.RUN_NOT_FOUND, "the run is no longer held")
                     )
                     await writer.end()
                     return
