@@ -35,23 +35,38 @@ window.addEventListener("pageshow", () => {
 });
 
 let resuming = null; // set while the resume request waits for its answer
+let runId = null; // the run the chat streams from (x-runport-run-id), for the stop
 const transport = new DefaultChatTransport({
   api,
   prepareReconnectToStreamRequest: ({ api: base, id }) => ({
     api: `${base}/${encodeURIComponent(id)}/stream${saved.open ? "?finished=true" : ""}`,
   }),
   fetch: async (url, init) => {
-    if (init?.method !== "GET") {
-      return fetch(url, init);
+    const resume = init?.method === "GET";
+    if (resume) {
+      resuming?.(true);
     }
-    resuming?.(true);
     try {
-      return await fetch(url, init);
+      const response = await fetch(url, init);
+      runId = response.headers.get("x-runport-run-id") ?? runId;
+      return response;
     } finally {
-      resuming?.(false);
+      if (resume) {
+        resuming?.(false);
+      }
     }
   },
 });
+
+// With `runport serve --resumable` a run outlives its connection, so stopping the stream
+// alone would leave the run going (until the orphan timeout): the stop is the run's DELETE.
+// (Without --resumable the aborted request is the stop, and the DELETE a harmless 404.)
+function stopRun(stop) {
+  stop();
+  if (runId) {
+    void fetch(new URL(`/v1/runs/${runId}`, api), { method: "DELETE" }).catch(() => {});
+  }
+}
 
 function Part({ part }) {
   if (part.type === "reasoning") {
@@ -126,7 +141,7 @@ function Chat() {
         <button id="send" type="submit" disabled={busy}>
           Send
         </button>
-        <button id="stop" type="button" onClick={() => stop()}>
+        <button id="stop" type="button" onClick={() => stopRun(stop)}>
           Stop
         </button>
       </form>

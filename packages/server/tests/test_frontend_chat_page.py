@@ -261,3 +261,25 @@ def test_a_run_that_ended_while_the_page_was_away_is_shown_whole_when_it_comes_b
         assert (status, resumed_id) == (200, run_id)
         assert url.endswith("/stream?finished=true")
         assert len(upstream.requests) == 1
+
+
+def test_stop_on_a_resumable_server_stops_the_run_not_only_the_stream(
+    page: Page, page_site: str
+) -> None:
+    with resumable_story(page_site) as (upstream, server):
+        answers = ChatResponses(page, server)
+        page.goto(f"{page_site}/?api={server}/v1/contracts/demo.story/chat")
+        send(page, "a lighthouse")
+        answer = page.locator("li.message.assistant").nth(0)
+        expect(answer.locator(".part.text")).to_have_text("The keeper ")
+        page.click("#stop")
+        assert upstream.closed.wait(20), "the run went on after the stop"
+        expect(page.locator("#status")).to_have_text("ready")
+        [(_, run_id, _)] = answers.of("POST")
+        deletes = answers.of("DELETE")
+        assert [(status, url.rsplit("/", 1)[-1]) for status, _, url in deletes] == [(202, run_id)]
+
+        send(page, "a ship")  # the chat is not busy: its run ended
+        second = page.locator("li.message.assistant").nth(1)
+        expect(second.locator(".part.text")).to_have_text("The keeper waited.")
+        expect(page.locator("#error")).to_have_count(0)
