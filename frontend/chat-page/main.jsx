@@ -1,13 +1,72 @@
 // A chat page as an app developer writes one with the AI SDK: useChat over the default
 // transport, pointed at `runport serve`'s chat route (?api=…), rendering every part kind a
 // runport chat sends. The browser tier bundles it with esbuild from the lockfile.
+//
+// It survives a reload: the chat id lives in the URL (?chat=…, made up on the first visit),
+// the messages in sessionStorage, and useChat({ resume: true }) asks runport's resume route
+// (GET {api}/{chat id}/stream) for the chat's run on load, which `runport serve --resumable`
+// replays from its first frame (204 when the chat has none going on).
 import { useChat } from "@ai-sdk/react";
 import { DefaultChatTransport } from "ai";
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import { createRoot } from "react-dom/client";
 
-const api = new URLSearchParams(window.location.search).get("api");
-const transport = new DefaultChatTransport({ api });
+const params = new URLSearchParams(window.location.search);
+const api = params.get("api");
+if (!params.get("chat")) {
+  params.set("chat", `chat-${crypto.randomUUID()}`);
+  window.history.replaceState(null, "", `${window.location.pathname}?${params}`);
+}
+const chatId = params.get("chat");
+const storageKey = `runport-chat:${chatId}`;
+// What this tab last saw: the messages, and whether a run was still streaming into them
+// (then its end was not seen, and the resume asks for the chat's run even if it finished
+// meanwhile: ?finished=true).
+const saved = JSON.parse(sessionStorage.getItem(storageKey) ?? '{"messages": [], "open": false}');
+
+// Once the tab starts to leave, what it saw is saved as it was: the requests the browser cuts
+// then must not read as the run's end.
+let leaving = false;
+window.addEventListener("beforeunload", () => {
+  leaving = true;
+});
+window.addEventListener("pageshow", () => {
+  leaving = false;
+});
+
+let resuming = null; // set while the resume request waits for its answer
+let runId = null; // the run the chat streams from (x-runport-run-id), for the stop
+const transport = new DefaultChatTransport({
+  api,
+  prepareReconnectToStreamRequest: ({ api: base, id }) => ({
+    api: `${base}/${encodeURIComponent(id)}/stream${saved.open ? "?finished=true" : ""}`,
+  }),
+  fetch: async (url, init) => {
+    const resume = init?.method === "GET";
+    if (resume) {
+      resuming?.(true);
+    }
+    try {
+      const response = await fetch(url, init);
+      runId = response.headers.get("x-runport-run-id") ?? runId;
+      return response;
+    } finally {
+      if (resume) {
+        resuming?.(false);
+      }
+    }
+  },
+});
+
+// With `runport serve --resumable` a run outlives its connection, so stopping the stream
+// alone would leave the run going (until the orphan timeout): the stop is the run's DELETE.
+// (Without --resumable the aborted request is the stop, and the DELETE a harmless 404.)
+function stopRun(stop) {
+  stop();
+  if (runId) {
+    void fetch(new URL(`/v1/runs/${runId}`, api), { method: "DELETE" }).catch(() => {});
+  }
+}
 
 function Part({ part }) {
   if (part.type === "reasoning") {
@@ -41,8 +100,23 @@ function Part({ part }) {
 }
 
 function Chat() {
-  const { messages, sendMessage, status, stop, error } = useChat({ transport });
+  const [isResuming, setResuming] = useState(true);
+  resuming = setResuming;
+  const { messages, sendMessage, status, stop, error } = useChat({
+    id: chatId,
+    messages: saved.messages,
+    resume: true,
+    transport,
+  });
   const [input, setInput] = useState("");
+  useEffect(() => {
+    if (isResuming || leaving) {
+      return; // what was saved stays until the resume has answered
+    }
+    const open = status === "submitted" || status === "streaming";
+    sessionStorage.setItem(storageKey, JSON.stringify({ messages, open }));
+  }, [messages, status, isResuming]);
+  const busy = isResuming || (status !== "ready" && status !== "error");
   return (
     <main>
       <ol id="messages">
@@ -54,7 +128,7 @@ function Chat() {
           </li>
         ))}
       </ol>
-      <p id="status">{status}</p>
+      <p id="status">{isResuming ? "resuming" : status}</p>
       {error ? <p id="error">{error.message}</p> : null}
       <form
         onSubmit={(event) => {
@@ -64,10 +138,10 @@ function Chat() {
         }}
       >
         <input id="prompt" value={input} onChange={(event) => setInput(event.target.value)} />
-        <button id="send" type="submit" disabled={status !== "ready" && status !== "error"}>
+        <button id="send" type="submit" disabled={busy}>
           Send
         </button>
-        <button id="stop" type="button" onClick={() => stop()}>
+        <button id="stop" type="button" onClick={() => stopRun(stop)}>
           Stop
         </button>
       </form>

@@ -2,15 +2,19 @@
 over its default transport, bundled here with esbuild from the committed lockfile) in
 Debian's Chromium against a real ``runport serve``: reasoning, text and a tool's result
 render; a second message carries the first as history; stop ends the run and the server
-hangs up on its upstream. Run in the ``frontend`` tox env; skipped elsewhere, naming it."""
+hangs up on its upstream. With ``runport serve --resumable`` the page resumes after a reload
+(``useChat({resume: true})``): the run goes on once, and its answer shows once. Run in the
+``frontend`` tox env; skipped elsewhere, naming it."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from .frontend_node import ENABLED, FRONTEND, SKIP_REASON, node
@@ -18,7 +22,7 @@ from .frontend_node import ENABLED, FRONTEND, SKIP_REASON, node
 if not ENABLED:
     pytest.skip(SKIP_REASON, allow_module_level=True)
 
-from playwright.sync_api import BrowserContext, Page, Request, expect
+from playwright.sync_api import BrowserContext, Page, Request, Response, expect
 
 from .browser import opened_page
 from .frontend_runs import CHAT_SCENARIO
@@ -146,3 +150,136 @@ def test_stop_ends_the_run_the_server_hangs_up_upstream_and_the_chat_goes_on(
         assert [message["role"] for message in sent] == ["user", "assistant", "user"]
         assert sent[0]["content"] == "A short story about a lighthouse"
         assert sent[1]["content"] == "The keeper "  # what the stopped run had said
+
+
+class ChatResponses:
+    """How the server answered the page's requests: (method, status, run id, URL)."""
+
+    def __init__(self, page: Page, server: str) -> None:
+        self.server = server
+        self.seen: list[tuple[str, int, str | None, str]] = []
+        page.on("response", self._record)
+
+    def _record(self, response: Response) -> None:
+        if response.url.startswith(self.server) and response.request.method != "OPTIONS":
+            run_id = response.headers.get("x-runport-run-id")
+            self.seen.append((response.request.method, response.status, run_id, response.url))
+
+    def of(self, method: str) -> list[tuple[int, str | None, str]]:
+        return [(status, run_id, url) for verb, status, run_id, url in self.seen if verb == method]
+
+
+@contextlib.contextmanager
+def resumable_story(page_site: str) -> Iterator[tuple[PacedOpenAI, str]]:
+    """``runport serve --resumable`` on the paced upstream (its first answer holds after
+    "The keeper " until released)."""
+    upstream = PacedOpenAI()
+    with (
+        upstream.serve() as base_url,
+        runport_serve(
+            "--contracts",
+            CONTRACTS,
+            "--adapter",
+            "openai",
+            "--resumable",
+            "--cors-origin",
+            page_site,
+            env={"RUNPORT_OPENAI_BASE_URL": base_url, "RUNPORT_OPENAI_MODEL": "paced"},
+        ) as server,
+    ):
+        yield upstream, server
+
+
+def expect_one_whole_answer(page: Page) -> None:
+    expect(page.locator("#status")).to_have_text("ready")
+    expect(page.locator("li.message.user")).to_have_count(1)
+    expect(page.locator("li.message.assistant")).to_have_count(1)
+    answer = page.locator("li.message.assistant")
+    expect(answer.locator(".part.reasoning")).to_have_text(["A lighthouse story: "])
+    expect(answer.locator(".part.text")).to_have_text(["The keeper waited."])
+    expect(page.locator("#error")).to_have_count(0)
+
+
+def test_a_reload_mid_stream_resumes_the_run_and_shows_its_answer_once(
+    page: Page, page_site: str
+) -> None:
+    with resumable_story(page_site) as (upstream, server):
+        answers = ChatResponses(page, server)
+        page.goto(f"{page_site}/?api={server}/v1/contracts/demo.story/chat")
+        expect(page.locator("#status")).to_have_text("ready")
+        assert answers.of("GET")[0][0] == 204  # useChat({resume: true}) asked: no run yet
+        send(page, "a lighthouse")
+        answer = page.locator("li.message.assistant")
+        expect(answer.locator(".part.text")).to_have_text("The keeper ")
+        expect(page.locator("#status")).to_have_text("streaming")
+        assert "chat=" in page.url
+
+        page.reload()
+        expect(page.locator("#status")).to_have_text("streaming")  # resumed, not resent
+        expect(answer).to_have_count(1)
+        expect(answer.locator(".part.text")).to_have_text(["The keeper "])
+        upstream.release()
+        expect_one_whole_answer(page)
+
+        assert len(upstream.requests) == 1  # the run ran once
+        assert not upstream.closed.is_set()  # the reload did not stop it
+        [(posted, run_id, _)] = answers.of("POST")
+        assert posted == 200
+        assert run_id
+        resumed = answers.of("GET")[1]
+        assert resumed[:2] == (200, run_id)  # the same run, replayed
+        assert resumed[2].endswith("/stream?finished=true")  # it had not seen the run end
+
+        page.reload()  # the run is over: the finished conversation, no second run
+        expect(page.locator("#status")).to_have_text("ready")
+        expect_one_whole_answer(page)
+        status, resumed_id, url = answers.of("GET")[-1]
+        assert (status, resumed_id) == (204, None)
+        assert url.endswith("/stream")
+        assert len(answers.of("POST")) == 1
+        assert len(upstream.requests) == 1
+
+
+def test_a_run_that_ended_while_the_page_was_away_is_shown_whole_when_it_comes_back(
+    page: Page, page_site: str
+) -> None:
+    with resumable_story(page_site) as (upstream, server):
+        answers = ChatResponses(page, server)
+        page.goto(f"{page_site}/?api={server}/v1/contracts/demo.story/chat")
+        send(page, "a lighthouse")
+        expect(page.locator("li.message.assistant .part.text")).to_have_text("The keeper ")
+        chat_url = page.url
+        [(_, run_id, _)] = answers.of("POST")
+        page.goto("about:blank")  # the tab leaves mid-stream
+        upstream.release()
+        with httpx.Client(base_url=server, timeout=30) as http:  # read to its end
+            assert http.get(f"/v1/runs/{run_id}/events").text.rstrip().endswith("data: [DONE]")
+
+        page.goto(chat_url)  # it saw no end, so it asks for the ended run too
+        expect_one_whole_answer(page)
+        status, resumed_id, url = answers.of("GET")[-1]
+        assert (status, resumed_id) == (200, run_id)
+        assert url.endswith("/stream?finished=true")
+        assert len(upstream.requests) == 1
+
+
+def test_stop_on_a_resumable_server_stops_the_run_not_only_the_stream(
+    page: Page, page_site: str
+) -> None:
+    with resumable_story(page_site) as (upstream, server):
+        answers = ChatResponses(page, server)
+        page.goto(f"{page_site}/?api={server}/v1/contracts/demo.story/chat")
+        send(page, "a lighthouse")
+        answer = page.locator("li.message.assistant").nth(0)
+        expect(answer.locator(".part.text")).to_have_text("The keeper ")
+        page.click("#stop")
+        assert upstream.closed.wait(20), "the run went on after the stop"
+        expect(page.locator("#status")).to_have_text("ready")
+        [(_, run_id, _)] = answers.of("POST")
+        deletes = answers.of("DELETE")
+        assert [(status, url.rsplit("/", 1)[-1]) for status, _, url in deletes] == [(202, run_id)]
+
+        send(page, "a ship")  # the chat is not busy: its run ended
+        second = page.locator("li.message.assistant").nth(1)
+        expect(second.locator(".part.text")).to_have_text("The keeper waited.")
+        expect(page.locator("#error")).to_have_count(0)

@@ -111,3 +111,29 @@ def test_a_resumed_chat_from_its_start_and_a_busy_chat(paced: PacedUpstream) -> 
     check_numbered(got, run_id)  # the whole run again, from its first frame
     assert _types(got)[0] == "start"
     assert got[-1].data == "[DONE]"
+
+
+def test_a_resumable_chat_names_its_message_and_replays_an_ended_run_when_asked(
+    paced: PacedUpstream,
+) -> None:
+    """A page that kept a half-streamed answer across a reload gets it replaced: the replay's
+    ``start`` names the message the first response named; with ``?finished=true`` the chat's
+    last run is replayed even after it ended (a plain resume is 204 then)."""
+    app = create_app(catalog(), paced.adapter, event_log=MemoryEventLog())
+    stream = f"{STORY_CHAT}/chat-3/stream"
+    with serve_in_background(app) as url, httpx.Client(base_url=url, timeout=30) as http:
+        assert http.get(stream, params={"finished": "true"}).status_code == 204  # no run
+        paced.release_all()
+        first = http.post(STORY_CHAT, json=chat_body("chat-3"))
+        assert http.get(stream).status_code == 204  # ended
+        replayed = http.get(stream, params={"finished": "true"})
+        wrong = http.get(stream, params={"finished": "yes"})
+    assert replayed.status_code == 200
+    assert replayed.headers["x-runport-run-id"] == first.headers["x-runport-run-id"]
+    assert parse(replayed.text) == parse(first.text)
+    start = json.loads(parse(first.text)[0].data)
+    assert start["type"] == "start"
+    assert start["messageId"].startswith("msg-")
+    assert wrong.status_code == 400
+    assert wrong.json()["error"]["code"] == ErrorCode.DATA_INVALID
+    assert paced.calls == 1

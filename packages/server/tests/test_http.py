@@ -18,7 +18,7 @@ from runport.application import aexecute_contract, async_adapter_factory
 from runport.contracts import OperationEnvelope, StreamEvent
 from runport.mock import AsyncEmitter, AsyncFunctionRuntime, AsyncScriptedRuntime
 from runport.ports import PortError
-from runport.server import create_app, prepare, serve_in_background
+from runport.server import MemoryEventLog, create_app, prepare, serve_in_background
 
 from .conftest import (
     CONTRACTS,
@@ -554,12 +554,16 @@ async def _long_coat(request: object, emit: AsyncEmitter) -> None:
         await emit.text(text[start : start + 4])
 
 
-def test_the_snapshots_of_a_long_answer_weigh_what_the_answer_does_times_a_constant() -> None:
+@pytest.mark.parametrize("resumable", [False, True], ids=["streamed", "resumable"])
+def test_the_snapshots_of_a_long_answer_weigh_what_the_answer_does_times_a_constant(
+    resumable: bool,
+) -> None:
     """Each snapshot frame is the whole answer so far: sent after every Delta, a 50 KB answer
     would be 600 MB of frames. Thinned (SnapshotPace), they stay within a constant times the
-    answer, and the last one is still the whole output."""
+    answer, and the last one is still the whole output; a resumable run's log holds the same."""
     forecast = "/v1/contracts/demo.forecast/executions"
-    app = create_app(catalog(), lambda: AsyncFunctionRuntime(_long_coat))
+    log = MemoryEventLog() if resumable else None
+    app = create_app(catalog(), lambda: AsyncFunctionRuntime(_long_coat), event_log=log)
     with serve_in_background(app) as url, httpx.Client(base_url=url, timeout=60) as http:
         asked = http.post(
             forecast + "?partial_output=true", json={"inputs": {"city": "Delft"}}, headers=SSE

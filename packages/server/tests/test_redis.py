@@ -368,3 +368,71 @@ def test_a_slow_reader_leaves_the_backlog_in_the_log_not_in_the_server(
     # A server that kept the stalled reader's backlog in its socket would hold one more copy
     # of the run; here the log holds it, and the server at most one read's worth of frames.
     assert grew < total / 2, peaks
+
+
+def test_a_chat_whose_producer_is_killed_ends_as_a_chat_on_every_route(
+    shared_redis: RedisServer,
+) -> None:
+    """The ending of a lost producer's run goes into the log for every reader, so it is in
+    the run's protocol even when the reader that found the lease gone came through
+    ``/v1/runs/{id}/events``: the chat route then replays the UI stream's own ending."""
+    chat = "/v1/contracts/demo.story/chat"
+    body = {
+        "id": "chat-lost",
+        "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "logs"}]}],
+        "trigger": "submit-message",
+    }
+    with (
+        paced_openai(PIECES) as upstream,
+        runport_serve(shared_redis.url, upstream.url, "--lease", "1") as one,
+        runport_serve(shared_redis.url, upstream.url, "--lease", "1") as two,
+        httpx.Client(timeout=30) as http,
+    ):
+        upstream.release(1)
+        with http.stream("POST", one.url + chat, json=body) as response:
+            run_id = response.headers["x-runport-run-id"]
+            before = read_some(response, 1)
+            with http.stream("GET", f"{two.url}/v1/runs/{run_id}/events") as reader:
+                stream = frames(reader.iter_lines())
+                assert next(stream) == before[0]
+                one.process.send_signal(signal.SIGKILL)
+                one.process.wait(timeout=30)
+                rest = list(stream)
+        again = parse(http.get(f"{two.url}{chat}/chat-lost/stream?finished=true").text)
+    assert rest[-1].data == "[DONE]"
+    chunks = [json.loads(frame.data) for frame in rest[:-1]]
+    assert [chunk["type"] for chunk in chunks][-2:] == ["error", "finish"]
+    assert chunks[-2]["errorText"].startswith(ErrorCode.RUN_PRODUCER_LOST)
+    assert all(frame.event == "message" for frame in rest)  # no runport event names
+    check_numbered([before[0], *rest], run_id)
+    assert again == [before[0], *rest]
+
+
+def test_redis_lost_mid_chat_ends_the_chat_stream_in_its_own_protocol(
+    paced: PacedUpstream,
+) -> None:
+    """A chat reader whose log fails ends with the UI stream's error, finish and [DONE] (no
+    ``id:``), which the AI SDK shows as the chat's error, not runport's own ``Failed``."""
+    body = {
+        "id": "chat-redis-lost",
+        "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "logs"}]}],
+        "trigger": "submit-message",
+    }
+    with redis_server() as own:
+        app = create_app(catalog(), paced.adapter, event_log=RedisEventLog(own.url, lease=1))
+        with serve_in_background(app) as url, httpx.Client(base_url=url, timeout=30) as http:
+            paced.release(1)
+            with http.stream("POST", "/v1/contracts/demo.story/chat", json=body) as response:
+                stream = frames(response.iter_lines())
+                first = next(stream)
+                own.stop()
+                rest = list(stream)
+            assert paced.closed.wait(30)
+    assert json.loads(first.data)["type"] == "start"
+    assert [frame.id for frame in rest][-3:] == [None, None, None]
+    assert rest[-1].data == "[DONE]"
+    error, finish = (json.loads(frame.data) for frame in rest[-3:-1])
+    assert error["type"] == "error"
+    assert error["errorText"].startswith(ErrorCode.EVENT_LOG_UNAVAILABLE)
+    assert finish == {"type": "finish", "finishReason": "error"}
+    assert all(frame.event == "message" for frame in rest)

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from runport.application import async_adapter_factory
 from runport.contracts import ErrorCode
+from runport.mock import AsyncEmitter, AsyncFunctionRuntime
 from runport.server import MemoryEventLog, create_app, serve_in_background
 
 from .conftest import SCENARIO, PacedUpstream, Thinking, catalog
@@ -346,3 +347,33 @@ def test_reading_and_stopping_runs_are_guarded_like_every_route(paced: PacedUpst
         assert not paced.closed.is_set()  # none of them stopped it
         assert http.delete(f"/v1/runs/{run_id}", headers=auth).status_code == 202
         assert paced.closed.wait(30)
+
+
+async def _coat(request: object, emit: AsyncEmitter) -> None:
+    for piece in ('{"coat": ', '"a warm', ' one"}'):
+        await emit.text(piece)
+
+
+def test_partial_output_rides_a_resumable_run_and_its_resume() -> None:
+    """``?partial_output=true`` with ``--resumable``: the snapshots are frames of the log like
+    any event, numbered, replayed by a resume, and the run without them is the same run."""
+    forecast = "/v1/contracts/demo.forecast/executions"
+    city = {"inputs": {"city": "Delft"}}
+    app = create_app(catalog(), lambda: AsyncFunctionRuntime(_coat), event_log=MemoryEventLog())
+    with serve_in_background(app) as url, httpx.Client(base_url=url, timeout=30) as http:
+        asked = http.post(forecast + "?partial_output=true", json=city, headers=SSE)
+        plain = http.post(forecast, json=city, headers=SSE)
+        run_id = asked.headers["x-runport-run-id"]
+        replayed = http.get(f"/v1/runs/{run_id}/events", headers={"Last-Event-ID": f"{run_id}:1"})
+        wrong = http.post(forecast + "?partial_output=yes", json=city, headers=SSE)
+    got = parse(asked.text)
+    check_numbered(got, run_id)
+    names = [frame.event for frame in got]
+    assert "OutputSnapshot" in names
+    snapshots = [json.loads(frame.data) for frame in got if frame.event == "OutputSnapshot"]
+    assert snapshots[-1]["value"] == {"coat": "a warm one"}
+    assert parse(replayed.text) == got[1:]
+    without = [(f.event, f.data) for f in got if f.event != "OutputSnapshot"]
+    assert [(f.event, f.data) for f in parse(plain.text)] == without
+    assert wrong.status_code == 400
+    assert _error(wrong) == ErrorCode.DATA_INVALID

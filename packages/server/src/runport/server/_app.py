@@ -198,7 +198,9 @@ def create_app(
             return error_response(refused)
         streamed = _wants_events(request)
         if runs is not None and streamed:
-            return ResumableExecution(runs, contract, run_on, call, owned=owned, heartbeat=beat)
+            return ResumableExecution(
+                runs, contract, run_on, call, owned=owned, heartbeat=beat, partial_output=partial
+            )
         return Execution(
             contract,
             run_on,

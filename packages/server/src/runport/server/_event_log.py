@@ -91,9 +91,10 @@ class EventLog(ABC):
     in this process; ``RedisEventLog`` in Redis Streams, shared by many server processes.
 
     ``tick`` is how often, in seconds, a producer renews its lease and a quiet reader asks
-    whether the producer still lives. A log that ``coalesces`` is one whose appends cost a
-    round trip: the producer then keeps one append in flight and sends every frame that
-    arrived meanwhile with the next.
+    whether the producer still lives. A log that ``coalesces`` takes the producer's frames in
+    groups: the producer keeps one append in flight and sends every frame that arrived
+    meanwhile with the next (a round trip each for Redis; in memory, one append and one
+    wake-up of the readers per group instead of per frame).
     """
 
     tick: float
@@ -176,6 +177,7 @@ class MemoryEventLog(EventLog):
     ending."""
 
     tick = 1.0
+    coalesces = True
 
     def __init__(self, *, retention: float = DEFAULT_RETENTION_S) -> None:
         self.retention = check_retention(retention)

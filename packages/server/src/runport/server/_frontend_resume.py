@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
+import secrets
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -20,15 +20,14 @@ from runport.ports import AsyncRuntimeAdapter
 from runport.server._agui import AGUIEncoder
 from runport.server._chat import ChatCall
 from runport.server._errors import RequestRefused
-from runport.server._event_log import EventLogError, LogEntry
-from runport.server._resumable import RunReader
+from runport.server._event_log import EventLogError
+from runport.server._resumable import RunReader, agui_lost, ui_lost
 from runport.server._runs import Emit, Frame, Job, Runs, Watched
 from runport.server._sse import RUN_ID_HEADER
 from runport.server._ui_stream import UIMessageEncoder
 
 _REFUSED_STAGES = frozenset({"input", "compile"})
 _CODES = frozenset(code.value for code in ErrorCode)
-_LOST = "the server process running the run stopped before it finished"
 
 
 class FrontendJob(Job):
@@ -100,28 +99,14 @@ class FrontendJob(Job):
             await aclose_adapter(self.adapter)
 
 
-def ui_lost(first: int, last: LogEntry | None) -> list[LogEntry]:
-    """A lost producer's ending in the UI message stream: an error chunk, finish, [DONE]."""
-    error = json.dumps({"type": "error", "errorText": f"{ErrorCode.RUN_PRODUCER_LOST}: {_LOST}"})
-    finish = json.dumps({"type": "finish", "finishReason": "error"})
-    return [
-        LogEntry(first, "", error),
-        LogEntry(first + 1, "", finish),
-        LogEntry(first + 2, "", "[DONE]", final=True),
-    ]
-
-
-def agui_lost(first: int, last: LogEntry | None) -> list[LogEntry]:
-    """A lost producer's ending in AG-UI: ``RUN_ERROR`` with the code."""
-    error = {"type": "RUN_ERROR", "code": str(ErrorCode.RUN_PRODUCER_LOST), "message": _LOST}
-    return [LogEntry(first, "", json.dumps(error), final=True)]
-
-
 def job_encoder(route: str, encode: object, call: ChatCall, reasoning_key: bytes) -> Any:
     """The encoder object behind a route's ``encode`` (the same arguments), for a job that
-    writes its frames one by one."""
+    writes its frames one by one. A resumable chat's ``start`` always names its assistant
+    message (the request's ``messageId``, or one made up here): a page that kept the
+    message across a reload then has the replay replace it, not add a second one."""
     if route == "chat":
-        return UIMessageEncoder(call.message_id, reasoning_key)
+        message_id = call.message_id or f"msg-{secrets.token_hex(12)}"
+        return UIMessageEncoder(message_id, reasoning_key)
     assert isinstance(encode, functools.partial)
     return AGUIEncoder(encode.keywords["thread_id"], encode.keywords["run_id"])
 
@@ -162,10 +147,13 @@ def protocol_headers(headers: dict[str, str], run_id: str) -> list[tuple[bytes, 
     ]
 
 
-async def active_run(runs: Runs, key: str) -> str | None:
-    """The chat's run while it goes on; ``None`` when it has none, or it has ended."""
+async def active_run(runs: Runs, key: str, *, finished: bool = False) -> str | None:
+    """The chat's run while it goes on; ``None`` when it has none, or it has ended (with
+    ``finished``, its last run while the log keeps it, ended or not)."""
     run_id = await runs.log.linked(key)
     if run_id is None:
         return None
     state = await runs.log.state(run_id)
-    return None if state is None or state.finished else run_id
+    if state is None or (state.finished and not finished):
+        return None
+    return run_id

@@ -29,10 +29,9 @@ from runport.server._frontend_resume import (
     job_encoder,
     protocol_headers,
     resumable_frontend,
-    ui_lost,
 )
 from runport.server._frontend_run import Encoder, FrontendRun, Refusal
-from runport.server._resumable import RunReader, run_events
+from runport.server._resumable import RunReader, run_events, ui_lost
 from runport.server._runs import Runs
 from runport.server._sse import DEFAULT_HEARTBEAT_S
 from runport.server._ui_stream import UI_MESSAGE_STREAM_HEADERS, ui_message_stream
@@ -65,6 +64,15 @@ def agui_refusal(refused: RequestRefused) -> JSONResponse:
         "error": _error(refused),
     }
     return JSONResponse(body, status_code=refused.status, headers=refused.headers)
+
+
+def _flag(request: Request, name: str) -> bool:
+    value = request.query_params.get(name, "false")
+    if value not in ("true", "false"):
+        raise RequestRefused(
+            400, ErrorCode.DATA_INVALID, f"?{name}= takes true or false, not {value!r}"
+        )
+    return value == "true"
 
 
 def frontend_routes(
@@ -160,14 +168,17 @@ def frontend_routes(
 
     async def chat_stream(request: Request) -> Response:
         """The AI SDK's resume (``useChat({resume: true})``): the chat's active run, from
-        its first frame (or after ``Last-Event-ID``); 204 when it has none."""
+        its first frame (or after ``Last-Event-ID``); 204 when it has none. With
+        ``?finished=true`` (a page that did not see its run end) the chat's last run is
+        replayed even if it ended meanwhile, while the log keeps it."""
         try:
             check_token(request, token)
             contract = find_contract(catalog, request.path_params["contract_id"])
+            finished = _flag(request, "finished")
             if runs is None:
                 return Response(status_code=204)
             chat_key = ":".join(("chat", contract.id, request.path_params["chat_id"]))
-            run_id = await active_run(runs, chat_key)
+            run_id = await active_run(runs, chat_key, finished=finished)
             if run_id is None:
                 return Response(status_code=204)
             reader = await run_events(runs, request, run_id, heartbeat)

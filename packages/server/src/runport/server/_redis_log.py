@@ -46,25 +46,34 @@ REDIS_HINT = "a Redis event log needs the redis package: pip install 'runport[re
 DEFAULT_MAX_EVENTS = 1_000_000
 """The most frames one run's stream holds (``MAXLEN ~``); older ones are trimmed."""
 
-_APPEND = """
+_APPEND = r"""
 if redis.call('HGET', KEYS[2], 'f') ~= '0' then return 0 end
-for i = 4, #ARGV, 4 do
-  if ARGV[i + 3] == '1' then
-    redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '0-' .. ARGV[i],
-               'e', ARGV[i + 1], 'd', ARGV[i + 2], 'f', '1')
+local packed, pos = ARGV[4], 1
+while pos <= #packed do
+  local head_end = string.find(packed, '\n', pos, true)
+  local data_end = string.find(packed, '\n', head_end + 1, true)
+  local space = string.find(packed, ' ', pos, true)
+  local seq = string.sub(packed, pos, space - 1)
+  local final = string.sub(packed, space + 1, space + 1)
+  local event = string.sub(packed, space + 3, head_end - 1)
+  local data = string.sub(packed, head_end + 1, data_end - 1)
+  pos = data_end + 1
+  if final == '1' then
+    redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '0-' .. seq,
+               'e', event, 'd', data, 'f', '1')
     redis.call('HSET', KEYS[2], 'f', '1')
     redis.call('DEL', KEYS[3])
   else
-    redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '0-' .. ARGV[i],
-               'e', ARGV[i + 1], 'd', ARGV[i + 2])
+    redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '0-' .. seq, 'e', event, 'd', data)
   end
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 redis.call('PEXPIRE', KEYS[2], ARGV[1])
 return 1
 """
-"""KEYS: stream, meta, lease. ARGV: retention ms, max events, a spare slot, then per frame
-its seq, event, data and final flag."""
+"""KEYS: stream, meta, lease. ARGV: retention ms, max events, the first frame's seq, then the
+frames packed in one string, two lines each (``<seq> <final> <event>``, then the data: a
+frame's data is one line), so a group of frames is four arguments to encode, not four each."""
 
 _ABANDON = """
 if redis.call('HGET', KEYS[2], 'f') ~= '0' then return 0 end
@@ -72,10 +81,35 @@ if redis.call('EXISTS', KEYS[3]) == 1 then return 0 end
 local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
 local seq = 0
 if #last > 0 then seq = tonumber(string.sub(last[1][1], 3)) end
-if seq + 1 ~= tonumber(ARGV[4]) then return 0 end
+if seq + 1 ~= tonumber(ARGV[3]) then return 0 end
 """
 """The conditions under which a reader may end a run: unfinished, lease lapsed, and the
 ending numbered right after the last frame. The append follows (same script)."""
+
+_READ = """
+local got = redis.call('XREAD', 'COUNT', ARGV[2], 'STREAMS', KEYS[1], '0-' .. ARGV[1])
+if not got then
+  local alive = redis.call('EXISTS', KEYS[3]) == 1 or redis.call('HGET', KEYS[2], 'f') == '1'
+  return {'', alive and 1 or 0}
+end
+local out = {}
+for _, entry in ipairs(got[1][2]) do
+  local fields, event, data, final = entry[2], '', '', '0'
+  for i = 1, #fields, 2 do
+    local name = fields[i]
+    if name == 'e' then event = fields[i + 1]
+    elseif name == 'd' then data = fields[i + 1]
+    elseif name == 'f' then final = fields[i + 1] end
+  end
+  out[#out + 1] = string.sub(entry[1], 3) .. ' ' .. final .. ' ' .. event
+  out[#out + 1] = data
+end
+return {table.concat(out, '\\n'), 1}
+"""
+"""KEYS: stream, meta, lease. ARGV: after, limit. The frames after ``after`` as one string,
+two lines a frame (``<seq> <final> <event>``, then the data: a frame's data is one line),
+which is one reply to parse instead of a dozen per frame; or none, and whether the run is
+alive (its lease stands, or it has finished)."""
 
 _RENEW = """
 redis.call('SET', KEYS[1], '1', 'PX', ARGV[1])
@@ -110,6 +144,17 @@ def _entry(stream_id: bytes, fields: dict[bytes, bytes]) -> LogEntry:
         fields[b"d"].decode(),
         final=fields.get(b"f") == b"1",
     )
+
+
+def _unpack(text: bytes) -> list[LogEntry]:
+    lines = text.split(b"\n")
+    entries: list[LogEntry] = []
+    for index in range(0, len(lines), 2):
+        seq, final, event = lines[index].split(b" ", 2)
+        entries.append(
+            LogEntry(int(seq), event.decode(), lines[index + 1].decode(), final=final == b"1")
+        )
+    return entries
 
 
 def redacted(url: str) -> str:
@@ -185,6 +230,7 @@ class RedisEventLog(EventLog):
             self._append = self._client.register_script(_APPEND)
             self._abandon = self._client.register_script(_ABANDON + _APPEND)
             self._renew = self._client.register_script(_RENEW)
+            self._read = self._client.register_script(_READ)
         return self._client
 
     @staticmethod
@@ -212,10 +258,11 @@ class RedisEventLog(EventLog):
                 await pipe.execute()
 
     def _argv(self, entries: Sequence[LogEntry]) -> list[Any]:
-        argv: list[Any] = [self._retention_ms, self._max_events, 0]
-        for entry in entries:
-            argv += [entry.seq, entry.event, entry.data, "1" if entry.final else "0"]
-        return argv
+        packed = "".join(
+            f"{entry.seq} {'1' if entry.final else '0'} {entry.event}\n{entry.data}\n"
+            for entry in entries
+        )
+        return [self._retention_ms, self._max_events, entries[0].seq if entries else 0, packed]
 
     async def append(self, run_id: str, entries: Sequence[LogEntry]) -> None:
         stream, meta, lease, _, _ = self._keys(run_id)
@@ -258,16 +305,20 @@ class RedisEventLog(EventLog):
 
     async def read(self, run_id: str, after: int, *, wait: float, limit: int) -> LogRead:
         stream, meta, lease, _, _ = self._keys(run_id)
-        block = max(1, round(wait * 1000)) if wait > 0 else None
+        keys, args = [stream, meta, lease], [after, limit]
+        client = self._redis()
         with _reaching(self.shown):
-            got = await self._redis().xread({stream: f"0-{after}"}, count=limit, block=block)
+            text, alive = await self._read(keys=keys, args=args)
+            if text or not alive or wait <= 0:
+                return LogRead(_unpack(text) if text else (), alive=bool(alive))
+            # Nothing yet: wait for the next frame (a blocking command, which a script may
+            # not run), then look again.
+            block = max(1, round(wait * 1000))
+            got = await client.xread({stream: f"0-{after}"}, count=limit, block=block)
             if got:
                 return LogRead([_entry(sid, fields) for sid, fields in got[0][1]])
-            async with self._redis().pipeline(transaction=False) as pipe:
-                pipe.exists(lease)
-                pipe.hget(meta, "f")
-                leased, finished = await pipe.execute()
-        return LogRead((), alive=bool(leased) or finished == b"1")
+            text, alive = await self._read(keys=keys, args=args)
+        return LogRead(_unpack(text) if text else (), alive=bool(alive))
 
     async def touch(self, run_id: str, hold: float) -> None:
         _, _, _, read, _ = self._keys(run_id)

@@ -11,6 +11,7 @@ log, so a slow reader costs the log, not this process.
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -50,15 +51,77 @@ def _unnumbered(code: str, message: str) -> bytes:
     return f"event: Failed\ndata: {failed}\n\nevent: envelope\ndata: {envelope}\n\n".encode()
 
 
+def _ui_unnumbered(code: str, message: str) -> bytes:
+    """``_unnumbered`` in the UI message stream: an error chunk, finish, [DONE]."""
+    return b"".join(f"data: {data}\n\n".encode() for data in _ui_failed(code, message))
+
+
+def _agui_unnumbered(code: str, message: str) -> bytes:
+    """``_unnumbered`` in AG-UI: ``RUN_ERROR`` with the code."""
+    return f"data: {_agui_failed(code, message)}\n\n".encode()
+
+
+def _ui_failed(code: str, message: str) -> list[str]:
+    error = json.dumps({"type": "error", "errorText": f"{code}: {message}"})
+    return [error, json.dumps({"type": "finish", "finishReason": "error"}), "[DONE]"]
+
+
+def _agui_failed(code: str, message: str) -> str:
+    return json.dumps({"type": "RUN_ERROR", "code": str(code), "message": message})
+
+
 LostEnding = Callable[[int, "LogEntry | None"], list[LogEntry]]
 """The frames that end a run whose producer was lost, numbered from the first argument,
 given the run's last frame so far (in the run's own protocol)."""
 
 
+_LOST = "the server process running the run stopped before it finished"
+
+
 def native_lost(first: int, last: LogEntry | None) -> list[LogEntry]:
+    """A lost producer's ending in runport's own frames: ``Failed`` (unless the run sent its
+    terminal already) and a not-ok envelope."""
     terminal = not (last is not None and last.event in _TERMINALS)
-    message = "the server process running the run stopped before it finished"
-    return ending(first, ErrorCode.RUN_PRODUCER_LOST, message, terminal=terminal)
+    return ending(first, ErrorCode.RUN_PRODUCER_LOST, _LOST, terminal=terminal)
+
+
+def ui_lost(first: int, last: LogEntry | None) -> list[LogEntry]:
+    """A lost producer's ending in the UI message stream: an error chunk, finish, [DONE]."""
+    error, finish, done = _ui_failed(ErrorCode.RUN_PRODUCER_LOST, _LOST)
+    return [
+        LogEntry(first, "", error),
+        LogEntry(first + 1, "", finish),
+        LogEntry(first + 2, "", done, final=True),
+    ]
+
+
+def agui_lost(first: int, last: LogEntry | None) -> list[LogEntry]:
+    """A lost producer's ending in AG-UI: ``RUN_ERROR`` with the code."""
+    return [LogEntry(first, "", _agui_failed(ErrorCode.RUN_PRODUCER_LOST, _LOST), final=True)]
+
+
+def unnumbered_for(lost: LostEnding) -> Callable[[str, str], bytes]:
+    """The un-numbered ending of the protocol whose lost ending is ``lost``."""
+    if lost is ui_lost:
+        return _ui_unnumbered
+    if lost is agui_lost:
+        return _agui_unnumbered
+    return _unnumbered
+
+
+def protocol_lost(opening: LogEntry, fallback: LostEnding) -> LostEnding:
+    """The lost ending of the protocol the run's first frame is in: the ending goes into the
+    log for every reader, so it is the run's, never the route's that found the lease gone
+    (a chat read through ``/v1/runs/{id}/events`` still ends as a chat)."""
+    if opening.event:
+        return native_lost
+    with contextlib.suppress(ValueError):
+        kind = json.loads(opening.data).get("type") if opening.data.startswith("{") else None
+        if kind == "start":
+            return ui_lost
+        if kind == "RUN_STARTED":
+            return agui_lost
+    return fallback
 
 
 class RunReader(Response):
@@ -81,6 +144,8 @@ class RunReader(Response):
         self.after = after
         self._heartbeat = heartbeat
         self._lost = lost
+        # When the log itself fails the reader, it ends the stream in the route's protocol.
+        self._unnumbered = unnumbered_for(lost)
         self._sse_headers = headers
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -107,7 +172,7 @@ class RunReader(Response):
             try:
                 got = await log.read(run_id, after, wait=max(wait, 0.0), limit=_BATCH)
             except EventLogError as error:
-                await writer.write(_unnumbered(error.code, error.message))
+                await writer.write(self._unnumbered(error.code, error.message))
                 await writer.end()
                 return
             entries = got.entries
@@ -122,7 +187,7 @@ class RunReader(Response):
             elif not got.alive:
                 if not await self._abandon(after):
                     await writer.write(
-                        _unnumbered(ErrorCode.RUN_NOT_FOUND, "the run is no longer held")
+                        self._unnumbered(ErrorCode.RUN_NOT_FOUND, "the run is no longer held")
                     )
                     await writer.end()
                     return
@@ -138,9 +203,13 @@ class RunReader(Response):
         ``False`` when the log no longer holds the run at all."""
         log, run_id = self._runs.log, self._run_id
         last: Sequence[LogEntry] = ()
+        lost = self._lost
         if after:
             last = (await log.read(run_id, after - 1, wait=0, limit=1)).entries
-        await log.abandon(run_id, self._lost(after + 1, last[0] if last else None))
+            opening = last if after == 1 else (await log.read(run_id, 0, wait=0, limit=1)).entries
+            if opening:
+                lost = protocol_lost(opening[0], lost)
+        await log.abandon(run_id, lost(after + 1, last[0] if last else None))
         return await log.state(run_id) is not None
 
 
@@ -157,9 +226,10 @@ class ResumableExecution(Response):
         *,
         owned: bool,
         heartbeat: float,
+        partial_output: bool = False,
     ) -> None:
         self._runs = runs
-        self._job = ExecutionJob(contract, adapter, call, owned)
+        self._job = ExecutionJob(contract, adapter, call, owned, partial_output=partial_output)
         self._heartbeat = heartbeat
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import anyio
 from pydantic import TypeAdapter
 
-from runport.application import aclose_adapter, aexecute_contract
+from runport.application import SnapshotPace, aclose_adapter, aexecute_contract
 from runport.contracts import (
     AdapterDescriptor,
     Complete,
@@ -32,6 +32,7 @@ from runport.contracts import (
     ExecutionRequest,
     Failed,
     OperationEnvelope,
+    RunEvent,
     StreamEvent,
 )
 from runport.core import Contract
@@ -134,21 +135,36 @@ class Job(ABC):
 
 
 class ExecutionJob(Job):
-    """``POST /v1/contracts/{id}/executions``: one turn, runport's own frames."""
+    """``POST /v1/contracts/{id}/executions``: one turn, runport's own frames (with
+    ``partial_output``, a structured answer's ``OutputSnapshot`` frames beside its deltas,
+    as without ``--resumable``)."""
 
     def __init__(
-        self, contract: Contract, adapter: AsyncRuntimeAdapter, call: ExecutionCall, owned: bool
+        self,
+        contract: Contract,
+        adapter: AsyncRuntimeAdapter,
+        call: ExecutionCall,
+        owned: bool,
+        *,
+        partial_output: bool = False,
     ) -> None:
         self.contract = contract
         self.adapter = adapter
         self.call = call
         self.owned = owned
+        self.partial_output = partial_output
         self.terminal = False
 
     async def run(self, emit: Emit, begun: asyncio.Future[bool]) -> list[Frame]:
-        async def on_event(event: StreamEvent) -> None:
+        # snapshots thinned as on every surface that writes them whole (SnapshotPace)
+        pace = SnapshotPace()
+
+        async def on_event(event: RunEvent) -> None:
             self.terminal = isinstance(event, Complete | Failed)
-            await emit(event.kind, _EVENT.dump_json(event).decode())
+            for shown in pace(event):
+                # The event's own serializer: the bytes _EVENT.dump_json gives, without the
+                # union's dispatch (the serve path's event_frame writes them the same way).
+                await emit(shown.kind, shown.__pydantic_serializer__.to_json(shown).decode())
 
         envelope = await aexecute_contract(
             self.contract,
@@ -156,6 +172,7 @@ class ExecutionJob(Job):
             inputs=self.call.inputs,
             context=self.call.context,
             on_event=on_event,
+            partial_output=self.partial_output,
         )
         return [("envelope", envelope.model_copy(update={"stream_events": None}).model_dump_json())]
 
