@@ -67,7 +67,8 @@ class _Snapshot(OutputSnapshot):
     """An ``OutputSnapshot`` made of what it was made from until anything reads it.
 
     A snapshot is made per delta, so making one is one object and one slot: ``_made`` holds the
-    view of the value and the lists for ``completed`` and ``problems``. Reading a field,
+    view of the value followed by the lists for ``completed`` and ``problems`` (``None`` for
+    none), in one tuple. Reading a field,
     serializing (pydantic reads a model's ``__dict__``), comparing, copying or pickling builds
     the fields — the value from its view, as it was when the snapshot was made — and pydantic's
     own slots. It compares equal to the plain ``OutputSnapshot`` with the same fields, prints as
@@ -110,14 +111,14 @@ _set_made = _Snapshot.__dict__["_made"].__set__
 
 
 def _open(snapshot: _Snapshot, made: tuple[Any, ...]) -> None:
-    view, completed, problems = made
+    view, completed, problems = made[:-2], made[-2], made[-1]
     _FIELDS.__set__(
         snapshot,
         {
             "kind": "OutputSnapshot",
             "value": build(view),
             "completed": [] if completed is None else completed,
-            "problems": problems,
+            "problems": [] if problems is None else problems,
         },
     )
     _FIELDS_SET.__set__(snapshot, set(_NAMES))
@@ -170,7 +171,6 @@ class PartialOutput:
 
     __slots__ = (
         "_base",
-        "_closed",
         "_depth",
         "_error",
         "_escape",
@@ -206,7 +206,6 @@ class PartialOutput:
         self._depth = 0
         self._offset = 0  # characters fed so far
         self._base = 0  # the offset of the piece being read (its held escape included)
-        self._closed: list[str] | None = None  # what the last piece closed
         self._error: PartialJSONError | None = None
         self._problems: list[Diagnostic] | None = None
         self._reported: set[tuple[str, str]] = set()
@@ -217,7 +216,28 @@ class PartialOutput:
         """The snapshot after ``text``, the next piece of the answer; ``None`` when it changed
         nothing (or the answer is no longer JSON: see ``error``)."""
         state = self._state
-        self._closed = None
+        if state == _STRING and not self._in_key and not self._escape:
+            # the common piece: more of an open string, nothing in it to decode
+            if '"' not in text and "\\" not in text and text.isprintable() and text:
+                self._offset += len(text)
+                holder = self._text
+                grown = holder.text  # type: ignore[union-attr]
+                holder.text = ""  # type: ignore[union-attr]  # the local is the one reference: it grows in place
+                grown += text
+                holder.text = grown  # type: ignore[union-attr]
+                top = self._top
+                snapshot = _new(_Snapshot)
+                if top is None:
+                    _set_made(snapshot, (False, None, 0, "", holder, len(grown), None, None))
+                else:
+                    made = (False, top, len(top.members), top.key, holder, len(grown), None, None)
+                    _set_made(snapshot, made)
+                return snapshot
+        elif state == _NUMBER and not text.lstrip(NUMBER_SET):
+            # more of a number, which has not ended
+            self._offset += len(text)
+            self._scalar.append(text)
+            return None
         if state >= _DONE:
             if state == _DONE:
                 self._base = self._offset
@@ -448,32 +468,25 @@ class PartialOutput:
         except _Stop:
             return None
         self._state = state
-        if closed is None:
-            if not changed:
-                return None
-        else:
-            self._closed = closed
+        if closed is None and not changed:
+            return None
         snapshot = _new(_Snapshot)
-        problems = self._problems
-        if problems is None:
-            problems = []
-        else:
+        problems = self._problems  # made by this piece's closing subtrees, if any
+        if problems is not None:
             self._problems = None
         if state == _DONE:
-            _set_made(snapshot, ((True, self._result), closed, problems))
+            _set_made(snapshot, (True, self._result, closed, problems))
             return snapshot
         holder = None if self._in_key else self._text
         _set_made(
             snapshot,
             (
-                (
-                    False,
-                    top,
-                    len(top.members) if top is not None else 0,
-                    top.key if top is not None else "",
-                    holder,
-                    len(holder.text) if holder is not None else 0,
-                ),
+                False,
+                top,
+                len(top.members) if top is not None else 0,
+                top.key if top is not None else "",
+                holder,
+                len(holder.text) if holder is not None else 0,
                 closed,
                 problems,
             ),
@@ -483,7 +496,6 @@ class PartialOutput:
     def close(self) -> OutputSnapshot | None:
         """The answer's text has ended: the last snapshot, when ending it completed the value
         (an answer that is one number), else ``None``."""
-        self._closed = None
         state = self._state
         self._base = self._offset
         try:
@@ -505,11 +517,10 @@ class PartialOutput:
                 return None
         except _Stop:
             return None
-        self._closed = closed
-        problems = self._problems or []
+        problems = self._problems
         self._problems = None
         snapshot = _new(_Snapshot)
-        _set_made(snapshot, ((True, value), closed, problems))
+        _set_made(snapshot, (True, value, closed, problems))
         return snapshot
 
     @property
@@ -719,7 +730,6 @@ class PartialOutput:
 
     def _stop(self, code: str, message: str, position: int) -> None:
         self._state = _FAILED
-        self._closed = None
         self._error = PartialJSONError(code, message, self._base + position)
         raise _Stop
 
@@ -736,20 +746,23 @@ class PartialJSON:
     open container (closed members are shared, so treat the value as read-only).
     """
 
-    __slots__ = ("_parser",)
+    __slots__ = ("_last", "_parser")
 
     def __init__(self) -> None:
         parser = self._parser = PartialOutput.__new__(PartialOutput)
         parser._start(None)  # the same reader, with no schema to check against
+        self._last: OutputSnapshot | None = None
 
     def feed(self, text: str) -> bool:
         """Read the next piece: true when the value changed or a subtree closed."""
-        return self._parser.feed(text) is not None
+        self._last = self._parser.feed(text)
+        return self._last is not None
 
     def close(self) -> bool:
         """The text ended (a number at the top level ends with it): true when that changed the
         value. If the text stopped short of a JSON value, ``error`` now says so."""
-        return self._parser.close() is not None
+        self._last = self._parser.close()
+        return self._last is not None
 
     @property
     def value(self) -> JsonValue:
@@ -760,7 +773,11 @@ class PartialJSON:
     def completed(self) -> list[str]:
         """The JSON pointers of the subtrees the last ``feed`` or ``close`` closed, innermost
         first (RFC 6901; ``""`` is the whole value)."""
-        return list(self._parser._closed or ())
+        last = self._last
+        if last is None:
+            return []
+        made = _get_made(last)  # read without building the value
+        return list(last.completed if made is None else made[-2] or ())
 
     @property
     def done(self) -> bool:
