@@ -1,45 +1,93 @@
 """A structured answer shown as it streams: ``OutputSnapshot``\\s from the answer's text deltas,
-and the same reader for any JSON that arrives in pieces (ADR 0034, docs/partial-output.md)."""
+and the same reader for any JSON that arrives in pieces (ADR 0034, docs/partial-output.md).
+
+The reader is ``PartialOutput`` itself (``_partial_json`` holds its parts): a state machine
+whose common steps — a run of string text, a number, a key, a bracket, a member closing — are
+written out in ``feed``, one Python call per delta, since at 1–6 characters a delta the calls
+and attribute writes around the reading cost more than the reading. The rare ones (escapes,
+failures, bounds, the end of the text) are methods.
+"""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
+from json.decoder import scanstring  # type: ignore[attr-defined]  # typeshed omits it
 from typing import TYPE_CHECKING, Any, Final
 
 from pydantic import BaseModel, JsonValue
 
-from runport.contracts import Diagnostic, ErrorCode, OutputSnapshot
-from runport.core._partial_json import Parser, PartialJSONError, View, build
+from runport.contracts import MAX_INT_DIGITS, MAX_JSON_DEPTH, Diagnostic, ErrorCode, OutputSnapshot
+from runport.core._partial_json import (
+    _AFTER,
+    _COLON,
+    _DONE,
+    _ESCAPED,
+    _FAILED,
+    _HEX4,
+    _KEY,
+    _KEY_OR_END,
+    _LITERAL,
+    _LOW_START,
+    _NUMBER,
+    _NUMBER_CHARS,
+    _NUMBER_START,
+    _NUMBER_TEXT,
+    _RUN,
+    _SPACES,
+    _STRING,
+    _VALUE,
+    _VALUE_OR_END,
+    _WHITESPACE,
+    _WORD_CHARS,
+    _WORD_START,
+    _WORDS,
+    BAD_CHAR,
+    NUMBER_SET,
+    PartialJSONError,
+    View,
+    _common,
+    _escape_key,
+    _Frame,
+    _Stop,
+    _Text,
+    build,
+)
 from runport.core._schema_places import SchemaPlace, schema_places
 
 _FIELDS: Final = BaseModel.__dict__["__dict__"]  # the instance dict itself, under any override
-_set = object.__setattr__
+_FIELDS_SET: Final = BaseModel.__dict__["__pydantic_fields_set__"]
+_EXTRA: Final = BaseModel.__dict__["__pydantic_extra__"]
+_PRIVATE: Final = BaseModel.__dict__["__pydantic_private__"]
+_NAMES: Final = ("kind", "value", "completed", "problems")
+_CLOSING: Final = frozenset("]}")
 
 
 class _Snapshot(OutputSnapshot):
-    """An ``OutputSnapshot`` whose value is built the first time anything reads it.
+    """An ``OutputSnapshot`` made of what it was made from until anything reads it.
 
-    Reading ``value``, serializing (pydantic reads a model's ``__dict__``), comparing, copying
-    or pickling all go through ``__dict__``, which builds the value from the view taken when
-    the snapshot was made; until then a snapshot costs O(1) however large the answer. It
-    compares equal to the plain ``OutputSnapshot`` with the same fields, prints as one and
-    pickles into one.
+    A snapshot is made per delta, so making one is one object and one slot: ``_made`` holds the
+    view of the value followed by the lists for ``completed`` and ``problems`` (``None`` for
+    none), in one tuple. Reading a field,
+    serializing (pydantic reads a model's ``__dict__``), comparing, copying or pickling builds
+    the fields — the value from its view, as it was when the snapshot was made — and pydantic's
+    own slots. It compares equal to the plain ``OutputSnapshot`` with the same fields, prints as
+    one and pickles into one.
     """
 
-    __slots__ = ("_view",)
+    __slots__ = ("_made",)
     if TYPE_CHECKING:  # not an annotation pydantic sees: it would make a private attribute
-        _view: View | None
+        _made: tuple[Any, ...] | None
 
     def _fields(self) -> dict[str, Any]:
+        made = _get_made(self)
+        if made is not None:
+            _open(self, made)
         fields: dict[str, Any] = _FIELDS.__get__(self)
-        view = self._view
-        if view is not None:
-            fields["value"] = build(view)
-            _set(self, "_view", None)
         return fields
 
     def _replace_fields(self, fields: dict[str, Any]) -> None:
-        _set(self, "_view", None)
+        _set_made(self, None)  # a copy being made: the fields come whole
         _FIELDS.__set__(self, fields)
 
     __dict__ = property(_fields, _replace_fields)
@@ -58,89 +106,54 @@ class _Snapshot(OutputSnapshot):
         return (_plain, (dict(self.__dict__),))
 
 
-# A data descriptor on the class outranks the instance dict, where ``value`` waits as ``None``.
-_Snapshot.value = property(lambda self: self.__dict__["value"])  # type: ignore[assignment]
+_get_made = _Snapshot.__dict__["_made"].__get__
+_set_made = _Snapshot.__dict__["_made"].__set__
 
 
-# A snapshot is made per delta: its slots are set through their own descriptors, without the
-# attribute lookup ``object.__setattr__`` does on every call.
+def _open(snapshot: _Snapshot, made: tuple[Any, ...]) -> None:
+    view, completed, problems = made[:-2], made[-2], made[-1]
+    _FIELDS.__set__(
+        snapshot,
+        {
+            "kind": "OutputSnapshot",
+            "value": build(view),
+            "completed": [] if completed is None else completed,
+            "problems": [] if problems is None else problems,
+        },
+    )
+    _FIELDS_SET.__set__(snapshot, set(_NAMES))
+    _EXTRA.__set__(snapshot, None)
+    _PRIVATE.__set__(snapshot, None)
+    _set_made(snapshot, None)
+
+
+def _pydantic_slot(slot: Any) -> property:
+    """One of pydantic's own slots, set when the snapshot's fields are built (or copied)."""
+
+    def get(self: _Snapshot) -> Any:
+        made = _get_made(self)
+        if made is not None:
+            _open(self, made)
+        return slot.__get__(self)
+
+    return property(get, slot.__set__)
+
+
+def _field(name: str) -> property:
+    # A data descriptor on the class outranks the instance dict, which is empty until built.
+    return property(lambda self: self.__dict__[name])
+
+
+for _name in _NAMES:
+    setattr(_Snapshot, _name, _field(_name))
+_Snapshot.__pydantic_fields_set__ = _pydantic_slot(_FIELDS_SET)  # type: ignore[assignment]
+_Snapshot.__pydantic_extra__ = _pydantic_slot(_EXTRA)  # type: ignore[assignment]
+_Snapshot.__pydantic_private__ = _pydantic_slot(_PRIVATE)  # type: ignore[assignment]
 _new = object.__new__
-_set_view = _Snapshot.__dict__["_view"].__set__
-_set_fields = _FIELDS.__set__
-_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
-_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
 def _plain(fields: dict[str, Any]) -> OutputSnapshot:
     return OutputSnapshot.model_construct(**fields)
-
-
-def _snapshot(view: View, completed: list[str], problems: list[Diagnostic]) -> OutputSnapshot:
-    snapshot = _new(_Snapshot)
-    if view[0]:
-        _set_view(snapshot, None)
-        value = view[1]
-    else:
-        _set_view(snapshot, view)
-        value = None
-    _set_fields(
-        snapshot,
-        {"kind": "OutputSnapshot", "value": value, "completed": completed, "problems": problems},
-    )
-    _set_fields_set(snapshot, {"kind", "value", "completed", "problems"})
-    _set_extra(snapshot, None)
-    _set_private(snapshot, None)
-    return snapshot
-
-
-class PartialJSON:
-    """JSON that arrives in pieces — a tool call's arguments, an answer — read as it comes.
-
-    ``feed`` each piece as it arrives (any size, split anywhere); it says whether the value
-    changed or a subtree closed. ``value`` is then what the text so far determines: open strings
-    cut (a cut escape or surrogate pair held back), numbers and ``true``/``false``/``null`` once
-    the character after them arrived, containers with the members that arrived. Nothing shown
-    disappears, and once the text is whole the value is what the receipt parses from it. The
-    parser never reads a character twice; reading ``value`` builds a new list or dict for each
-    open container (closed members are shared, so treat the value as read-only).
-    """
-
-    __slots__ = ("_parser",)
-
-    def __init__(self) -> None:
-        self._parser = Parser()
-
-    def feed(self, text: str) -> bool:
-        """Read the next piece: true when the value changed or a subtree closed."""
-        return self._parser.feed(text)
-
-    def close(self) -> bool:
-        """The text ended (a number at the top level ends with it): true when that changed the
-        value. If the text stopped short of a JSON value, ``error`` now says so."""
-        return self._parser.close()
-
-    @property
-    def value(self) -> JsonValue:
-        """What the text so far determines (``None`` before anything is)."""
-        return build(self._parser.view())  # type: ignore[no-any-return]
-
-    @property
-    def completed(self) -> list[str]:
-        """The JSON pointers of the subtrees the last ``feed`` or ``close`` closed, innermost
-        first (RFC 6901; ``""`` is the whole value)."""
-        return list(self._parser.closed)
-
-    @property
-    def done(self) -> bool:
-        """The whole value has arrived."""
-        return self._parser.done
-
-    @property
-    def error(self) -> PartialJSONError | None:
-        """Why reading stopped for good (``None`` while it goes on); the text stopped being
-        JSON, or passed a JSON bound (``MAX_JSON_DEPTH``, ``MAX_INT_DIGITS``)."""
-        return self._parser.error
 
 
 class PartialOutput:
@@ -156,62 +169,623 @@ class PartialOutput:
     read, as it was at that moment, sharing every closed subtree.
     """
 
-    __slots__ = ("_parser", "_problems", "_reported")
+    __slots__ = (
+        "_base",
+        "_depth",
+        "_error",
+        "_escape",
+        "_in_key",
+        "_key",
+        "_offset",
+        "_problems",
+        "_reported",
+        "_result",
+        "_root",
+        "_scalar",
+        "_state",
+        "_text",
+        "_top",
+        "_word_at",
+    )
 
     def __init__(self, output_schema: Mapping[str, JsonValue]) -> None:
         places = schema_places(output_schema)
-        self._parser = Parser(
-            places.root if places is not None else None, SchemaPlace.child, self._check
-        )
-        self._problems: list[Diagnostic] = []
+        self._start(places.root if places is not None else None)
+
+    def _start(self, root: SchemaPlace | None) -> None:
+        self._state = _VALUE
+        self._top: _Frame | None = None
+        self._text: _Text | None = None  # the open value string
+        self._in_key = False
+        self._key: list[str] = []
+        self._scalar: list[str] = []
+        self._escape = ""  # a cut escape, held back until it is whole
+        self._word_at = 0  # where the true, false or null being read began
+        self._result: Any = None
+        self._root = root
+        self._depth = 0
+        self._offset = 0  # characters fed so far
+        self._base = 0  # the offset of the piece being read (its held escape included)
+        self._error: PartialJSONError | None = None
+        self._problems: list[Diagnostic] | None = None
         self._reported: set[tuple[str, str]] = set()
+
+    # ---- reading ------------------------------------------------------------------------
 
     def feed(self, text: str) -> OutputSnapshot | None:
         """The snapshot after ``text``, the next piece of the answer; ``None`` when it changed
         nothing (or the answer is no longer JSON: see ``error``)."""
-        parser = self._parser
-        if not parser.feed(text):
+        state = self._state
+        if state == _STRING and not self._in_key and not self._escape:
+            # the common piece: more of an open string, nothing in it to decode
+            if '"' not in text and "\\" not in text and text.isprintable() and text:
+                self._offset += len(text)
+                holder = self._text
+                grown = holder.text  # type: ignore[union-attr]
+                holder.text = ""  # type: ignore[union-attr]  # the local is the one reference: it grows in place
+                grown += text
+                holder.text = grown  # type: ignore[union-attr]
+                top = self._top
+                snapshot = _new(_Snapshot)
+                if top is None:
+                    _set_made(snapshot, (False, None, 0, "", holder, len(grown), None, None))
+                else:
+                    made = (False, top, len(top.members), top.key, holder, len(grown), None, None)
+                    _set_made(snapshot, made)
+                return snapshot
+        elif state == _NUMBER and not text.lstrip(NUMBER_SET):
+            # more of a number, which has not ended
+            self._offset += len(text)
+            self._scalar.append(text)
             return None
-        problems = self._problems
-        if problems:
-            self._problems = []
+        if state >= _DONE:
+            if state == _DONE:
+                self._base = self._offset
+                self._offset += len(text)
+                stop = _SPACES.match(text).end()  # type: ignore[union-attr]
+                if stop < len(text):
+                    with contextlib.suppress(_Stop):
+                        self._stopped("more text after the JSON value", stop)
+            return None
+        held = self._escape
+        if held:
+            self._base = self._offset - len(held)
+            self._offset += len(text)
+            text = held + text
+            self._escape = ""
         else:
-            problems = []
-        return _snapshot(parser.view(), parser.closed, problems)
+            self._base = self._offset
+            self._offset += len(text)
+        end = len(text)
+        slashes = "\\" in text
+        position = 0
+        changed = False
+        closed: list[str] | None = None
+        top = self._top
+        try:
+            while position < end:
+                if state == _STRING:
+                    quote = text.find('"', position)
+                    stop = end if quote < 0 else quote
+                    if slashes:
+                        slash = text.find("\\", position, stop)
+                        if slash >= 0:
+                            stop = slash
+                    if stop > position:
+                        run = text if stop - position == end else text[position:stop]
+                        if not run.isprintable() and BAD_CHAR.search(run) is not None:
+                            self._bad_char(run, position)
+                        if self._in_key:
+                            self._key.append(run)
+                        else:
+                            holder = self._text
+                            grown = holder.text  # type: ignore[union-attr]
+                            holder.text = ""  # type: ignore[union-attr]  # the local is the one reference: it grows in place
+                            grown += run
+                            holder.text = grown  # type: ignore[union-attr]
+                            changed = True
+                        position = stop
+                        if stop == end:
+                            break
+                    if position == quote:  # the string ends
+                        position += 1
+                        if self._in_key:
+                            self._in_key = False
+                            parts = self._key
+                            key = parts[0] if len(parts) == 1 else "".join(parts)
+                            self._key = []
+                            top.key = key  # type: ignore[union-attr]
+                            top.key_pointer = top.pointer + "/" + _escape_key(key)  # type: ignore[union-attr]
+                            state = _COLON
+                            continue
+                        value: Any = self._text.text  # type: ignore[union-attr]
+                        self._text = None
+                    else:  # an escape
+                        stop = _RUN.match(text, position).end()  # type: ignore[union-attr]
+                        if stop > position:
+                            decoded = scanstring(text[position:stop] + '"', 0)[0]
+                            if self._in_key:
+                                self._key.append(decoded)
+                            else:
+                                holder = self._text
+                                grown = holder.text  # type: ignore[union-attr]
+                                holder.text = ""  # type: ignore[union-attr]
+                                grown += decoded
+                                holder.text = grown  # type: ignore[union-attr]
+                                changed = True
+                            position = stop
+                        else:
+                            self._state = state
+                            position = self._unescape(text, position)
+                            if position < 0:
+                                break
+                            changed = changed or not self._in_key
+                        continue
+                elif state == _AFTER:
+                    char = text[position]
+                    if char == ",":
+                        state = _KEY if top.is_object else _VALUE  # type: ignore[union-attr]
+                        position += 1
+                        continue
+                    if char in _CLOSING and (char == "}") is top.is_object:  # type: ignore[union-attr]
+                        position += 1
+                        frame = top
+                        state, value, top = self._end_container()
+                        closed = self._member_closed(closed, frame.pointer, frame.node, value)  # type: ignore[union-attr]
+                        continue
+                    if char in _WHITESPACE:
+                        position = _SPACES.match(text, position).end()  # type: ignore[union-attr]
+                        continue
+                    self._stopped(
+                        f"{char!r} where ',' or {'}' if top.is_object else ']'!r} belongs",  # type: ignore[union-attr]
+                        position,
+                    )
+                elif state == _NUMBER:  # a number goes on: only at the start of a piece
+                    stop = end - len(text.lstrip(NUMBER_SET))
+                    if stop:
+                        self._scalar.append(text if stop == end else text[:stop])
+                        position = stop
+                        if stop == end:
+                            break
+                    value = self._end_number(position)
+                    changed = True
+                elif state == _COLON:
+                    char = text[position]
+                    if char == ":":
+                        state = _VALUE
+                        position += 1
+                    elif char in _WHITESPACE:
+                        position = _SPACES.match(text, position).end()  # type: ignore[union-attr]
+                    else:
+                        self._stopped(f"{char!r} where ':' belongs", position)
+                    continue
+                elif state <= _VALUE_OR_END:
+                    char = text[position]
+                    if char == '"':
+                        self._text = _Text()
+                        state = _STRING
+                        changed = True
+                        position += 1
+                        continue
+                    if char in _NUMBER_START:
+                        stop = _NUMBER_CHARS.match(text, position).end()  # type: ignore[union-attr]
+                        self._scalar = [text[position:stop]]
+                        position = stop
+                        state = _NUMBER
+                        if stop == end:
+                            break
+                        value = self._end_number(position)
+                        changed = True
+                    elif char == "{" or char == "[":
+                        self._state = state
+                        state = self._open(char == "{", position)
+                        top = self._top
+                        changed = True
+                        position += 1
+                        continue
+                    elif char in _WORD_START:
+                        stop = _WORD_CHARS.match(text, position).end()  # type: ignore[union-attr]
+                        self._scalar = [text[position:stop]]
+                        self._word_at = self._base + position
+                        self._check_word()
+                        position = stop
+                        state = _LITERAL
+                        if stop == end:
+                            break
+                        value = self._end_word(position)
+                        changed = True
+                    elif char == "]" and state == _VALUE_OR_END:
+                        position += 1
+                        frame = top
+                        state, value, top = self._end_container()
+                        closed = self._member_closed(closed, frame.pointer, frame.node, value)  # type: ignore[union-attr]
+                        continue
+                    elif char in _WHITESPACE:
+                        position = _SPACES.match(text, position).end()  # type: ignore[union-attr]
+                        continue
+                    else:
+                        self._stopped(f"{char!r} where a JSON value belongs", position)
+                elif state <= _KEY:  # _KEY_OR_END or _KEY
+                    char = text[position]
+                    if char == '"':
+                        self._in_key = True
+                        state = _STRING
+                        position += 1
+                    elif char == "}" and state == _KEY_OR_END:
+                        position += 1
+                        frame = top
+                        state, value, top = self._end_container()
+                        closed = self._member_closed(closed, frame.pointer, frame.node, value)  # type: ignore[union-attr]
+                    elif char in _WHITESPACE:
+                        position = _SPACES.match(text, position).end()  # type: ignore[union-attr]
+                    else:
+                        self._stopped(f"{char!r} where a key belongs", position)
+                    continue
+                elif state == _DONE:  # the value ended inside this piece
+                    stop = _SPACES.match(text, position).end()  # type: ignore[union-attr]
+                    if stop < end:
+                        self._stopped("more text after the JSON value", stop)
+                    break
+                else:  # _LITERAL goes on: only at the start of a piece
+                    stop = _WORD_CHARS.match(text).end()  # type: ignore[union-attr]
+                    if stop:
+                        self._scalar.append(text[:stop])
+                        self._check_word()
+                        position = stop
+                        if stop == end:
+                            break
+                    value = self._end_word(position)
+                    changed = True
+                # a string, number or word ended: ``value`` is the member (or the whole value)
+                if top is None:
+                    self._result = value
+                    state = _DONE
+                    closed = self._member_closed(closed, "", self._root, value)
+                    continue
+                node = top.node
+                members = top.members
+                if top.is_object:
+                    key = top.key
+                    pointer = top.key_pointer
+                    if node is not None:
+                        node = node.child(key)
+                    members.append((key, value))
+                else:
+                    index = len(members)
+                    pointer = f"{top.pointer}/{index}"
+                    if node is not None:
+                        node = node.child(index)
+                    members.append(value)
+                state = _AFTER
+                if closed is None:
+                    closed = [pointer]
+                else:
+                    closed.append(pointer)
+                if node is not None:
+                    check = node.check
+                    if check is not None and not check(value):
+                        self._report(node, pointer, value)
+        except _Stop:
+            return None
+        self._state = state
+        if closed is None and not changed:
+            return None
+        snapshot = _new(_Snapshot)
+        problems = self._problems  # made by this piece's closing subtrees, if any
+        if problems is not None:
+            self._problems = None
+        if state == _DONE:
+            _set_made(snapshot, (True, self._result, closed, problems))
+            return snapshot
+        holder = None if self._in_key else self._text
+        _set_made(
+            snapshot,
+            (
+                False,
+                top,
+                len(top.members) if top is not None else 0,
+                top.key if top is not None else "",
+                holder,
+                len(holder.text) if holder is not None else 0,
+                closed,
+                problems,
+            ),
+        )
+        return snapshot
 
     def close(self) -> OutputSnapshot | None:
         """The answer's text has ended: the last snapshot, when ending it completed the value
         (an answer that is one number), else ``None``."""
-        parser = self._parser
-        if not parser.close():
+        state = self._state
+        self._base = self._offset
+        try:
+            if state in (_NUMBER, _LITERAL) and self._top is None:
+                if state == _LITERAL:
+                    word = "".join(self._scalar)
+                    if word not in _WORDS:
+                        self._stopped(f"the text ended inside {word!r}", 0)
+                    value = self._end_word(0)
+                else:
+                    value = self._end_number(0)
+                self._result = value
+                self._state = _DONE
+                closed = self._member_closed(None, "", self._root, value)
+            elif state < _DONE:
+                self._stopped("the text ended before its JSON value did", 0)
+                return None  # not reached: stopping raises
+            else:
+                return None
+        except _Stop:
             return None
-        problems, self._problems = self._problems, []
-        return _snapshot(parser.view(), parser.closed, problems)
+        problems = self._problems
+        self._problems = None
+        snapshot = _new(_Snapshot)
+        _set_made(snapshot, (True, value, closed, problems))
+        return snapshot
 
     @property
     def value(self) -> JsonValue:
         """The answer so far, as the latest snapshot shows it (``None`` before anything)."""
-        return build(self._parser.view())  # type: ignore[no-any-return]
+        return build(self._view())  # type: ignore[no-any-return]
 
     @property
     def done(self) -> bool:
         """The whole answer has arrived and was JSON."""
-        return self._parser.done
+        return self._state == _DONE
 
     @property
     def error(self) -> PartialJSONError | None:
         """Why snapshots stopped (``None`` while they go on); the answer stopped being JSON
         (``code`` ``TQX_OUTPUT_SCHEMA``, the receipt's output will be the text) or passed a
         JSON bound (``TQX_RUNTIME_INVALID_RESPONSE``, the call fails with it)."""
-        return self._parser.error
+        return self._error
 
-    def _check(self, place: object, pointer: str, value: Any) -> None:
-        assert isinstance(place, SchemaPlace)
+    def _view(self) -> View:
+        if self._state == _DONE:
+            return (True, self._result)
+        top = self._top
+        holder = None if self._in_key else self._text
+        return (
+            False,
+            top,
+            len(top.members) if top is not None else 0,
+            top.key if top is not None else "",
+            holder,
+            len(holder.text) if holder is not None else 0,
+        )
+
+    # ---- the rare steps -----------------------------------------------------------------
+
+    def _member_closed(
+        self, closed: list[str] | None, pointer: str, node: SchemaPlace | None, value: Any
+    ) -> list[str]:
+        if closed is None:
+            closed = [pointer]
+        else:
+            closed.append(pointer)
+        if node is not None:
+            check = node.check
+            if check is not None and not check(value):
+                self._report(node, pointer, value)
+        return closed
+
+    def _bad_char(self, run: str, position: int) -> None:
+        found = BAD_CHAR.search(run)
+        assert found is not None
+        at = found.start()
+        if at:  # what came before it is read, as a run that stops there would be
+            if self._in_key:
+                self._key.append(run[:at])
+            else:
+                holder = self._text
+                assert holder is not None
+                holder.text += run[:at]
+        self._stopped(
+            "a control character inside a string"
+            if run[at] < " "
+            else "a lone surrogate inside a string (not Unicode text)",
+            position + at,
+        )
+
+    def _add(self, piece: str) -> None:
+        if self._in_key:
+            self._key.append(piece)
+            return
+        holder = self._text
+        assert holder is not None
+        grown = holder.text
+        holder.text = ""  # the local is then the string's one reference: it grows in place
+        grown += piece
+        holder.text = grown
+
+    def _unescape(self, text: str, position: int) -> int:
+        """Decode the escape at ``position``, which a run of whole escapes did not take: the
+        position after it, or -1 when it is cut (it is held back for the next piece)."""
+        end = len(text)
+        if position + 1 >= end:
+            return self._hold(text, position)
+        kind = text[position + 1]
+        if kind != "u":
+            decoded = _ESCAPED.get(kind)
+            if decoded is None:
+                self._stopped(f"the escape '\\{kind}'", position)
+            self._add(decoded)  # type: ignore[arg-type]
+            return position + 2
+        if position + 6 > end:
+            if not _HEX4.match(text[position + 2 : end] + "0000"):
+                self._stopped(f"the escape {text[position:end]!r}", position)
+            return self._hold(text, position)
+        digits = text[position + 2 : position + 6]
+        if not _HEX4.fullmatch(digits):
+            self._stopped(f"the escape '\\u{digits}'", position)
+        unit = int(digits, 16)
+        if 0xD800 <= unit < 0xDC00:
+            if position + 12 > end:
+                if not _LOW_START.fullmatch(text, position + 6):
+                    self._stopped("a high surrogate not followed by a low one", position)
+                return self._hold(text, position)
+            low_digits = text[position + 8 : position + 12]
+            if (
+                text[position + 6 : position + 8] != "\\u"
+                or not _HEX4.fullmatch(low_digits)
+                or not 0xDC00 <= int(low_digits, 16) < 0xE000
+            ):
+                self._stopped("a high surrogate not followed by a low one", position)
+            low = int(low_digits, 16)
+            self._add(chr(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)))
+            return position + 12
+        if 0xDC00 <= unit < 0xE000:
+            self._stopped("a low surrogate with no high one before it", position)
+        self._add(chr(unit))
+        return position + 6
+
+    def _hold(self, text: str, position: int) -> int:
+        self._escape = text[position:]
+        return -1
+
+    def _check_word(self) -> None:
+        word = "".join(self._scalar)
+        if not any(each.startswith(word) for each in _WORDS):
+            # stopped at the first character no word continues with, however the text was cut
+            fits = max(_common(word, each) for each in _WORDS)
+            self._base = self._word_at
+            self._stopped(f"{word[: fits + 1]!r} where a JSON value belongs", fits)
+
+    def _end_word(self, position: int) -> Any:
+        word = "".join(self._scalar)
+        self._scalar = []
+        if word not in _WORDS:
+            self._stopped(f"{word!r} where a JSON value belongs", position)
+        return _WORDS[word]
+
+    def _end_number(self, position: int) -> int | float:
+        parts = self._scalar
+        word = parts[0] if len(parts) == 1 else "".join(parts)
+        self._scalar = []
+        found = _NUMBER_TEXT.fullmatch(word)
+        if found is None:
+            self._stopped(f"{word[:40]!r} is not a JSON number", position)
+        if found.group(1) is None and found.group(2) is None:  # type: ignore[union-attr]
+            if len(word) - word.startswith("-") > MAX_INT_DIGITS:
+                self._limit(f"holding an integer with more than {MAX_INT_DIGITS} digits", position)
+            return int(word)
+        number = float(word)
+        if number - number != 0:  # infinite (a JSON number is never NaN)
+            self._limit(f"holding the number {word[:40]!r}, too large for a float", position)
+        return number
+
+    def _open(self, is_object: bool, position: int) -> int:
+        if self._depth >= MAX_JSON_DEPTH:
+            self._limit(f"nested more than {MAX_JSON_DEPTH} levels deep", position)
+        top = self._top
+        if top is None:
+            pointer = ""
+            node = self._root
+        elif top.is_object:
+            pointer = top.key_pointer
+            node = None if top.node is None else top.node.child(top.key)
+        else:
+            index = len(top.members)
+            pointer = f"{top.pointer}/{index}"
+            node = None if top.node is None else top.node.child(index)
+        self._top = _Frame(is_object, top, pointer, node)
+        self._depth += 1
+        return _KEY_OR_END if is_object else _VALUE_OR_END
+
+    def _end_container(self) -> tuple[int, Any, _Frame | None]:
+        """Close the innermost container: the state after it, its value, the new innermost."""
+        frame = self._top
+        assert frame is not None
+        top = self._top = frame.parent
+        self._depth -= 1
+        value = dict(frame.members) if frame.is_object else frame.members
+        if top is None:
+            self._result = value
+            return _DONE, value, None
+        if top.is_object:
+            top.members.append((top.key, value))
+        else:
+            top.members.append(value)
+        return _AFTER, value, top
+
+    def _report(self, place: SchemaPlace, pointer: str, value: Any) -> None:
         for inner, message in place.errors(value):
             at = pointer + inner
             if (at, message) in self._reported:
                 continue
             self._reported.add((at, message))
+            if self._problems is None:
+                self._problems = []
             self._problems.append(
                 Diagnostic(code=ErrorCode.OUTPUT_SCHEMA, message=message, json_pointer=at)
             )
+
+    # ---- failing ------------------------------------------------------------------------
+
+    def _stopped(self, why: str, position: int) -> None:
+        self._stop(ErrorCode.OUTPUT_SCHEMA.value, f"the answer stopped being JSON: {why}", position)
+
+    def _limit(self, why: str, position: int) -> None:
+        self._stop(ErrorCode.RUNTIME_INVALID_RESPONSE.value, f"the JSON is {why}", position)
+
+    def _stop(self, code: str, message: str, position: int) -> None:
+        self._state = _FAILED
+        self._error = PartialJSONError(code, message, self._base + position)
+        raise _Stop
+
+
+class PartialJSON:
+    """JSON that arrives in pieces — a tool call's arguments, an answer — read as it comes.
+
+    ``feed`` each piece as it arrives (any size, split anywhere); it says whether the value
+    changed or a subtree closed. ``value`` is then what the text so far determines: open strings
+    cut (a cut escape or surrogate pair held back), numbers and ``true``/``false``/``null`` once
+    the character after them arrived, containers with the members that arrived. Nothing shown
+    disappears, and once the text is whole the value is what the receipt parses from it. The
+    parser never reads a character twice; reading ``value`` builds a new list or dict for each
+    open container (closed members are shared, so treat the value as read-only).
+    """
+
+    __slots__ = ("_last", "_parser")
+
+    def __init__(self) -> None:
+        parser = self._parser = PartialOutput.__new__(PartialOutput)
+        parser._start(None)  # the same reader, with no schema to check against
+        self._last: OutputSnapshot | None = None
+
+    def feed(self, text: str) -> bool:
+        """Read the next piece: true when the value changed or a subtree closed."""
+        self._last = self._parser.feed(text)
+        return self._last is not None
+
+    def close(self) -> bool:
+        """The text ended (a number at the top level ends with it): true when that changed the
+        value. If the text stopped short of a JSON value, ``error`` now says so."""
+        self._last = self._parser.close()
+        return self._last is not None
+
+    @property
+    def value(self) -> JsonValue:
+        """What the text so far determines (``None`` before anything is)."""
+        return self._parser.value
+
+    @property
+    def completed(self) -> list[str]:
+        """The JSON pointers of the subtrees the last ``feed`` or ``close`` closed, innermost
+        first (RFC 6901; ``""`` is the whole value)."""
+        last = self._last
+        if last is None:
+            return []
+        made = _get_made(last)  # read without building the value
+        return list(last.completed if made is None else made[-2] or ())
+
+    @property
+    def done(self) -> bool:
+        """The whole value has arrived."""
+        return self._parser.done
+
+    @property
+    def error(self) -> PartialJSONError | None:
+        """Why reading stopped for good (``None`` while it goes on); the text stopped being
+        JSON, or passed a JSON bound (``MAX_JSON_DEPTH``, ``MAX_INT_DIGITS``)."""
+        return self._parser.error

@@ -25,7 +25,7 @@ from referencing.jsonschema import DRAFT202012
 
 from runport.core._schema import Checked, checked_errors, checked_schema
 from runport.core._schema_patterns import _compiled
-from runport.core._schema_quick import quick_check
+from runport.core._schema_quick import Quick, _always, quick_check
 from runport.core._schema_refs import LOCAL_ONLY, local_resolve, nested_ids
 
 _ANNOTATIONS: Final = frozenset(
@@ -56,16 +56,48 @@ _Applied = tuple[Any, Resolver[Any]]
 
 
 class SchemaPlace:
-    """The subschemas that apply at one place of the answer."""
+    """The subschemas that apply at one place of the answer.
 
-    __slots__ = ("_children", "_expanded", "_prefix", "_schemas", "applied")
+    ``check`` is the quick verdict on what this place asks of its value *itself* — every
+    applying subschema with its member subschemas (``properties``, ``patternProperties``,
+    ``additionalProperties``, ``prefixItems``, ``items``) taken as ``true``, and its ``$ref``
+    and ``allOf`` left to the subschemas they name, which apply here too. Each member is checked
+    at its own place as it closes, so when ``check`` holds, every way the value could fail
+    these subschemas lies in a member and was reported already; only when it does not (or
+    cannot be decided: ``check`` then always says no) does :meth:`errors` run. ``None`` when
+    nothing here asks anything of the value itself.
+    """
+
+    __slots__ = ("_children", "_expanded", "_prefix", "_refuses", "_schemas", "applied", "check")
 
     def __init__(self, schemas: SchemaPlaces, applied: tuple[_Applied, ...]) -> None:
         self._schemas = schemas
         self.applied = applied
         self._expanded: list[_Applied] | None = None
         self._prefix = 0
+        self._refuses = False
         self._children: dict[str | int, SchemaPlace | None] = {}
+        self.check = self._own_check()
+
+    def _own_check(self) -> Quick | None:
+        if not self._schemas.descends:  # no member has a place: the whole value is checked
+            checked = self._schemas.checked
+            checks = [checked(schema, resolver)[1] for schema, resolver in self.applied]
+        else:
+            self._expand()
+            if self._refuses:
+                return _never
+            assert self._expanded is not None
+            resolve = self._schemas.resolve
+            checks = [quick_check(_own(schema), resolve) for schema, _ in self._expanded]
+        if any(check is None for check in checks):
+            return _never
+        kept = [check for check in checks if check is not _always]
+        if not kept:
+            return None
+        if len(kept) == 1:
+            return kept[0]
+        return lambda value: all(check(value) for check in kept)  # type: ignore[misc]
 
     def child(self, key: str | int) -> SchemaPlace | None:
         """The place of the member at ``key`` (an object's) or index (an array's); ``None``
@@ -101,6 +133,8 @@ class SchemaPlace:
         while stack:
             schema, resolver = stack.pop()
             if type(schema) is not dict or id(schema) in seen:
+                if schema is not True and type(schema) is not dict:
+                    self._refuses = True  # ``false``: nothing is valid here
                 continue
             seen.add(id(schema))
             expanded.append((schema, resolver))
@@ -157,9 +191,9 @@ class SchemaPlaces:
         self._places: dict[tuple[int, ...], SchemaPlace] = {}
         self._keep: list[Any] = [schema]  # what the ids above name stays alive
         resolver = LOCAL_ONLY.resolver_with_root(DRAFT202012.create_resource(schema))
-        self.root = SchemaPlace(self, ((schema, resolver),))
         self.descends = not _mentions(schema, _DYNAMIC)
-        self._resolve = None if nested_ids(schema) else local_resolve(schema)
+        self.resolve = None if nested_ids(schema) else local_resolve(schema)
+        self.root = SchemaPlace(self, ((schema, resolver),))
 
     def place(self, applied: list[_Applied]) -> SchemaPlace | None:
         applied = [each for each in applied if _asserts(each[0])]
@@ -176,7 +210,7 @@ class SchemaPlaces:
         if found is None:
             validator: Any = self._validator
             evolved = validator.evolve(schema=schema, _resolver=resolver)
-            quick = quick_check(schema, self._resolve) if type(schema) is dict else None
+            quick = quick_check(schema, self.resolve) if type(schema) is dict else None
             found = self._checked.setdefault(id(schema), (evolved, quick))
             self._keep.append(schema)
         return found
@@ -201,6 +235,32 @@ def schema_places(schema: Mapping[str, Any]) -> SchemaPlaces | None:
         if len(_PLACES) >= _CACHE_LIMIT:
             _PLACES.pop(next(iter(_PLACES)), None)
         return _PLACES.setdefault(key, found)
+
+
+_MEMBERS: Final = ("properties", "patternProperties")
+_ELSEWHERE: Final = ("$ref", "allOf", "additionalProperties", "items", "prefixItems")
+
+
+def _never(value: Any) -> bool:
+    return False
+
+
+def _own(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with what its members and its references answer for taken out: member
+    subschemas become ``true`` (the names stay, for ``additionalProperties: false``)."""
+    own = {key: item for key, item in schema.items() if key not in _ELSEWHERE}
+    for keyword in _MEMBERS:
+        members = schema.get(keyword)
+        if isinstance(members, dict):
+            own[keyword] = dict.fromkeys(members, True)
+    prefix = schema.get("prefixItems")
+    if schema.get("additionalProperties") is False:
+        own["additionalProperties"] = False
+    if schema.get("items") is False:
+        own["items"] = False
+        if isinstance(prefix, list):
+            own["prefixItems"] = [True] * len(prefix)
+    return own
 
 
 def _within(resolver: Resolver[Any], schema: Any) -> _Applied:
