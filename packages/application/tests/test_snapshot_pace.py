@@ -96,7 +96,7 @@ def test_thinned_snapshots_keep_what_a_reader_relies_on(
         position = values_made.index(snapshot.value, position) + 1
     if made:
         assert sent[-1].value == made[-1].value == json.loads(text)
-        assert sent_events[-2] is sent[-1] or sent_events[-2] == sent[-1]
+        assert isinstance(sent_events[-1], Failed)
     # nothing a snapshot said is lost: every pointer and problem, in order
     assert [p for s in sent for p in s.completed] == [p for s in made for p in s.completed]
     assert [p for s in sent for p in s.problems] == [p for s in made for p in s.problems]
