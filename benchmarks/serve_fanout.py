@@ -9,11 +9,20 @@ every round:
 - ``runport/openai``  the same with ``--adapter openai`` against a loopback OpenAI-compatible
                       upstream (another process: ``async_streams.py``'s pre-rendered server,
                       the same number of deltas), its CPU not counted;
-- ``floor/…``         a bare Starlette app under stock uvicorn (h11) whose route reads the
+- ``floor/… bytes``   a bare Starlette app under stock uvicorn (h11) whose route reads the
                       body and answers with a ``StreamingResponse`` yielding, one frame per
                       write, the very bytes the runport server sent for the same request
                       (recorded from it at start): what serving these events costs with no
-                      adapter, no contract and no envelope behind them.
+                      adapter, no contract and no envelope behind them — and, for the openai
+                      row, no upstream either;
+- ``floor/openai relay`` the like-for-like floor of ``runport/openai``: a bare Starlette route
+                      that posts the same upstream request with ``httpx.AsyncClient`` (clients
+                      of at most 50 streams, as the adapter pools them), splits the upstream's
+                      SSE frames, reads each chunk's text with ``json.loads`` and yields it as
+                      runport's own ``Delta`` frame, then the ``Complete`` and envelope frames
+                      runport sent (recorded: the receipt is runport's work). Its bytes are
+                      checked equal to runport's at start, so ``runport/openai`` over it is what
+                      runport's own work costs on the same stream.
 
 Each round opens ``--clients`` connections at the same moment from a client process (raw
 asyncio sockets, so the client costs little of the two cores), posts one streamed execution
@@ -39,16 +48,19 @@ import asyncio
 import gc
 import json
 import os
+import re
 import resource
+import secrets
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -126,6 +138,90 @@ def serve_floor(frames_file: str, port: int) -> None:
     uvicorn.Server(config).run()
 
 
+RELAY_SHARD = 50
+"""Streams one relay client carries before the next opens (the adapter's ``SHARD_SIZE``: one
+httpx pool of hundreds of live streams spends its CPU scanning its connections)."""
+
+
+def serve_relay(upstream: str, tail_file: str, port: int) -> None:
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import StreamingResponse
+    from starlette.routing import Route
+
+    # runport's Complete and envelope frames, each without its id line (the relay numbers its own)
+    tail = [frame.partition("\n")[2].encode() for frame in json.loads(Path(tail_file).read_text())]
+    url = upstream + "/chat/completions"
+    limits = httpx.Limits(max_connections=RELAY_SHARD, max_keepalive_connections=RELAY_SHARD)
+    shards: list[list[Any]] = []  # [client, streams in flight]
+
+    def take() -> list[Any]:
+        for shard in shards:
+            if shard[1] < RELAY_SHARD:
+                break
+        else:
+            shard = [httpx.AsyncClient(limits=limits, timeout=600), 0]
+            shards.append(shard)
+        shard[1] += 1
+        return shard
+
+    async def execute(request: Request) -> StreamingResponse:
+        topic = json.loads(await request.body())["inputs"]["topic"]
+        payload = {
+            "model": "m",
+            "messages": [{"role": "user", "content": "A story about " + topic}],
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        body = json.dumps(payload, separators=(",", ":")).encode()
+
+        run_id = secrets.token_hex(16)
+        prefix = f"id: {run_id}:".encode()
+
+        async def stream() -> AsyncIterator[bytes]:
+            seq = 0
+            shard = take()
+            try:
+                async with shard[0].stream(
+                    "POST", url, content=body, headers={"Content-Type": "application/json"}
+                ) as response:
+                    held = b""
+                    async for data in response.aiter_raw():
+                        *frames, held = (held + data).split(b"\n\n")
+                        for frame in frames:
+                            if not frame.startswith(b"data: {"):
+                                continue  # [DONE]
+                            for choice in json.loads(frame[6:])["choices"]:
+                                text = choice["delta"].get("content")
+                                if text:
+                                    seq += 1
+                                    yield (
+                                        prefix
+                                        + str(seq).encode()
+                                        + b'\nevent: Delta\ndata: {"kind":"Delta","text":'
+                                        + json.dumps(text, ensure_ascii=False).encode()
+                                        + b"}\n\n"
+                                    )
+            finally:
+                shard[1] -= 1
+            for frame in tail:
+                seq += 1
+                yield prefix + str(seq).encode() + b"\n" + frame
+
+        headers = {"cache-control": "no-cache", "x-accel-buffering": "no"}
+        headers["x-runport-run-id"] = run_id
+        return StreamingResponse(
+            stream(), media_type="text/event-stream; charset=utf-8", headers=headers
+        )
+
+    app = Starlette(routes=[Route(PATH, execute, methods=["POST"])])
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=port, http="h11", log_level="warning", backlog=4096
+    )
+    uvicorn.Server(config).run()
+
+
 def serve_upstream(port: int, deltas: int) -> None:
     import async_streams
 
@@ -166,16 +262,30 @@ def frames_of(response: bytes) -> list[bytes]:
             joined.append(rest[:size])
             rest = rest[size + 2 :]
         body = b"".join(joined)
-    return [frame + b"\n\n" for frame in body.split(b"\n\n") if frame]
+    # ``: ping`` heartbeats are comments, not events.
+    return [frame + b"\n\n" for frame in body.split(b"\n\n") if frame and frame[:1] != b":"]
+
+
+def kind_of(frame: bytes) -> bytes:
+    """A frame's ``event:`` line (the ``id:`` line before it numbers the stream)."""
+    for line in frame.split(b"\n"):
+        if line.startswith(b"event: "):
+            return line
+    return b""
 
 
 def check(frames: list[bytes], deltas: int) -> None:
-    kinds = [frame.split(b"\n", 1)[0] for frame in frames]
+    kinds = [kind_of(frame) for frame in frames]
     expected = [b"event: Delta"] * deltas + [b"event: Complete", b"event: envelope"]
     if kinds != expected:
         raise AssertionError(f"a client got {len(kinds)} frames, not the {len(expected)} sent")
     if b'"ok":true' not in frames[-1]:
         raise AssertionError("a client's envelope is not ok")
+
+
+def unnumbered(frames: list[str]) -> list[str]:
+    """``frames`` without the stream's own id (random per stream), its numbers kept."""
+    return [re.sub(r"^id: [0-9a-f]+:", "id: :", frame) for frame in frames]
 
 
 def run_clients(port: int, clients: int, deltas: int) -> None:
@@ -239,9 +349,11 @@ def percentile(values: list[float], share: float) -> float:
 
 
 def fanout(args: argparse.Namespace, folder: Path) -> None:
-    ports = {name: _free_port() for name in ("upstream", "mock", "openai", "floor-m", "floor-o")}
+    names = ("upstream", "mock", "openai", "floor-m", "floor-o", "relay")
+    ports = {name: _free_port() for name in names}
+    upstream = f"http://127.0.0.1:{ports['upstream']}/v1"
     upstream_env = {
-        "RUNPORT_OPENAI_BASE_URL": f"http://127.0.0.1:{ports['upstream']}/v1",
+        "RUNPORT_OPENAI_BASE_URL": upstream,
         "RUNPORT_OPENAI_MODEL": "m",
         "RUNPORT_OPENAI_RESPONSE_FORMAT": "none",
     }
@@ -258,20 +370,35 @@ def fanout(args: argparse.Namespace, folder: Path) -> None:
             frames = record(ports[source])
             check([frame.encode() for frame in frames], args.deltas)
             (folder / f"{name}.json").write_text(json.dumps(frames))
+        # The relay sends runport's Complete and envelope frames as recorded.
+        (folder / "relay.json").write_text(json.dumps(frames[-2:]))
         with (
             process("--serve-floor", str(folder / "floor-m.json"), str(ports["floor-m"])) as fm,
             process("--serve-floor", str(folder / "floor-o.json"), str(ports["floor-o"])) as fo,
+            process(
+                "--serve-relay", upstream, str(folder / "relay.json"), str(ports["relay"])
+            ) as relay,
         ):
-            for name in ("floor-m", "floor-o"):
+            for name in ("floor-m", "floor-o", "relay"):
                 _wait_for(ports[name])
+            if unnumbered(record(ports["relay"])) != unnumbered(frames):
+                raise AssertionError("the relay floor does not send the bytes runport sends")
             servers = {
                 "runport/mock": (mock, ports["mock"]),
                 "floor/mock bytes": (fm, ports["floor-m"]),
                 "runport/openai": (openai_server, ports["openai"]),
+                "floor/openai relay": (relay, ports["relay"]),
                 "floor/openai bytes": (fo, ports["floor-o"]),
             }
             for clients in args.clients:
                 measure(servers, clients, args)
+
+
+FLOORS = {
+    "runport/mock": ("floor/mock bytes",),
+    "runport/openai": ("floor/openai relay", "floor/openai bytes"),
+}
+"""Each runport row's floors, the like-for-like one first (the table's ÷ floor columns)."""
 
 
 def measure(
@@ -319,11 +446,7 @@ def measure(
         for name, rows in results.items()
     }
     for name, rows in results.items():
-        floor = (
-            medians["floor/" + name.split("/")[1] + " bytes"]
-            if name.startswith("runport")
-            else medians[name]
-        )
+        floor = medians[FLOORS.get(name, (name,))[0]]
         columns = list(zip(*rows, strict=True))
         spread = [f"{min(c):.1f}–{max(c):.1f}" for c in columns]
         median = medians[name]
@@ -332,6 +455,19 @@ def measure(
             f"{median[1]:,.0f} | {median[2]:.0f} ({spread[2]}) | {median[3]:.0f} ({spread[3]}) | "
             f"{median[3] / floor[3]:.2f}× |"
         )
+    print()
+    for name, floors in FLOORS.items():
+        for floor_name in floors:
+            # Round by round: each round's contenders ran back to back, so their ratio moves
+            # less with the machine's load than the ratio of the medians.
+            pairs = zip(results[name], results[floor_name], strict=True)
+            cpu = [ours[0] / theirs[0] for ours, theirs in pairs]
+            ratio = medians[name][0] / medians[floor_name][0]
+            print(
+                f"{name} ÷ {floor_name}: CPU per event {ratio:.2f}× "
+                f"(round by round {min(cpu):.2f}–{max(cpu):.2f}×), first event p99 "
+                f"{medians[name][3] / medians[floor_name][3]:.2f}×"
+            )
 
 
 # --- in process: astream against the sync path, and one unstreamed OpenAI call ------------
@@ -403,7 +539,7 @@ def openai_call(args: argparse.Namespace) -> None:
     from runport.contracts import CompiledInteraction, ExecutionRequest, Message
     from runport.core import parse_scenario
     from runport.mock import ScriptedRuntime
-    from runport.openai import OpenAIChatAdapter
+    from runport.openai import AsyncOpenAIChatAdapter, OpenAIChatAdapter
 
     text = "".join(WORDS)
     body = json.dumps(
@@ -468,28 +604,67 @@ def openai_call(args: argparse.Namespace) -> None:
             client.post("http://upstream.test/v1/chat/completions", json=payload).content
         )
 
+    async_client = httpx.AsyncClient(transport=httpx.MockTransport(answer))
+    async_adapter = AsyncOpenAIChatAdapter(
+        base_url="http://upstream.test/v1", model="m", http_client=async_client
+    )
+    loop = asyncio.new_event_loop()
+
+    def timed_async(work: Callable[[], Awaitable[object]]) -> Callable[[], float]:
+        async def calls_in_a_row() -> None:
+            for _ in range(calls):
+                await work()
+
+        def run() -> float:
+            start = time.process_time()
+            loop.run_until_complete(calls_in_a_row())
+            return (time.process_time() - start) / calls * 1e6
+
+        return run
+
+    async def bare_async() -> object:
+        response = await async_client.post("http://upstream.test/v1/chat/completions", json=payload)
+        return json.loads(response.content)
+
     assert adapter.execute(request).text == text
+    assert loop.run_until_complete(async_adapter.execute(request)).text == text
     rounds = args.rounds * 3
-    adapter_us: list[float] = []
-    bare_us: list[float] = []
-    mock_us: list[float] = []
+    columns: dict[str, list[float]] = {
+        name: [] for name in ("adapter", "bare", "mock", "async adapter", "async bare")
+    }
+    work: dict[str, Callable[[], float]] = {
+        "adapter": timed(lambda: adapter.execute(request)),
+        "bare": timed(bare),
+        "mock": timed(lambda: ScriptedRuntime(played).execute(request)),
+        "async adapter": timed_async(lambda: async_adapter.execute(request)),
+        "async bare": timed_async(bare_async),
+    }
     for _ in range(rounds):
-        for column, work in (
-            (adapter_us, lambda: adapter.execute(request)),
-            (bare_us, bare),
-            (mock_us, lambda: ScriptedRuntime(played).execute(request)),
-        ):
+        for name, run in work.items():
             gc.collect()
-            column.append(timed(work)())
+            columns[name].append(run())
+    loop.run_until_complete(async_client.aclose())
+    loop.close()
     print(
         "\nOne unstreamed chat completion over httpx.MockTransport, µs of CPU per call, "
         f"median (min–max) of {rounds} interleaved rounds of {calls} calls:\n"
     )
-    print("| call | µs per call | ÷ bare httpx + json.loads |")
-    print("|---|---|---|")
-    print(_line("`OpenAIChatAdapter.execute`", adapter_us, bare_us))
-    print(_line("bare `httpx.Client.post` + `json.loads`", bare_us, bare_us))
-    print(_line("`ScriptedRuntime.execute` (the mock)", mock_us, bare_us))
+    print("| call | µs per call | ÷ bare httpx + json.loads | round by round |")
+    print("|---|---|---|---|")
+    rows = (
+        ("`OpenAIChatAdapter.execute`", "adapter", "bare"),
+        ("bare `httpx.Client.post` + `json.loads`", "bare", "bare"),
+        ("`ScriptedRuntime.execute` (the mock)", "mock", "bare"),
+        ("`AsyncOpenAIChatAdapter.execute`", "async adapter", "async bare"),
+        ("bare `httpx.AsyncClient.post` + `json.loads`", "async bare", "async bare"),
+    )
+    for label, name, base in rows:
+        # Each round's contenders ran back to back: their ratio moves less with the load.
+        pairs = sorted(a / b for a, b in zip(columns[name], columns[base], strict=True))
+        print(
+            _line(label, columns[name], columns[base])
+            + f" {statistics.median(pairs):.2f}× ({pairs[0]:.2f}–{pairs[-1]:.2f}×) |"
+        )
 
 
 def main() -> None:
@@ -500,6 +675,8 @@ def main() -> None:
             serve_runport(rest[0], int(rest[1]), rest[2])
         elif role == "--serve-floor":
             serve_floor(rest[0], int(rest[1]))
+        elif role == "--serve-relay":
+            serve_relay(rest[0], rest[1], int(rest[2]))
         else:
             serve_upstream(int(rest[0]), int(rest[1]))
         return

@@ -1,14 +1,17 @@
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from runport.contracts import (
     AdapterDescriptor,
     CompiledInteraction,
+    ExecutionReceipt,
     ExecutionRequest,
     ToolCall,
     Usage,
@@ -105,3 +108,34 @@ def test_the_same_turn_always_gives_the_same_receipt(text: str) -> None:
     first = build_receipt(OBJECT, adapter=ADAPTER, text=text)
     second = build_receipt(OBJECT, adapter=ADAPTER, text=text)
     assert first.model_dump_json() == second.model_dump_json()
+
+
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(deadline=None)
+@given(st.lists(JSON_VALUES, max_size=3) | st.dictionaries(st.text(), JSON_VALUES, max_size=3))
+def test_a_parsed_output_is_the_receipt_validation_would_make(value: Any) -> None:
+    """The output parsed from the text goes in unvalidated; the receipt is the same one a full
+    validation of its fields gives."""
+    text = json.dumps(value)
+    receipt = build_receipt(OBJECT, adapter=ADAPTER, text=text, finish_reason="stop")
+    assert receipt.output == json.loads(text)
+    assert receipt == ExecutionReceipt.model_validate(receipt.model_dump())
+    assert (
+        receipt.model_dump_json()
+        == ExecutionReceipt.model_validate_json(receipt.model_dump_json()).model_dump_json()
+    )
+
+
+def test_the_other_fields_of_a_parsed_output_are_still_validated() -> None:
+    with pytest.raises(ValidationError, match="finish_reason"):
+        build_receipt(OBJECT, adapter=ADAPTER, text='{"a": 1}', finish_reason=5)  # type: ignore[arg-type]

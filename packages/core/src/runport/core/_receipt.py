@@ -89,7 +89,8 @@ def build_receipt(
     schema = request.interaction.output_schema
     text = text or None
     parsed_ok = True
-    if output is _UNSET:
+    derived = output is _UNSET
+    if derived:
         if text is None:
             output = None
         elif is_text_schema(schema):
@@ -97,11 +98,12 @@ def build_receipt(
         else:
             parsed_ok, output = parse_json_text(text)
     valid = None if tool_calls else parsed_ok and is_valid(schema, output)
-    return ExecutionReceipt(
+    parsed = derived and type(output) in (dict, list)
+    receipt = ExecutionReceipt(
         adapter=adapter,
         request_fingerprint=request_fingerprint(request.interaction),
         output_fingerprint=fingerprint(output),
-        output=output,
+        output=None if parsed else output,
         output_schema_valid=valid,
         text=text,
         tool_calls=list(tool_calls) or None,
@@ -109,3 +111,10 @@ def build_receipt(
         usage=usage,
         reasoning=list(reasoning) or None,
     )
+    if parsed:
+        # Parsed from the text just now, it is JSON by construction: validating it again as
+        # a ``JsonValue`` would walk every element (a millisecond for a few thousand values),
+        # so every other field is validated and the output put in as parsed, as a tool
+        # call's arguments are.
+        return receipt.model_copy(update={"output": output})
+    return receipt

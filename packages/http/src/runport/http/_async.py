@@ -41,8 +41,9 @@ from runport.ports import (
 __all__ = ["DEFAULT_ASYNC_LIMITS", "AsyncHTTPAdapter"]
 
 
-async def _discard(event: StreamEvent) -> None:
-    """The sink of ``execute``: the same reading, with nobody listening."""
+def _discard(event: StreamEvent) -> None:
+    """The sink of ``execute``: the same reading, with nobody listening (a plain sink, so
+    nothing is awaited per event)."""
 
 
 class AsyncHTTPAdapter(CodecCarrier[httpx.AsyncClient], AsyncRuntimeAdapter):

@@ -114,20 +114,18 @@ class Exchange:
     def remaining(self) -> float:
         return self.expires - time.monotonic()
 
-    def timeout(self, base: httpx.Timeout) -> httpx.Timeout:
+    def timeouts(self, base: httpx.Timeout) -> dict[str, float]:
         """``base`` with every phase cut to the time left, so no single wait outlasts the
-        deadline by more than the time left when it began."""
+        deadline by more than the time left when it began: the request's ``timeout``
+        extension, as ``httpx.Timeout.as_dict`` spells it."""
         left = max(self.remaining(), 0.001)
-
-        def cut(value: float | None) -> float:
-            return left if value is None else min(value, left)
-
-        return httpx.Timeout(
-            connect=cut(base.connect),
-            read=cut(base.read),
-            write=cut(base.write),
-            pool=cut(base.pool),
-        )
+        connect, read, write, pool = base.connect, base.read, base.write, base.pool
+        return {
+            "connect": left if connect is None or connect > left else connect,
+            "read": left if read is None or read > left else read,
+            "write": left if write is None or write > left else write,
+            "pool": left if pool is None or pool > left else pool,
+        }
 
     def passed(self) -> PortError:
         return PortError(

@@ -18,6 +18,10 @@ from runport.ports import PortError
 
 __all__ = ["bounds_error", "check_json_text", "encode_json"]
 
+_ENCODE = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
+"""``json.dumps`` with these keywords builds this encoder on every call; it keeps no state
+between calls, so one serves every request."""
+
 
 def check_json_text(text: str, what: str) -> None:
     """Raise ``TQX_RUNTIME_INVALID_RESPONSE`` when ``text`` is JSON past the bounds: nested
@@ -42,7 +46,7 @@ def bounds_error(error: JsonLimitError, what: str) -> PortError:
 def encode_json(body: Any) -> bytes:
     """A request body as strict UTF-8 JSON, or ``TQX_DATA_INVALID`` saying what could not go."""
     try:
-        text = json.dumps(body, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        text = _ENCODE(body)
     except ValueError:
         raise PortError(
             ErrorCode.DATA_INVALID, "the request holds a number JSON cannot carry (NaN or infinity)"

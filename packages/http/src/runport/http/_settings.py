@@ -31,7 +31,15 @@ DEFAULT_TIMEOUT: Final = httpx.Timeout(600.0, connect=10.0)
 ten seconds to connect. The whole call is bounded by its deadline besides."""
 
 _MAX_URLS: Final = 64
-"""Request URLs kept per adapter; a codec whose query varies per call makes the rest anew."""
+"""Request URLs (and request heads) kept per adapter; a codec whose query or headers vary per
+call makes the rest anew."""
+
+_BUILD_REQUEST: Final = httpx.Client.build_request
+"""httpx's own (``AsyncClient`` has the same): a client that overrides it is left to it."""
+
+_FILLED_BY_HTTPX: Final = ("Host", "Content-Length", "Transfer-Encoding")
+"""Headers ``httpx.Request`` fills in itself unless given: a head holding one is built by
+httpx."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +55,12 @@ class AdapterSettings:
     )
     """Each request URL made from ``base_url`` (a codec has a few paths at most): httpx
     parses a URL in Python, and a call's URL is the same every time."""
+    heads: dict[
+        tuple[tuple[str, str], ...], tuple[list[tuple[bytes, bytes]], httpx.Headers | None]
+    ] = field(default_factory=dict, compare=False)
+    """Each request head made for a codec header set, beside the client headers it was
+    merged with (``http_request``): merging headers the way httpx does costs more than the
+    rest of building the request."""
 
     @classmethod
     def build(
@@ -70,7 +84,15 @@ class AdapterSettings:
         self, client: httpx.Client | httpx.AsyncClient, wire: HTTPRequest, exchange: Exchange
     ) -> httpx.Request:
         """The codec's request on ``client``, its timeouts cut to the call's deadline (a
-        client passed in without an adapter ``timeout`` keeps its own)."""
+        client passed in without an adapter ``timeout`` keeps its own).
+
+        It is the request ``client.build_request`` makes: the client's headers merged with
+        the codec's, ``Host`` first and ``Content-Length`` last, the body read. The merged
+        head is made once per codec header set and reused while the client's headers stay
+        as they were; a client with cookies or query parameters of its own, a subclass with
+        its own ``build_request``, or a head httpx would fill differently (an empty body, a
+        ``Host`` or a length given) goes through ``build_request`` itself.
+        """
         base = self.timeout if self.timeout is not None else client.timeout
         key = (wire.path, tuple(wire.params.items()))
         url = self.urls.get(key)
@@ -78,13 +100,50 @@ class AdapterSettings:
             url = request_url(self.base_url, wire.path, wire.params)
             if len(self.urls) < _MAX_URLS:
                 self.urls[key] = url
-        return client.build_request(
+        extensions = {"timeout": exchange.timeouts(base)}
+        head = self._head(client, wire) if wire.body else None
+        if head is None:
+            return client.build_request(
+                wire.method,
+                url,
+                content=wire.body,
+                headers={**BASE_HEADERS, **wire.headers},
+                extensions=extensions,
+            )
+        request = httpx.Request(
             wire.method,
             url,
-            content=wire.body,
-            headers={**BASE_HEADERS, **wire.headers},
-            timeout=exchange.timeout(base),
+            headers=head,
+            stream=httpx.ByteStream(wire.body),
+            extensions=extensions,
         )
+        request.headers.encoding = head.encoding
+        request.headers["Content-Length"] = str(len(wire.body))
+        request.read()
+        return request
+
+    def _head(
+        self, client: httpx.Client | httpx.AsyncClient, wire: HTTPRequest
+    ) -> httpx.Headers | None:
+        """The merged head for ``wire``'s headers on ``client`` (``Host`` in, no length), or
+        ``None`` when the request must be built by ``client.build_request``."""
+        if type(client).build_request is not _BUILD_REQUEST or client.params or client.cookies:
+            return None
+        key = tuple(wire.headers.items())
+        held = self.heads.get(key)
+        client_headers = client.headers.raw
+        if held is not None and held[0] == client_headers:
+            return held[1]
+        merged = httpx.Headers(client.headers)  # as httpx's own merge does
+        merged.update({**BASE_HEADERS, **wire.headers})
+        if any(name in merged for name in _FILLED_BY_HTTPX):
+            head = None
+        else:
+            head = httpx.Headers([(b"Host", self.base_url.netloc), *merged.raw])
+            _ = head.encoding  # worked out once, handed to every request made from it
+        if len(self.heads) < _MAX_URLS or key in self.heads:
+            self.heads[key] = (client_headers, head)
+        return head
 
     def client_timeout(self) -> httpx.Timeout:
         return DEFAULT_TIMEOUT if self.timeout is None else self.timeout
