@@ -12,7 +12,6 @@ from runport.mcp._server import (
     EXECUTE_CONTRACT,
     LIST_CONTRACTS,
     AdapterFactory,
-    AdapterSource,
     create_server,
 )
 
@@ -20,7 +19,6 @@ __all__ = [
     "EXECUTE_CONTRACT",
     "LIST_CONTRACTS",
     "AdapterFactory",
-    "AdapterSource",
     "create_server",
     "prepare",
     "serve_stdio",

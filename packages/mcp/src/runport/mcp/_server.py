@@ -38,11 +38,6 @@ AdapterFactory = Callable[[], RuntimeAdapter | AsyncRuntimeAdapter]
 """Builds the adapter for one call: an async one runs on the event loop, a sync one bridged.
 A fresh adapter per call keeps calls independent: the scripted mock, for one, plays its
 scenario from the first turn every time."""
-
-AdapterSource = AdapterFactory | RuntimeAdapter | AsyncRuntimeAdapter
-"""What ``create_server`` runs calls on: one adapter every call shares (one connection pool,
-closed when the server's session ends), or a factory called per call."""
-
 _EXECUTE_KEYS = frozenset({"contract", "inputs", "context", "stream", "partial_output"})
 
 _EXECUTE_INPUT_SCHEMA: dict[str, Any] = {
@@ -198,7 +193,7 @@ _EVENT: TypeAdapter[RunEvent] = TypeAdapter(RunEvent)
 
 def create_server(
     catalog: Catalog,
-    adapter: AdapterSource,
+    adapter: AdapterFactory | RuntimeAdapter | AsyncRuntimeAdapter,
     *,
     name: str = "runport",
     version: str = "",
