@@ -28,15 +28,19 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import types
+import functools
+import sys
 from collections import deque
-from collections.abc import Awaitable, Callable, Coroutine, Generator
-from typing import Any, Generic, TypeVar
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Coroutine, Generator
+from typing import Any, Final, Generic, TypeVar
 
-__all__ = ["EventDriver"]
+__all__ = ["HELD", "EventDriver", "HandOver"]
 
 E = TypeVar("E")
 R = TypeVar("R")
+
+_Task = asyncio.Task[Any]
+_Swap = Callable[[asyncio.AbstractEventLoop, _Task | None], _Task | None]
 
 _enter_task: Callable[[asyncio.AbstractEventLoop, asyncio.Task[Any]], None] | None = getattr(
     asyncio.tasks, "_enter_task", None
@@ -44,25 +48,81 @@ _enter_task: Callable[[asyncio.AbstractEventLoop, asyncio.Task[Any]], None] | No
 _leave_task: Callable[[asyncio.AbstractEventLoop, asyncio.Task[Any]], None] | None = getattr(
     asyncio.tasks, "_leave_task", None
 )
-_STEPS_INLINE = _enter_task is not None and _leave_task is not None
-"""Whether the caller's steps can run the call (asyncio offers the switch of the running
-task); without it every step is the task's, which is correct and only slower."""
+_current_tasks: dict[asyncio.AbstractEventLoop, asyncio.Task[Any]] | None = getattr(
+    asyncio.tasks, "_current_tasks", None
+)
 
 
-class _HandOver:
+def _swap_in_record(
+    loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any] | None
+) -> asyncio.Task[Any] | None:
+    """Python 3.11's switch of the running task: its record is the dict ``_enter_task`` and
+    ``current_task`` read; what ``_enter_task`` / ``_leave_task`` do, with one look-up."""
+    record = _current_tasks
+    assert record is not None
+    previous = record.get(loop)
+    if task is None:
+        record.pop(loop, None)
+    else:
+        record[loop] = task
+    return previous
+
+
+def _swap_by_enter_and_leave(
+    loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any] | None
+) -> asyncio.Task[Any] | None:
+    assert _enter_task is not None
+    assert _leave_task is not None
+    previous = asyncio.current_task(loop)
+    if previous is not None:
+        _leave_task(loop, previous)
+    if task is not None:
+        _enter_task(loop, task)
+    return previous
+
+
+def _swap_function() -> _Swap | None:
+    swap: _Swap | None = getattr(asyncio.tasks, "_swap_current_task", None)  # 3.12 on
+    if swap is not None:
+        return swap
+    if sys.version_info < (3, 12) and isinstance(_current_tasks, dict):
+        return _swap_in_record
+    if _enter_task is not None and _leave_task is not None:
+        return _swap_by_enter_and_leave
+    return None
+
+
+_swap: Final = _swap_function()
+"""Makes a task the loop's running one and returns the one it was (``None``: none): what
+asyncio's own ``Task`` does around each step of its coroutine. ``None`` when asyncio offers no
+such switch; then every step is the task's, which is correct and only slower."""
+
+
+class _HandOverSignal:
     """What a held call yields up to its driver: the event is already kept."""
 
     __slots__ = ()
 
 
-_HAND_OVER = _HandOver()
+_HAND_OVER = _HandOverSignal()
 
 
-@types.coroutine
-def _held() -> Generator[_HandOver, None, None]:
-    """What the sink returns when the call must wait: a generator-based coroutine, which
-    ``inspect.isawaitable`` (``deliver``'s check) recognises without an ABC lookup."""
-    yield _HAND_OVER
+class HandOver:
+    """What the driver's sink returns when the call must wait for the caller: awaiting it
+    yields ``_HAND_OVER`` up to the driver once and returns ``None``. One instance serves every
+    hand-over, and its ``__await__`` runs no Python frame (a tuple iterator does the yield), so
+    a held event costs no coroutine; awaited by anything but the driver's own steps it is a bad
+    yield, as the async port's rule about the sink's task says. Its only raise is what the
+    driver throws in at it: the cancellation of the call's task."""
+
+    __slots__ = ()
+
+    # a partial is no method: called with no arguments, it makes the one-item iterator
+    __await__ = functools.partial(iter, (_HAND_OVER,))
+
+
+HELD: Final = HandOver()
+"""The sink's answer to an event the caller did not take at once."""
 
 
 class _Pass:
@@ -135,6 +195,7 @@ class EventDriver(Generic[E, R]):
         self._order: asyncio.Future[object] | None = None
         self._unclaimed: object = None  # a yield the task was not told of (see _step_inline)
         self._waiter: asyncio.Future[None] | None = None  # the caller, waiting for the task
+        self._events: AsyncGenerator[E, None] | None = None  # what the caller iterates
         self._wanted = False  # the caller is in __anext__, waiting for an event
         self._held = False  # the call is at a hand-over, or not started: the caller may step it
         self._done = False
@@ -160,25 +221,36 @@ class EventDriver(Generic[E, R]):
         self._held = True
         self._task = loop.create_task(_TaskStart(self), context=self._context)
 
-    def __aiter__(self) -> EventDriver[E, R]:
-        return self
+    def __aiter__(self) -> AsyncIterator[E]:
+        """The events, as an async generator: ``async for`` over one resumes no Python
+        frame of ours but its own, which costs less per event than an ``__anext__``
+        coroutine made for every event."""
+        events = self._events
+        if events is None:
+            events = self._events = self._iterate()
+        return events
 
     async def __anext__(self) -> E:
         """The call's next event; ``StopAsyncIteration`` once it ended and all are read."""
+        return await self.__aiter__().__anext__()
+
+    async def _iterate(self) -> AsyncGenerator[E, None]:
+        pending = self._pending
         while True:
-            if self._pending:
-                return self._pending.popleft()
+            if pending:
+                yield pending.popleft()
+                continue
             if self._done:
                 if self._error is not None and not self._raised:
                     self._raised = True
                     raise self._error
-                raise StopAsyncIteration
+                return
             order = self._order
             if order is None:
                 raise RuntimeError("the driver was not started")
             self._wanted = True
             if self._held and not order.done():
-                if _STEPS_INLINE:
+                if _swap is not None:
                     self._step_inline(order)
                     continue
                 order.set_result(_RESUME)
@@ -201,6 +273,10 @@ class EventDriver(Generic[E, R]):
     async def stop(self) -> None:
         """A caller stop: the call's task is cancelled (whatever the call awaits — its sink
         included — is cancelled), and awaited until it ends."""
+        events = self._events
+        if events is not None and self._waiter is None:
+            # left at a yield (or done): closing it now spares the loop's finalizer a task
+            await events.aclose()
         task = self._task
         if task is None or task.done():
             return
@@ -214,7 +290,7 @@ class EventDriver(Generic[E, R]):
         on; otherwise the call waits in the hand-over until the caller asks for the next."""
         self._pending.append(event)
         if not self._wanted:
-            return _held()
+            return HELD
         self._wanted = False
         waiter = self._waiter
         if waiter is not None and not waiter.done():
@@ -247,21 +323,17 @@ class EventDriver(Generic[E, R]):
 
     def _step_inline(self, order: asyncio.Future[object]) -> None:
         """Resume the call in the caller's step, as its own task and in its context."""
-        loop, task = self._loop, self._task
+        loop = self._loop
         assert loop is not None
-        assert task is not None
-        assert _enter_task is not None
-        assert _leave_task is not None
-        caller = asyncio.current_task(loop)
-        if caller is not None:
-            _leave_task(loop, caller)
-        _enter_task(loop, task)
+        assert _swap is not None
+        caller = _swap(loop, self._task)
         try:
-            if self._coro is None:
+            coro = self._coro
+            if coro is None:
                 outcome = self._context.run(self._step, None, None)
             else:
                 try:
-                    yielded = self._context.run(self._coro.send, None)
+                    yielded = self._context.run(coro.send, None)
                 except BaseException as ended:
                     outcome = self._ended(ended)
                 else:
@@ -270,9 +342,7 @@ class EventDriver(Generic[E, R]):
                     self._held = False
                     outcome = yielded
         finally:
-            _leave_task(loop, task)
-            if caller is not None:
-                _enter_task(loop, caller)
+            _swap(loop, caller)
         if outcome is _HELD:
             return
         if not order.done():

@@ -113,7 +113,8 @@ async def aexecute_request(
         if on_event is None:
             receipt = await adapter.execute(request)
         else:
-            receipt = await adapter.execute_streaming(request, arelay(call, on_event))
+            sink = arelay(call, on_event, quiet_hand_over=True)
+            receipt = await adapter.execute_streaming(request, sink)
     except Exception as error:
         envelope, owed = call.failed(error)
         if owed is not None and on_event is not None:

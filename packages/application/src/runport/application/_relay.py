@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from types import CoroutineType
 from typing import Protocol, cast
 
+from runport.application._driver import HELD
 from runport.application._partial import Snapshots
 from runport.contracts import (
     Complete,
@@ -110,11 +111,19 @@ def relay(watch: Relayed, target: Sink | RunSink) -> Sink:
     return sink
 
 
-def arelay(watch: Relayed, target: AsyncSink | AsyncRunSink) -> AsyncSink:
+def arelay(
+    watch: Relayed, target: AsyncSink | AsyncRunSink, *, quiet_hand_over: bool = False
+) -> AsyncSink:
     """``relay`` for an async sink: what ``target`` returns is passed on (a plain sink's
-    ``None`` as it is, so nothing is awaited), watched for the caller's raise."""
+    ``None`` as it is, so nothing is awaited), watched for the caller's raise.
+
+    ``quiet_hand_over``: ``EventDriver``'s hand-over is passed on unwatched, with no coroutine
+    around it. Its only raise is the cancellation of the call's task (a deadline, a caller
+    stop), never the caller's own exception; a watch that tells the caller's raise from the
+    adapter's only among ``Exception``s (``Call``) loses nothing by not noting it."""
     deliver_to = cast(AsyncRunSink, target)
     passes = watch.passes
+    quiet = HELD if quiet_hand_over else None
 
     def sink(event: StreamEvent) -> Awaitable[None] | None:
         delta = type(event) is Delta
@@ -123,12 +132,22 @@ def arelay(watch: Relayed, target: AsyncSink | AsyncRunSink) -> AsyncSink:
         if not passes(event):
             return None
         partial = watch.partial
+        if partial is None:
+            try:
+                result = deliver_to(event)
+            except BaseException as error:
+                watch.stopped = error
+                raise
+            if result is None or result is quiet:
+                return result
+            if _awaitable(result):
+                return _watched(watch, result, deliver_to, ())
+            return None
         before = after = None
-        if partial is not None:
-            if delta:
-                after = partial.feed(event.text)  # type: ignore[union-attr]  # a Delta
-            elif isinstance(event, Complete):
-                before = partial.close()
+        if delta:
+            after = partial.feed(event.text)  # type: ignore[union-attr]  # a Delta
+        elif isinstance(event, Complete):
+            before = partial.close()
         try:
             if before is not None:
                 result = deliver_to(before)
