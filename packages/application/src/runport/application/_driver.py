@@ -53,12 +53,16 @@ _current_tasks: dict[asyncio.AbstractEventLoop, asyncio.Task[Any]] | None = geta
 )
 
 
-def _swap_in_record(
-    loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any] | None
-) -> asyncio.Task[Any] | None:
-    """Python 3.11's switch of the running task: its record is the dict ``_enter_task`` and
-    ``current_task`` read; what ``_enter_task`` / ``_leave_task`` do, with one look-up."""
-    record = _current_tasks
+_RECORD: Final = (
+    _current_tasks if sys.version_info < (3, 12) and isinstance(_current_tasks, dict) else None
+)
+"""Python 3.11's record of the running task per loop: the dict ``_enter_task``,
+``_leave_task`` and ``current_task`` read and write (3.12 on offer ``_swap_current_task``).
+The caller's steps switch it in place: what those two functions do, in two stores."""
+
+
+def _swap_in_record(loop: asyncio.AbstractEventLoop, task: _Task | None) -> _Task | None:
+    record = _RECORD
     assert record is not None
     previous = record.get(loop)
     if task is None:
@@ -85,7 +89,7 @@ def _swap_function() -> _Swap | None:
     swap: _Swap | None = getattr(asyncio.tasks, "_swap_current_task", None)  # 3.12 on
     if swap is not None:
         return swap
-    if sys.version_info < (3, 12) and isinstance(_current_tasks, dict):
+    if _RECORD is not None:
         return _swap_in_record
     if _enter_task is not None and _leave_task is not None:
         return _swap_by_enter_and_leave
@@ -141,28 +145,46 @@ class _Pass:
 class _TaskStart(Coroutine[Any, Any, None]):
     """The call's task's coroutine. A task cancelled before its first step never runs its
     coroutine's code, which would leave the call (already stepped by the caller) unclosed;
-    this one starts the task's loop with that cancellation, to throw it into the call."""
+    this one starts the task's loop with that cancellation, to throw it into the call. Once
+    the task's loop ended it lets go of the driver: the task and the driver hold each other,
+    and a turn's envelope, events and adapter are then freed as soon as their reader drops
+    them, not by the cyclic collector."""
 
     def __init__(self, driver: EventDriver[Any, Any]) -> None:
-        self._driver = driver
+        self._driver: EventDriver[Any, Any] | None = driver
         self._coro: Coroutine[Any, Any, None] | None = None
 
     def send(self, value: Any) -> Any:
-        if self._coro is None:
-            self._coro = self._driver._run_task(None)
-        return self._coro.send(value)
+        coro = self._coro
+        if coro is None:
+            coro = self._coro = self._started(None)
+        try:
+            return coro.send(value)
+        except BaseException:
+            self._driver = None
+            raise
 
     def throw(self, error: Any, *_: Any) -> Any:
         if not isinstance(error, BaseException):
             error = error()
-        if self._coro is None:
-            self._coro = self._driver._run_task(error)
-            return self._coro.send(None)
-        return self._coro.throw(error)
+        try:
+            if self._coro is None:
+                self._coro = self._started(error)
+                return self._coro.send(None)
+            return self._coro.throw(error)
+        except BaseException:
+            self._driver = None
+            raise
 
     def close(self) -> None:
+        self._driver = None
         if self._coro is not None:
             self._coro.close()
+
+    def _started(self, first: BaseException | None) -> Coroutine[Any, Any, None]:
+        driver = self._driver
+        assert driver is not None
+        return driver._run_task(first)
 
     def __await__(self) -> Generator[Any, None, None]:
         raise TypeError("the driver's task coroutine is not awaitable")
@@ -325,8 +347,13 @@ class EventDriver(Generic[E, R]):
         """Resume the call in the caller's step, as its own task and in its context."""
         loop = self._loop
         assert loop is not None
-        assert _swap is not None
-        caller = _swap(loop, self._task)
+        record = _RECORD
+        if record is not None:
+            caller = record.get(loop)
+            record[loop] = self._task  # type: ignore[assignment]  # made by start()
+        else:
+            assert _swap is not None
+            caller = _swap(loop, self._task)
         try:
             coro = self._coro
             if coro is None:
@@ -342,7 +369,12 @@ class EventDriver(Generic[E, R]):
                     self._held = False
                     outcome = yielded
         finally:
-            _swap(loop, caller)
+            if record is None:
+                _swap(loop, caller)  # type: ignore[misc]  # not None when record is
+            elif caller is None:
+                record.pop(loop, None)
+            else:
+                record[loop] = caller
         if outcome is _HELD:
             return
         if not order.done():
