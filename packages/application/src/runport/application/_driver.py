@@ -58,7 +58,7 @@ _RECORD: Final = (
 )
 """Python 3.11's record of the running task per loop: the dict ``_enter_task``,
 ``_leave_task`` and ``current_task`` read and write (3.12 on offer ``_swap_current_task``).
-The caller's steps switch it in place: what those two functions do, in two stores."""
+The caller's steps switch it in place: what those two functions do, with no call."""
 
 
 def _swap_in_record(loop: asyncio.AbstractEventLoop, task: _Task | None) -> _Task | None:
@@ -210,6 +210,7 @@ class EventDriver(Generic[E, R]):
         self._call = call
         self._coro: Coroutine[Any, Any, R] | None = None
         self._pending: deque[E] = deque()
+        self._keep = self._pending.append
         self._context = contextvars.copy_context()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[None] | None = None
@@ -258,10 +259,11 @@ class EventDriver(Generic[E, R]):
 
     async def _iterate(self) -> AsyncGenerator[E, None]:
         pending = self._pending
+        swap = _swap
+        record = _RECORD  # 3.11: switched in place, cheaper than two calls of ``swap``
         while True:
-            if pending:
+            while pending:
                 yield pending.popleft()
-                continue
             if self._done:
                 if self._error is not None and not self._raised:
                     self._raised = True
@@ -272,10 +274,39 @@ class EventDriver(Generic[E, R]):
                 raise RuntimeError("the driver was not started")
             self._wanted = True
             if self._held and not order.done():
-                if _swap is not None:
-                    self._step_inline(order)
+                coro = self._coro
+                if coro is None or swap is None:
+                    if swap is None:
+                        order.set_result(_RESUME)  # the task steps it
+                    else:
+                        self._step_inline(order)  # the first step
+                        continue
+                else:
+                    # ``_step_inline`` in line, for every step after the first: the call,
+                    # resumed at its hand-over, hands over its next event (or two) and is held
+                    loop = self._loop
+                    assert loop is not None
+                    if record is None:
+                        caller = swap(loop, self._task)
+                    else:
+                        caller = record.get(loop)
+                        record[loop] = self._task  # type: ignore[assignment]  # start() made it
+                    try:
+                        yielded = self._context.run(coro.send, None)
+                    except BaseException as ended:
+                        self._settle(order, self._ended(ended))
+                    else:
+                        if yielded is not _HAND_OVER:
+                            self._held = False
+                            self._settle(order, yielded)
+                    finally:
+                        if record is None:
+                            swap(loop, caller)
+                        elif caller is None:
+                            record.pop(loop, None)
+                        else:
+                            record[loop] = caller
                     continue
-                order.set_result(_RESUME)
             assert self._loop is not None
             waiter = self._waiter = self._loop.create_future()
             try:
@@ -296,8 +327,10 @@ class EventDriver(Generic[E, R]):
         """A caller stop: the call's task is cancelled (whatever the call awaits — its sink
         included — is cancelled), and awaited until it ends."""
         events = self._events
-        if events is not None and self._waiter is None:
-            # left at a yield (or done): closing it now spares the loop's finalizer a task
+        left = events is not None and getattr(events, "ag_frame", events) is not None
+        if left and self._waiter is None:
+            # left at a yield: closing it now spares the loop's finalizer a task
+            assert events is not None
             await events.aclose()
         task = self._task
         if task is None or task.done():
@@ -310,7 +343,7 @@ class EventDriver(Generic[E, R]):
     def _sink(self, event: E) -> Awaitable[None] | None:
         """Keep ``event``. The caller waiting for an event takes it at once, so the call goes
         on; otherwise the call waits in the hand-over until the caller asks for the next."""
-        self._pending.append(event)
+        self._keep(event)
         if not self._wanted:
             return HELD
         self._wanted = False
@@ -344,16 +377,12 @@ class EventDriver(Generic[E, R]):
         return _END
 
     def _step_inline(self, order: asyncio.Future[object]) -> None:
-        """Resume the call in the caller's step, as its own task and in its context."""
+        """Resume the call in the caller's step, as its own task and in its context (the
+        first step, and any where ``_iterate``'s in-line one does not apply)."""
         loop = self._loop
         assert loop is not None
-        record = _RECORD
-        if record is not None:
-            caller = record.get(loop)
-            record[loop] = self._task  # type: ignore[assignment]  # made by start()
-        else:
-            assert _swap is not None
-            caller = _swap(loop, self._task)
+        assert _swap is not None
+        caller = _swap(loop, self._task)
         try:
             coro = self._coro
             if coro is None:
@@ -369,14 +398,13 @@ class EventDriver(Generic[E, R]):
                     self._held = False
                     outcome = yielded
         finally:
-            if record is None:
-                _swap(loop, caller)  # type: ignore[misc]  # not None when record is
-            elif caller is None:
-                record.pop(loop, None)
-            else:
-                record[loop] = caller
-        if outcome is _HELD:
-            return
+            _swap(loop, caller)
+        if outcome is not _HELD:
+            self._settle(order, outcome)
+
+    def _settle(self, order: asyncio.Future[object], outcome: object) -> None:
+        """After a step in the caller's: tell the task the call ended (``_END``) or what it
+        must wait for."""
         if not order.done():
             order.set_result(outcome)
         elif outcome is not _END:

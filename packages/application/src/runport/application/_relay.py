@@ -32,6 +32,7 @@ __all__ = [
     "TurnWatch",
     "adeliver",
     "arelay",
+    "arelay_kept",
     "failure_message",
     "relay",
 ]
@@ -111,19 +112,11 @@ def relay(watch: Relayed, target: Sink | RunSink) -> Sink:
     return sink
 
 
-def arelay(
-    watch: Relayed, target: AsyncSink | AsyncRunSink, *, quiet_hand_over: bool = False
-) -> AsyncSink:
+def arelay(watch: Relayed, target: AsyncSink | AsyncRunSink) -> AsyncSink:
     """``relay`` for an async sink: what ``target`` returns is passed on (a plain sink's
-    ``None`` as it is, so nothing is awaited), watched for the caller's raise.
-
-    ``quiet_hand_over``: ``EventDriver``'s hand-over is passed on unwatched, with no coroutine
-    around it. Its only raise is the cancellation of the call's task (a deadline, a caller
-    stop), never the caller's own exception; a watch that tells the caller's raise from the
-    adapter's only among ``Exception``s (``Call``) loses nothing by not noting it."""
+    ``None`` as it is, so nothing is awaited), watched for the caller's raise."""
     deliver_to = cast(AsyncRunSink, target)
     passes = watch.passes
-    quiet = HELD if quiet_hand_over else None
 
     def sink(event: StreamEvent) -> Awaitable[None] | None:
         delta = type(event) is Delta
@@ -132,22 +125,12 @@ def arelay(
         if not passes(event):
             return None
         partial = watch.partial
-        if partial is None:
-            try:
-                result = deliver_to(event)
-            except BaseException as error:
-                watch.stopped = error
-                raise
-            if result is None or result is quiet:
-                return result
-            if _awaitable(result):
-                return _watched(watch, result, deliver_to, ())
-            return None
         before = after = None
-        if delta:
-            after = partial.feed(event.text)  # type: ignore[union-attr]  # a Delta
-        elif isinstance(event, Complete):
-            before = partial.close()
+        if partial is not None:
+            if delta:
+                after = partial.feed(event.text)  # type: ignore[union-attr]  # a Delta
+            elif isinstance(event, Complete):
+                before = partial.close()
         try:
             if before is not None:
                 result = deliver_to(before)
@@ -166,6 +149,37 @@ def arelay(
             raise
         assert result is not None
         return _watched(watch, result, deliver_to, () if after is None else (after,))
+
+    return sink
+
+
+def arelay_kept(
+    watch: Relayed, kept: list[StreamEvent], target: AsyncSink | AsyncRunSink
+) -> AsyncSink:
+    """``arelay`` for a watch that lets every event through into ``kept`` and makes no
+    snapshots (a turn's ``Call`` without ``partial_output``), with that ``passes`` inlined;
+    ``EventDriver``'s hand-over is passed on as it is, with no coroutine around it.
+
+    The hand-over's only raise is the cancellation of the call's task (a deadline, a caller
+    stop), never the caller's own exception, and ``Call`` tells the caller's raise from the
+    adapter's only among ``Exception``s: not noting it loses nothing."""
+    deliver_to = cast(AsyncRunSink, target)
+    keep = kept.append
+
+    def sink(event: StreamEvent) -> Awaitable[None] | None:
+        if type(event) is not Delta and isinstance(event, Failed):
+            event = _told(event)
+        keep(event)
+        try:
+            result = deliver_to(event)
+        except BaseException as error:
+            watch.stopped = error
+            raise
+        if result is None or result is HELD:
+            return result
+        if _awaitable(result):
+            return _watched(watch, result, deliver_to, ())
+        return None
 
     return sink
 
