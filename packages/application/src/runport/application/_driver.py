@@ -30,6 +30,7 @@ import asyncio
 import contextvars
 import functools
 import sys
+import types
 from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Coroutine, Generator
 from typing import Any, Final, Generic, TypeVar
@@ -261,6 +262,9 @@ class EventDriver(Generic[E, R]):
         pending = self._pending
         swap = _swap
         record = _RECORD  # 3.11: switched in place, cheaper than two calls of ``swap``
+        run = self._context.run
+        hand_over = _HAND_OVER
+        send: Callable[[None], object] | None = None  # the call's, once it is made
         while True:
             while pending:
                 yield pending.popleft()
@@ -274,8 +278,9 @@ class EventDriver(Generic[E, R]):
                 raise RuntimeError("the driver was not started")
             self._wanted = True
             if self._held and not order.done():
-                coro = self._coro
-                if coro is None or swap is None:
+                if send is None and self._coro is not None:
+                    send = self._coro.send
+                if send is None or swap is None:
                     if swap is None:
                         order.set_result(_RESUME)  # the task steps it
                     else:
@@ -292,11 +297,11 @@ class EventDriver(Generic[E, R]):
                         caller = record.get(loop)
                         record[loop] = self._task  # type: ignore[assignment]  # start() made it
                     try:
-                        yielded = self._context.run(coro.send, None)
+                        yielded = run(send, None)
                     except BaseException as ended:
                         self._settle(order, self._ended(ended))
                     else:
-                        if yielded is not _HAND_OVER:
+                        if yielded is not hand_over:
                             self._held = False
                             self._settle(order, yielded)
                     finally:
@@ -357,7 +362,7 @@ class EventDriver(Generic[E, R]):
         coro = self._coro
         if coro is None:
             made = self._call(self._sink)
-            if not isinstance(made, Coroutine):
+            if type(made) is not types.CoroutineType and not isinstance(made, Coroutine):
                 raise TypeError("the driven call must be a coroutine")
             coro = self._coro = made
         try:
