@@ -492,6 +492,9 @@ def _line(name: str, values: list[float], floor: list[float]) -> str:
 
 
 def per_event(args: argparse.Namespace) -> None:
+    """``astream`` beside the sync path in short rounds, each pair run back to back (in
+    alternating order): on a loaded machine the ratio of each pair moves far less than either
+    side, so the median of the pairs' ratios is the figure, with its quartiles."""
     import yaml
 
     from runport.application import astream, execute_contract
@@ -501,7 +504,8 @@ def per_event(args: argparse.Namespace) -> None:
     contract = parse_contract(yaml.safe_load(CONTRACT))
     played = parse_scenario(json.loads(scenario(args.deltas)))
     inputs = {"topic": "foxes"}
-    turns = 200
+    turns = 20
+    rounds = args.rounds * 24
     events = args.deltas + 1
 
     def sync() -> float:
@@ -521,18 +525,38 @@ def per_event(args: argparse.Namespace) -> None:
         return (time.process_time() - start) / (turns * events) * 1e6
 
     loop = asyncio.new_event_loop()
-    sync_us, astream_us = _median_ratio(
-        sync, lambda: loop.run_until_complete(streamed()), args.rounds * 3
-    )
+    sync(), loop.run_until_complete(streamed())  # warm both up
+    sync_us: list[float] = []
+    astream_us: list[float] = []
+    for number in range(rounds):
+        gc.collect()
+        if number % 2:
+            sync_us.append(sync())
+            astream_us.append(loop.run_until_complete(streamed()))
+        else:
+            astream_us.append(loop.run_until_complete(streamed()))
+            sync_us.append(sync())
     loop.close()
+    ratios = [a / b for a, b in zip(astream_us, sync_us, strict=True)]
+    low, _, high = statistics.quantiles(ratios, n=4)
     print(
         f"\nOne mock turn of {args.deltas} deltas, µs of CPU per event, median (min–max) "
-        f"of {args.rounds * 3} interleaved rounds of {turns} turns:\n"
+        f"of {rounds} rounds of {turns} turns, astream's beside the sync path's:\n"
     )
-    print("| path | µs per event | ÷ sync |")
+    print("| path | µs per event | ÷ sync, median of the rounds (quartiles) |")
     print("|---|---|---|")
-    print(_line("`execute_contract(on_event=…)` (sync)", sync_us, sync_us))
-    print(_line("`astream`", astream_us, sync_us))
+    for name, values in (
+        ("`execute_contract(on_event=…)` (sync)", sync_us),
+        ("`astream`", astream_us),
+    ):
+        median = statistics.median(values)
+        spread = f"{median:.2f} ({min(values):.2f}–{max(values):.2f})"
+        share = (
+            "1.00×"
+            if values is sync_us
+            else (f"{statistics.median(ratios):.2f}× ({low:.2f}–{high:.2f})")
+        )
+        print(f"| {name} | {spread} | {share} |")
 
 
 def openai_call(args: argparse.Namespace) -> None:

@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import gc
+import weakref
 from pathlib import Path
 
-from runport.application import astream
+import pytest
+
+from runport.application import _driver, astream
 from runport.contracts import ExecutionRequest
 from runport.mock import AsyncEmitter, AsyncFunctionRuntime
 
@@ -126,3 +130,91 @@ def test_cancelling_the_consumer_while_the_turn_waits_stops_the_turn() -> None:
 
     asyncio.run(main())
     assert log == ["event", "upstream closed", "consumer cancelled"]
+
+
+async def _waiting_model(request: ExecutionRequest, emit: AsyncEmitter) -> None:
+    for n in range(12):
+        if n % 4 == 1:
+            await asyncio.sleep(0)  # a read: the turn's task goes on with it
+        await emit.text(f"w{n} ")
+
+
+def test_without_asyncios_switch_of_the_running_task_the_turn_is_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Where asyncio offers no switch of the running task, every step is the turn's task's:
+    the same events, in order, the same envelope, the turn still its own task."""
+    expected = _kinds_and_envelope()
+    monkeypatch.setattr(_driver, "_swap", None)
+    assert _kinds_and_envelope() == expected
+
+
+def _kinds_and_envelope() -> tuple[list[str], list[str], bool, bool]:
+    seen: list[asyncio.Task[object] | None] = []
+
+    async def model(request: ExecutionRequest, emit: AsyncEmitter) -> None:
+        seen.append(asyncio.current_task())
+        await _waiting_model(request, emit)
+        seen.append(asyncio.current_task())
+
+    async def main() -> tuple[list[str], list[str], bool, bool]:
+        texts: list[str] = []
+        async with astream(EXTRACT, AsyncFunctionRuntime(model), inputs=INPUTS) as events:
+            async for event in events:
+                texts.append(getattr(event, "text", event.kind))
+        kept = [getattr(event, "text", event.kind) for event in events.envelope.stream_events or []]
+        consumer = asyncio.current_task()
+        return texts, kept, seen[0] is seen[1], seen[0] is not consumer
+
+    return asyncio.run(main())
+
+
+def test_leaving_early_leaves_no_task_behind() -> None:
+    """A consumer that leaves the block after two events: the turn's task has ended when the
+    block is left, and no task is left to close the iterator later."""
+
+    async def model(request: ExecutionRequest, emit: AsyncEmitter) -> None:
+        for n in range(50):
+            await emit.text(f"w{n} ")
+
+    async def main() -> tuple[int, set[asyncio.Task[object]]]:
+        read = 0
+        async with astream(EXTRACT, AsyncFunctionRuntime(model), inputs=INPUTS) as events:
+            async for _event in events:
+                read += 1
+                if read == 2:
+                    break
+        gc.collect()  # an iterator left open would now ask the loop for a task to close it
+        await asyncio.sleep(0)
+        return read, asyncio.all_tasks() - {asyncio.current_task()}  # type: ignore[operator]
+
+    read, left = asyncio.run(main())
+    assert read == 2
+    assert left == set()
+
+
+def test_a_read_turn_is_freed_without_the_cyclic_collector() -> None:
+    """Once the reader drops the stream, the turn's adapter (and envelope, events, task) go
+    with it: nothing of the driver holds itself alive in a cycle."""
+
+    async def model(request: ExecutionRequest, emit: AsyncEmitter) -> None:
+        for n in range(5):
+            await emit.text(f"w{n} ")
+
+    async def main() -> weakref.ref[AsyncFunctionRuntime]:
+        adapter = AsyncFunctionRuntime(model)
+        alive = weakref.ref(adapter)
+        async with astream(EXTRACT, adapter, inputs=INPUTS) as events:
+            async for _event in events:
+                pass
+        assert len(events.envelope.stream_events or []) == 6  # five deltas, the Complete
+        del adapter, events
+        return alive
+
+    gc.collect()
+    gc.disable()
+    try:
+        alive = asyncio.run(main())
+        assert alive() is None
+    finally:
+        gc.enable()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -62,9 +62,9 @@ class _Pulled(Generic[R]):
         with contextlib.suppress(asyncio.CancelledError):
             await self._driver.stop()
 
-    def __aiter__(self) -> EventDriver[RunEvent, R]:
+    def __aiter__(self) -> AsyncIterator[RunEvent]:
         self._running()
-        return self._driver
+        return self._driver.__aiter__()  # the driver's own generator: nothing of ours between
 
     async def __anext__(self) -> RunEvent:
         self._running()

@@ -15,7 +15,7 @@ from pydantic import JsonValue
 
 from runport.application._contract import ContractSource
 from runport.application._envelope import Call, prepare, with_history
-from runport.application._relay import arelay, relay
+from runport.application._relay import arelay, arelay_kept, relay
 from runport.contracts import (
     Diagnostic,
     ErrorCode,
@@ -113,7 +113,12 @@ async def aexecute_request(
         if on_event is None:
             receipt = await adapter.execute(request)
         else:
-            receipt = await adapter.execute_streaming(request, arelay(call, on_event))
+            kept = call.events
+            if kept is not None and call.partial is None:
+                sink = arelay_kept(call, kept, on_event)
+            else:
+                sink = arelay(call, on_event)
+            receipt = await adapter.execute_streaming(request, sink)
     except Exception as error:
         envelope, owed = call.failed(error)
         if owed is not None and on_event is not None:

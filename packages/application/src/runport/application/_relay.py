@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from types import CoroutineType
 from typing import Protocol, cast
 
+from runport.application._driver import HELD
 from runport.application._partial import Snapshots
 from runport.contracts import (
     Complete,
@@ -31,6 +32,7 @@ __all__ = [
     "TurnWatch",
     "adeliver",
     "arelay",
+    "arelay_kept",
     "failure_message",
     "relay",
 ]
@@ -147,6 +149,37 @@ def arelay(watch: Relayed, target: AsyncSink | AsyncRunSink) -> AsyncSink:
             raise
         assert result is not None
         return _watched(watch, result, deliver_to, () if after is None else (after,))
+
+    return sink
+
+
+def arelay_kept(
+    watch: Relayed, kept: list[StreamEvent], target: AsyncSink | AsyncRunSink
+) -> AsyncSink:
+    """``arelay`` for a watch that lets every event through into ``kept`` and makes no
+    snapshots (a turn's ``Call`` without ``partial_output``), with that ``passes`` inlined;
+    ``EventDriver``'s hand-over is passed on as it is, with no coroutine around it.
+
+    The hand-over's only raise is the cancellation of the call's task (a deadline, a caller
+    stop), never the caller's own exception, and ``Call`` tells the caller's raise from the
+    adapter's only among ``Exception``s: not noting it loses nothing."""
+    deliver_to = cast(AsyncRunSink, target)
+    keep = kept.append
+
+    def sink(event: StreamEvent) -> Awaitable[None] | None:
+        if type(event) is not Delta and isinstance(event, Failed):
+            event = _told(event)
+        keep(event)
+        try:
+            result = deliver_to(event)
+        except BaseException as error:
+            watch.stopped = error
+            raise
+        if result is None or result is HELD:
+            return result
+        if _awaitable(result):
+            return _watched(watch, result, deliver_to, ())
+        return None
 
     return sink
 

@@ -46,9 +46,12 @@ class AsyncScriptedRuntime(ScenarioDouble, AsyncRuntimeAdapter):
         try:
             for event in events:
                 # ``deliver``, inlined: a plain sink (or a driver taking the event at once)
-                # costs no coroutine per event
+                # costs no coroutine per event, and an awaitable type (a coroutine, a
+                # driver's hand-over) is told by its ``__await__`` before the ABC check
                 result = sink(event)
-                if result is not None and inspect.isawaitable(result):
+                if result is not None and (
+                    hasattr(type(result), "__await__") or inspect.isawaitable(result)
+                ):
                     await result
         finally:
             self._player.counters.add_time(turn)
