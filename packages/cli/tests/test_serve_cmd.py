@@ -214,33 +214,23 @@ def test_servers_given_one_reasoning_key_take_each_others_conversations(
         assert "seal does not match" in refused.json()["errorText"]
 
 
+def _refused_start(contracts: Path, *options: str | Path) -> subprocess.CompletedProcess[str]:
+    """``runport serve`` over the folder and the quick scenario, with ``options``, which it
+    must refuse before it listens."""
+    return Cli()("serve", "--contracts", contracts, "--scenario", QUICK / "scenario.yaml", *options)
+
+
 def test_serve_refuses_a_reasoning_key_too_short_to_seal_with(
     contracts: Path, tmp_path: Path
 ) -> None:
     key_file = tmp_path / "short.key"
     key_file.write_bytes(b"short\n")
-    result = Cli()(
-        "serve",
-        "--contracts",
-        contracts,
-        "--scenario",
-        QUICK / "scenario.yaml",
-        "--reasoning-key-file",
-        key_file,
-    )
+    result = _refused_start(contracts, "--reasoning-key-file", key_file)
     assert result.returncode == 1
     assert result.stderr.startswith(
         "runport: error: usage: a reasoning key must be at least 32 bytes, not 5"
     )
-    missing = Cli()(
-        "serve",
-        "--contracts",
-        contracts,
-        "--scenario",
-        QUICK / "scenario.yaml",
-        "--reasoning-key-file",
-        tmp_path / "absent.key",
-    )
+    missing = _refused_start(contracts, "--reasoning-key-file", tmp_path / "absent.key")
     assert missing.returncode == 1
     assert "cannot read --reasoning-key-file" in missing.stderr
 
@@ -258,14 +248,6 @@ def test_serve_takes_bodies_up_to_its_max_body_bytes(contracts: Path) -> None:
 
 
 def test_serve_refuses_a_max_body_bytes_that_takes_nothing(contracts: Path) -> None:
-    result = Cli()(
-        "serve",
-        "--contracts",
-        contracts,
-        "--scenario",
-        QUICK / "scenario.yaml",
-        "--max-body-bytes",
-        "0",
-    )
+    result = _refused_start(contracts, "--max-body-bytes", "0")
     assert result.returncode == 1
     assert result.stderr == "runport: error: usage: --max-body-bytes must be at least 1, not 0\n"
