@@ -126,6 +126,11 @@ def pytest_runtest_makereport(
 
 def _check_and_case(nodeid: str) -> tuple[str, str]:
     name = nodeid.rsplit("::", 1)[-1]
+    # under ``--dist loadgroup`` pytest-xdist ends a grouped test's id with ``@<group>``
+    # (after its parameters, if any): the group is no part of the check's name
+    at = name.rfind("@")
+    if at > name.rfind("]"):
+        name = name[:at]
     check, _, case = name.partition("[")
     return check.removeprefix("test_"), case.rstrip("]")
 
