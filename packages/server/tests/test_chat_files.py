@@ -6,6 +6,7 @@ OpenAI-compatible upstream receives from ``runport serve``."""
 from __future__ import annotations
 
 import base64
+import importlib.util
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -607,6 +608,12 @@ extensions:
 def test_a_chat_s_pngs_reach_the_upstream_as_image_urls_each_in_its_own_user_turn(
     tmp_path: Path,
 ) -> None:
+    for needed in ("runport.cli", "runport.openai"):
+        if importlib.util.find_spec(needed) is None:
+            pytest.skip(
+                f"needs {needed} (runport serve --adapter openai): it runs in the frontend "
+                "tox env, `tox run -e frontend`, which installs both"
+            )
     (tmp_path / "photo.yaml").write_text(PHOTO_YAML, encoding="utf-8")
     upstream = PacedOpenAI()
     upstream.release()  # answer every call at once
