@@ -228,7 +228,7 @@ PUBLIC = {
     "runport.application": {
         "execute_contract",
         "SnapshotPace",
-        "DEFAULT_SNAPSHOT_EVERY",
+        "DEFAULT_SNAPSHOT_EVERY_BELOW",
         "DEFAULT_SNAPSHOT_RATIO",
         "create_adapter",
         "define_contract",

@@ -12,7 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runport.application import DEFAULT_SNAPSHOT_EVERY, DEFAULT_SNAPSHOT_RATIO, SnapshotPace
+from runport.application import (
+    DEFAULT_SNAPSHOT_EVERY_BELOW,
+    DEFAULT_SNAPSHOT_RATIO,
+    SnapshotPace,
+)
 from runport.contracts import (
     Delta,
     Diagnostic,
@@ -74,15 +78,15 @@ def paced(events: list[RunEvent], pace: SnapshotPace) -> list[RunEvent]:
 @given(
     value=values,
     cuts=st.lists(st.integers(1, 6), min_size=1, max_size=400),
-    every=st.sampled_from([1, 8, DEFAULT_SNAPSHOT_EVERY, 64]),
+    below=st.sampled_from([0, 16, 64, DEFAULT_SNAPSHOT_EVERY_BELOW]),
     ratio=st.sampled_from([1, 4, DEFAULT_SNAPSHOT_RATIO]),
 )
 def test_thinned_snapshots_keep_what_a_reader_relies_on(
-    value: Any, cuts: list[int], every: int, ratio: int
+    value: Any, cuts: list[int], below: int, ratio: int
 ) -> None:
     events, text = turn(value, cuts)
     made = [event for event in events if isinstance(event, OutputSnapshot)]
-    sent_events = paced(events, SnapshotPace(every=every, ratio=ratio))
+    sent_events = paced(events, SnapshotPace(every_below=below, ratio=ratio))
     sent = [event for event in sent_events if isinstance(event, OutputSnapshot)]
     # every other event, in order, unchanged
     assert [e for e in sent_events if not isinstance(e, OutputSnapshot)] == [
@@ -100,20 +104,25 @@ def test_thinned_snapshots_keep_what_a_reader_relies_on(
     # nothing a snapshot said is lost: every pointer and problem, in order
     assert [p for s in sent for p in s.completed] == [p for s in made for p in s.completed]
     assert [p for s in sent for p in s.problems] == [p for s in made for p in s.problems]
-    # linear: each snapshot sent costs about the answer so far, and their sum is bounded
-    # by the answer's length times a constant (plus the first few, every `every` chars)
+    # below `below` characters every snapshot goes out; past it, each snapshot sent costs
+    # about the answer so far, and their sum is the answer's length times a constant
     chars = 0
     weight = 0
     for event in sent_events:
         if isinstance(event, Delta):
             chars += len(event.text)
-        elif isinstance(event, OutputSnapshot):
+        elif isinstance(event, OutputSnapshot) and chars >= below:
             weight += chars
-    assert weight <= (ratio + 2) * len(text) + ratio * (ratio * every + 6)
+    assert weight <= (ratio + 2) * len(text) + below
+    short = [s for s in made if s not in sent]
+    if len(text) < below:
+        assert short == []  # a short answer: every snapshot made is sent
 
 
 def test_a_snapshot_held_back_goes_out_before_a_tool_result_and_counting_starts_afresh() -> None:
-    pace = SnapshotPace(every=100, ratio=1)
+    pace = SnapshotPace(every_below=0, ratio=1)
+    assert pace(Delta(text="x" * 100)) == (Delta(text="x" * 100),)
+    assert pace(OutputSnapshot(value="x" * 99)) == (OutputSnapshot(value="x" * 99),)
     first = OutputSnapshot(value={"a": 1}, completed=["/a"])
     second = OutputSnapshot(value={"a": 1, "b": 2}, completed=["/b"], problems=[])
     result = ToolResult(call_id="c1", name="weather", output={"sky": "dry"})
@@ -126,16 +135,15 @@ def test_a_snapshot_held_back_goes_out_before_a_tool_result_and_counting_starts_
         OutputSnapshot(value={"a": 1, "b": 2}, completed=["/a", "/b"]),
         result,
     )
-    # the next turn's answer is counted from nothing: 100 characters before one goes out
+    # the next turn's answer is counted from nothing: its first snapshot goes out at once
     assert pace(Delta(text="x" * 99)) == (Delta(text="x" * 99),)
-    assert pace(OutputSnapshot(value="x" * 98)) == ()
-    assert pace(Delta(text="y")) == (Delta(text="y"),)
-    third = OutputSnapshot(value="x" * 99)
-    assert pace(third) == (OutputSnapshot(value="x" * 99),)
+    assert pace(OutputSnapshot(value="x" * 98)) == (OutputSnapshot(value="x" * 98),)
 
 
 def test_a_problem_of_a_held_snapshot_reaches_the_next_one_sent() -> None:
-    pace = SnapshotPace(every=10, ratio=1)
+    pace = SnapshotPace(every_below=0, ratio=1)
+    pace(Delta(text="[" + " " * 9))
+    pace(OutputSnapshot(value=[]))  # sent: the answer at 10 characters
     problem = Diagnostic(code=ErrorCode.VALUE_SCHEMA, message="too long", json_pointer="/a")
     pace(Delta(text='{"a": "lo'))
     assert pace(OutputSnapshot(value={"a": "lo"}, problems=[problem])) == ()
@@ -146,7 +154,7 @@ def test_a_problem_of_a_held_snapshot_reaches_the_next_one_sent() -> None:
     assert sent.completed == ["/a", ""]
 
 
-@pytest.mark.parametrize(("every", "ratio"), [(0, 1), (1, 0), (-1, 5)])
-def test_a_pace_that_would_hold_forever_is_refused(every: int, ratio: int) -> None:
-    with pytest.raises(ValueError, match="at least 1"):
-        SnapshotPace(every=every, ratio=ratio)
+@pytest.mark.parametrize(("below", "ratio"), [(0, 0), (1, 0), (-1, 5)])
+def test_a_pace_that_would_hold_forever_is_refused(below: int, ratio: int) -> None:
+    with pytest.raises(ValueError, match="at least"):
+        SnapshotPace(every_below=below, ratio=ratio)

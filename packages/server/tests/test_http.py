@@ -574,7 +574,7 @@ def test_the_snapshots_of_a_long_answer_weigh_what_the_answer_does_times_a_const
     snapshots = [data for name, data in frames if name == "OutputSnapshot"]
     deltas = sum(1 for name, _ in frames if name == "Delta")
     assert deltas > 12_000
-    assert 20 < len(snapshots) < deltas // 50
+    assert 20 < len(snapshots) < deltas // 20  # every one of the first 1,024 characters, then a few
     assert sum(len(data) for data in snapshots) < 40 * len(answer)
     assert json.loads(snapshots[-1])["value"] == json.loads(answer)
     completed = [pointer for data in snapshots for pointer in json.loads(data)["completed"]]

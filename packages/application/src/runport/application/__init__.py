@@ -38,7 +38,7 @@ from runport.application._history import repair_history
 from runport.application._options import RunOptions
 from runport.application._run import arun, arun_stream, run, run_stream
 from runport.application._snapshot_pace import (
-    DEFAULT_SNAPSHOT_EVERY,
+    DEFAULT_SNAPSHOT_EVERY_BELOW,
     DEFAULT_SNAPSHOT_RATIO,
     SnapshotPace,
 )
@@ -48,7 +48,7 @@ from runport.application._tools import Tool
 __all__ = [
     "ADAPTER_GROUP",
     "ASYNC_ADAPTER_GROUP",
-    "DEFAULT_SNAPSHOT_EVERY",
+    "DEFAULT_SNAPSHOT_EVERY_BELOW",
     "DEFAULT_SNAPSHOT_RATIO",
     "AdapterNotFoundError",
     "AsyncFallback",

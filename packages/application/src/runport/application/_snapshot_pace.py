@@ -4,13 +4,15 @@ A run makes a snapshot after every ``Delta`` that changed the structured answer,
 snapshot is the whole answer so far: cheap in process, where a snapshot's value is built only
 when read, but a surface that writes each one out whole (runport's own event stream, the UI
 message stream's data part, an MCP progress notification) would send a 1 MB answer as
-gigabytes. ``SnapshotPace`` thins them so that what is sent stays linear in the answer: a
-snapshot goes out once the answer grew by ``every`` characters, or by a ``ratio``-th of what it
-was at the last one sent, whichever is more; the snapshots between are folded into the next
-one sent (their ``completed`` pointers and ``problems`` carried on, in order), and whatever is
-held goes out before any event that is not a fragment of the answer (``Complete``, ``Failed``,
-a ``ToolResult``), so the last snapshot of a turn is always sent and still equals its output.
-The rule counts characters, not time: the same stream is always thinned the same way.
+gigabytes. ``SnapshotPace`` thins them so that what is sent stays linear in the answer: while
+the answer is shorter than ``every_below`` characters every snapshot goes out (a short answer
+fills in delta by delta, and costs a bounded amount whatever its deltas); past it, a snapshot
+goes out once the answer grew by a ``ratio``-th of what it was at the last one sent. The
+snapshots between are folded into the next one sent (their ``completed`` pointers and
+``problems`` carried on, in order), and whatever is held goes out before any event that is not
+a fragment of the answer (``Complete``, ``Failed``, a ``ToolResult``), so the last snapshot of
+a turn is always sent and still equals its output. The rule counts characters, not time: the
+same stream is always thinned the same way.
 """
 
 from __future__ import annotations
@@ -26,8 +28,8 @@ from runport.contracts import (
     ToolCallDelta,
 )
 
-DEFAULT_SNAPSHOT_EVERY: Final = 8
-"""The fewest characters of answer between two snapshots a surface sends."""
+DEFAULT_SNAPSHOT_EVERY_BELOW: Final = 1024
+"""An answer shorter than this many characters has every snapshot sent."""
 
 DEFAULT_SNAPSHOT_RATIO: Final = 32
 """A snapshot is sent once the answer grew by this fraction (1/N) of its length at the last
@@ -41,14 +43,20 @@ class SnapshotPace:
     events to send, in order (the event itself, nothing while a snapshot is held, or a held
     snapshot followed by the event)."""
 
-    __slots__ = ("_chars", "_completed", "_every", "_held", "_problems", "_ratio", "_sent_at")
+    __slots__ = ("_below", "_chars", "_completed", "_held", "_problems", "_ratio", "_sent_at")
 
     def __init__(
-        self, *, every: int = DEFAULT_SNAPSHOT_EVERY, ratio: int = DEFAULT_SNAPSHOT_RATIO
+        self,
+        *,
+        every_below: int = DEFAULT_SNAPSHOT_EVERY_BELOW,
+        ratio: int = DEFAULT_SNAPSHOT_RATIO,
     ) -> None:
-        if every < 1 or ratio < 1:
-            raise ValueError(f"every and ratio must be at least 1, not {every} and {ratio}")
-        self._every = every
+        if every_below < 0 or ratio < 1:
+            raise ValueError(
+                f"every_below must be at least 0 and ratio at least 1, not {every_below} "
+                f"and {ratio}"
+            )
+        self._below = every_below
         self._ratio = ratio
         self._chars = 0
         self._sent_at = 0
@@ -76,10 +84,10 @@ class SnapshotPace:
             self._completed.extend(self._held.completed)
             self._problems.extend(self._held.problems)
         self._held = snapshot
-        grown = self._chars - self._sent_at
-        if grown < self._every or grown * self._ratio < self._sent_at:
+        chars = self._chars
+        if chars >= self._below and (chars - self._sent_at) * self._ratio < self._sent_at:
             return ()
-        self._sent_at = self._chars
+        self._sent_at = chars
         released = self._release()
         assert released is not None
         return (released,)
