@@ -157,11 +157,11 @@ class ExecutionJob(Job):
 
     async def run(self, emit: Emit, begun: asyncio.Future[bool]) -> list[Frame]:
         # snapshots thinned as on every surface that writes them whole (SnapshotPace)
-        pace = SnapshotPace()
+        pace = SnapshotPace() if self.partial_output else None
 
         async def on_event(event: RunEvent) -> None:
             self.terminal = isinstance(event, Complete | Failed)
-            for shown in pace(event):
+            for shown in (event,) if pace is None else pace(event):
                 # The event's own serializer: the bytes _EVENT.dump_json gives, without the
                 # union's dispatch (the serve path's event_frame writes them the same way).
                 await emit(shown.kind, shown.__pydantic_serializer__.to_json(shown).decode())
