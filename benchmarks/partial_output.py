@@ -2,10 +2,16 @@
 deltas of 1–6 characters, side by side in one process:
 
 - ``delta path``     the mock (``ScriptedRuntime``) streaming the answer through
-                     ``runport.application.run_stream`` with an ``on_event`` sink that counts;
+                     ``runport.application.run_stream`` with an ``on_event`` sink that counts:
+                     the least a run's streaming costs (the mock walks a list in memory);
 - ``with snapshots`` the same run with ``partial_output=True``: core's ``PartialOutput`` fed
                      each ``Delta``, an ``OutputSnapshot`` after each one that changed the value,
                      every closed subtree checked against its part of the schema;
+- ``openai path``    the same run through ``OpenAIChatAdapter``, one chat-completions SSE frame
+                     per delta read from memory in 64 KiB reads (httpx with an in-memory
+                     transport, as ``streaming_overhead.py`` does, so only this process's own
+                     reading is timed): what streaming an answer from a provider costs;
+- ``openai+snap``    that run with ``partial_output=True``;
 - ``feed alone``     ``PartialOutput.feed`` over the same deltas with no run around it;
 - ``json.loads``     one parse of the final text (the least any reader of the answer pays);
 - ``from_json``      ``pydantic_core.from_json(prefix, allow_partial="trailing-strings")`` on
@@ -39,12 +45,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import httpx
 import pydantic_core
 
 from runport.application import run_stream
 from runport.contracts import Delta, OutputSnapshot
 from runport.core import PartialOutput, parse_contract, parse_scenario
 from runport.mock import ScriptedRuntime
+from runport.openai import OpenAIChatAdapter
 
 try:
     import ijson
@@ -75,6 +83,11 @@ SCHEMA: dict[str, Any] = {
     "$defs": {"item": ITEM},
 }
 SAMPLE_EVERY = 500
+MAX_BYTES = 256 * 1024 * 1024  # the 1 MB answer's SSE body is about 70 MB
+CHUNK = (
+    '{"id":"chatcmpl-AbCdEf0123456789","object":"chat.completion.chunk","created":1733000000,'
+    '"model":"gpt-4o-mini-2024-07-18","system_fingerprint":"fp_0ba0d124f1","choices":'
+)
 
 
 def answer(size: int) -> str:
@@ -115,7 +128,7 @@ def contract() -> Any:
             "version": "1.0.0",
             "messages": [{"role": "user", "content": [{"kind": "text", "value": "List."}]}],
             "output_schema": SCHEMA,
-            "runtime_policy": {"max_response_bytes": 64 * 1024 * 1024},
+            "runtime_policy": {"max_response_bytes": MAX_BYTES},
         }
     )
 
@@ -126,6 +139,38 @@ def scenario(pieces: list[str]) -> Any:
     return parse_scenario(
         {"api_version": "runport.mock/v1", "id": "b", "turns": [{"events": events}]}
     )
+
+
+def sse_body(pieces: list[str]) -> bytes:
+    """The answer as OpenAI's chat completions streams it: one chunk per delta."""
+
+    def frame(choices: str) -> bytes:
+        return b"data: " + (CHUNK + choices + "}").encode() + b"\n\n"
+
+    frames = [
+        frame(
+            '[{"index":0,"delta":{"content":'
+            + json.dumps(piece)
+            + '},"logprobs":null,"finish_reason":null}]'
+        )
+        for piece in pieces
+    ]
+    frames.append(frame('[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]'))
+    frames.append(frame('[],"usage":{"prompt_tokens":12,"completion_tokens":34,"total_tokens":46}'))
+    return b"".join(frames) + b"data: [DONE]\n\n"
+
+
+class BodyTransport(httpx.BaseTransport):
+    """Serves the prepared SSE body in 64 KiB reads, as httpcore reads a socket."""
+
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        request.read()
+        view = memoryview(self.body)
+        reads = (bytes(view[at : at + 65536]) for at in range(0, len(view), 65536))
+        return httpx.Response(200, headers={"Content-Type": "text/event-stream"}, content=reads)
 
 
 def timed(work: Callable[[], object]) -> float:
@@ -146,6 +191,30 @@ def run_delta_path(bench: Any, play: Any, partial: bool) -> Callable[[], object]
                 counts["snapshots"] += 1
 
         result = run_stream(bench, ScriptedRuntime(play), on_event=sink, partial_output=partial)
+        assert result.output_schema_valid
+        return counts
+
+    return work
+
+
+def run_openai_path(bench: Any, body: bytes, partial: bool) -> Callable[[], object]:
+    def work() -> object:
+        counts = {"deltas": 0, "snapshots": 0}
+
+        def sink(event: object) -> None:
+            if isinstance(event, Delta):
+                counts["deltas"] += 1
+            elif isinstance(event, OutputSnapshot):
+                counts["snapshots"] += 1
+
+        with httpx.Client(transport=BodyTransport(body)) as http:
+            adapter = OpenAIChatAdapter(
+                base_url="http://bench.invalid/v1",
+                model="m",
+                http_client=http,
+                max_response_bytes=MAX_BYTES,
+            )
+            result = run_stream(bench, adapter, on_event=sink, partial_output=partial)
         assert result.output_schema_valid
         return counts
 
@@ -207,15 +276,19 @@ def main() -> None:
         text = answer(size)
         pieces = deltas(text)
         play = scenario(pieces)
+        body = sse_body(pieces)
         contenders: dict[str, Callable[[], object]] = {
             "delta path": run_delta_path(bench, play, False),
             "with snapshots": run_delta_path(bench, play, True),
+            "openai path": run_openai_path(bench, body, False),
+            "openai+snap": run_openai_path(bench, body, True),
             "feed alone": feed_alone(pieces),
             "json.loads": lambda text=text: json.loads(text),
         }
         if ijson is not None:
             contenders["ijson"] = ijson_fed(pieces)
         counts = run_delta_path(bench, play, True)()
+        assert run_openai_path(bench, body, True)() == counts
         times: dict[str, list[float]] = {name: [] for name in contenders}
         for _ in range(args.rounds):
             for name, work in contenders.items():
@@ -227,19 +300,21 @@ def main() -> None:
             pieces,
             sample,
         )
+        sampled = {"from_json": sample > 1}
         if partial_json_parser is not None:  # pure Python: sampled from 100 KB up
             slow = 1 if size <= 10_000 else 100 if size <= 100_000 else SAMPLE_EVERY * 4
             median["partial-json"] = per_prefix(partial_json_parser.loads, pieces, slow)
-        rows.append((size, len(text), len(pieces), counts, median, sample))
+            sampled["partial-json"] = slow > 1
+        rows.append((size, len(text), len(pieces), counts, median, sampled))
 
     names = list(rows[0][4])
     print(f"median CPU time of {args.rounds} interleaved rounds; µs per delta")
     print("| answer | deltas | snapshots | " + " | ".join(names) + " |")
     print("|---|---|---|" + "---|" * len(names))
-    for _, length, count, counts, median, _ in rows:
+    for _, length, count, counts, median, sampled in rows:
         cells = []
         for name in names:
-            mark = "*" if name in ("from_json", "partial-json") and length > 20_000 else ""
+            mark = "*" if sampled.get(name) else ""
             cells.append(f"{median[name] / count * 1e6:,.2f}{mark}")
         print(
             f"| {length / 1000:,.0f} KB | {count:,} | {counts['snapshots']:,} | "
@@ -249,15 +324,21 @@ def main() -> None:
     print("(* extrapolated: from_json from every 500th prefix above 100 KB, partial-json from")
     print(" every 100th at 100 KB and every 2,000th at 1 MB)")
     print()
-    print("| answer | snapshots add (ns/byte) | ÷ delta path | from_json ÷ snapshots added |")
-    print("|---|---|---|---|")
+    print(
+        "| answer | snapshots add (ns/byte) | ÷ delta path | openai: snapshots add ÷ its path "
+        "| from_json ÷ snapshots added |"
+    )
+    print("|---|---|---|---|---|")
     added_at = {}
     for size, length, _, _, median, _ in rows:
         added = median["with snapshots"] - median["delta path"]
+        added_openai = median["openai+snap"] - median["openai path"]
         added_at[size] = added / length
         print(
             f"| {length / 1000:,.0f} KB | {added / length * 1e9:,.0f} | "
-            f"{added / median['delta path']:.2f}× | {median['from_json'] / added:,.0f}× |"
+            f"{added / median['delta path']:.2f}× | "
+            f"{added_openai / median['openai path']:.2f}× | "
+            f"{median['from_json'] / added:,.0f}× |"
         )
     smallest, largest = min(added_at), max(added_at)
     print(
