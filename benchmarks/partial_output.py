@@ -1,4 +1,4 @@
-"""What partial output costs (ADR 0034): a structured answer of 10 KB, 100 KB and 1 MB streamed in
+"""What partial output costs (ADRs 0034 and 0040): a structured answer of 10 KB, 100 KB and 1 MB streamed in
 deltas of 1–6 characters, side by side in one process:
 
 - ``delta path``     the mock (``ScriptedRuntime``) streaming the answer through
@@ -13,6 +13,11 @@ deltas of 1–6 characters, side by side in one process:
                      reading is timed): what streaming an answer from a provider costs;
 - ``openai+snap``    that run with ``partial_output=True``;
 - ``feed alone``     ``PartialOutput.feed`` over the same deltas with no run around it;
+- ``floor alone``    ``FloorLexer``, which only decides which deltas get a snapshot (asserted to
+                     decide as the reader does on every delta) and does nothing else: the
+                     least a pure-Python reader pays per delta;
+- ``floor in run``   the mock's run with the reader swapped for that lexer handing on one
+                     ready-made snapshot: the least a run pays for snapshots in pure Python;
 - ``json.loads``     one parse of the final text (the least any reader of the answer pays);
 - ``from_json``      ``pydantic_core.from_json(prefix, allow_partial="trailing-strings")`` on
                      every prefix, what peers do per delta: quadratic, so above 100 KB it is
@@ -40,6 +45,7 @@ import contextlib
 import gc
 import json
 import random
+import re
 import statistics
 import time
 from collections.abc import Callable
@@ -48,6 +54,7 @@ from typing import Any
 import httpx
 import pydantic_core
 
+import runport.application._plan as application_plan
 from runport.application import run_stream
 from runport.contracts import Delta, OutputSnapshot
 from runport.core import PartialOutput, parse_contract, parse_scenario
@@ -221,6 +228,136 @@ def run_openai_path(bench: Any, body: bytes, partial: bool) -> Callable[[], obje
     return work
 
 
+_FLOOR_TOKEN = re.compile(r'[ \t\n\r]*(?:(")|(,)|(:)|([\[{])|([\]}])|([-0-9tfn]))')
+_FLOOR_RUN = re.compile(
+    r'(?:[^"\\]+|\\["\\/bfnrt]|\\u(?![dD][89abAB])[0-9a-fA-F]{4}'
+    r"|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2})*"
+)
+_FLOOR_SCALAR = re.compile(r"[-+.0-9a-zE]*")
+_BETWEEN, _KEY, _STRING, _SCALAR = range(4)
+
+
+class FloorLexer:
+    """The least a pure-Python reader does per delta (ADR 0040): it tracks only where it is —
+    in a key, a value string, a number or word, between tokens, which containers are open —
+    and says whether a delta would get a snapshot. It keeps no value, writes no pointer,
+    checks nothing, makes no snapshot, decodes no escape and knows no error: a measuring
+    instrument for well-formed JSON, not a reader."""
+
+    __slots__ = ("_held", "_key_next", "_mode", "_stack")
+
+    def __init__(self) -> None:
+        self._mode = _BETWEEN
+        self._stack: list[bool] = []  # open containers, true for an object
+        self._key_next = False
+        self._held = ""  # a cut escape
+
+    def feed(self, text: str) -> bool:
+        mode = self._mode
+        held = self._held
+        if held:
+            text = held + text
+            self._held = ""
+        elif mode >= _KEY and mode <= _STRING and '"' not in text and "\\" not in text:
+            return mode == _STRING
+        changed = False
+        position = 0
+        end = len(text)
+        while position < end:
+            if mode in (_STRING, _KEY):
+                stop = _FLOOR_RUN.match(text, position).end()
+                if stop > position and mode == _STRING:
+                    changed = True
+                if stop == end:
+                    break
+                if text[stop] == '"':
+                    changed = changed or mode == _STRING
+                    mode = _BETWEEN
+                    position = stop + 1
+                    continue
+                self._held = text[stop:]
+                break
+            if mode == _SCALAR:
+                stop = _FLOOR_SCALAR.match(text, position).end()
+                if stop == end:
+                    break
+                changed = True
+                mode = _BETWEEN
+                position = stop
+                continue
+            found = _FLOOR_TOKEN.match(text, position)
+            if found is None:
+                break
+            kind = found.lastindex
+            position = found.end()
+            if kind == 1:
+                if self._key_next:
+                    mode = _KEY
+                    self._key_next = False
+                else:
+                    mode = _STRING
+                    changed = True
+            elif kind == 2:
+                self._key_next = self._stack[-1]
+            elif kind == 4:
+                is_object = text[position - 1] == "{"
+                self._stack.append(is_object)
+                self._key_next = is_object
+                changed = True
+            elif kind == 5:
+                self._stack.pop()
+                changed = True
+            elif kind == 6:
+                mode = _SCALAR
+                position -= 1
+        self._mode = mode
+        return changed
+
+
+FLOOR_SNAPSHOT = OutputSnapshot(value=None, completed=[], problems=[])
+
+
+class FloorSnapshots:
+    """The floor lexer where a run's reader goes: a ready-made snapshot for each delta the
+    reader would make one for."""
+
+    def __init__(self) -> None:
+        self._lexer = FloorLexer()
+
+    def feed(self, text: str) -> OutputSnapshot | None:
+        return FLOOR_SNAPSHOT if self._lexer.feed(text) else None
+
+    def close(self) -> OutputSnapshot | None:
+        return None
+
+
+def floor_alone(pieces: list[str]) -> Callable[[], object]:
+    def work() -> object:
+        feed = FloorLexer().feed
+        for piece in pieces:
+            feed(piece)
+        return None
+
+    return work
+
+
+def floor_in_run(bench: Any, play: Any) -> Callable[[], object]:
+    """The mock's run with partial output, the reader swapped for ``FloorSnapshots`` (by
+    replacing the application's private factory, for this measurement only): the least a run
+    can pay for snapshots with any pure-Python reader."""
+    run = run_delta_path(bench, play, True)
+
+    def work() -> object:
+        made = application_plan.snapshots_for
+        application_plan.snapshots_for = lambda schema, wanted: FloorSnapshots()  # type: ignore[assignment,return-value]
+        try:
+            return run()
+        finally:
+            application_plan.snapshots_for = made
+
+    return work
+
+
 def feed_alone(pieces: list[str]) -> Callable[[], object]:
     def work() -> object:
         output = PartialOutput(SCHEMA)
@@ -283,12 +420,19 @@ def main() -> None:
             "openai path": run_openai_path(bench, body, False),
             "openai+snap": run_openai_path(bench, body, True),
             "feed alone": feed_alone(pieces),
+            "floor alone": floor_alone(pieces),
+            "floor in run": floor_in_run(bench, play),
             "json.loads": lambda text=text: json.loads(text),
         }
         if ijson is not None:
             contenders["ijson"] = ijson_fed(pieces)
         counts = run_delta_path(bench, play, True)()
         assert run_openai_path(bench, body, True)() == counts
+        assert floor_in_run(bench, play)() == counts
+        reader, lexer = PartialOutput(SCHEMA), FloorLexer()
+        assert [reader.feed(each) is not None for each in pieces] == [
+            lexer.feed(each) for each in pieces
+        ], "the floor lexer must decide as the reader does"
         times: dict[str, list[float]] = {name: [] for name in contenders}
         for _ in range(args.rounds):
             for name, work in contenders.items():
@@ -326,9 +470,9 @@ def main() -> None:
     print()
     print(
         "| answer | snapshots add (ns/byte) | ÷ delta path | openai: snapshots add ÷ its path "
-        "| from_json ÷ snapshots added |"
+        "| floor in run adds ÷ delta path | from_json ÷ snapshots added |"
     )
-    print("|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|")
     added_at = {}
     for size, length, _, _, median, _ in rows:
         added = median["with snapshots"] - median["delta path"]
@@ -338,6 +482,7 @@ def main() -> None:
             f"| {length / 1000:,.0f} KB | {added / length * 1e9:,.0f} | "
             f"{added / median['delta path']:.2f}× | "
             f"{added_openai / median['openai path']:.2f}× | "
+            f"{(median['floor in run'] - median['delta path']) / median['delta path']:.2f}× | "
             f"{median['from_json'] / added:,.0f}× |"
         )
     smallest, largest = min(added_at), max(added_at)
