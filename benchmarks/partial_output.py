@@ -1,5 +1,5 @@
-"""What partial output costs (ADRs 0034 and 0040): a structured answer of 10 KB, 100 KB and 1 MB streamed in
-deltas of 1–6 characters, side by side in one process:
+"""What partial output costs (ADRs 0034 and 0040): a structured answer of 10 KB, 100 KB and 1 MB
+streamed in deltas of 1–6 characters, side by side in one process:
 
 - ``delta path``     the mock (``ScriptedRuntime``) streaming the answer through
                      ``runport.application.run_stream`` with an ``on_event`` sink that counts:
@@ -187,33 +187,27 @@ def timed(work: Callable[[], object]) -> float:
     return time.process_time() - start
 
 
+def counted_run(bench: Any, adapter: Any, partial: bool) -> dict[str, int]:
+    """One ``run_stream`` of ``bench`` through ``adapter``, its deltas and snapshots counted."""
+    counts = {"deltas": 0, "snapshots": 0}
+
+    def sink(event: object) -> None:
+        if isinstance(event, Delta):
+            counts["deltas"] += 1
+        elif isinstance(event, OutputSnapshot):
+            counts["snapshots"] += 1
+
+    result = run_stream(bench, adapter, on_event=sink, partial_output=partial)
+    assert result.output_schema_valid
+    return counts
+
+
 def run_delta_path(bench: Any, play: Any, partial: bool) -> Callable[[], object]:
-    def work() -> object:
-        counts = {"deltas": 0, "snapshots": 0}
-
-        def sink(event: object) -> None:
-            if isinstance(event, Delta):
-                counts["deltas"] += 1
-            elif isinstance(event, OutputSnapshot):
-                counts["snapshots"] += 1
-
-        result = run_stream(bench, ScriptedRuntime(play), on_event=sink, partial_output=partial)
-        assert result.output_schema_valid
-        return counts
-
-    return work
+    return lambda: counted_run(bench, ScriptedRuntime(play), partial)
 
 
 def run_openai_path(bench: Any, body: bytes, partial: bool) -> Callable[[], object]:
     def work() -> object:
-        counts = {"deltas": 0, "snapshots": 0}
-
-        def sink(event: object) -> None:
-            if isinstance(event, Delta):
-                counts["deltas"] += 1
-            elif isinstance(event, OutputSnapshot):
-                counts["snapshots"] += 1
-
         with httpx.Client(transport=BodyTransport(body)) as http:
             adapter = OpenAIChatAdapter(
                 base_url="http://bench.invalid/v1",
@@ -221,9 +215,7 @@ def run_openai_path(bench: Any, body: bytes, partial: bool) -> Callable[[], obje
                 http_client=http,
                 max_response_bytes=MAX_BYTES,
             )
-            result = run_stream(bench, adapter, on_event=sink, partial_output=partial)
-        assert result.output_schema_valid
-        return counts
+            return counted_run(bench, adapter, partial)
 
     return work
 
