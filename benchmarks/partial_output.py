@@ -53,6 +53,7 @@ from typing import Any
 
 import httpx
 import pydantic_core
+from streaming_overhead import BodyTransport, tail, text_frame  # the sibling benchmark's frames
 
 import runport.application._plan as application_plan
 from runport.application import run_stream
@@ -91,10 +92,6 @@ SCHEMA: dict[str, Any] = {
 }
 SAMPLE_EVERY = 500
 MAX_BYTES = 256 * 1024 * 1024  # the 1 MB answer's SSE body is about 70 MB
-CHUNK = (
-    '{"id":"chatcmpl-AbCdEf0123456789","object":"chat.completion.chunk","created":1733000000,'
-    '"model":"gpt-4o-mini-2024-07-18","system_fingerprint":"fp_0ba0d124f1","choices":'
-)
 
 
 def answer(size: int) -> str:
@@ -149,35 +146,9 @@ def scenario(pieces: list[str]) -> Any:
 
 
 def sse_body(pieces: list[str]) -> bytes:
-    """The answer as OpenAI's chat completions streams it: one chunk per delta."""
-
-    def frame(choices: str) -> bytes:
-        return b"data: " + (CHUNK + choices + "}").encode() + b"\n\n"
-
-    frames = [
-        frame(
-            '[{"index":0,"delta":{"content":'
-            + json.dumps(piece)
-            + '},"logprobs":null,"finish_reason":null}]'
-        )
-        for piece in pieces
-    ]
-    frames.append(frame('[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]'))
-    frames.append(frame('[],"usage":{"prompt_tokens":12,"completion_tokens":34,"total_tokens":46}'))
-    return b"".join(frames) + b"data: [DONE]\n\n"
-
-
-class BodyTransport(httpx.BaseTransport):
-    """Serves the prepared SSE body in 64 KiB reads, as httpcore reads a socket."""
-
-    def __init__(self, body: bytes) -> None:
-        self.body = body
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        request.read()
-        view = memoryview(self.body)
-        reads = (bytes(view[at : at + 65536]) for at in range(0, len(view), 65536))
-        return httpx.Response(200, headers={"Content-Type": "text/event-stream"}, content=reads)
+    """The answer as OpenAI's chat completions streams it: one chunk per delta, framed as
+    ``streaming_overhead.py`` frames its workloads."""
+    return b"".join(text_frame(piece) for piece in pieces) + tail()
 
 
 def timed(work: Callable[[], object]) -> float:
@@ -208,7 +179,7 @@ def run_delta_path(bench: Any, play: Any, partial: bool) -> Callable[[], object]
 
 def run_openai_path(bench: Any, body: bytes, partial: bool) -> Callable[[], object]:
     def work() -> object:
-        with httpx.Client(transport=BodyTransport(body)) as http:
+        with httpx.Client(transport=BodyTransport(body, 65536)) as http:
             adapter = OpenAIChatAdapter(
                 base_url="http://bench.invalid/v1",
                 model="m",
