@@ -39,6 +39,7 @@ from runport.core import Contract
 from runport.ports import AsyncRuntimeAdapter, AsyncSink, check_seconds
 from runport.server._body import ExecutionCall
 from runport.server._event_log import EventLog, EventLogError, LogEntry, RunClosed
+from runport.server._frames import envelope_data
 from runport.server._sse import new_run_id
 
 _log = logging.getLogger("runport.server")
@@ -63,8 +64,7 @@ def event_entry(seq: int, event: StreamEvent) -> LogEntry:
 
 
 def envelope_entry(seq: int, envelope: OperationEnvelope) -> LogEntry:
-    data = envelope.model_copy(update={"stream_events": None}).model_dump_json()
-    return LogEntry(seq, "envelope", data, final=True)
+    return LogEntry(seq, "envelope", envelope_data(envelope), final=True)
 
 
 def ending(seq: int, code: str, message: str, *, terminal: bool = True) -> list[LogEntry]:
@@ -174,7 +174,7 @@ class ExecutionJob(Job):
             on_event=on_event,
             partial_output=self.partial_output,
         )
-        return [("envelope", envelope.model_copy(update={"stream_events": None}).model_dump_json())]
+        return [("envelope", envelope_data(envelope))]
 
     def ending(self, code: str, message: str) -> list[Frame]:
         return [

@@ -30,8 +30,9 @@ from runport.contracts import (
     Usage,
     canonical_json,
 )
-from runport.server._encoder import RunEventEncoder, encoded
 from runport.server._frames import json_string
+from runport.server._frontends._chat import tool_content
+from runport.server._frontends._encoder import RunEventEncoder, encoded
 
 AGUI_HEADERS = {
     "content-type": "text/event-stream; charset=utf-8",
@@ -43,12 +44,6 @@ AGUI_HEADERS = {
 
 def _json(value: Any) -> bytes:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=True).encode("ascii")
-
-
-def tool_content(value: JsonValue) -> str:
-    """A tool's result as a message's text, the way a run sends it to the model: a string
-    as it is, anything else as compact sorted JSON."""
-    return value if isinstance(value, str) else canonical_json(value).decode()
 
 
 def _pointer_token(key: str | int) -> str:

@@ -1,10 +1,10 @@
-"""What both frontend encoders share: the run-event dispatch and the loop that writes one
+"""What every frontend encoder shares: the run-event dispatch and the loop that writes one
 chunk of frames per run event (``data_frames``), the run's ending included."""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterable, AsyncIterator, Callable
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Sequence
 from typing import Any
 
 from runport.application import RunError, SnapshotPace
@@ -99,10 +99,10 @@ class RunEventEncoder(ABC):
 
 
 async def encoded(
-    encoder: RunEventEncoder, events: AsyncIterable[RunEvent], closing: bytes = b""
+    encoder: RunEventEncoder, events: AsyncIterable[RunEvent], closing: Sequence[bytes] = ()
 ) -> AsyncIterator[bytes]:
     """``events`` through ``encoder``: one chunk per run event; a ``RunError`` the events
-    raise ends the stream the way ``encoder.end`` says, then ``closing``."""
+    raise ends the stream the way ``encoder.end`` says, then the ``closing`` payloads."""
     yield data_frames(encoder.start())
     try:
         async for event in events:
@@ -110,6 +110,6 @@ async def encoded(
             if payloads:
                 yield data_frames(payloads)
     except RunError as error:
-        yield data_frames(encoder.end(error)) + closing
+        yield data_frames([*encoder.end(error), *closing])
         return
-    yield data_frames(encoder.end()) + closing
+    yield data_frames([*encoder.end(), *closing])

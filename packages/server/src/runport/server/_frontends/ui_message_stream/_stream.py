@@ -27,8 +27,8 @@ from runport.contracts import (
     ToolCallDelta,
     ToolResult,
 )
-from runport.server._encoder import RunEventEncoder, encoded
-from runport.server._frames import DONE, json_string
+from runport.server._frames import DONE_DATA, json_string
+from runport.server._frontends._encoder import RunEventEncoder, encoded
 from runport.server._reasoning_seal import sealed_reasoning
 
 UI_MESSAGE_STREAM_HEADERS = {
@@ -38,6 +38,9 @@ UI_MESSAGE_STREAM_HEADERS = {
     "x-vercel-ai-ui-message-stream": "v1",
 }
 """The response headers a UI message stream is served with (the AI SDK's own)."""
+
+CLOSING = (DONE_DATA.encode(),)
+"""The payloads after a run's last: ``data: [DONE]``."""
 
 _FINISH_REASONS = {
     "stop": "stop",
@@ -291,4 +294,4 @@ def ui_message_stream(
     ``reasoning_key`` seals each turn's reasoning metadata (signatures, encrypted
     reasoning), which the chat endpoint checks when a later request sends it back.
     """
-    return encoded(UIMessageEncoder(message_id, reasoning_key), events, DONE)
+    return encoded(UIMessageEncoder(message_id, reasoning_key), events, CLOSING)

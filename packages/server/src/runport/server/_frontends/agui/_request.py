@@ -1,32 +1,55 @@
 """AG-UI's ``RunAgentInput`` as a run: its messages before the last user message become the
 history, that message's text the contract's chat input and its image and document parts the
-contract's part inputs, by the chat's one binding rule (``_chat_files``; adr/0036, adr/0039)."""
+contract's part inputs, by the chat's one binding rule (``_files``; adr/0036, adr/0039)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from pydantic import Field, JsonValue
+
 from runport.contracts import ErrorCode, FilePart, ImagePart, Message, ToolCall
 from runport.core import Contract, JsonLimitError, parse_json_text
 from runport.server._body import parse_json_object
-from runport.server._chat import DEFAULT_MAX_CHAT_MESSAGES, ChatCall, History, bad, chat_input
-from runport.server._chat_files import FileInputs, SentFile
 from runport.server._errors import RequestRefused
-
-_INPUT_KEYS = frozenset(
-    {
-        "threadId",
-        "runId",
-        "parentRunId",
-        "protocolVersion",
-        "state",
-        "messages",
-        "tools",
-        "context",
-        "forwardedProps",
-        "resume",
-    }
+from runport.server._frontends._chat import (
+    DEFAULT_MAX_CHAT_MESSAGES,
+    History,
+    RequestModel,
+    bad,
+    chat_input,
+    read_model,
 )
+from runport.server._frontends._files import FileInputs, SentFile
+from runport.server._frontends._protocol import ChatCall
+
+
+class RunAgentInput(RequestModel):
+    """AG-UI's ``RunAgentInput``: what runport reads of it typed, the rest any JSON."""
+
+    thread_id: str = Field(alias="threadId", min_length=1)
+    run_id: str = Field(alias="runId", min_length=1)
+    parent_run_id: JsonValue = Field(None, alias="parentRunId")
+    protocol_version: JsonValue = Field(None, alias="protocolVersion")
+    state: JsonValue = None
+    tools: list[JsonValue] | None = None
+    context: list[JsonValue] | None = None
+    resume: JsonValue = None
+    forwarded_props: dict[str, JsonValue] | None = Field(None, alias="forwardedProps")
+    messages: list[JsonValue] = Field(min_length=1)
+
+
+_IDS = "'threadId' and 'runId' must be non-empty strings"
+_INPUT_REFUSALS = {
+    "threadId": _IDS,
+    "runId": _IDS,
+    "tools": "'tools' must be a list: the tools a client offers (this agent runs its own)",
+    "context": "'context' must be a list of context entries",
+    "forwardedProps": (
+        "'forwardedProps' may carry only {inputs: {...}}: the contract's other inputs"
+    ),
+    "messages": "'messages' must be a non-empty list ending with the user's message",
+}
 _COMMON = frozenset({"id", "role", "metadata", "subagentRunId", "encryptedValue"})
 _MESSAGE_KEYS = {
     "user": _COMMON | {"content", "name"},
@@ -62,7 +85,7 @@ def _user_content(content: Any, where: str) -> tuple[str, list[SentFile]]:
     files: list[SentFile] = []
     for index, part in enumerate(content):
         kind = part.get("type") if isinstance(part, dict) else part
-        if kind in _MEDIA_PARTS:
+        if isinstance(part, dict) and isinstance(kind, str) and kind in _MEDIA_PARTS:
             files.append(_media(part, f"{where}, part {index}"))
             continue
         if kind != "text":
@@ -70,7 +93,7 @@ def _user_content(content: Any, where: str) -> tuple[str, list[SentFile]]:
                 f"{where}, part {index}: {kind!r} parts are not taken (runport takes text, "
                 "image and document parts)"
             )
-        text = part.get("text")
+        text = part.get("text") if isinstance(part, dict) else None
         if not isinstance(text, str):
             raise bad(f"{where}: a text part needs a string 'text'")
         texts.append(text)
@@ -135,27 +158,26 @@ def parse_agui(
 ) -> tuple[ChatCall, str, str]:
     """The run in a ``RunAgentInput`` body, with its thread and run ids, or a 400."""
     data = parse_json_object(body, "the body must be AG-UI's RunAgentInput (a JSON object)")
-    unknown = sorted(set(data) - _INPUT_KEYS)
-    if unknown:
-        raise bad(f"unknown field(s) in RunAgentInput: {', '.join(unknown)}")
-    thread_id, run_id = data.get("threadId"), data.get("runId")
-    if not isinstance(thread_id, str) or not thread_id or not isinstance(run_id, str) or not run_id:
-        raise bad("'threadId' and 'runId' must be non-empty strings")
-    if data.get("tools"):
+    request = read_model(
+        RunAgentInput,
+        data,
+        _INPUT_REFUSALS,
+        lambda unknown: f"unknown field(s) in RunAgentInput: {', '.join(unknown)}",
+    )
+    thread_id, run_id = request.thread_id, request.run_id
+    if request.tools:
         raise bad("this agent runs its own tools: a RunAgentInput offering tools is refused")
-    if data.get("context"):
+    if request.context:
         raise bad("'context' entries are not taken: send the run's values in forwardedProps.inputs")
-    if data.get("resume"):
+    if request.resume:
         raise bad("this agent sets no interrupts, so there is nothing to resume")
-    props = data.get("forwardedProps") or {}
-    if not isinstance(props, dict) or set(props) - {"inputs"}:
-        raise bad("'forwardedProps' may carry only {inputs: {...}}: the contract's other inputs")
+    props = request.forwarded_props or {}
+    if set(props) - {"inputs"}:
+        raise bad(_INPUT_REFUSALS["forwardedProps"])
     inputs = props.get("inputs", {})
     if not isinstance(inputs, dict):
         raise bad("'forwardedProps.inputs' must be an object")
-    messages = data.get("messages")
-    if not isinstance(messages, list) or not messages:
-        raise bad("'messages' must be a non-empty list ending with the user's message")
+    messages = request.messages
     if len(messages) > max_messages:
         raise RequestRefused(
             413,
@@ -174,7 +196,7 @@ def parse_agui(
     for index, message in enumerate(messages):
         where = f"message {index}"
         role = message.get("role") if isinstance(message, dict) else None
-        if not isinstance(message, dict) or role not in _MESSAGE_KEYS:
+        if not isinstance(message, dict) or not isinstance(role, str) or role not in _MESSAGE_KEYS:
             raise bad(f"{where} must be an AG-UI message with a known role")
         extra = sorted(set(message) - _MESSAGE_KEYS[role])
         if extra:
@@ -209,5 +231,7 @@ def parse_agui(
         elif role in ("system", "developer"):
             raise bad(f"{where}: {role} messages come from the contract, not from the thread")
         # reasoning and activity messages are what a UI showed: never sent back unsealed
-    call = ChatCall(thread_id, {**inputs, name: text, **bound}, None, history.messages, None)
+    call = ChatCall(
+        thread_id, {**inputs, name: text, **bound}, None, history.messages, None, run_id=run_id
+    )
     return call, thread_id, run_id
