@@ -4,7 +4,8 @@ contract's part inputs, by the chat's one binding rule (``_files``; adr/0036, ad
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Literal
 
 from pydantic import Field, JsonValue
 
@@ -50,16 +51,101 @@ _INPUT_REFUSALS = {
     ),
     "messages": "'messages' must be a non-empty list ending with the user's message",
 }
-_COMMON = frozenset({"id", "role", "metadata", "subagentRunId", "encryptedValue"})
-_MESSAGE_KEYS = {
-    "user": _COMMON | {"content", "name"},
-    "assistant": _COMMON | {"content", "name", "toolCalls"},
-    "tool": _COMMON | {"content", "toolCallId", "error"},
-    "reasoning": _COMMON | {"content"},
-    "activity": _COMMON | {"activityType", "content"},
-    "system": _COMMON | {"content", "name"},
-    "developer": _COMMON | {"content", "name"},
+
+
+class AGUIMessage(RequestModel):
+    """What every AG-UI message may carry besides its role and content."""
+
+    id: str | None = None
+    metadata: JsonValue = None
+    subagent_run_id: JsonValue = Field(None, alias="subagentRunId")
+    encrypted_value: JsonValue = Field(None, alias="encryptedValue")
+
+
+class UserMessage(AGUIMessage):
+    role: Literal["user"]
+    content: str | list[JsonValue]
+    name: str | None = None
+
+
+class AssistantMessage(AGUIMessage):
+    role: Literal["assistant"]
+    content: str | None = None
+    name: str | None = None
+    tool_calls: list[JsonValue] | None = Field(None, alias="toolCalls")
+
+
+class ToolMessage(AGUIMessage):
+    role: Literal["tool"]
+    content: str | list[JsonValue]
+    tool_call_id: str = Field(alias="toolCallId")
+    error: str | None = None
+
+
+class ReasoningMessage(AGUIMessage):
+    """What a UI showed of the model's reasoning: never sent back unsealed."""
+
+    role: Literal["reasoning"]
+    content: JsonValue = None
+
+
+class ActivityMessage(AGUIMessage):
+    """What a UI showed of an activity: never sent back."""
+
+    role: Literal["activity"]
+    content: JsonValue = None
+    activity_type: JsonValue = Field(None, alias="activityType")
+
+
+class InstructionMessage(AGUIMessage):
+    """A system or developer message: refused, they come from the contract."""
+
+    role: Literal["system", "developer"]
+    content: JsonValue = None
+    name: JsonValue = None
+
+
+_MESSAGES: dict[str, type[AGUIMessage]] = {
+    "user": UserMessage,
+    "assistant": AssistantMessage,
+    "tool": ToolMessage,
+    "reasoning": ReasoningMessage,
+    "activity": ActivityMessage,
+    "system": InstructionMessage,
+    "developer": InstructionMessage,
 }
+
+
+def _message(raw: JsonValue, where: str) -> AGUIMessage:
+    role = raw.get("role") if isinstance(raw, dict) else None
+    if not isinstance(raw, dict) or not isinstance(role, str) or role not in _MESSAGES:
+        raise bad(f"{where} must be an AG-UI message with a known role")
+    model = _MESSAGES[role]
+
+    def unanswered(call_id: object) -> str:
+        return f"{where}: a tool result for {call_id!r} answers no call before it"
+
+    content = (
+        f"{where}: an assistant's 'content' must be a string"
+        if role == "assistant"
+        else f"{where}: 'content' must be a string or a list of parts"
+    )
+    refusals: dict[str, str | Callable[[Any], str]] = {
+        "content": content,
+        "toolCallId": unanswered,
+        "toolCalls": f"{where}: 'toolCalls' must be a list",
+        "id": f"{where}: a message's 'id' must be a string",
+        "name": f"{where}: a message's 'name' must be a string",
+        "error": f"{where}: a tool message's 'error' must be a string",
+    }
+    return read_model(model, raw, refusals, _unknown_in(where))
+
+
+def _unknown_in(where: str) -> Callable[[list[str]], str]:
+    def unknown(extra: list[str]) -> str:
+        return f"{where} has unknown field(s): {', '.join(extra)}"
+
+    return unknown
 
 
 # @ag-ui/core 1.0's media parts that runport maps to a file value: an image or a document
@@ -193,43 +279,35 @@ def parse_agui(
     last = len(messages) - 1
     text = ""
     bound: dict[str, ImagePart | FilePart] = {}
-    for index, message in enumerate(messages):
+    for index, raw in enumerate(messages):
         where = f"message {index}"
-        role = message.get("role") if isinstance(message, dict) else None
-        if not isinstance(message, dict) or not isinstance(role, str) or role not in _MESSAGE_KEYS:
-            raise bad(f"{where} must be an AG-UI message with a known role")
-        extra = sorted(set(message) - _MESSAGE_KEYS[role])
-        if extra:
-            raise bad(f"{where} has unknown field(s): {', '.join(extra)}")
-        if index == last and role != "user":
+        message = _message(raw, where)
+        if index == last and not isinstance(message, UserMessage):
             raise bad("the last message must be the user's: it is what the run answers")
-        if role == "user":
-            text, sent = _user_content(message.get("content"), where)
+        if isinstance(message, UserMessage):
+            text, sent = _user_content(message.content, where)
             if index < last:
                 history.user(text, where, sent)
             else:
                 bound = files.bind(sent, where)
-        elif role == "assistant":
-            content = message.get("content")
-            if content is not None and not isinstance(content, str):
-                raise bad(f"{where}: an assistant's 'content' must be a string")
-            calls = _tool_calls(message.get("toolCalls"), where, history)
+        elif isinstance(message, AssistantMessage):
+            calls = _tool_calls(message.tool_calls, where, history)
             history.messages.append(
-                Message(role="assistant", content=content or "", tool_calls=calls)
+                Message(role="assistant", content=message.content or "", tool_calls=calls)
             )
-        elif role == "tool":
-            call_id = message.get("toolCallId")
-            if not isinstance(call_id, str) or not history.answers(call_id):
+        elif isinstance(message, ToolMessage):
+            call_id = message.tool_call_id
+            if not history.answers(call_id):
                 raise bad(f"{where}: a tool result for {call_id!r} answers no call before it")
             history.messages.append(
                 Message(
-                    role="tool",
-                    content=_content_text(message.get("content"), where),
-                    tool_call_id=call_id,
+                    role="tool", content=_content_text(message.content, where), tool_call_id=call_id
                 )
             )
-        elif role in ("system", "developer"):
-            raise bad(f"{where}: {role} messages come from the contract, not from the thread")
+        elif isinstance(message, InstructionMessage):
+            raise bad(
+                f"{where}: {message.role} messages come from the contract, not from the thread"
+            )
         # reasoning and activity messages are what a UI showed: never sent back unsealed
     call = ChatCall(
         thread_id, {**inputs, name: text, **bound}, None, history.messages, None, run_id=run_id
