@@ -192,7 +192,7 @@ def test_the_valid_bodies_run(http: httpx.Client) -> None:
 
 
 # the four wrong kinds the hostile tests of this round sent (SPEC §36)
-WRONG_KINDS = [
+WRONG_KINDS: list[tuple[str, str, tuple[Any, ...], Any]] = [
     ("a chat's trigger as a list", CHAT, ("trigger",), []),
     ("a tool part's state as a list", CHAT, ("messages", 1, "parts", 2, "state"), []),
     ("an AG-UI message's role as an object", AGUI, ("messages", 0, "role"), {}),

@@ -1,66 +1,29 @@
-"""What every frontend protocol's request reading shares: the contract's chat input, and the
+"""What every frontend protocol's chat shares: the contract's chat input, and the
 conversation so far rebuilt as the run's history — each earlier user message rendered through
 the contract as the model saw it, each tool call's id seen once and answered once (adr/0036).
-
-A request's values are read by typed models (``read_model``): a value of the wrong JSON kind
-is the same coded 400 as any other bad value, never an error of the server's own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Sequence
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
+from pydantic import JsonValue
 
 from runport.contracts import ErrorCode, Message, canonical_json
 from runport.core import Contract, ContractError, compile_contract
 from runport.server._errors import RequestRefused
 from runport.server._frontends._files import CHAT_EXTENSION, FileInputs, SentFile
+from runport.server._frontends._reading import bad
 
 DEFAULT_MAX_CHAT_MESSAGES = 200
 """The most messages one chat request may carry (docs/limits.md)."""
-
-Model = TypeVar("Model", bound=BaseModel)
-
-
-class RequestModel(BaseModel):
-    """A request's object, typed: strict JSON kinds, no field it does not name."""
-
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
-
-
-def read_model(
-    model: type[Model],
-    data: Mapping[str, Any],
-    refusals: Mapping[str, str | Callable[[Any], str]],
-    unknown: Callable[[list[str]], str],
-) -> Model:
-    """``data`` as ``model``, or the 400 its first wrong field says: ``unknown`` words the
-    fields the model does not name, ``refusals`` every other field's (by its JSON name; a
-    function is given the value the request sent)."""
-    try:
-        return model.model_validate(data)
-    except ValidationError as error:
-        problems = error.errors()
-    extra = sorted(
-        str(problem["loc"][0]) for problem in problems if problem["type"] == "extra_forbidden"
-    )
-    if extra:
-        raise bad(unknown(extra))
-    field = str(problems[0]["loc"][0])
-    refusal = refusals.get(field, f"{field!r} is not a value of the kind it takes")
-    raise bad(refusal if isinstance(refusal, str) else refusal(data.get(field)))
 
 
 def tool_content(value: JsonValue) -> str:
     """A tool's result as a message's text, the way a run sends it to the model: a string
     as it is, anything else as compact sorted JSON."""
     return value if isinstance(value, str) else canonical_json(value).decode()
-
-
-def bad(message: str) -> RequestRefused:
-    return RequestRefused(400, ErrorCode.DATA_INVALID, message)
 
 
 def chat_input(contract: Contract) -> str:
@@ -107,6 +70,40 @@ class History:
         self.messages: list[Message] = []
         self._call_ids: set[str] = set()
         self._answered: set[str] = set()
+
+    @classmethod
+    def begin(
+        cls,
+        contract: Contract,
+        inputs: dict[str, Any],
+        context: dict[str, Any] | None,
+        *,
+        inputs_field: str,
+        count: int,
+        max_messages: int,
+        what: str,
+    ) -> History:
+        """A conversation of ``count`` messages (at most ``max_messages``, or a 413) whose
+        last user message gives the contract's chat input, and which may not give that
+        input, or the inputs its files fill, in ``inputs`` too."""
+        if count > max_messages:
+            raise RequestRefused(
+                413,
+                ErrorCode.REQUEST_TOO_LARGE,
+                f"the {what} carries {count} messages; this server takes at most {max_messages}",
+            )
+        name = chat_input(contract)
+        if name in inputs:
+            raise bad(
+                f"{inputs_field!r} must not give {name!r}: "
+                f"the {what}'s last user message is that input"
+            )
+        files = FileInputs(contract, inputs, inputs_field)
+        return cls(contract, name, dict(inputs), context, files)
+
+    @property
+    def chat_name(self) -> str:
+        return self._chat_name
 
     def claim_call(self, call_id: str, where: str) -> None:
         """A tool call's id, seen once in the whole conversation."""

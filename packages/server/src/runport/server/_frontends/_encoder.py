@@ -7,33 +7,10 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Sequence
 from typing import Any
 
+from runport import contracts
 from runport.application import RunError, SnapshotPace
-from runport.contracts import (
-    AnswerRejected,
-    Complete,
-    Delta,
-    Failed,
-    OutputSnapshot,
-    ReasoningDelta,
-    RunEvent,
-    ToolCallDelta,
-    ToolResult,
-)
+from runport.contracts import RunEvent
 from runport.server._frames import data_frames
-
-_KINDS: dict[str, type] = {
-    kind.__name__: kind
-    for kind in (
-        Delta,
-        ReasoningDelta,
-        ToolCallDelta,
-        Complete,
-        Failed,
-        ToolResult,
-        OutputSnapshot,
-        AnswerRejected,
-    )
-}
 
 
 class RunEventEncoder(ABC):
@@ -43,28 +20,25 @@ class RunEventEncoder(ABC):
 
     def __init__(self) -> None:
         self._pace = SnapshotPace()
-        self._encoders: dict[type, Callable[[Any, list[bytes]], None]] = {
-            Delta: self._delta,
-            ReasoningDelta: self._reasoning_delta,
-            ToolCallDelta: self._tool_call_delta,
-            Complete: self._complete,
-            Failed: self._failed,
-            ToolResult: self._tool_result,
-            OutputSnapshot: self._snapshot,
-            AnswerRejected: self._rejected,
+        # by kind: a subclass of a run event's type (core's snapshots, built on access) too
+        self._encoders: dict[str, Callable[[Any, list[bytes]], None]] = {
+            "Delta": self._delta,
+            "ReasoningDelta": self._reasoning_delta,
+            "ToolCallDelta": self._tool_call_delta,
+            "Complete": self._complete,
+            "Failed": self._failed,
+            "ToolResult": self._tool_result,
+            "OutputSnapshot": self._snapshot,
+            "AnswerRejected": self._rejected,
         }
 
     def encode(self, event: RunEvent) -> list[bytes]:
         out: list[bytes] = []
         # Snapshots are written whole (or diffed whole): thinned, so that together they weigh
         # what the answer does times a constant, not times its length (SnapshotPace).
+        encoders = self._encoders
         for shown in self._pace(event):
-            encoder = self._encoders.get(type(shown))
-            if encoder is None:
-                # a subclass of a run event's type (core's snapshots, built on access): found
-                # by its kind once, then by its own type
-                encoder = self._encoders[type(shown)] = self._encoders[_KINDS[shown.kind]]
-            encoder(shown, out)
+            encoders[shown.kind](shown, out)
         return out
 
     @abstractmethod
@@ -74,28 +48,28 @@ class RunEventEncoder(ABC):
     def end(self, error: RunError | None = None) -> list[bytes]: ...
 
     @abstractmethod
-    def _delta(self, event: Delta, out: list[bytes]) -> None: ...
+    def _delta(self, event: contracts.Delta, out: list[bytes]) -> None: ...
 
     @abstractmethod
-    def _reasoning_delta(self, event: ReasoningDelta, out: list[bytes]) -> None: ...
+    def _reasoning_delta(self, event: contracts.ReasoningDelta, out: list[bytes]) -> None: ...
 
     @abstractmethod
-    def _tool_call_delta(self, event: ToolCallDelta, out: list[bytes]) -> None: ...
+    def _tool_call_delta(self, event: contracts.ToolCallDelta, out: list[bytes]) -> None: ...
 
     @abstractmethod
-    def _complete(self, event: Complete, out: list[bytes]) -> None: ...
+    def _complete(self, event: contracts.Complete, out: list[bytes]) -> None: ...
 
     @abstractmethod
-    def _failed(self, event: Failed, out: list[bytes]) -> None: ...
+    def _failed(self, event: contracts.Failed, out: list[bytes]) -> None: ...
 
     @abstractmethod
-    def _tool_result(self, event: ToolResult, out: list[bytes]) -> None: ...
+    def _tool_result(self, event: contracts.ToolResult, out: list[bytes]) -> None: ...
 
     @abstractmethod
-    def _snapshot(self, event: OutputSnapshot, out: list[bytes]) -> None: ...
+    def _snapshot(self, event: contracts.OutputSnapshot, out: list[bytes]) -> None: ...
 
     @abstractmethod
-    def _rejected(self, event: AnswerRejected, out: list[bytes]) -> None: ...
+    def _rejected(self, event: contracts.AnswerRejected, out: list[bytes]) -> None: ...
 
 
 async def encoded(

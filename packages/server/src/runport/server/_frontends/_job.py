@@ -29,8 +29,9 @@ from runport.server._event_log import EventLogError
 from runport.server._frames import id_prefix, numbered_data_frames
 from runport.server._frontends._protocol import ChatCall, FrontendProtocol
 from runport.server._resumable import RunReader, StreamProtocol
-from runport.server._runs import Emit, Frame, Job, Runs, Watched
+from runport.server._runs import Emit, Frame, Job, Runs
 from runport.server._sse import RUN_ID_HEADER, SSEWriter, new_run_id
+from runport.server._watched import Watched
 
 _REFUSED_STAGES = frozenset({"input", "compile"})
 _CODES = frozenset(code.value for code in ErrorCode)

@@ -9,20 +9,13 @@ from typing import Any, Literal
 
 from pydantic import Field, JsonValue
 
-from runport.contracts import ErrorCode, FilePart, ImagePart, Message, ToolCall
+from runport.contracts import FilePart, ImagePart, Message, ToolCall
 from runport.core import Contract, JsonLimitError, parse_json_text
 from runport.server._body import parse_json_object
-from runport.server._errors import RequestRefused
-from runport.server._frontends._chat import (
-    DEFAULT_MAX_CHAT_MESSAGES,
-    History,
-    RequestModel,
-    bad,
-    chat_input,
-    read_model,
-)
-from runport.server._frontends._files import FileInputs, SentFile
+from runport.server._frontends._chat import DEFAULT_MAX_CHAT_MESSAGES, History
+from runport.server._frontends._files import SentFile
 from runport.server._frontends._protocol import ChatCall
+from runport.server._frontends._reading import RequestModel, bad, read_model
 
 
 class RunAgentInput(RequestModel):
@@ -264,18 +257,16 @@ def parse_agui(
     if not isinstance(inputs, dict):
         raise bad("'forwardedProps.inputs' must be an object")
     messages = request.messages
-    if len(messages) > max_messages:
-        raise RequestRefused(
-            413,
-            ErrorCode.REQUEST_TOO_LARGE,
-            f"the thread carries {len(messages)} messages; "
-            f"this server takes at most {max_messages}",
-        )
-    name = chat_input(contract)
-    if name in inputs:
-        raise bad(f"'forwardedProps.inputs' must not give {name!r}: the last user message is it")
-    files = FileInputs(contract, inputs, "forwardedProps.inputs")
-    history = History(contract, name, dict(inputs), None, files=files)
+    history = History.begin(
+        contract,
+        inputs,
+        None,
+        inputs_field="forwardedProps.inputs",
+        count=len(messages),
+        max_messages=max_messages,
+        what="thread",
+    )
+    files, name = history.files, history.chat_name
     last = len(messages) - 1
     text = ""
     bound: dict[str, ImagePart | FilePart] = {}

@@ -18,21 +18,13 @@ from typing import Any, Literal
 
 from pydantic import Field, JsonValue
 
-from runport.contracts import ErrorCode, FilePart, ImagePart, Message, ReasoningPart, ToolCall
+from runport.contracts import FilePart, ImagePart, Message, ReasoningPart, ToolCall
 from runport.core import Contract
 from runport.server._body import parse_json_object
-from runport.server._errors import RequestRefused
-from runport.server._frontends._chat import (
-    DEFAULT_MAX_CHAT_MESSAGES,
-    History,
-    RequestModel,
-    bad,
-    chat_input,
-    read_model,
-    tool_content,
-)
-from runport.server._frontends._files import FileInputs, SentFile
+from runport.server._frontends._chat import DEFAULT_MAX_CHAT_MESSAGES, History, tool_content
+from runport.server._frontends._files import SentFile
 from runport.server._frontends._protocol import ChatCall
+from runport.server._frontends._reading import RequestModel, bad, read_model
 from runport.server._reasoning_seal import PROVIDER_KEY, SealBroken, unsealed_reasoning
 
 _TRIGGERS = ("regenerate-message", "submit-message")
@@ -57,7 +49,7 @@ class ChatRequest(RequestModel):
 
 
 class UIMessage(RequestModel):
-    """One ``UIMessage``: its parts are read one by one (``_user_parts``, ``UIHistory``)."""
+    """One ``UIMessage``: its parts are read one by one (``_user_parts``, ``AssistantTurns``)."""
 
     parts: list[JsonValue]
     role: str
@@ -125,22 +117,15 @@ def _string(part: Mapping[str, Any], key: str, where: str) -> str:
     return value
 
 
-class UIHistory(History):
-    """The conversation so far, its assistant turns read from ``UIMessage`` parts."""
+class AssistantTurns:
+    """Reads assistant ``UIMessage``s into ``history``: each step an assistant message with
+    its tool calls and the reasoning this server sealed, then its tools' results."""
 
-    def __init__(
-        self,
-        contract: Contract,
-        chat_name: str,
-        inputs: dict[str, Any],
-        context: dict[str, Any] | None,
-        reasoning_key: bytes,
-        files: FileInputs,
-    ) -> None:
-        super().__init__(contract, chat_name, inputs, context, files)
+    def __init__(self, history: History, reasoning_key: bytes) -> None:
+        self._history = history
         self._reasoning_key = reasoning_key
 
-    def assistant(self, parts: list[Any], where: str) -> None:
+    def read(self, parts: list[Any], where: str) -> None:
         """One assistant UI message: each step (split at ``step-start``) one assistant
         message, followed by its tools' results."""
         step: list[Any] = []
@@ -181,10 +166,10 @@ class UIHistory(History):
                 raise bad(f"{where}: an assistant message cannot carry a {kind!r} part")
         if not texts and not calls and not reasoning:
             return
-        self.messages.append(
+        self._history.messages.append(
             Message(role="assistant", content="".join(texts), tool_calls=calls, reasoning=reasoning)
         )
-        self.messages.extend(results)
+        self._history.messages.extend(results)
 
     def _reasoning(self, part: Mapping[str, Any], where: str) -> list[ReasoningPart] | None:
         """The blocks sealed into a reasoning part's metadata. Reasoning without runport's
@@ -210,13 +195,13 @@ class UIHistory(History):
             raise bad(f"{where}: tool call {call_id!r} has an unknown state {state!r}")
         if not name:
             raise bad(f"{where}: a tool part needs a tool name")
-        self.claim_call(call_id, where)
+        self._history.claim_call(call_id, where)
         if "input" not in part and state in _ANSWERED:
             raise bad(f"{where}: a tool result for {call_id!r} answers no call (it has no input)")
         arguments: JsonValue = part.get("input")
         call = ToolCall(call_id=call_id, name=name, arguments=arguments)
         if state in _ANSWERED:
-            self.answers(call_id)
+            self._history.answers(call_id)
         if state == "output-available":
             content = tool_content(part.get("output"))
         elif state == "output-error":
@@ -251,19 +236,18 @@ def parse_chat(
     """The chat request in ``body`` (the AI SDK default chat transport's), or a 400."""
     data = parse_json_object(body, "the chat body must be a JSON object: {id, messages, trigger}")
     request = read_model(ChatRequest, data, _BODY_REFUSALS, _unknown_body_fields)
-    messages = request.messages
-    if len(messages) > max_messages:
-        raise RequestRefused(
-            413,
-            ErrorCode.REQUEST_TOO_LARGE,
-            f"the chat carries {len(messages)} messages; this server takes at most {max_messages}",
-        )
-    inputs, context = request.inputs, request.context
-    name = chat_input(contract)
-    if name in inputs:
-        raise bad(f"'inputs' must not give {name!r}: the chat's last user message is that input")
-    files = FileInputs(contract, inputs, "inputs")
-    history = UIHistory(contract, name, dict(inputs), context, reasoning_key, files)
+    messages, inputs, context = request.messages, request.inputs, request.context
+    history = History.begin(
+        contract,
+        inputs,
+        context,
+        inputs_field="inputs",
+        count=len(messages),
+        max_messages=max_messages,
+        what="chat",
+    )
+    assistant = AssistantTurns(history, reasoning_key)
+    files, name = history.files, history.chat_name
     last = len(messages) - 1
     text = ""
     bound: dict[str, ImagePart | FilePart] = {}
@@ -282,7 +266,7 @@ def parse_chat(
         elif index == last:
             raise bad("the last message must be the user's: it is what the run answers")
         elif role == "assistant":
-            history.assistant(parts, where)
+            assistant.read(parts, where)
         elif role == "system":
             raise bad(f"{where}: system messages come from the contract, not from the chat")
         else:
