@@ -1,6 +1,7 @@
 """A request-body value of the wrong JSON kind is the documented coded 400 in the protocol's
 error shape, on both frontend routes, over real uvicorn on 127.0.0.1 — never a 500, never a
-plain-text answer (SPEC §36; the typed request models of adr/0041)."""
+plain-text answer (docs/frontends.md, "Refused requests"; the typed request models of
+adr/0041)."""
 
 from __future__ import annotations
 
@@ -191,7 +192,7 @@ def test_the_valid_bodies_run(http: httpx.Client) -> None:
         assert response.status_code == 200, response.text
 
 
-# the four wrong kinds the hostile tests of this round sent (SPEC §36)
+# the four wrong kinds the hostile tests of this round sent
 WRONG_KINDS: list[tuple[str, str, tuple[Any, ...], Any]] = [
     ("a chat's trigger as a list", CHAT, ("trigger",), []),
     ("a tool part's state as a list", CHAT, ("messages", 1, "parts", 2, "state"), []),

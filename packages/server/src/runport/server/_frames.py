@@ -18,7 +18,6 @@ from runport.contracts import OperationEnvelope, RunEvent
 
 __all__ = [
     "DONE",
-    "DONE_DATA",
     "PING",
     "data_frames",
     "envelope_data",
@@ -32,11 +31,9 @@ __all__ = [
     "sse_frame",
 ]
 
-DONE = b"data: [DONE]\n\n"
-"""The UI message stream's closing frame (AG-UI has none: its last event says it all)."""
-
-DONE_DATA = "[DONE]"
-"""``DONE``'s data, as a run's log holds it."""
+DONE = b"[DONE]"
+"""The UI message stream's closing payload, ``data: [DONE]`` once framed (AG-UI has none: its
+last event says it all)."""
 
 PING = b": ping\n\n"
 """The comment a quiet stream sends, so no proxy takes it for a dead one."""

@@ -40,7 +40,7 @@ _SEQ = re.compile(r"0|[1-9][0-9]{0,17}")
 _TERMINALS = frozenset({"Complete", "Failed"})
 
 
-_LOST = "the server process running the run stopped before it finished"
+PRODUCER_LOST = "the server process running the run stopped before it finished"
 
 
 class StreamProtocol(ABC):
@@ -69,7 +69,7 @@ class RunportStream(StreamProtocol):
     def lost(self, first: int, last: LogEntry | None) -> list[LogEntry]:
         """``Failed`` (unless the run sent its terminal already) and a not-ok envelope."""
         terminal = not (last is not None and last.event in _TERMINALS)
-        return ending(first, ErrorCode.RUN_PRODUCER_LOST, _LOST, terminal=terminal)
+        return ending(first, ErrorCode.RUN_PRODUCER_LOST, PRODUCER_LOST, terminal=terminal)
 
     def unnumbered(self, code: str, message: str) -> bytes:
         """Without an ``id``, so a client that resumes later still resumes after the last

@@ -18,9 +18,7 @@ from runport.server._errors import RequestRefused
 from runport.server._event_log import LogEntry
 from runport.server._frames import data_frames
 from runport.server._frontends._encoder import RunEventEncoder
-from runport.server._resumable import StreamProtocol
-
-_LOST = "the server process running the run stopped before it finished"
+from runport.server._resumable import PRODUCER_LOST, StreamProtocol
 
 
 @dataclass(frozen=True)
@@ -83,7 +81,7 @@ class FrontendProtocol(StreamProtocol):
         )
 
     def lost(self, first: int, last: LogEntry | None) -> list[LogEntry]:
-        payloads = [*self.failed(ErrorCode.RUN_PRODUCER_LOST, _LOST), *self.closing]
+        payloads = [*self.failed(ErrorCode.RUN_PRODUCER_LOST, PRODUCER_LOST), *self.closing]
         end = first + len(payloads) - 1
         return [
             LogEntry(seq, "", payload.decode(), final=seq == end)

@@ -17,7 +17,7 @@ from pydantic import JsonValue
 from runport import contracts
 from runport.application import RunError
 from runport.contracts import ErrorCode, RunEvent
-from runport.server._frames import DONE_DATA, json_string
+from runport.server._frames import DONE, json_string
 from runport.server._frontends._encoder import RunEventEncoder, encoded
 from runport.server._reasoning_seal import sealed_reasoning
 
@@ -29,7 +29,7 @@ UI_MESSAGE_STREAM_HEADERS = {
 }
 """The response headers a UI message stream is served with (the AI SDK's own)."""
 
-CLOSING = (DONE_DATA.encode(),)
+CLOSING = (DONE,)
 """The payloads after a run's last: ``data: [DONE]``."""
 
 _FINISH_REASONS = {
