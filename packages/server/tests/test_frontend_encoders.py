@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from runport.application import RunError, RunPartial, SnapshotPace
 from runport.contracts import ErrorCode, ReasoningPart, RunEvent
 from runport.server import agui_stream, ui_message_stream
-from runport.server._agui import json_patch
+from runport.server._frontends.agui._stream import json_patch
 from runport.server._reasoning_seal import SealBroken, sealed_reasoning, unsealed_reasoning
 
 from .frontend_runs import chat_run_events, replay

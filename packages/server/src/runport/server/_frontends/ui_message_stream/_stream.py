@@ -14,21 +14,11 @@ from typing import Any
 
 from pydantic import JsonValue
 
+from runport import contracts
 from runport.application import RunError
-from runport.contracts import (
-    AnswerRejected,
-    Complete,
-    Delta,
-    ErrorCode,
-    Failed,
-    OutputSnapshot,
-    ReasoningDelta,
-    RunEvent,
-    ToolCallDelta,
-    ToolResult,
-)
-from runport.server._encoder import RunEventEncoder, encoded
+from runport.contracts import ErrorCode, RunEvent
 from runport.server._frames import DONE, json_string
+from runport.server._frontends._encoder import RunEventEncoder, encoded
 from runport.server._reasoning_seal import sealed_reasoning
 
 UI_MESSAGE_STREAM_HEADERS = {
@@ -38,6 +28,9 @@ UI_MESSAGE_STREAM_HEADERS = {
     "x-vercel-ai-ui-message-stream": "v1",
 }
 """The response headers a UI message stream is served with (the AI SDK's own)."""
+
+CLOSING = (DONE,)
+"""The payloads after a run's last: ``data: [DONE]``."""
 
 _FINISH_REASONS = {
     "stop": "stop",
@@ -139,7 +132,7 @@ class UIMessageEncoder(RunEventEncoder):
 
     # -- one method per run event ------------------------------------------------------
 
-    def _delta(self, event: Delta, out: list[bytes]) -> None:
+    def _delta(self, event: contracts.Delta, out: list[bytes]) -> None:
         if self._text_id is None:
             self._step(out)
             self._reasoning_prefix = None
@@ -149,7 +142,7 @@ class UIMessageEncoder(RunEventEncoder):
             out.append(b'{"type":"text-start","id":"' + part_id + b'"}')
         out.append(self._text_prefix + json_string(event.text) + b"}")
 
-    def _reasoning_delta(self, event: ReasoningDelta, out: list[bytes]) -> None:
+    def _reasoning_delta(self, event: contracts.ReasoningDelta, out: list[bytes]) -> None:
         if self._reasoning_prefix is None:
             self._step(out)
             self._end_text(out)  # text that follows the reasoning is a part of its own
@@ -165,7 +158,7 @@ class UIMessageEncoder(RunEventEncoder):
         )
         out.append(_json({"type": "reasoning-start", "id": part_id}))
 
-    def _tool_call_delta(self, event: ToolCallDelta, out: list[bytes]) -> None:
+    def _tool_call_delta(self, event: contracts.ToolCallDelta, out: list[bytes]) -> None:
         self._step(out)
         self._end_text(out)
         self._reasoning_prefix = None
@@ -189,7 +182,7 @@ class UIMessageEncoder(RunEventEncoder):
                 + b"}"
             )
 
-    def _complete(self, event: Complete, out: list[bytes]) -> None:
+    def _complete(self, event: contracts.Complete, out: list[bytes]) -> None:
         self._step(out)
         receipt = event.receipt
         reasoning: JsonValue = None
@@ -221,7 +214,7 @@ class UIMessageEncoder(RunEventEncoder):
         self._failure = None
         self._end_turn()
 
-    def _failed(self, event: Failed, out: list[bytes]) -> None:
+    def _failed(self, event: contracts.Failed, out: list[bytes]) -> None:
         self._step(out)
         self._close_parts(out)
         for call_id, name in self._calls.values():  # announced calls that never completed
@@ -244,7 +237,7 @@ class UIMessageEncoder(RunEventEncoder):
         self._in_step = False
         self._step_owed = True
 
-    def _tool_result(self, event: ToolResult, out: list[bytes]) -> None:
+    def _tool_result(self, event: contracts.ToolResult, out: list[bytes]) -> None:
         if event.error is not None:
             chunk: dict[str, JsonValue] = {
                 "type": "tool-output-error",
@@ -256,23 +249,20 @@ class UIMessageEncoder(RunEventEncoder):
             chunk["output"] = event.output
         out.append(_json(chunk))
 
-    def _snapshot(self, event: OutputSnapshot, out: list[bytes]) -> None:
+    def _snapshot(self, event: contracts.OutputSnapshot, out: list[bytes]) -> None:
         self._step(out)
-        out.append(
-            b'{"type":"data-runport-output","id":"output-'
-            + str(self._turn).encode()
-            + b'","data":'
-            + event.model_dump_json(exclude={"kind"}).encode()
-            + b"}"
-        )
+        out.append(self._data_part(b"output", event))
 
-    def _rejected(self, event: AnswerRejected, out: list[bytes]) -> None:
-        out.append(
-            b'{"type":"data-runport-rejected","id":"rejected-'
-            + str(self._turn).encode()
-            + b'","data":'
-            + event.model_dump_json(exclude={"kind"}).encode()
-            + b"}"
+    def _rejected(self, event: contracts.AnswerRejected, out: list[bytes]) -> None:
+        out.append(self._data_part(b"rejected", event))
+
+    def _data_part(self, name: bytes, event: RunEvent) -> bytes:
+        """A ``data-runport-<name>`` part (one id per turn: the client updates it in place)."""
+        return b'{"type":"data-runport-%s","id":"%s-%d","data":%s}' % (
+            name,
+            name,
+            self._turn,
+            event.model_dump_json(exclude={"kind"}).encode(),
         )
 
 
@@ -291,4 +281,4 @@ def ui_message_stream(
     ``reasoning_key`` seals each turn's reasoning metadata (signatures, encrypted
     reasoning), which the chat endpoint checks when a later request sends it back.
     """
-    return encoded(UIMessageEncoder(message_id, reasoning_key), events, DONE)
+    return encoded(UIMessageEncoder(message_id, reasoning_key), events, CLOSING)
