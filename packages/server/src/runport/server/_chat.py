@@ -131,6 +131,8 @@ class History:
         context: dict[str, Any] | None,
         reasoning_key: bytes | None = None,
         files: FileInputs | None = None,
+        *,
+        chat_id: str = "",
     ) -> None:
         self._contract = contract
         self.files = files if files is not None else FileInputs(contract, inputs, "inputs")
@@ -138,6 +140,7 @@ class History:
         self._inputs = inputs
         self._context = context
         self._reasoning_key = reasoning_key
+        self._chat_id = chat_id
         self.messages: list[Message] = []
         self._call_ids: set[str] = set()
         self._answered: set[str] = set()
@@ -234,7 +237,9 @@ class History:
         if self._reasoning_key is None:
             return None
         try:
-            return unsealed_reasoning(metadata, self._reasoning_key)
+            return unsealed_reasoning(
+                metadata, self._reasoning_key, contract_id=self._contract.id, chat_id=self._chat_id
+            )
         except SealBroken as broken:
             raise bad(
                 f"{where}: a reasoning part's provider metadata is refused: {broken}"
@@ -306,7 +311,7 @@ def parse_chat(
     if name in inputs:
         raise bad(f"'inputs' must not give {name!r}: the chat's last user message is that input")
     files = FileInputs(contract, inputs, "inputs")
-    history = History(contract, name, dict(inputs), context, reasoning_key, files)
+    history = History(contract, name, dict(inputs), context, reasoning_key, files, chat_id=chat_id)
     last = len(messages) - 1
     text = ""
     bound: dict[str, ImagePart | FilePart] = {}

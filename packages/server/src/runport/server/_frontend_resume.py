@@ -104,10 +104,13 @@ def job_encoder(route: str, encode: object, call: ChatCall, reasoning_key: bytes
     writes its frames one by one. A resumable chat's ``start`` always names its assistant
     message (the request's ``messageId``, or one made up here): a page that kept the
     message across a reload then has the replay replace it, not add a second one."""
+    assert isinstance(encode, functools.partial)
     if route == "chat":
         message_id = call.message_id or f"msg-{secrets.token_hex(12)}"
-        return UIMessageEncoder(message_id, reasoning_key)
-    assert isinstance(encode, functools.partial)
+        contract_id = encode.keywords["contract_id"]
+        return UIMessageEncoder(
+            message_id, reasoning_key, contract_id=contract_id, chat_id=call.chat_id
+        )
     return AGUIEncoder(encode.keywords["thread_id"], encode.keywords["run_id"])
 
 

@@ -152,7 +152,11 @@ def frontend_routes(
     def parse_ui(body: bytes, contract: Contract) -> tuple[ChatCall, Encoder]:
         call = parse_chat(body, contract, reasoning_key)
         encode = functools.partial(
-            ui_message_stream, message_id=call.message_id, reasoning_key=reasoning_key
+            ui_message_stream,
+            message_id=call.message_id,
+            reasoning_key=reasoning_key,
+            contract_id=contract.id,
+            chat_id=call.chat_id,
         )
         return call, encode
 
