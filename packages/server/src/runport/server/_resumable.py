@@ -166,7 +166,7 @@ class RunReader(Response):
         touched = -hold
         while True:
             # Every read lets the loop serve others first, whatever the log's read does (one
-            # that answers at once never suspends): no reader can hold the loop (SPEC §36).
+            # that answers at once never suspends): no reader can hold the loop (adr/0042).
             await anyio.lowlevel.checkpoint()
             now = time.monotonic()
             if now - touched >= hold / 3:
