@@ -17,6 +17,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
 import anyio
+import anyio.lowlevel
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
@@ -140,6 +141,9 @@ class RunReader(Response):
         after = self.after
         touched = -hold
         while True:
+            # Every read lets the loop serve others first, whatever the log's read does (one
+            # that answers at once never suspends): no reader can hold the loop (adr/0042).
+            await anyio.lowlevel.checkpoint()
             now = time.monotonic()
             if now - touched >= hold / 3:
                 touched = now
@@ -176,7 +180,8 @@ class RunReader(Response):
 
     async def _abandon(self, after: int) -> bool:
         """The producer lost its lease: end the run for every reader (one of them wins).
-        ``False`` when the log no longer holds the run at all."""
+        ``False`` when nothing more can come for this reader: the log no longer holds the
+        run, or holds it finished (or cut short) with nothing after ``after``."""
         log, run_id = self._runs.log, self._run_id
         last: Sequence[LogEntry] = ()
         protocol = self._protocol
@@ -186,7 +191,11 @@ class RunReader(Response):
             if opening:
                 protocol = run_protocol(opening[0], self._known, protocol)
         await log.abandon(run_id, protocol.lost(after + 1, last[0] if last else None))
-        return await log.state(run_id) is not None
+        state = await log.state(run_id)
+        if state is None:
+            return False
+        # More to read, or a producer whose lease stands again (it renewed meanwhile).
+        return state.last_seq > after or (state.last_seq == after and not state.finished)
 
 
 class ResumableExecution(Response):

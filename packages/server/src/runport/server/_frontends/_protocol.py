@@ -25,7 +25,8 @@ from runport.server._resumable import PRODUCER_LOST, StreamProtocol
 class ChatCall:
     """One chat request, read: the run's inputs, context and history, the chat it belongs
     to, and the ids the client gave the answer (the AI SDK's ``messageId``; AG-UI's
-    ``runId``)."""
+    ``runId``). ``contract_id``: the contract it was read for (what its answer's sealed
+    reasoning is bound to, with ``chat_id``)."""
 
     chat_id: str
     inputs: dict[str, Any]
@@ -33,6 +34,7 @@ class ChatCall:
     history: list[Message]
     message_id: str | None
     run_id: str | None = None
+    contract_id: str = ""
 
 
 class FrontendProtocol(StreamProtocol):

@@ -301,6 +301,12 @@ def parse_agui(
             )
         # reasoning and activity messages are what a UI showed: never sent back unsealed
     call = ChatCall(
-        thread_id, {**inputs, name: text, **bound}, None, history.messages, None, run_id=run_id
+        thread_id,
+        {**inputs, name: text, **bound},
+        None,
+        history.messages,
+        None,
+        run_id=run_id,
+        contract_id=contract.id,
     )
     return call, thread_id, run_id

@@ -37,7 +37,9 @@ class UIMessageStream(FrontendProtocol):
         message_id = call.message_id
         if resumable:
             message_id = message_id or f"msg-{secrets.token_hex(12)}"
-        return UIMessageEncoder(message_id, self.reasoning_key)
+        return UIMessageEncoder(
+            message_id, self.reasoning_key, contract_id=call.contract_id, chat_id=call.chat_id
+        )
 
     def refusal_body(self, refused: RequestRefused) -> dict[str, JsonValue]:
         """runport's coded error, and the UI message stream's own error chunk

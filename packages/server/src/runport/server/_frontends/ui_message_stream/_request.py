@@ -121,9 +121,12 @@ class AssistantTurns:
     """Reads assistant ``UIMessage``s into ``history``: each step an assistant message with
     its tool calls and the reasoning this server sealed, then its tools' results."""
 
-    def __init__(self, history: History, reasoning_key: bytes) -> None:
+    def __init__(
+        self, history: History, reasoning_key: bytes, *, contract_id: str, chat_id: str
+    ) -> None:
         self._history = history
         self._reasoning_key = reasoning_key
+        self._sealed_for = (contract_id, chat_id)
 
     def read(self, parts: list[Any], where: str) -> None:
         """One assistant UI message: each step (split at ``step-start``) one assistant
@@ -179,7 +182,10 @@ class AssistantTurns:
         if not isinstance(metadata, dict) or PROVIDER_KEY not in metadata:
             return None
         try:
-            return unsealed_reasoning(metadata, self._reasoning_key)
+            contract_id, chat_id = self._sealed_for
+            return unsealed_reasoning(
+                metadata, self._reasoning_key, contract_id=contract_id, chat_id=chat_id
+            )
         except SealBroken as broken:
             raise bad(
                 f"{where}: a reasoning part's provider metadata is refused: {broken}"
@@ -246,7 +252,7 @@ def parse_chat(
         max_messages=max_messages,
         what="chat",
     )
-    assistant = AssistantTurns(history, reasoning_key)
+    assistant = AssistantTurns(history, reasoning_key, contract_id=contract.id, chat_id=request.id)
     files, name = history.files, history.chat_name
     last = len(messages) - 1
     text = ""
@@ -272,5 +278,10 @@ def parse_chat(
         else:
             raise bad(f"{where} has an unknown role {role!r}")
     return ChatCall(
-        request.id, {**inputs, name: text, **bound}, context, history.messages, request.message_id
+        request.id,
+        {**inputs, name: text, **bound},
+        context,
+        history.messages,
+        request.message_id,
+        contract_id=contract.id,
     )

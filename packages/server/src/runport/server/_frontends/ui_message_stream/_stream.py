@@ -49,10 +49,18 @@ class UIMessageEncoder(RunEventEncoder):
     are streaming, which tool calls were announced. ``encode`` turns one run event into the
     chunks (JSON payloads) it owes; the frames are written by ``data_frames``."""
 
-    def __init__(self, message_id: str | None = None, reasoning_key: bytes | None = None) -> None:
+    def __init__(
+        self,
+        message_id: str | None = None,
+        reasoning_key: bytes | None = None,
+        *,
+        contract_id: str = "",
+        chat_id: str = "",
+    ) -> None:
         super().__init__()
         self._message_id = message_id
         self._reasoning_key = reasoning_key
+        self._sealed_for = (contract_id, chat_id)
         self._turn = 0
         self._in_step = False
         self._step_owed = False  # a turn ended: its finish-step waits for its tools' results
@@ -190,7 +198,10 @@ class UIMessageEncoder(RunEventEncoder):
             if not self._reasoning_open:  # reasoning that was never streamed still has a part
                 self._end_text(out)
                 self._open_reasoning(out)
-            reasoning = sealed_reasoning(receipt.reasoning, self._reasoning_key)
+            contract_id, chat_id = self._sealed_for
+            reasoning = sealed_reasoning(
+                receipt.reasoning, self._reasoning_key, contract_id=contract_id, chat_id=chat_id
+            )
         self._close_parts(out, reasoning)
         for call in receipt.tool_calls or ():
             out.append(
@@ -271,6 +282,8 @@ def ui_message_stream(
     *,
     message_id: str | None = None,
     reasoning_key: bytes | None = None,
+    contract_id: str = "",
+    chat_id: str = "",
 ) -> AsyncIterator[bytes]:
     """The run ``events`` as the AI SDK's UI message stream, one chunk of bytes per run
     event (its frames together), ending with ``data: [DONE]``. Serve it with
@@ -279,6 +292,8 @@ def ui_message_stream(
     A ``RunError`` raised by ``events`` ends the stream with an ``error`` chunk carrying
     its TQX code (``abort`` for a caller stop). ``message_id`` names the assistant message;
     ``reasoning_key`` seals each turn's reasoning metadata (signatures, encrypted
-    reasoning), which the chat endpoint checks when a later request sends it back.
+    reasoning), bound to ``contract_id`` and ``chat_id``: the chat endpoint takes it back
+    only in that contract's chat of that id.
     """
-    return encoded(UIMessageEncoder(message_id, reasoning_key), events, CLOSING)
+    encoder = UIMessageEncoder(message_id, reasoning_key, contract_id=contract_id, chat_id=chat_id)
+    return encoded(encoder, events, CLOSING)
