@@ -10,6 +10,7 @@ response fed through the same calls gives the same receipt (law 2).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TypeVar
 
 from pydantic import BaseModel, JsonValue
@@ -20,6 +21,7 @@ from runport.contracts import (
     ErrorCode,
     ExecutionReceipt,
     ExecutionRequest,
+    Finish,
     ReasoningDelta,
     ReasoningPart,
     StreamEvent,
@@ -27,7 +29,7 @@ from runport.contracts import (
     ToolCallDelta,
     Usage,
 )
-from runport.core import JsonLimitError, build_receipt, parse_json_text
+from runport.core import JsonLimitError, build_receipt, normal_finish, parse_json_text
 from runport.http._json import bounds_error
 from runport.ports import PortError
 
@@ -175,6 +177,7 @@ class TurnBuilder:
         "_reasoning",
         "_text",
         "events",
+        "finish",
         "finish_reason",
         "reasoning_tokens",
         "usage",
@@ -187,11 +190,18 @@ class TurnBuilder:
         self._calls: dict[int, _Call] = {}
         self._empty_arguments = empty_arguments
         self.finish_reason: str | None = None
+        self.finish: Finish | None = None
         self.usage: tuple[int, int] | None = None
         """``(input tokens, output tokens)`` as last reported (made a ``Usage`` only for the
         receipt: providers that repeat usage in every chunk cost a tuple per chunk)."""
         self.reasoning_tokens: int | None = None
         """Of the output tokens, those spent reasoning, where the provider reports them."""
+
+    def finished(self, reason: str, table: Mapping[str, Finish]) -> None:
+        """The provider's finish reason, kept as sent and normalised by its protocol's
+        ``table`` (``runport.core.normal_finish``); the last one stands."""
+        self.finish_reason = reason
+        self.finish = normal_finish(reason, table)
 
     def text(self, piece: str) -> None:
         if piece:
@@ -339,6 +349,7 @@ class TurnBuilder:
             text=self._text.take(),
             tool_calls=calls,
             finish_reason=self.finish_reason,
+            finish=self.finish,
             usage=None
             if self.usage is None
             else Usage(
@@ -379,6 +390,7 @@ def turn_receipt(
     finish_reason: str | None,
     usage: Usage | None,
     reasoning: list[ReasoningPart] | None = None,
+    finish: Finish | None = None,
 ) -> ExecutionReceipt:
     """A decoded turn's receipt through ``runport.core.build_receipt``: a structured answer
     past the JSON bounds (met while it is parsed, once) and text that is not valid Unicode (a
@@ -392,6 +404,7 @@ def turn_receipt(
             finish_reason=finish_reason,
             usage=usage,
             reasoning=reasoning or (),
+            finish=finish,
         )
     except JsonLimitError as error:
         raise bounds_error(error, "the answer") from None

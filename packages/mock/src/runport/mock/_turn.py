@@ -10,7 +10,7 @@ the law is kept in one place whichever way the events travel.
 from __future__ import annotations
 
 import json
-from typing import Any, Final, TypeVar
+from typing import Any, Final, TypeVar, get_args
 
 from pydantic import JsonValue
 
@@ -22,14 +22,25 @@ from runport.contracts import (
     ExecutionReceipt,
     ExecutionRequest,
     Failed,
+    Finish,
     ReasoningDelta,
     ReasoningPart,
     StreamEvent,
     ToolCallDelta,
     Usage,
 )
-from runport.core import JsonLimitError, StreamAssembler, StreamGrammarError, build_receipt
+from runport.core import (
+    JsonLimitError,
+    StreamAssembler,
+    StreamGrammarError,
+    build_receipt,
+    normal_finish,
+)
 from runport.ports import PortError, distribution_version, max_response_bytes_for
+
+FINISHES: Final[dict[str, Finish]] = {word: word for word in get_args(Finish)}
+"""A scripted ``finish_reason`` is runport's own word, so a scenario can end a turn every way
+(``ExecutionReceipt.finish``); any other word is ``other``."""
 
 __all__ = ["UNSET", "VERSION", "Turn", "TurnUsageError", "byte_size", "discard"]
 
@@ -206,6 +217,7 @@ class Turn:
                 text=assembled.text,
                 tool_calls=tool_calls,
                 finish_reason=finish_reason,
+                finish=normal_finish(finish_reason, FINISHES),
                 usage=self._usage,
                 reasoning=[block.part() for block in self._blocks],
                 **explicit,

@@ -8,15 +8,28 @@ is assembled by ``TurnBuilder``, the one assembler every codec uses (docs/codecs
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from pydantic import JsonValue
 
-from runport.contracts import StreamEvent
+from runport.contracts import Finish, StreamEvent
 from runport.http import TextPieces, TurnBuilder
 from runport.openai._errors import error_frame, invalid
 
 PROVIDER = "openai"
+
+FINISHES: Final[dict[str, Finish]] = {
+    "stop": "stop",
+    "eos": "stop",  # vLLM's older servers
+    "length": "length",
+    "model_length": "length",  # Mistral: the model's context is full
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "content_filter": "content_filter",
+    "error": "error",  # Mistral
+}
+"""Chat-completions ``finish_reason`` words normalised (``ExecutionReceipt.finish``); any other
+word is ``other``."""
 """The ``provider_metadata`` key of a reasoning block: ``{"openai": {"field": …}}`` names the
 field that carried it (``reasoning_content``, ``reasoning``, or ``thinking`` for Mistral's
 typed content parts)."""
@@ -394,7 +407,7 @@ class ChunkAssembly:
     def _finish(self, finish: Any) -> None:
         if type(finish) is not str:
             raise invalid("a finish_reason is not a string")
-        self.turn.finish_reason = finish  # the last one stands
+        self.turn.finished(finish, FINISHES)  # the last one stands
 
     def _usage(self, usage: Any) -> None:
         if type(usage) is not dict:
