@@ -316,3 +316,18 @@ def test_anthropic_pause_turn_forever_is_bounded_by_max_turns() -> None:
             run(CONTRACT, adapter, inputs=INPUTS, max_turns=3)
         assert len(server.requests) == 3
     assert raised.value.code == ErrorCode.RUN_TURNS_EXHAUSTED
+
+
+def test_an_openai_chat_refusal_is_refused_whatever_word_ends_it() -> None:
+    body = chat(None, None, "stop")
+    body["choices"][0]["message"]["refusal"] = "I can't help with that."
+    with (
+        serving(json_reply(body)) as server,
+        PROTOCOLS[0].make(server.base_url) as adapter,
+        pytest.raises(RunError) as raised,
+    ):
+        run(CONTRACT, adapter, inputs=INPUTS)
+    assert raised.value.code == ErrorCode.OUTPUT_REFUSED
+    [receipt] = raised.value.partial.receipts
+    assert (receipt.finish, receipt.finish_reason) == ("content_filter", "stop")
+    assert receipt.text == "I can't help with that."

@@ -91,7 +91,7 @@ class ChunkAssembly:
     ``usage.completion_tokens_details.reasoning_tokens`` is ``Usage.reasoning_tokens``.
     """
 
-    __slots__ = ("_details", "_field", "_ids", "_pending", "_secrets", "turn")
+    __slots__ = ("_details", "_field", "_ids", "_pending", "_refused", "_secrets", "turn")
 
     def __init__(self, turn: TurnBuilder, secrets: tuple[str, ...] = ()) -> None:
         self.turn = turn
@@ -102,6 +102,8 @@ class ChunkAssembly:
         self._field: str | None = None
         """The field that opened the turn's reasoning block (``None``: none yet)."""
         self._details: list[dict[str, Any]] = []
+        self._refused = False
+        """A ``refusal`` arrived: the turn's end is ``content_filter``, whatever word ends it."""
 
     # -- a stream's chunk ----------------------------------------------------------------------
 
@@ -263,6 +265,7 @@ class ChunkAssembly:
             if type(refusal) is not str:
                 raise invalid("a refusal field is not a string")
             self.turn.text(refusal)
+            self._refused = True
         calls = delta.get("tool_calls")
         if calls:
             if type(calls) is not list:
@@ -408,6 +411,8 @@ class ChunkAssembly:
         if type(finish) is not str:
             raise invalid("a finish_reason is not a string")
         self.turn.finished(finish, FINISHES)  # the last one stands
+        if self._refused:
+            self.turn.finish = "content_filter"
 
     def _usage(self, usage: Any) -> None:
         if type(usage) is not dict:
