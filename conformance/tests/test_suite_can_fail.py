@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Final, NamedTuple
 
 import pytest
-from conformance_doubles import run_inner
+
+from .conformance_doubles import run_inner
 
 # every broken adapter runs in one inner session: on one pytest-xdist worker,
 # the module fixture is made once

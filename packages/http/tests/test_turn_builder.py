@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from provider_checks import make_request
 
+from runport.conformance.providers import make_request
 from runport.contracts import (
     AdapterDescriptor,
     Complete,

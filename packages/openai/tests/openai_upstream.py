@@ -17,7 +17,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
 import httpx
-from provider_checks import OBJECT_SCHEMA as PROVIDER_OBJECT_SCHEMA
+
+from runport.conformance.providers import OBJECT_SCHEMA as PROVIDER_OBJECT_SCHEMA
 
 API_KEY = "sk-test-SECRET-4f1c9a"
 """Planted so tests can prove it never shows up in events, errors or logs."""
