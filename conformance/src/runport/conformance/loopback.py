@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
+import struct
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -49,6 +50,7 @@ class Connection:
 
     sock: socket.socket
     closed_by_client: threading.Event = field(default_factory=threading.Event)
+    resetting: bool = False
 
     def write(self, data: bytes) -> bool:
         """``False`` once the client has gone."""
@@ -63,9 +65,17 @@ class Connection:
         """``data`` as one HTTP/1.1 chunk."""
         return self.write(b"%x\r\n%s\r\n" % (len(data), data))
 
+    def reset(self) -> None:
+        """Abort the connection with a TCP RST (``SO_LINGER`` 0) once the handler returns
+        ``False``, instead of waiting for the client to close it."""
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.resetting = True
+
 
 Handler = Callable[[Connection, bytes], bool]
-"""Writes one response on the connection; ``True`` keeps the connection for another request."""
+"""Writes one response on the connection; ``True`` keeps the connection for another request,
+``False`` waits for the client to close it (a handler may shut the socket down first, or
+``reset`` the connection)."""
 
 
 class FaultServer:
@@ -132,7 +142,10 @@ class FaultServer:
                 self.requests.append(request)
                 handler = self.handlers[min(len(self.requests), len(self.handlers)) - 1]
                 if not handler(connection, request):
-                    _await_close(connection, self._stop)
+                    if connection.resetting:
+                        reader.close()  # the last reference: leaving ``with`` sends the RST
+                    else:
+                        _await_close(connection, self._stop)
                     return
 
 
@@ -180,17 +193,22 @@ class Seen:
     headers: dict[str, str]
     body: Any
 
+    @classmethod
+    def parse(cls, request: bytes) -> Seen:
+        """A request's bytes (head and body, as ``FaultServer.requests`` holds them), parsed."""
+        head_bytes, _, body = request.partition(b"\r\n\r\n")
+        lines = head_bytes.decode("latin-1").split("\r\n")
+        method, target, _ = lines[0].split(" ", 2)
+        headers = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        return cls(method, target, headers, json.loads(body) if body else None)
+
 
 def seen(server: FaultServer, index: int = -1) -> Seen:
     """The server's request ``index``, parsed."""
-    head_bytes, _, body = server.requests[index].partition(b"\r\n\r\n")
-    lines = head_bytes.decode("latin-1").split("\r\n")
-    method, target, _ = lines[0].split(" ", 2)
-    headers = {}
-    for line in lines[1:]:
-        name, _, value = line.partition(":")
-        headers[name.strip().lower()] = value.strip()
-    return Seen(method, target, headers, json.loads(body) if body else None)
+    return Seen.parse(server.requests[index])
 
 
 # --- replies ---------------------------------------------------------------------------------
