@@ -36,6 +36,7 @@ PUBLIC = {
         "Diagnostic",
         "OperationEnvelope",
         "ErrorCode",
+        "PortError",
         "canonical_json",
         "fingerprint",
         "MAX_INT_DIGITS",

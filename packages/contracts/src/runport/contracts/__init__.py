@@ -2,6 +2,7 @@
 
 from runport.contracts._canonical import canonical_json, fingerprint
 from runport.contracts._codes import ErrorCode
+from runport.contracts._errors import PortError
 from runport.contracts._limits import MAX_INT_DIGITS, MAX_JSON_DEPTH, MAX_PART_BYTES
 from runport.contracts._models import (
     AdapterDescriptor,
@@ -48,6 +49,7 @@ __all__ = [
     "Message",
     "OperationEnvelope",
     "OutputSnapshot",
+    "PortError",
     "ReasoningDelta",
     "ReasoningPart",
     "RunEvent",

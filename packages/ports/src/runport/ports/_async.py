@@ -14,9 +14,9 @@ from runport.contracts import (
     ExecutionReceipt,
     ExecutionRequest,
     Failed,
+    PortError,
     StreamEvent,
 )
-from runport.ports._errors import PortError
 
 AsyncSink = Callable[[StreamEvent], Awaitable[None] | None]
 """Receives every event of an async streamed call, in the caller's task, in order.
