@@ -106,6 +106,10 @@ PUBLIC = {
         "PartialJSON",
         "PartialJSONError",
         "PartialOutput",
+        "TurnBuilder",
+        "TextPieces",
+        "parsed_tool_call",
+        "turn_receipt",
     },
     "runport.mock": {
         "AsyncEmitter",

@@ -38,6 +38,7 @@ from runport.core._scenario import (
 )
 from runport.core._schema import schema_errors, validate_output
 from runport.core._strict import strict_schema
+from runport.core._turn import TextPieces, TurnBuilder, parsed_tool_call, turn_receipt
 
 __all__ = [
     "MAX_DOCUMENT_BYTES",
@@ -63,7 +64,9 @@ __all__ = [
     "ScenarioTurn",
     "StreamAssembler",
     "StreamGrammarError",
+    "TextPieces",
     "ToolCallDeltaEvent",
+    "TurnBuilder",
     "UsageEvent",
     "build_receipt",
     "compile_contract",
@@ -78,8 +81,10 @@ __all__ = [
     "parse_document",
     "parse_json_text",
     "parse_scenario",
+    "parsed_tool_call",
     "redact_secrets",
     "schema_errors",
     "strict_schema",
+    "turn_receipt",
     "validate_output",
 ]

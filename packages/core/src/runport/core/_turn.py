@@ -4,8 +4,9 @@ as a codec decodes them, emitting each progress event as the piece that complete
 Provider-neutral: a codec says *what* arrived (a text piece, a call announced, a fragment of
 its arguments, a call's end), the builder keeps the streaming law's assembly rules — joined
 ``Delta`` text is the receipt's text, per index the joined fragments are the arguments' text
-(docs/streaming-law.md, law 3) — and builds the receipt through ``runport.core``. A whole JSON
-response fed through the same calls gives the same receipt (law 2).
+(docs/streaming-law.md, law 3) — and builds the receipt with ``build_receipt``. A whole JSON
+response fed through the same calls gives the same receipt (law 2). Codecs (``runport.http``,
+which re-exports it) and the test doubles (``runport.mock``) both assemble their turns here.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from runport.contracts import (
     ErrorCode,
     ExecutionReceipt,
     ExecutionRequest,
+    PortError,
     ReasoningDelta,
     ReasoningPart,
     StreamEvent,
@@ -27,9 +29,8 @@ from runport.contracts import (
     ToolCallDelta,
     Usage,
 )
-from runport.core import JsonLimitError, build_receipt, parse_json_text
-from runport.http._json import bounds_error
-from runport.ports import PortError
+from runport.core._document import JsonLimitError
+from runport.core._receipt import build_receipt, parse_json_text
 
 __all__ = ["TextPieces", "TurnBuilder", "parsed_tool_call", "turn_receipt"]
 
@@ -350,6 +351,11 @@ class TurnBuilder:
         )
 
 
+def _bounds_error(error: JsonLimitError, what: str) -> PortError:
+    """``JsonLimitError`` met in an upstream's ``what`` as the coded failure of the call."""
+    return PortError(ErrorCode.RUNTIME_INVALID_RESPONSE, f"{what}: {error.message}")
+
+
 def parsed_tool_call(
     index: int,
     call_id: str,
@@ -362,7 +368,7 @@ def parsed_tool_call(
     try:
         value = parse_json_text(arguments)[1]
     except JsonLimitError as error:
-        raise bounds_error(error, f"tool call {index}'s arguments") from None
+        raise _bounds_error(error, f"tool call {index}'s arguments") from None
     # The parsed value (or the text itself) is JSON by construction: validating it again as a
     # ``JsonValue`` would walk every element in Python, so only the call's identity is
     # validated and the value is put in unvalidated.
@@ -380,7 +386,7 @@ def turn_receipt(
     usage: Usage | None,
     reasoning: list[ReasoningPart] | None = None,
 ) -> ExecutionReceipt:
-    """A decoded turn's receipt through ``runport.core.build_receipt``: a structured answer
+    """A decoded turn's receipt through ``build_receipt``: a structured answer
     past the JSON bounds (met while it is parsed, once) and text that is not valid Unicode (a
     lone surrogate escape), which cannot be fingerprinted, are ``INVALID_RESPONSE``."""
     try:
@@ -394,7 +400,7 @@ def turn_receipt(
             reasoning=reasoning or (),
         )
     except JsonLimitError as error:
-        raise bounds_error(error, "the answer") from None
+        raise _bounds_error(error, "the answer") from None
     except UnicodeEncodeError:
         raise PortError(
             ErrorCode.RUNTIME_INVALID_RESPONSE, "the response's text is not valid Unicode"
