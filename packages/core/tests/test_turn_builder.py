@@ -211,3 +211,47 @@ def test_the_last_finish_reason_set_stands() -> None:
     turn.finish_reason = "stop"
     receipt = turn.receipt(make_request(), ADAPTER)
     assert (receipt.text, receipt.finish_reason) == ("more", "stop")
+
+
+# --- what the test doubles need of the one assembler ------------------------------------------
+
+
+def test_a_bounds_failure_names_where_it_was_met_unless_told_not_to() -> None:
+    deep = "[" * 100 + "]" * 100
+    bare = "the JSON is nested more than 64 levels deep"
+    for name_bounds, where in ((True, "tool call 0's arguments: "), (False, "")):
+        turn = TurnBuilder(name_bounds=name_bounds)
+        turn.whole_call("f", None, deep)
+        with pytest.raises(PortError) as raised:
+            turn.receipt(make_request(), ADAPTER)
+        assert (raised.value.code, raised.value.message) == (
+            ErrorCode.RUNTIME_INVALID_RESPONSE,
+            where + bare,
+        )
+    structured = make_request().model_copy(
+        update={
+            "interaction": make_request().interaction.model_copy(
+                update={"output_schema": {"type": "array"}}
+            )
+        }
+    )
+    for name_bounds, where in ((True, "the answer: "), (False, "")):
+        turn = TurnBuilder(name_bounds=name_bounds)
+        turn.text(deep)
+        with pytest.raises(PortError) as raised:
+            turn.receipt(structured, ADAPTER)
+        assert raised.value.message == where + bare
+
+
+def test_an_explicit_output_is_the_answer_and_empty_says_nothing_was_said() -> None:
+    turn = TurnBuilder()
+    assert turn.empty
+    turn.whole_reasoning("thinking")
+    assert turn.empty  # reasoning is not an answer
+    receipt = turn.receipt(make_request(), ADAPTER, output="given")
+    assert (receipt.output, receipt.text) == ("given", None)
+    assert [part.text for part in receipt.reasoning or []] == ["thinking"]
+    for said in (lambda t: t.text("x"), lambda t: t.open_call("f")):
+        turn = TurnBuilder()
+        said(turn)
+        assert not turn.empty
