@@ -37,6 +37,8 @@ PUBLIC = {
         "OperationEnvelope",
         "ErrorCode",
         "PortError",
+        "PART_TOO_LARGE",
+        "sniffed_media_type",
         "canonical_json",
         "fingerprint",
         "MAX_INT_DIGITS",
@@ -110,6 +112,8 @@ PUBLIC = {
         "TextPieces",
         "parsed_tool_call",
         "turn_receipt",
+        "PartDigest",
+        "part_digests",
     },
     "runport.mock": {
         "AsyncEmitter",
@@ -281,6 +285,7 @@ PUBLIC = {
         "RowRunner",
         "abatch",
         "read_rows",
+        "request_parts",
         "run_batch",
     },
     "runport.server": {

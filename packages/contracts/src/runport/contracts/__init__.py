@@ -27,12 +27,20 @@ from runport.contracts._models import (
     ToolSpec,
     Usage,
 )
-from runport.contracts._parts import ContentPart, FilePart, ImagePart, TextPart
+from runport.contracts._parts import (
+    PART_TOO_LARGE,
+    ContentPart,
+    FilePart,
+    ImagePart,
+    TextPart,
+    sniffed_media_type,
+)
 
 __all__ = [
     "MAX_INT_DIGITS",
     "MAX_JSON_DEPTH",
     "MAX_PART_BYTES",
+    "PART_TOO_LARGE",
     "AdapterDescriptor",
     "AnswerRejected",
     "CompiledInteraction",
@@ -62,4 +70,5 @@ __all__ = [
     "Usage",
     "canonical_json",
     "fingerprint",
+    "sniffed_media_type",
 ]

@@ -25,6 +25,7 @@ from runport.core._scenario import (
     DeltaEvent,
     FailEvent,
     FinishEvent,
+    PartDigest,
     ReasoningDeltaEvent,
     Scenario,
     ScenarioError,
@@ -35,6 +36,7 @@ from runport.core._scenario import (
     UsageEvent,
     load_scenario,
     parse_scenario,
+    part_digests,
 )
 from runport.core._schema import schema_errors, validate_output
 from runport.core._strict import strict_schema
@@ -53,6 +55,7 @@ __all__ = [
     "FinishEvent",
     "HeldCache",
     "JsonLimitError",
+    "PartDigest",
     "PartialJSON",
     "PartialJSONError",
     "PartialOutput",
@@ -82,6 +85,7 @@ __all__ = [
     "parse_json_text",
     "parse_scenario",
     "parsed_tool_call",
+    "part_digests",
     "redact_secrets",
     "schema_errors",
     "strict_schema",
