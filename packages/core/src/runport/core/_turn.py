@@ -292,6 +292,28 @@ class TurnBuilder:
             return None
         return _fragment_event(call, fragment)
 
+    def assemble(self, event: Delta | ReasoningDelta | ToolCallDelta) -> None:
+        """An event made elsewhere, assembled as the piece it carries; no event is made or
+        appended (a test double plays events it made and checked itself). A
+        ``ReasoningDelta`` joins the current block (a block is opened if none is); a
+        ``ToolCallDelta`` with a new index announces that call, with its own fields."""
+        kind = type(event)
+        if kind is Delta:
+            self._text.add(event.text)  # type: ignore[union-attr]
+        elif kind is ReasoningDelta:
+            if not self._reasoning:
+                self.open_reasoning()
+            self._reasoning[-1].text.add(event.text)  # type: ignore[union-attr]
+        else:
+            assert isinstance(event, ToolCallDelta)
+            call = self._calls.get(event.index)
+            if call is None:
+                call = self._calls[event.index] = _Call(event)
+            elif call.closed:
+                return
+            if event.arguments_fragment:
+                call.arguments.add(event.arguments_fragment)
+
     def has_call(self, index: int) -> bool:
         return index in self._calls
 

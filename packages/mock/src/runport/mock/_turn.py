@@ -68,7 +68,7 @@ class Turn:
         self.descriptor = descriptor
         self.error: PortError | None = None
         self.elapsed_ms = 0
-        self._assembler = StreamAssembler()
+        self._assembler = StreamAssembler(grammar_only=True)
         # no call is announced without its arguments' text, so none is owed "{}" at the end
         self._builder = TurnBuilder(empty_arguments="", name_bounds=False)
         self._usage: Usage | None = None
@@ -230,33 +230,17 @@ class Turn:
         except StreamGrammarError as error:
             raise TurnUsageError(str(error)) from None
         self._played += size
-        self._assemble(event)
-        return event
-
-    def _assemble(self, event: Delta | ReasoningDelta | ToolCallDelta) -> None:
-        """The piece ``event`` carries, into the turn. The builder's own events are not kept:
-        the double delivers the events it checked."""
-        builder = self._builder
+        # the piece it carries, into the turn (the double delivers the events it checked)
         if type(event) is ReasoningDelta:
             if not self._reasoning_open:
-                builder.open_reasoning()
+                self._builder.open_reasoning()
                 self._reasoning_open = True
-            builder.reasoning_event(event.text)
-            return
-        self._reasoning_open = False  # any other progress ends the reasoning block
-        if type(event) is Delta:
-            builder.text_event(event.text)
-            return
-        assert type(event) is ToolCallDelta
-        index = event.index
-        if builder.has_call(index):
-            builder.arguments_event(index, event.arguments_fragment)
         else:
-            builder.open_call(
-                event.name, event.call_id, index=index, arguments=event.arguments_fragment
-            )
-            builder.events.clear()
-            self._next_index = max(self._next_index, index + 1)
+            self._reasoning_open = False  # any other progress ends the reasoning block
+            if type(event) is ToolCallDelta and event.index >= self._next_index:
+                self._next_index = event.index + 1
+        self._builder.assemble(event)
+        return event
 
     def _terminal(self, event: _T) -> _T:
         if not self._assembler.done:
