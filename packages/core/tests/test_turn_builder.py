@@ -9,7 +9,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runport.conformance.providers import make_request
 from runport.contracts import (
     AdapterDescriptor,
     CompiledInteraction,
