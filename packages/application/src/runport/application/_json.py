@@ -5,7 +5,6 @@ gives."""
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any, Literal, Self
 
 from pydantic import TypeAdapter
@@ -13,9 +12,16 @@ from pydantic import TypeAdapter
 __all__ = ["JSONResult"]
 
 
-@cache
+_ADAPTERS: dict[str, TypeAdapter[Any]] = {}
+
+
 def _adapter(kind: type[Any]) -> TypeAdapter[Any]:
-    return TypeAdapter(kind)
+    """The type's adapter, made on first use (building one costs more than a dump)."""
+    name = f"{kind.__module__}.{kind.__qualname__}"
+    adapter = _ADAPTERS.get(name)
+    if adapter is None:
+        adapter = _ADAPTERS[name] = TypeAdapter(kind)
+    return adapter
 
 
 class JSONResult:
