@@ -1,0 +1,6 @@
+"""The Vercel AI SDK's UI message stream (protocol v1): its stream, its request, and the
+protocol object the server's routes are made from."""
+
+from runport.server._frontends.ui_message_stream._frontend import UIMessageStream
+
+__all__ = ["UIMessageStream"]
