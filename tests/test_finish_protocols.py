@@ -7,21 +7,15 @@ continues Anthropic's ``pause_turn`` by sending the paused turn back."""
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-# --import-mode=importlib puts no test folder on sys.path: the loopback server is runport-http's.
-sys.path.append(str(Path(__file__).parents[1] / "packages" / "http" / "tests"))
-
-from http_faults import FaultServer
-from provider_checks import json_reply, seen, serving, stream_reply
-
 from runport.anthropic import ANSWER_TOOL, AnthropicMessagesAdapter
 from runport.application import RunError, execute_contract, run, run_stream
+from runport.conformance.loopback import FaultServer, json_reply, seen, serving, stream_reply
 from runport.contracts import ErrorCode
 from runport.gemini import GeminiAdapter
 from runport.openai import OpenAIChatAdapter, OpenAIResponsesAdapter

@@ -24,8 +24,12 @@ import openai
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from provider_checks import Playback, json_reply, make_request, rechunk, run_streamed, stream_reply
-from responses_wire import (
+
+from runport.conformance.loopback import Playback, json_reply, rechunk, stream_reply
+from runport.conformance.providers import make_request, run_streamed
+from runport.openai import OpenAIResponsesAdapter
+
+from .responses_wire import (
     MODEL,
     BuiltIn,
     FunctionCall,
@@ -36,8 +40,6 @@ from responses_wire import (
     response_body,
     stream_events,
 )
-
-from runport.openai import OpenAIResponsesAdapter
 
 API_KEY = "sk-proj-differential-key"
 

@@ -13,7 +13,7 @@ from runport.anthropic._answer import SpaceStripper
 from runport.anthropic._errors import invalid
 from runport.anthropic._request import ANSWER_TOOL, PROVIDER
 from runport.contracts import Finish
-from runport.http import TurnBuilder
+from runport.core import TurnBuilder
 
 FINISHES: Final[dict[str, Finish]] = {
     "end_turn": "stop",
