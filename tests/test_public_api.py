@@ -141,6 +141,7 @@ PUBLIC = {
         "ResponseDecoder",
         "SSEDecoder",
         "ServerSentEvent",
+        "cache_counts",
         "check_json_text",
         "checked_api_key",
         "encode_json",

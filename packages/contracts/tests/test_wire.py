@@ -264,5 +264,5 @@ def test_cache_counts_add_up_and_stay_omitted_when_no_side_has_them() -> None:
 
 @pytest.mark.parametrize("bad", [-1, 1.5])
 def test_cache_counts_reject_negative_and_non_integer_counts(bad: object) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(pydantic.ValidationError):
         Usage.model_validate({"input_tokens": 5, "cache_read_tokens": bad})

@@ -36,6 +36,7 @@ from runport.http._sse import ServerSentEvent, SSEDecoder
 from runport.http._sync import HTTPAdapter
 from runport.http._turn import TextPieces, TurnBuilder, parsed_tool_call, turn_receipt
 from runport.http._urls import redact_url
+from runport.http._usage import cache_counts
 
 __all__ = [
     "DEFAULT_ASYNC_LIMITS",
@@ -59,6 +60,7 @@ __all__ = [
     "ServerSentEvent",
     "TextPieces",
     "TurnBuilder",
+    "cache_counts",
     "check_json_text",
     "checked_api_key",
     "data_url",

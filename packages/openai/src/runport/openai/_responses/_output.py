@@ -8,7 +8,8 @@ from typing import Any, Final
 
 from pydantic import JsonValue
 
-from runport.http import TurnBuilder
+from runport.http import TurnBuilder, cache_counts
+from runport.openai._chunks import cached_tokens
 from runport.openai._errors import error_frame, invalid
 from runport.openai._responses._request import PROVIDER
 
@@ -341,6 +342,9 @@ class OutputAssembly:
                 raise invalid("usage does not hold token counts")
         self.turn.usage = (counts[0] or 0, counts[1] or 0)
         self.turn.reasoning_tokens = reasoning or None
+        self.turn.cache_read_tokens, _ = cache_counts(
+            cached_tokens(usage, "input_tokens_details"), input_tokens=counts[0] or 0
+        )
 
 
 def _key(data: dict[str, Any]) -> Any:

@@ -1,0 +1,150 @@
+"""Prompt-cache counts in usage over loopback (ADR 0051): ``cache_read_input_tokens`` and
+``cache_creation_input_tokens`` are ``Usage.cache_read_tokens``/``cache_write_tokens`` and are
+added to ``input_tokens``, streamed (including counts only ``message_start`` carries) and
+unstreamed alike; bad counts are coded."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+from anthropic_wire import Text, Turn, event, message_body
+from provider_checks import Provider, json_reply, make_request, run_streamed, serving, stream_reply
+
+from runport.anthropic import AnthropicMessagesAdapter, AsyncAnthropicMessagesAdapter
+from runport.contracts import ErrorCode, Usage
+from runport.ports import PortError
+
+PROVIDER = Provider(
+    AnthropicMessagesAdapter, AsyncAnthropicMessagesAdapter, "claude-test", "sk-ant-api03-CACHE"
+)
+
+
+def _cache(read: Any, write: Any) -> dict[str, Any]:
+    counts = {"cache_read_input_tokens": read, "cache_creation_input_tokens": write}
+    return {key: value for key, value in counts.items() if value is not None}
+
+
+def _stream(start: dict[str, Any], delta: dict[str, Any]) -> list[bytes]:
+    message = {
+        "id": "msg_cache",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-test",
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": start,
+    }
+    text = {"type": "text_delta", "text": "hi"}
+    return [
+        event("message_start", {"type": "message_start", "message": message}),
+        event(
+            "content_block_start",
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "text", "text": ""},
+            },
+        ),
+        event("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": text}),
+        event("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        event(
+            "message_delta",
+            {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": delta},
+        ),
+        event("message_stop", {"type": "message_stop"}),
+    ]
+
+
+def _streamed(client: httpx.Client, start: dict[str, Any], delta: dict[str, Any]) -> Any:
+    with serving(stream_reply(_stream(start, delta))) as server:
+        outcome = run_streamed(PROVIDER.adapter_for(server, client), make_request())
+    if outcome.error is not None:
+        return outcome.error
+    assert outcome.receipt is not None
+    return outcome.receipt.usage
+
+
+def _unstreamed(client: httpx.Client, usage: dict[str, Any]) -> Any:
+    body = {**message_body(Turn([Text(["hi"])])), "usage": usage}
+    with serving(json_reply(body)) as server:
+        try:
+            return PROVIDER.adapter_for(server, client).execute(make_request()).usage
+        except PortError as error:
+            return error
+
+
+CASES = [
+    pytest.param(
+        1920,
+        100,
+        Usage(input_tokens=2032, output_tokens=5, cache_read_tokens=1920, cache_write_tokens=100),
+        id="both",
+    ),
+    pytest.param(
+        1920, 0, Usage(input_tokens=1932, output_tokens=5, cache_read_tokens=1920), id="read"
+    ),
+    pytest.param(
+        None, 100, Usage(input_tokens=112, output_tokens=5, cache_write_tokens=100), id="write"
+    ),
+    pytest.param(0, 0, Usage(input_tokens=12, output_tokens=5), id="zeros"),
+    pytest.param(None, None, Usage(input_tokens=12, output_tokens=5), id="absent"),
+]
+
+
+@pytest.mark.parametrize(("read", "write", "expected"), CASES)
+def test_counts_only_message_start_sends_are_kept(
+    client: httpx.Client, read: Any, write: Any, expected: Usage
+) -> None:
+    start = {"input_tokens": 12, **_cache(read, write), "output_tokens": 1}
+    assert _streamed(client, start, {"output_tokens": 5}) == expected
+
+
+@pytest.mark.parametrize(("read", "write", "expected"), CASES)
+def test_counts_message_delta_repeats_read_the_same(
+    client: httpx.Client, read: Any, write: Any, expected: Usage
+) -> None:
+    start = {"input_tokens": 12, **_cache(read, write), "output_tokens": 1}
+    delta = {"input_tokens": 12, **_cache(read, write), "output_tokens": 5}
+    assert _streamed(client, start, delta) == expected
+
+
+@pytest.mark.parametrize(("read", "write", "expected"), CASES)
+def test_an_unstreamed_message_reads_the_same(
+    client: httpx.Client, read: Any, write: Any, expected: Usage
+) -> None:
+    usage = {"input_tokens": 12, **_cache(read, write), "output_tokens": 5}
+    assert _unstreamed(client, usage) == expected
+
+
+def test_message_delta_counts_override_message_starts(client: httpx.Client) -> None:
+    start = {"input_tokens": 12, **_cache(0, 100), "output_tokens": 1}
+    delta = {"output_tokens": 5, **_cache(64, None)}
+    assert _streamed(client, start, delta) == Usage(
+        input_tokens=176, output_tokens=5, cache_read_tokens=64, cache_write_tokens=100
+    )
+
+
+BAD = [-1, 1.5, "7", [3]]
+
+
+@pytest.mark.parametrize("bad", BAD)
+@pytest.mark.parametrize("key", ["cache_read_input_tokens", "cache_creation_input_tokens"])
+@pytest.mark.parametrize("where", ["message_start", "message_delta", "unstreamed"])
+def test_bad_cache_counts_are_invalid_responses(
+    client: httpx.Client, bad: Any, key: str, where: str
+) -> None:
+    if where == "unstreamed":
+        got = _unstreamed(client, {"input_tokens": 12, key: bad, "output_tokens": 5})
+    elif where == "message_start":
+        got = _streamed(
+            client, {"input_tokens": 12, key: bad, "output_tokens": 1}, {"output_tokens": 5}
+        )
+    else:
+        got = _streamed(
+            client, {"input_tokens": 12, "output_tokens": 1}, {key: bad, "output_tokens": 5}
+        )
+    assert isinstance(got, PortError)
+    assert got.code == ErrorCode.RUNTIME_INVALID_RESPONSE
