@@ -9,12 +9,14 @@ from typing import Any
 
 import httpx
 import pytest
-from anthropic_wire import Text, Turn, event, message_body
-from provider_checks import Provider, json_reply, make_request, run_streamed, serving, stream_reply
 
 from runport.anthropic import AnthropicMessagesAdapter, AsyncAnthropicMessagesAdapter
+from runport.conformance.loopback import json_reply, serving, stream_reply
+from runport.conformance.providers import Provider, make_request, run_streamed
 from runport.contracts import ErrorCode, Usage
 from runport.ports import PortError
+
+from .anthropic_wire import Text, Turn, event, message_body
 
 PROVIDER = Provider(
     AnthropicMessagesAdapter, AsyncAnthropicMessagesAdapter, "claude-test", "sk-ant-api03-CACHE"

@@ -9,8 +9,9 @@ from typing import Any
 
 import httpx
 import pytest
-from provider_checks import Provider, json_reply, make_request, run_streamed, serving, stream_reply
 
+from runport.conformance.loopback import json_reply, serving, stream_reply
+from runport.conformance.providers import Provider, make_request, run_streamed
 from runport.contracts import ErrorCode, Usage
 from runport.gemini import AsyncGeminiAdapter, GeminiAdapter
 from runport.ports import PortError

@@ -10,13 +10,15 @@ from typing import Any
 
 import httpx
 import pytest
-from openai_upstream import completion, role_chunk, sse, text_chunk, usage_chunk
-from provider_checks import json_reply, make_request, run_streamed, serving, stream_reply
-from responses_wire import Message, Turn, response_body, stream_events
 
+from runport.conformance.loopback import json_reply, serving, stream_reply
+from runport.conformance.providers import make_request, run_streamed
 from runport.contracts import ErrorCode, Usage
 from runport.openai import OpenAIChatAdapter, OpenAIResponsesAdapter
 from runport.ports import PortError
+
+from .openai_upstream import completion, role_chunk, sse, text_chunk, usage_chunk
+from .responses_wire import Message, Turn, response_body, stream_events
 
 API_KEY = "sk-proj-cache-test-key"
 

@@ -4,7 +4,6 @@ run's summed over its turns; absent or 0, the attributes are left out."""
 
 from __future__ import annotations
 
-from otel_doubles import Recorded, make_request
 from pydantic import BaseModel
 
 from runport.application import define_contract, run
@@ -18,6 +17,8 @@ from runport.contracts import (
 from runport.core import build_receipt
 from runport.otel import RunTracer, Traced
 from runport.ports import RuntimeAdapter
+
+from .otel_doubles import Recorded, make_request
 
 READ = "gen_ai.usage.cache_read.input_tokens"
 WRITE = "gen_ai.usage.cache_creation.input_tokens"

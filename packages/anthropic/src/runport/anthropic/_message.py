@@ -12,7 +12,8 @@ from pydantic import JsonValue
 from runport.anthropic._answer import SpaceStripper
 from runport.anthropic._errors import invalid
 from runport.anthropic._request import ANSWER_TOOL, PROVIDER
-from runport.http import TurnBuilder, cache_counts
+from runport.core import TurnBuilder
+from runport.http import cache_counts
 
 _TEXT = -1
 _ANSWER = -2

@@ -19,6 +19,7 @@ from runport.application._contract import not_json
 from runport.application._define import output_as
 from runport.application._errors import RunError, RunPartial, Stage
 from runport.application._history import place_history
+from runport.application._json import JSONResult
 from runport.application._options import Settings
 from runport.application._relay import TurnWatch, failure_message
 from runport.application._tools import Tool, tool_result_text
@@ -48,8 +49,9 @@ log = logging.getLogger("runport.application")
 
 
 @dataclass(frozen=True)
-class RunResult:
-    """The canonical outcome of a run; equal for ``run`` and ``run_stream`` on the same upstream."""
+class RunResult(JSONResult):
+    """The canonical outcome of a run; equal for ``run`` and ``run_stream`` on the same upstream.
+    ``model_dump_json()`` writes it as events are written (``model_validate_json`` reads it)."""
 
     output: JsonValue
     output_schema_valid: bool
@@ -92,6 +94,16 @@ def _assistant_content(receipt: ExecutionReceipt) -> str:
     if isinstance(receipt.output, str):
         return receipt.output
     return canonical_json(receipt.output).decode("utf-8")
+
+
+def _duplicate_id(calls: Sequence[ToolCall]) -> str | None:
+    """The first call id that two of ``calls`` share, else ``None``."""
+    seen: set[str] = set()
+    for call in calls:
+        if call.call_id in seen:
+            return call.call_id
+        seen.add(call.call_id)
+    return None
 
 
 class RunState:
@@ -236,7 +248,16 @@ class RunState:
 
     def run_tools(self, calls: Sequence[ToolCall]) -> Iterator[ToolResult]:
         """Answer every call, in order, and say how each went. Rejected calls spend one
-        correction for the batch before anything runs (past the budget, nothing runs)."""
+        correction for the batch before anything runs (past the budget, nothing runs). Two
+        calls under one id end the run before anything runs: their results could not be told
+        apart, and every provider refuses such a history (adr/0044)."""
+        duplicate = _duplicate_id(calls)
+        if duplicate is not None:
+            raise self.fail(
+                "model",
+                ErrorCode.RUNTIME_INVALID_RESPONSE,
+                f"the model made two tool calls under one id {duplicate!r}: no tool was run",
+            )
         problems = [(call, self.problem(call)) for call in calls]
         rejected = [f"{call.name}: {problem}" for call, problem in problems if problem]
         if rejected:

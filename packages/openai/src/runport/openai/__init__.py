@@ -11,7 +11,7 @@ from runport.openai._adapter import (
 )
 from runport.openai._async_adapter import AsyncOpenAIChatAdapter
 from runport.openai._request import ResponseFormatMode
-from runport.openai._responses._adapter import (
+from runport.openai._responses import (
     AsyncOpenAIResponsesAdapter,
     OpenAIResponsesAdapter,
     create_async_responses_adapter,

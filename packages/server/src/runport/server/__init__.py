@@ -30,9 +30,10 @@ from runport.server._event_log import (
     RunClosed,
     RunState,
 )
-from runport.server._frontends.agui._stream import AGUI_HEADERS, agui_stream
-from runport.server._frontends.ui_message_stream._stream import (
+from runport.server._frontends import (
+    AGUI_HEADERS,
     UI_MESSAGE_STREAM_HEADERS,
+    agui_stream,
     ui_message_stream,
 )
 from runport.server._protocol import DEFAULT_HEADER_TIMEOUT_S, DEFAULT_MAX_CONNECTIONS

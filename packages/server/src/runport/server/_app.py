@@ -33,8 +33,7 @@ from runport.server._body import (
 from runport.server._errors import RequestRefused, error_response, find_contract
 from runport.server._event_log import EventLog
 from runport.server._execution import Execution
-from runport.server._frontends import _registry
-from runport.server._frontends._routes import frontend_routes
+from runport.server._frontends import frontend_routes, registered
 from runport.server._guard import RequestGuard, check_allowed_hosts
 from runport.server._reasoning_seal import check_reasoning_key
 from runport.server._resumable import RUNPORT_STREAM, ResumableExecution, run_events, stop_run
@@ -161,7 +160,7 @@ def create_app(
     build_blocks = getattr(adapter, "blocking", True) is not False
     listing = {"contracts": catalog.describe()}
     key = reasoning_key if reasoning_key is not None else secrets.token_bytes(32)
-    frontends = [frontend(reasoning_key=key) for frontend in _registry.FRONTENDS]
+    frontends = registered(reasoning_key=key)
     known = (*frontends, RUNPORT_STREAM)
 
     async def list_contracts(request: Request) -> Response:

@@ -10,3 +10,9 @@ FRONTENDS: tuple[type[FrontendProtocol], ...] = (
     UIMessageStream,
     AGUI,
 )
+
+
+def registered(*, reasoning_key: bytes) -> list[FrontendProtocol]:
+    """One of each registered protocol, read from ``FRONTENDS`` when called (a test adds a
+    protocol by replacing it), their reasoning sealed with ``reasoning_key``."""
+    return [frontend(reasoning_key=reasoning_key) for frontend in FRONTENDS]

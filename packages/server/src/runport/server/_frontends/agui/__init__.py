@@ -2,5 +2,6 @@
 routes are made from."""
 
 from runport.server._frontends.agui._frontend import AGUI
+from runport.server._frontends.agui._stream import AGUI_HEADERS, agui_stream
 
-__all__ = ["AGUI"]
+__all__ = ["AGUI", "AGUI_HEADERS", "agui_stream"]

@@ -2,5 +2,9 @@
 protocol object the server's routes are made from."""
 
 from runport.server._frontends.ui_message_stream._frontend import UIMessageStream
+from runport.server._frontends.ui_message_stream._stream import (
+    UI_MESSAGE_STREAM_HEADERS,
+    ui_message_stream,
+)
 
-__all__ = ["UIMessageStream"]
+__all__ = ["UI_MESSAGE_STREAM_HEADERS", "UIMessageStream", "ui_message_stream"]
