@@ -151,6 +151,7 @@ PUBLIC = {
         "SSEDecoder",
         "ServerSentEvent",
         "cache_counts",
+        "cache_key",
         "check_json_text",
         "checked_api_key",
         "encode_json",

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from runport.conformance.loopback import json_reply, serving, stream_reply
+from runport.conformance.loopback import json_reply, seen, serving, stream_reply
 from runport.conformance.providers import make_request, run_streamed
 from runport.contracts import ErrorCode, Usage
 from runport.openai import OpenAIChatAdapter, OpenAIResponsesAdapter
@@ -135,3 +135,42 @@ def test_bad_cache_counts_are_invalid_responses(
     got = play(client, usage(details), stream=stream)
     assert isinstance(got, PortError)
     assert got.code == ErrorCode.RUNTIME_INVALID_RESPONSE
+
+
+def _sent_body(client: httpx.Client, adapter_class: Any, policy: dict[str, Any]) -> Any:
+    reply = json_reply(completion("hi")) if adapter_class is OpenAIChatAdapter else None
+    if reply is None:
+        reply = json_reply(response_body(Turn([Message(("hi",))])))
+    with serving(reply) as server:
+        adapter = adapter_class(
+            base_url=server.base_url, model="m", api_key=API_KEY, http_client=client
+        )
+        try:
+            adapter.execute(make_request(runtime_policy=policy))
+        except PortError as error:
+            return error
+        return seen(server).body
+
+
+ADAPTERS = [
+    pytest.param(OpenAIChatAdapter, id="chat"),
+    pytest.param(OpenAIResponsesAdapter, id="responses"),
+]
+
+
+@pytest.mark.parametrize("adapter_class", ADAPTERS)
+def test_a_cache_key_is_sent_as_prompt_cache_key(client: httpx.Client, adapter_class: Any) -> None:
+    body = _sent_body(client, adapter_class, {"cache_key": "tenant-7"})
+    assert body["prompt_cache_key"] == "tenant-7"
+    assert "cache_key" not in body
+    assert "prompt_cache_key" not in _sent_body(client, adapter_class, {})
+
+
+@pytest.mark.parametrize("adapter_class", ADAPTERS)
+@pytest.mark.parametrize("bad", ["", 7, ["k"]])
+def test_a_bad_cache_key_is_refused_before_any_request(
+    client: httpx.Client, adapter_class: Any, bad: Any
+) -> None:
+    got = _sent_body(client, adapter_class, {"cache_key": bad})
+    assert isinstance(got, PortError)
+    assert got.code == ErrorCode.DATA_INVALID

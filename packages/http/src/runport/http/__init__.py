@@ -27,7 +27,7 @@ from runport.http._json_api import (
     reads_as_events,
 )
 from runport.http._parts import PartRules, data_url, message_parts, text_content
-from runport.http._policy import reasoning_policy
+from runport.http._policy import cache_key, reasoning_policy
 from runport.http._settings import (
     DEFAULT_TIMEOUT,
     ClientT,
@@ -65,6 +65,7 @@ __all__ = [
     "TextPieces",
     "TurnBuilder",
     "cache_counts",
+    "cache_key",
     "check_json_text",
     "checked_api_key",
     "data_url",
