@@ -66,6 +66,8 @@ PUBLIC = {
         "max_response_bytes_for",
     },
     "runport.core": {
+        "RUNTIME_POLICY_KEYS",
+        "RuntimePolicyWarning",
         "Contract",
         "ContractError",
         "load_contract",

@@ -375,3 +375,18 @@ def test_validate_warns_when_the_output_schema_cannot_be_sent_strict(tmp_path: P
     result = runport("validate", strict)
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
+
+
+def test_validate_warns_about_a_runtime_policy_key_no_adapter_reads(tmp_path: Path) -> None:
+    contract = tmp_path / "policy.yaml"
+    contract.write_text(
+        (QUICK / "contract.yaml")
+        .read_text(encoding="utf-8")
+        .replace("capabilities: [text]", "capabilities: [text]\nruntime_policy: {temprature: 0.2}"),
+        encoding="utf-8",
+    )
+    result = runport("validate", contract)
+    assert result.returncode == 0, result.stderr  # a warning, never an error
+    [line] = [line for line in result.stderr.splitlines() if "temprature" in line]
+    assert line.startswith("runport: warning: ")
+    assert "cache_key (openai, openai-responses)" in line  # which adapters read which key
