@@ -5,15 +5,16 @@ unstreamed alike; bad counts are coded."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import httpx
 import pytest
 
 from runport.anthropic import AnthropicMessagesAdapter, AsyncAnthropicMessagesAdapter
-from runport.conformance.loopback import json_reply, serving, stream_reply
+from runport.conformance.loopback import json_reply, seen, serving, stream_reply
 from runport.conformance.providers import Provider, make_request, run_streamed
-from runport.contracts import ErrorCode, Usage
+from runport.contracts import ErrorCode, Message, ToolCall, Usage
 from runport.ports import PortError
 
 from .anthropic_wire import Text, Turn, event, message_body
@@ -150,3 +151,53 @@ def test_bad_cache_counts_are_invalid_responses(
         )
     assert isinstance(got, PortError)
     assert got.code == ErrorCode.RUNTIME_INVALID_RESPONSE
+
+
+def _sent(client: httpx.Client, messages: list[Message]) -> Any:
+    with serving(json_reply(message_body(Turn([Text(["ok"])])))) as server:
+        PROVIDER.adapter_for(server, client).execute(make_request(messages=messages))
+        return seen(server).body
+
+
+def test_a_breakpoint_is_cache_control_on_the_marked_messages_last_block(
+    client: httpx.Client,
+) -> None:
+    body = _sent(
+        client,
+        [
+            Message(role="system", content="Be brief."),
+            Message(role="system", content="A long manual.", cache=True, cache_ttl="1h"),
+            Message(role="user", content="First question.", cache=True),
+            Message(
+                role="assistant",
+                content="Checking.",
+                tool_calls=[ToolCall(call_id="t1", name="get_weather", arguments={})],
+                cache=True,
+            ),
+            Message(role="tool", content="sunny", tool_call_id="t1"),
+        ],
+    )
+    assert body["system"] == [
+        {"type": "text", "text": "Be brief."},
+        {
+            "type": "text",
+            "text": "A long manual.",
+            "cache_control": {"type": "ephemeral", "ttl": "1h"},
+        },
+    ]
+    user, assistant, _ = body["messages"]
+    assert user["content"] == [
+        {"type": "text", "text": "First question.", "cache_control": {"type": "ephemeral"}}
+    ]
+    text, call = assistant["content"]
+    assert "cache_control" not in text
+    assert call["cache_control"] == {"type": "ephemeral"}
+
+
+def test_without_a_breakpoint_nothing_is_marked(client: httpx.Client) -> None:
+    body = _sent(
+        client,
+        [Message(role="system", content="Be brief."), Message(role="user", content="Hi.")],
+    )
+    assert body["system"] == "Be brief."
+    assert "cache_control" not in json.dumps(body)

@@ -266,3 +266,22 @@ def test_cache_counts_add_up_and_stay_omitted_when_no_side_has_them() -> None:
 def test_cache_counts_reject_negative_and_non_integer_counts(bad: object) -> None:
     with pytest.raises(pydantic.ValidationError):
         Usage.model_validate({"input_tokens": 5, "cache_read_tokens": bad})
+
+
+def test_a_cache_breakpoint_is_in_a_messages_bytes_only_when_present() -> None:
+    plain = Message(role="user", content="x")
+    assert Message(role="user", content="x", cache=False) == plain
+    assert plain.model_dump_json() == '{"role":"user","content":"x"}'
+    marked = Message(role="user", content="x", cache=True, cache_ttl="1h")
+    assert json.loads(marked.model_dump_json()) == {
+        "role": "user",
+        "content": "x",
+        "cache": True,
+        "cache_ttl": "1h",
+    }
+    assert fingerprint(marked) != fingerprint(plain)
+
+
+def test_a_cache_ttl_without_a_breakpoint_is_refused() -> None:
+    with pytest.raises(pydantic.ValidationError, match="cache_ttl needs cache"):
+        Message(role="user", content="x", cache_ttl="5m")

@@ -1,5 +1,5 @@
-"""An unknown ``runtime_policy`` key is a load-time warning, never silence and never an error
-(ADR 0051)."""
+"""An unknown ``runtime_policy`` key is a load-time warning, never silence and never an error;
+a message's cache breakpoint is compiled, and fingerprinted only when present (ADR 0051)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,14 @@ from typing import Any
 
 import pytest
 
-from runport.core import RUNTIME_POLICY_KEYS, RuntimePolicyWarning, parse_contract
+from runport.contracts import fingerprint
+from runport.core import (
+    RUNTIME_POLICY_KEYS,
+    ContractError,
+    RuntimePolicyWarning,
+    compile_contract,
+    parse_contract,
+)
 
 
 def _contract(policy: dict[str, Any]) -> dict[str, Any]:
@@ -44,3 +51,23 @@ def test_each_unknown_key_warns_once() -> None:
     with pytest.warns(RuntimePolicyWarning) as heard:
         parse_contract(_contract({"a": 1, "b/c": 2}))
     assert sorted(str(w.message).split("'")[1] for w in heard.list) == ["a", "b/c"]
+
+
+def test_a_messages_cache_breakpoint_reaches_the_compiled_message_and_its_fingerprint() -> None:
+    plain = compile_contract(parse_contract(_contract({})), inputs={})
+    marked_data = _contract({})
+    marked_data["messages"] = [{"role": "user", "content": "hi", "cache": True, "cache_ttl": "5m"}]
+    marked = compile_contract(parse_contract(marked_data), inputs={})
+    [message] = marked.messages
+    assert (message.cache, message.cache_ttl) == (True, "5m")
+    assert plain.messages[0].cache is None
+    assert fingerprint(marked) != fingerprint(plain)
+    unmarked_data = _contract({})
+    unmarked_data["messages"] = [{"role": "user", "content": "hi", "cache": False}]
+    assert fingerprint(compile_contract(parse_contract(unmarked_data), inputs={})) == fingerprint(
+        plain
+    )
+    ttl_alone = _contract({})
+    ttl_alone["messages"] = [{"role": "user", "content": "hi", "cache_ttl": "5m"}]
+    with pytest.raises(ContractError, match="cache_ttl needs cache"):
+        parse_contract(ttl_alone)

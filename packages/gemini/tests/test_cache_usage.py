@@ -10,9 +10,9 @@ from typing import Any
 import httpx
 import pytest
 
-from runport.conformance.loopback import json_reply, serving, stream_reply
+from runport.conformance.loopback import json_reply, seen, serving, stream_reply
 from runport.conformance.providers import Provider, make_request, run_streamed
-from runport.contracts import ErrorCode, Usage
+from runport.contracts import ErrorCode, Message, Usage
 from runport.gemini import AsyncGeminiAdapter, GeminiAdapter
 from runport.ports import PortError
 
@@ -88,3 +88,14 @@ def test_bad_cache_counts_are_invalid_responses(
     got = _play(client, cached, stream=stream)
     assert isinstance(got, PortError)
     assert got.code == ErrorCode.RUNTIME_INVALID_RESPONSE
+
+
+def test_a_breakpoint_sends_nothing_gemini_has_no_per_request_control(
+    client: httpx.Client,
+) -> None:
+    marked = [Message(role="user", content="Long text.", cache=True)]
+    with serving(json_reply(_chunk("hi", _usage(None), "STOP"))) as server:
+        PROVIDER.adapter_for(server, client).execute(make_request(messages=marked))
+        body = seen(server).body
+    assert "cache" not in json.dumps(body).lower()
+    assert "Long text." in json.dumps(body)

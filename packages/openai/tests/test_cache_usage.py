@@ -14,6 +14,7 @@ import pytest
 from runport.conformance.loopback import json_reply, seen, serving, stream_reply
 from runport.conformance.providers import make_request, run_streamed
 from runport.contracts import ErrorCode, Usage
+from runport.contracts import Message as WireMessage
 from runport.openai import OpenAIChatAdapter, OpenAIResponsesAdapter
 from runport.ports import PortError
 
@@ -174,3 +175,23 @@ def test_a_bad_cache_key_is_refused_before_any_request(
     got = _sent_body(client, adapter_class, {"cache_key": bad})
     assert isinstance(got, PortError)
     assert got.code == ErrorCode.DATA_INVALID
+
+
+@pytest.mark.parametrize("adapter_class", ADAPTERS)
+def test_a_breakpoint_sends_nothing_openai_caches_prefixes_itself(
+    client: httpx.Client, adapter_class: Any
+) -> None:
+    reply = (
+        json_reply(completion("hi"))
+        if adapter_class is OpenAIChatAdapter
+        else json_reply(response_body(Turn([Message(("hi",))])))
+    )
+    marked = [WireMessage(role="user", content="Long text.", cache=True, cache_ttl="1h")]
+    with serving(reply) as server:
+        adapter = adapter_class(
+            base_url=server.base_url, model="m", api_key=API_KEY, http_client=client
+        )
+        adapter.execute(make_request(messages=marked))
+        body = seen(server).body
+    assert "cache" not in json.dumps(body)
+    assert "Long text." in json.dumps(body)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
 from runport.contracts._parts import ContentPart
 
@@ -16,6 +16,10 @@ def _is_empty(value: object) -> bool:
 def _omitted(default: Any = None) -> Any:
     """An optional field that the model's own serialization leaves out when it is empty."""
     return Field(default=default, exclude_if=_is_empty)
+
+
+def _none_if_false(value: Any) -> Any:
+    return None if value is False else value
 
 
 def _none_if_empty(value: Any) -> Any:
@@ -85,7 +89,21 @@ class Message(_Wire):
     """An assistant turn's reasoning, sent back to the provider that made it (left out when
     there is none, so messages without it keep their bytes and fingerprints)."""
 
+    cache: Literal[True] | None = _omitted()
+    """A prompt-cache breakpoint after this message (Anthropic ``cache_control``); left out
+    when absent or false, so messages without one keep their bytes and fingerprints."""
+    cache_ttl: Literal["5m", "1h"] | None = _omitted()
+    """How long the breakpoint's cache entry lives, where the provider lets a request say;
+    only with ``cache``."""
+
     _empty_calls = field_validator("tool_calls", "reasoning", mode="before")(_none_if_empty)
+    _no_cache = field_validator("cache", mode="before")(_none_if_false)
+
+    @model_validator(mode="after")
+    def _ttl_needs_a_breakpoint(self) -> Message:
+        if self.cache_ttl is not None and self.cache is None:
+            raise ValueError("cache_ttl needs cache: true")
+        return self
 
 
 def _sorted_unique(value: Any) -> Any:

@@ -187,6 +187,15 @@ class ValueSpec(_Model):
 class MessageTemplate(_Model):
     role: Literal["system", "developer", "user", "assistant", "tool"]
     content: list[Node]
+    cache: bool = False
+    """A prompt-cache breakpoint after this message (ADR 0051)."""
+    cache_ttl: Literal["5m", "1h"] | None = None
+
+    @model_validator(mode="after")
+    def _ttl_needs_a_breakpoint(self) -> MessageTemplate:
+        if self.cache_ttl is not None and not self.cache:
+            raise ValueError("cache_ttl needs cache: true")
+        return self
 
 
 class Eval(_Model):
