@@ -67,6 +67,8 @@ PUBLIC = {
         "max_response_bytes_for",
     },
     "runport.core": {
+        "RUNTIME_POLICY_KEYS",
+        "RuntimePolicyWarning",
         "Contract",
         "ContractError",
         "load_contract",
@@ -152,6 +154,8 @@ PUBLIC = {
         "ResponseDecoder",
         "SSEDecoder",
         "ServerSentEvent",
+        "cache_counts",
+        "cache_key",
         "check_json_text",
         "checked_api_key",
         "encode_json",

@@ -92,8 +92,9 @@ def test_a_streamed_turn_is_text_and_tool_use_blocks_only(client: httpx.Client) 
     ]
     assert [d.arguments_fragment for d in outcome.tool_deltas if d.index == 1] == ["", "{}"]
     assert receipt.finish_reason == "tool_use"
-    # message_delta's cumulative usage overrides message_start's; cache reads are not added.
-    assert receipt.usage == Usage(input_tokens=40, output_tokens=33)
+    # message_delta's cumulative usage overrides message_start's; cache reads are a part of
+    # input_tokens (ADR 0051).
+    assert receipt.usage == Usage(input_tokens=1040, output_tokens=33, cache_read_tokens=1000)
 
 
 def test_the_request_carries_the_messages_api_shape(client: httpx.Client) -> None:

@@ -100,8 +100,16 @@ def sdk_view(message: Any) -> dict[str, Any]:
         ]
         or None,
         "finish": message.stop_reason,
-        "usage": (message.usage.input_tokens, message.usage.output_tokens),
+        "usage": _sdk_usage(message.usage),
     }
+
+
+def _sdk_usage(usage: Any) -> tuple[int, int, int | None, int | None]:
+    """The SDK's counts as ADR 0051 reads them: ``input_tokens`` counts the cached tokens too."""
+    read = usage.cache_read_input_tokens or None
+    write = usage.cache_creation_input_tokens or None
+    total = usage.input_tokens + (read or 0) + (write or 0)
+    return (total, usage.output_tokens, read, write)
 
 
 def _reasoning(part: Any) -> tuple[str, str, str]:
@@ -118,7 +126,12 @@ def receipt_view(receipt: Any) -> dict[str, Any]:
         "calls": [(c.call_id, c.name, c.arguments) for c in calls] if calls else None,
         "reasoning": [_reasoning(p) for p in receipt.reasoning] if receipt.reasoning else None,
         "finish": receipt.finish_reason,
-        "usage": (receipt.usage.input_tokens, receipt.usage.output_tokens),
+        "usage": (
+            receipt.usage.input_tokens,
+            receipt.usage.output_tokens,
+            receipt.usage.cache_read_tokens,
+            receipt.usage.cache_write_tokens,
+        ),
     }
 
 

@@ -399,3 +399,18 @@ def test_a_cut_or_withheld_answer_is_not_ok_and_says_its_code(
     assert [d["code"] for d in envelope["diagnostics"]] == [code]
     assert envelope["result"]["finish_reason"] == reason
     assert code in result.stderr
+
+
+def test_validate_warns_about_a_runtime_policy_key_no_adapter_reads(tmp_path: Path) -> None:
+    contract = tmp_path / "policy.yaml"
+    contract.write_text(
+        (QUICK / "contract.yaml")
+        .read_text(encoding="utf-8")
+        .replace("capabilities: [text]", "capabilities: [text]\nruntime_policy: {temprature: 0.2}"),
+        encoding="utf-8",
+    )
+    result = runport("validate", contract)
+    assert result.returncode == 0, result.stderr  # a warning, never an error
+    [line] = [line for line in result.stderr.splitlines() if "temprature" in line]
+    assert line.startswith("runport: warning: ")
+    assert "cache_key (openai, openai-responses)" in line  # which adapters read which key

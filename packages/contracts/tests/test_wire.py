@@ -235,3 +235,53 @@ def test_a_reasoning_parts_provider_metadata_is_kept_but_never_in_its_repr() -> 
     assert "SIG-42" not in repr(part)
     assert "SIG-42" not in repr(Message(role="assistant", content="", reasoning=[part]))
     assert ReasoningPart.model_validate_json(part.model_dump_json()) == part
+
+
+def test_cache_counts_are_omitted_when_absent_or_zero_so_old_receipts_keep_their_bytes() -> None:
+    plain = Usage(input_tokens=5, output_tokens=2)
+    zeros = Usage(input_tokens=5, output_tokens=2, cache_read_tokens=0, cache_write_tokens=0)
+    assert zeros == plain
+    assert plain.model_dump_json() == '{"input_tokens":5,"output_tokens":2}'
+    cached = Usage(input_tokens=5, output_tokens=2, cache_read_tokens=3, cache_write_tokens=1)
+    assert json.loads(cached.model_dump_json()) == {
+        "input_tokens": 5,
+        "output_tokens": 2,
+        "cache_read_tokens": 3,
+        "cache_write_tokens": 1,
+    }
+    assert Usage.model_validate_json(cached.model_dump_json()) == cached
+
+
+def test_cache_counts_add_up_and_stay_omitted_when_no_side_has_them() -> None:
+    one = Usage(input_tokens=5, output_tokens=2, cache_read_tokens=3)
+    two = Usage(input_tokens=7, output_tokens=1, cache_write_tokens=4)
+    total = one + two
+    assert (total.cache_read_tokens, total.cache_write_tokens) == (3, 4)
+    assert total.input_tokens == 12
+    plain = Usage(input_tokens=1, output_tokens=1) + Usage(input_tokens=1, output_tokens=1)
+    assert "cache_read_tokens" not in plain.model_dump(mode="json")
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5])
+def test_cache_counts_reject_negative_and_non_integer_counts(bad: object) -> None:
+    with pytest.raises(pydantic.ValidationError):
+        Usage.model_validate({"input_tokens": 5, "cache_read_tokens": bad})
+
+
+def test_a_cache_breakpoint_is_in_a_messages_bytes_only_when_present() -> None:
+    plain = Message(role="user", content="x")
+    assert Message(role="user", content="x", cache=False) == plain
+    assert plain.model_dump_json() == '{"role":"user","content":"x"}'
+    marked = Message(role="user", content="x", cache=True, cache_ttl="1h")
+    assert json.loads(marked.model_dump_json()) == {
+        "role": "user",
+        "content": "x",
+        "cache": True,
+        "cache_ttl": "1h",
+    }
+    assert fingerprint(marked) != fingerprint(plain)
+
+
+def test_a_cache_ttl_without_a_breakpoint_is_refused() -> None:
+    with pytest.raises(pydantic.ValidationError, match="cache_ttl needs cache"):
+        Message(role="user", content="x", cache_ttl="5m")

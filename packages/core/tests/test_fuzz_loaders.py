@@ -160,6 +160,7 @@ def _write(tmp_path: Path, name: str, text: str) -> Path:
 
 
 @FUZZ
+@pytest.mark.filterwarnings("ignore::runport.core.RuntimePolicyWarning")  # a fuzzed key loads
 @given(schema=schemas | fragments, policy=fragments | st.just("{}"))
 def test_the_contract_loader_answers_a_contract_or_a_contract_error(
     tmp_path: Path, schema: str, policy: str

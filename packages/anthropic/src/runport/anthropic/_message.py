@@ -14,6 +14,7 @@ from runport.anthropic._errors import invalid
 from runport.anthropic._request import ANSWER_TOOL, PROVIDER
 from runport.contracts import Finish
 from runport.core import TurnBuilder
+from runport.http import cache_counts
 
 FINISHES: Final[dict[str, Finish]] = {
     "end_turn": "stop",
@@ -57,11 +58,23 @@ class MessageAssembly:
     "redacted_thinking", "data": …}}``) — what the API wants back, unmodified, in a later turn.
 
     Usage: ``message_delta``'s counts are cumulative and override ``message_start``'s;
-    ``input_tokens`` is taken as reported (cache tokens are not added). The API reports no
+    ``cache_read_input_tokens`` and ``cache_creation_input_tokens`` (sent in ``message_start``,
+    kept when ``message_delta`` leaves them out) are ``Usage.cache_read_tokens`` and
+    ``cache_write_tokens`` and are added to ``input_tokens``, which then counts every input
+    token as OpenAI's and Gemini's do (ADR 0051). The API reports no
     separate count of thinking tokens (they are in ``output_tokens``).
     """
 
-    __slots__ = ("_answer_tool", "_blocks", "_input", "_output", "_thoughts", "turn")
+    __slots__ = (
+        "_answer_tool",
+        "_blocks",
+        "_cache_read",
+        "_cache_write",
+        "_input",
+        "_output",
+        "_thoughts",
+        "turn",
+    )
 
     def __init__(self, turn: TurnBuilder, *, answer_tool: bool) -> None:
         self.turn = turn
@@ -69,6 +82,8 @@ class MessageAssembly:
         self._blocks: dict[int, _Block] = {}
         self._input: int | None = None
         self._output: int | None = None
+        self._cache_read: int | None = None
+        self._cache_write: int | None = None
         self._thoughts = 0  # reasoning blocks opened so far
 
     def start(self, index: Any, block: Any) -> None:
@@ -214,8 +229,20 @@ class MessageAssembly:
                 self._input = count
             else:
                 self._output = count
+        read, write = cache_counts(
+            usage.get("cache_read_input_tokens"),
+            usage.get("cache_creation_input_tokens"),
+            input_tokens=None,
+        )
+        if read is not None:
+            self._cache_read = read
+        if write is not None:
+            self._cache_write = write
         if self._input is not None or self._output is not None:
-            self.turn.usage = (self._input or 0, self._output or 0)
+            cached = (self._cache_read or 0) + (self._cache_write or 0)
+            self.turn.usage = ((self._input or 0) + cached, self._output or 0)
+            self.turn.cache_read_tokens = self._cache_read
+            self.turn.cache_write_tokens = self._cache_write
 
     def close(self) -> None:
         """``message_stop``: every block that never said ``content_block_stop`` ends here."""

@@ -56,12 +56,17 @@ def request_body(
     body: dict[str, Any] = {"model": model, "max_tokens": policy.get("max_tokens", max_tokens)}
     thinking = _thinking(policy, body["max_tokens"])
     system = [
-        text_content(message, PARTS.provider, index)
+        (text_content(message, PARTS.provider, index), message)
         for index, message in enumerate(interaction.messages)
         if message.role in ("system", "developer")
     ]
-    if system:
-        body["system"] = "\n\n".join(system)
+    if any(message.cache for _, message in system):
+        # A breakpoint needs blocks: one text block per system message, marked where asked.
+        body["system"] = [
+            _cached({"type": "text", "text": text}, message) for text, message in system
+        ]
+    elif system:
+        body["system"] = "\n\n".join(text for text, _ in system)
     body["messages"] = _messages(interaction.messages)
     tools = [_tool(tool) for tool in interaction.tools or ()]
     if answer_tool_in_use(interaction):
@@ -189,6 +194,7 @@ def _messages(messages: list[Message]) -> list[dict[str, Any]]:
                 )
         if not blocks:
             continue
+        blocks[-1] = _cached(blocks[-1], message)
         if wire and wire[-1]["role"] == role:
             wire[-1]["content"].extend(blocks)
         else:
@@ -204,6 +210,17 @@ PARTS = PartRules(
 )
 """What a Messages API user turn takes: ``image`` blocks and PDF or plain-text ``document``
 blocks, by their bytes (base64) or, a PDF or an image, by URL; an image's base64 at most 5 MB."""
+
+
+def _cached(block: dict[str, Any], message: Message) -> dict[str, Any]:
+    """``block`` with a ``cache_control`` breakpoint when ``message`` asks for one (a
+    message's breakpoint goes on its last block; ADR 0051)."""
+    if not message.cache:
+        return block
+    control: dict[str, Any] = {"type": "ephemeral"}
+    if message.cache_ttl is not None:
+        control["ttl"] = message.cache_ttl
+    return {**block, "cache_control": control}
 
 
 def _block(part: ContentPart) -> dict[str, Any]:

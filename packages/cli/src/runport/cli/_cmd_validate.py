@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from pathlib import Path
 
 from runport.cli._errors import NOT_OK, CliError
@@ -11,6 +12,7 @@ from runport.cli._output import diagnostic_line
 from runport.contracts import ErrorCode
 from runport.core import (
     ContractError,
+    RuntimePolicyWarning,
     compile_contract,
     is_text_schema,
     load_contract,
@@ -28,11 +30,18 @@ def main(args: argparse.Namespace) -> int:
     if not args.contract.is_file():
         raise CliError(ErrorCode.DATA_INVALID, f"contract file not found: {args.contract}")
     try:
-        contract = load_contract(args.contract)
+        with warnings.catch_warnings(record=True) as heard:
+            warnings.simplefilter("always", RuntimePolicyWarning)
+            contract = load_contract(args.contract)
     except ContractError as error:
         for diagnostic in error.diagnostics:
             sys.stderr.write(f"runport: error: {diagnostic_line(diagnostic)}\n")
         return NOT_OK
+    for warning in heard:
+        if issubclass(warning.category, RuntimePolicyWarning):
+            sys.stderr.write(f"runport: warning: {warning.message}\n")
+        else:
+            warnings.warn(warning.message, warning.category, stacklevel=1)
     failures = 0
     for index, case in enumerate(contract.evals):
         try:

@@ -27,6 +27,10 @@ def _omitted(default: Any = None) -> Any:
     return Field(default=default, exclude_if=_is_empty)
 
 
+def _none_if_false(value: Any) -> Any:
+    return None if value is False else value
+
+
 def _none_if_empty(value: Any) -> Any:
     return None if value == [] or value == "" else value
 
@@ -94,7 +98,21 @@ class Message(_Wire):
     """An assistant turn's reasoning, sent back to the provider that made it (left out when
     there is none, so messages without it keep their bytes and fingerprints)."""
 
+    cache: Literal[True] | None = _omitted()
+    """A prompt-cache breakpoint after this message (Anthropic ``cache_control``); left out
+    when absent or false, so messages without one keep their bytes and fingerprints."""
+    cache_ttl: Literal["5m", "1h"] | None = _omitted()
+    """How long the breakpoint's cache entry lives, where the provider lets a request say;
+    only with ``cache``."""
+
     _empty_calls = field_validator("tool_calls", "reasoning", mode="before")(_none_if_empty)
+    _no_cache = field_validator("cache", mode="before")(_none_if_false)
+
+    @model_validator(mode="after")
+    def _ttl_needs_a_breakpoint(self) -> Message:
+        if self.cache_ttl is not None and self.cache is None:
+            raise ValueError("cache_ttl needs cache: true")
+        return self
 
 
 def _sorted_unique(value: Any) -> Any:
@@ -137,14 +155,28 @@ class Usage(_Wire):
     """Of ``output_tokens``, those the model spent reasoning, where the provider says; left
     out when it does not, or says 0, so a non-reasoning model's receipts keep their shape."""
 
-    _zero_reasoning = field_validator("reasoning_tokens", mode="before")(_none_if_zero)
+    cache_read_tokens: Annotated[int, Field(ge=0)] | None = _omitted()
+    """Of ``input_tokens``, those read from the provider's prompt cache; left out when the
+    provider does not say, or says 0, so receipts without caching keep their bytes."""
+    cache_write_tokens: Annotated[int, Field(ge=0)] | None = _omitted()
+    """Of ``input_tokens``, those written to the provider's prompt cache (Anthropic's
+    ``cache_creation_input_tokens``); left out when absent or 0. ``input_tokens`` counts every
+    input token, cached or not, for every provider (ADR 0051)."""
+
+    _zero_counts = field_validator(
+        "reasoning_tokens", "cache_read_tokens", "cache_write_tokens", mode="before"
+    )(_none_if_zero)
 
     def __add__(self, other: Usage) -> Usage:
         reasoning = (self.reasoning_tokens or 0) + (other.reasoning_tokens or 0)
+        read = (self.cache_read_tokens or 0) + (other.cache_read_tokens or 0)
+        write = (self.cache_write_tokens or 0) + (other.cache_write_tokens or 0)
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             reasoning_tokens=reasoning or None,
+            cache_read_tokens=read or None,
+            cache_write_tokens=write or None,
         )
 
 

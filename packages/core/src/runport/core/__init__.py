@@ -18,6 +18,7 @@ from runport.core._document import (
 from runport.core._held import HeldCache
 from runport.core._partial_json import PartialJSONError
 from runport.core._partial_output import PartialJSON, PartialOutput
+from runport.core._policy_keys import RUNTIME_POLICY_KEYS, RuntimePolicyWarning
 from runport.core._receipt import build_receipt, is_text_schema, normal_finish, parse_json_text
 from runport.core._redact import is_secret_parameter, redact_secrets
 from runport.core._scenario import (
@@ -46,6 +47,7 @@ __all__ = [
     "MAX_DOCUMENT_BYTES",
     "MAX_DOCUMENT_NODES",
     "MAX_SCALAR_BYTES",
+    "RUNTIME_POLICY_KEYS",
     "Contract",
     "ContractError",
     "DelayEvent",
@@ -60,6 +62,7 @@ __all__ = [
     "PartialJSONError",
     "PartialOutput",
     "ReasoningDeltaEvent",
+    "RuntimePolicyWarning",
     "Scenario",
     "ScenarioError",
     "ScenarioEvent",

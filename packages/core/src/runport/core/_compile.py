@@ -85,7 +85,7 @@ def compile_contract(
                 content = render_content(template.content, scope, pointer, errors, bound.get)
             else:
                 content = render_nodes(template.content, scope, pointer, errors)
-        messages.append(Message(role=template.role, content=content))
+        messages.append(Message(role=template.role, content=content, **_breakpoint(template)))
     if errors:
         raise ContractError(errors)
     if target_capabilities:
@@ -212,13 +212,20 @@ def _bind_parts(
     return bound
 
 
+def _breakpoint(template: MessageTemplate) -> dict[str, Any]:
+    """A message's cache breakpoint, only when the contract asks for one (ADR 0051)."""
+    if not template.cache:
+        return {}
+    return {"cache": True, "cache_ttl": template.cache_ttl}
+
+
 def _made(template: MessageTemplate) -> Message | Rendered | None:
     """A template built in code that is not valid is left to ``render_nodes`` and the
     validation of its message, which report it as they always have."""
     try:
         rendered = planned_template(template.content)
         if rendered is not None and all(isinstance(node, TextNode) for node in template.content):
-            return Message(role=template.role, content=rendered({}, {}))
+            return Message(role=template.role, content=rendered({}, {}), **_breakpoint(template))
     except (ValueError, TypeError, AttributeError):
         return None
     return rendered

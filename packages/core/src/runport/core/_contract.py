@@ -27,6 +27,7 @@ from runport.core._document import (
     load_document,
 )
 from runport.core._part_values import PartKind, part_value_schema
+from runport.core._policy_keys import runtime_policy_warnings
 from runport.core._schema import schema_problems, validate_output
 from runport.core._template import expand_templates, part_value_kinds
 
@@ -186,6 +187,15 @@ class ValueSpec(_Model):
 class MessageTemplate(_Model):
     role: Literal["system", "developer", "user", "assistant", "tool"]
     content: list[Node]
+    cache: bool = False
+    """A prompt-cache breakpoint after this message (ADR 0051)."""
+    cache_ttl: Literal["5m", "1h"] | None = None
+
+    @model_validator(mode="after")
+    def _ttl_needs_a_breakpoint(self) -> MessageTemplate:
+        if self.cache_ttl is not None and not self.cache:
+            raise ValueError("cache_ttl needs cache: true")
+        return self
 
 
 class Eval(_Model):
@@ -295,7 +305,8 @@ def load_contract(path: str | os.PathLike[str]) -> Contract:
 def parse_contract(data: object, *, source: str | None = None) -> Contract:
     """Validate parsed YAML/JSON into a :class:`Contract`.
 
-    Field errors and the cross-field checks are collected together: a part the model refuses
+    A ``runtime_policy`` key no adapter here reads is a :class:`RuntimePolicyWarning`, not an
+    error. Field errors and the cross-field checks are collected together: a part the model refuses
     is skipped by the cross-field checks, every other part is still checked, so one
     ``ContractError`` lists everything that is wrong.
     """
@@ -321,6 +332,7 @@ def parse_contract(data: object, *, source: str | None = None) -> Contract:
     diagnostics.extend(_cross_field_problems(data))
     if template_problems or diagnostics or contract is None:
         raise ContractError(template_problems + relocate(diagnostics), source=source)
+    runtime_policy_warnings(contract.runtime_policy, source=source)
     return contract
 
 

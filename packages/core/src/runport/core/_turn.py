@@ -182,6 +182,8 @@ class TurnBuilder:
         "_name_bounds",
         "_reasoning",
         "_text",
+        "cache_read_tokens",
+        "cache_write_tokens",
         "events",
         "finish",
         "finish_reason",
@@ -203,6 +205,10 @@ class TurnBuilder:
         receipt: providers that repeat usage in every chunk cost a tuple per chunk)."""
         self.reasoning_tokens: int | None = None
         """Of the output tokens, those spent reasoning, where the provider reports them."""
+        self.cache_read_tokens: int | None = None
+        self.cache_write_tokens: int | None = None
+        """Of the input tokens, those read from and written to the prompt cache, where the
+        provider reports them (checked by ``cache_counts``; ADR 0051)."""
 
     def finished(self, reason: str, table: Mapping[str, Finish]) -> None:
         """The provider's finish reason, kept as sent and normalised by its protocol's
@@ -414,6 +420,8 @@ class TurnBuilder:
                 input_tokens=self.usage[0],
                 output_tokens=self.usage[1],
                 reasoning_tokens=self.reasoning_tokens,
+                cache_read_tokens=self.cache_read_tokens,
+                cache_write_tokens=self.cache_write_tokens,
             ),
             reasoning=[block.part() for block in self._reasoning],
             output=output,

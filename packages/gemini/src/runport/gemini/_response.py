@@ -13,7 +13,7 @@ from runport.contracts import ErrorCode, Finish
 from runport.core import TurnBuilder
 from runport.gemini._partial import StreamedArguments, invalid
 from runport.gemini._request import PROVIDER, SIGNATURE
-from runport.http import error_from_words, error_message, provider_text
+from runport.http import cache_counts, error_from_words, error_message, provider_text
 from runport.ports import PortError
 
 FINISHES: Final[dict[str, Finish]] = {
@@ -79,7 +79,8 @@ class ResponseAssembly:
     (Gemini's built-in tools send ``STOP`` and then more): the last finish reason stands.
     Usage is the latest ``usageMetadata``: input ``promptTokenCount``, output
     ``candidatesTokenCount`` + ``thoughtsTokenCount`` (what is billed as output; the
-    candidates' count leaves thoughts out), reasoning ``thoughtsTokenCount``.
+    candidates' count leaves thoughts out), reasoning ``thoughtsTokenCount``, cache reads
+    ``cachedContentTokenCount`` (a part of ``promptTokenCount``; ADR 0051).
     """
 
     __slots__ = ("_busy", "_secrets", "_signed", "_streaming", "_thinking", "turn")
@@ -276,3 +277,6 @@ class ResponseAssembly:
                 raise invalid("usageMetadata does not hold token counts")
         self.turn.usage = (prompt or 0, (candidates or 0) + (thoughts or 0))
         self.turn.reasoning_tokens = thoughts
+        self.turn.cache_read_tokens, _ = cache_counts(
+            usage.get("cachedContentTokenCount"), input_tokens=prompt or 0
+        )

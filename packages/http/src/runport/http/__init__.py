@@ -27,7 +27,7 @@ from runport.http._json_api import (
     reads_as_events,
 )
 from runport.http._parts import PartRules, data_url, message_parts, text_content
-from runport.http._policy import reasoning_policy
+from runport.http._policy import cache_key, reasoning_policy
 from runport.http._settings import (
     DEFAULT_TIMEOUT,
     ClientT,
@@ -40,6 +40,7 @@ from runport.http._settings import (
 from runport.http._sse import ServerSentEvent, SSEDecoder
 from runport.http._sync import HTTPAdapter
 from runport.http._urls import redact_url
+from runport.http._usage import cache_counts
 
 __all__ = [
     "DEFAULT_ASYNC_LIMITS",
@@ -63,6 +64,8 @@ __all__ = [
     "ServerSentEvent",
     "TextPieces",
     "TurnBuilder",
+    "cache_counts",
+    "cache_key",
     "check_json_text",
     "checked_api_key",
     "data_url",

@@ -14,6 +14,7 @@ from pydantic import JsonValue
 
 from runport.contracts import Finish, StreamEvent
 from runport.core import TextPieces, TurnBuilder
+from runport.http import cache_counts
 from runport.openai._errors import error_frame, invalid
 
 PROVIDER = "openai"
@@ -91,7 +92,9 @@ class ChunkAssembly:
     ``message.reasoning_content`` / ``message.reasoning`` / ``message.reasoning_details``. A
     turn's reasoning is one block (the protocol marks no boundaries); OpenRouter's entries,
     merged by their ``index`` as they stream, are its ``provider_metadata``.
-    ``usage.completion_tokens_details.reasoning_tokens`` is ``Usage.reasoning_tokens``.
+    ``usage.completion_tokens_details.reasoning_tokens`` is ``Usage.reasoning_tokens``, and
+    ``usage.prompt_tokens_details.cached_tokens`` (a part of ``prompt_tokens``)
+    ``Usage.cache_read_tokens`` (ADR 0051).
     """
 
     __slots__ = (
@@ -464,6 +467,19 @@ class ChunkAssembly:
                 raise invalid("usage does not hold token counts")
         self.turn.usage = (counts[0] or 0, counts[1] or 0)
         self.turn.reasoning_tokens = reasoning or None
+        self.turn.cache_read_tokens, _ = cache_counts(
+            cached_tokens(usage, "prompt_tokens_details"), input_tokens=counts[0] or 0
+        )
+
+
+def cached_tokens(usage: dict[str, Any], key: str) -> Any:
+    """``usage[key].cached_tokens``: of the input tokens, those read from the prompt cache."""
+    details = usage.get(key)
+    if details is None:
+        return None
+    if type(details) is not dict:
+        raise invalid(f"usage's {key} is not an object")
+    return details.get("cached_tokens")
 
 
 def _thinking_text(value: Any) -> str:

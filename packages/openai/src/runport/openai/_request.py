@@ -18,7 +18,7 @@ from runport.contracts import (
     ToolSpec,
 )
 from runport.core import is_text_schema, strict_schema
-from runport.http import PartRules, data_url, message_parts, text_content
+from runport.http import PartRules, cache_key, data_url, message_parts, text_content
 
 ResponseFormatMode = Literal["json_schema", "json_object", "none"]
 """How a structured contract asks for JSON: OpenAI's ``json_schema`` (the default; strict when
@@ -89,6 +89,9 @@ def request_body(
     for key in PASS_THROUGH:
         if key in policy:
             body[key] = policy[key]
+    prompt_cache_key = cache_key(policy)
+    if prompt_cache_key is not None:
+        body["prompt_cache_key"] = prompt_cache_key
     if stream:
         body["stream"] = True
         body["stream_options"] = {"include_usage": True}

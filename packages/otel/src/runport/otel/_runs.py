@@ -40,6 +40,7 @@ from runport.otel._telemetry import (
     TURNS,
     Attributes,
     Pipeline,
+    cache_attributes,
 )
 from runport.ports import CorrectionStage, RunObserver, RunScope, distribution_version
 
@@ -164,6 +165,7 @@ class _RunSpan(RunScope):
             }
             if usage.reasoning_tokens is not None:
                 attributes[REASONING_TOKENS] = usage.reasoning_tokens
+            attributes.update(cache_attributes(usage))
             self._span.set_attributes(attributes)
         except Exception as error:
             self._pipeline.broke(error, "recording a run's result")

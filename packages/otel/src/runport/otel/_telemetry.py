@@ -33,6 +33,7 @@ from runport.contracts import (
     ReasoningDelta,
     StreamEvent,
     ToolCallDelta,
+    Usage,
     fingerprint,
 )
 from runport.otel._content import input_messages, output_messages
@@ -50,6 +51,10 @@ OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
 REASONING_TOKENS: Final = "gen_ai.usage.reasoning.output_tokens"
 """Of the output tokens, those spent reasoning (the GenAI conventions' name, added after the
 1.37 schema this scope declares; a part of ``gen_ai.usage.output_tokens``, not beside it)."""
+CACHE_READ_TOKENS: Final = "gen_ai.usage.cache_read.input_tokens"
+CACHE_WRITE_TOKENS: Final = "gen_ai.usage.cache_creation.input_tokens"
+"""Of the input tokens, those read from and written to the provider's prompt cache (the GenAI
+conventions' names; parts of ``gen_ai.usage.input_tokens``, not beside it; ADR 0051)."""
 TOKEN_TYPE: Final = "gen_ai.token.type"
 INPUT_MESSAGES: Final = "gen_ai.input.messages"
 OUTPUT_MESSAGES: Final = "gen_ai.output.messages"
@@ -88,6 +93,16 @@ included — a model that thinks for twenty seconds first has answered the silen
 first thought arrives, which is what the metric is for."""
 
 log = logging.getLogger("runport.otel")
+
+
+def cache_attributes(usage: Usage) -> dict[str, int]:
+    """The usage's cache counts as span attributes, each only when the provider reported it."""
+    attributes: dict[str, int] = {}
+    if usage.cache_read_tokens is not None:
+        attributes[CACHE_READ_TOKENS] = usage.cache_read_tokens
+    if usage.cache_write_tokens is not None:
+        attributes[CACHE_WRITE_TOKENS] = usage.cache_write_tokens
+    return attributes
 
 
 class Pipeline:
@@ -307,6 +322,7 @@ class CallTrace:
             attributes[OUTPUT_TOKENS] = usage.output_tokens
             if usage.reasoning_tokens is not None:
                 attributes[REASONING_TOKENS] = usage.reasoning_tokens
+            attributes.update(cache_attributes(usage))
         if telemetry.capture_content:
             attributes[OUTPUT_MESSAGES] = output_messages(receipt)
         self.span.set_attributes(attributes)

@@ -10,6 +10,8 @@ from pydantic import JsonValue
 
 from runport.contracts import Finish
 from runport.core import TurnBuilder
+from runport.http import cache_counts
+from runport.openai._chunks import cached_tokens
 from runport.openai._errors import error_frame, invalid
 from runport.openai._responses._request import PROVIDER
 
@@ -470,6 +472,9 @@ class OutputAssembly:
                 raise invalid("usage does not hold token counts")
         self.turn.usage = (counts[0] or 0, counts[1] or 0)
         self.turn.reasoning_tokens = reasoning or None
+        self.turn.cache_read_tokens, _ = cache_counts(
+            cached_tokens(usage, "input_tokens_details"), input_tokens=counts[0] or 0
+        )
 
 
 def _key(data: dict[str, Any]) -> Any:

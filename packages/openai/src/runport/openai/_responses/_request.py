@@ -23,7 +23,14 @@ from runport.contracts import (
     ToolSpec,
 )
 from runport.core import is_text_schema
-from runport.http import PartRules, data_url, message_parts, reasoning_policy, text_content
+from runport.http import (
+    PartRules,
+    cache_key,
+    data_url,
+    message_parts,
+    reasoning_policy,
+    text_content,
+)
 from runport.openai._request import ResponseFormatMode, arguments_text, json_schema_format
 from runport.ports import PortError
 
@@ -69,6 +76,9 @@ def request_body(
         body["max_output_tokens"] = policy["max_tokens"]
     if "tool_choice" in policy:
         body["tool_choice"] = _tool_choice(policy["tool_choice"])
+    prompt_cache_key = cache_key(policy)
+    if prompt_cache_key is not None:
+        body["prompt_cache_key"] = prompt_cache_key
     if stream:
         body["stream"] = True
     return body

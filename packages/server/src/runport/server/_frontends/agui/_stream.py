@@ -21,6 +21,7 @@ from runport.contracts import ErrorCode, RunEvent, Usage, canonical_json
 from runport.server._frames import json_string
 from runport.server._frontends._chat import tool_content
 from runport.server._frontends._encoder import RunEventEncoder, encoded
+from runport.server._frontends._usage import token_usage
 
 AGUI_HEADERS = {
     "content-type": "text/event-stream; charset=utf-8",
@@ -121,13 +122,7 @@ class AGUIEncoder(RunEventEncoder):
 
     @staticmethod
     def _token_usage(provider: str | None, model: str | None, usage: Usage) -> JsonValue:
-        entry: dict[str, JsonValue] = {
-            "inputTokens": usage.input_tokens,
-            "outputTokens": usage.output_tokens,
-            "totalTokens": usage.input_tokens + usage.output_tokens,
-        }
-        if usage.reasoning_tokens:
-            entry["reasoningTokens"] = usage.reasoning_tokens
+        entry = token_usage(usage)
         if provider is not None:
             entry["provider"] = provider
         if model is not None:

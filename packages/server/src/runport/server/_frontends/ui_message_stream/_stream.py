@@ -16,9 +16,10 @@ from pydantic import JsonValue
 
 from runport import contracts
 from runport.application import RunError
-from runport.contracts import ErrorCode, RunEvent
+from runport.contracts import ErrorCode, RunEvent, Usage
 from runport.server._frames import DONE, json_string
 from runport.server._frontends._encoder import RunEventEncoder, encoded
+from runport.server._frontends._usage import token_usage
 from runport.server._reasoning_seal import sealed_reasoning
 
 UI_MESSAGE_STREAM_HEADERS = {
@@ -71,6 +72,7 @@ class UIMessageEncoder(RunEventEncoder):
         self._reasoning_open: list[str] = []
         self._calls: dict[int, tuple[str, str]] = {}
         self._finish_reason: str | None = None
+        self._usage: Usage | None = None  # summed over the run's receipts
         self._failure: tuple[str, str] | None = None
 
     def start(self) -> list[bytes]:
@@ -97,6 +99,8 @@ class UIMessageEncoder(RunEventEncoder):
         reason = self._finish_reason
         if reason is not None:
             finish["finishReason"] = _FINISH_REASONS.get(reason, "other")
+        if self._usage is not None:
+            finish["messageMetadata"] = {"usage": token_usage(self._usage)}
         out.append(_json(finish))
         return out
 
@@ -222,6 +226,8 @@ class UIMessageEncoder(RunEventEncoder):
             + b"}"
         )
         self._finish_reason = receipt.finish_reason
+        if receipt.usage is not None:
+            self._usage = receipt.usage if self._usage is None else self._usage + receipt.usage
         self._failure = None
         self._end_turn()
 
