@@ -1,4 +1,4 @@
-"""A turn's end, per protocol, over real HTTP on 127.0.0.1 (SPEC §29, docs/runs.md "per
+"""A turn's end, per protocol, over real HTTP on 127.0.0.1 (adr/0050, docs/runs.md "per
 finish"): each codec's finish reason normalised into ``ExecutionReceipt.finish`` (the word
 kept in ``finish_reason``), and a run that never acts on a cut turn — no tool run, no
 correction round (the loopback upstream is asked once) — nor takes a withheld answer, and that

@@ -1,6 +1,6 @@
 """runport.testing, as a user meets it: pytest sessions of their own (subprocesses, the plugin
 loaded from runport-mock's ``pytest11`` entry point) with the fixtures, ``assert_streamed`` and
-the guard that keeps a test from reaching a real provider (issue 44 item 2, SPEC §34).
+the guard that keeps a test from reaching a real provider (issue 44 item 2, adr/0049).
 
 The guarded address is TEST-NET-3 (203.0.113.1, RFC 5737): nothing answers there even if the
 guard failed, and the adapter's transport records every attempt, so "refused before any

@@ -1,4 +1,4 @@
-"""``ExecutionReceipt.finish`` (SPEC §29): the provider's finish reason normalised, left out of
+"""``ExecutionReceipt.finish`` (adr/0050): the provider's finish reason normalised, left out of
 the JSON when it is the same word as ``finish_reason`` — so every receipt written before it
 keeps its bytes — and read back whole."""
 

@@ -221,7 +221,7 @@ def test_the_unstreamed_receipt_agrees_with_the_sdk(player: Playback, sdk: Any, 
 
 
 # -- streams out of order: runport refuses them, coded, or agrees with the SDK ---------------
-# (adr/0044-stream-order-and-call-ids.md; SPEC §36)
+# (adr/0044-stream-order-and-call-ids.md)
 
 
 def _decoded(frames: list[bytes]) -> list[dict[str, Any]]:

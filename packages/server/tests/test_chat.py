@@ -611,7 +611,7 @@ def test_a_reasoning_key_too_short_or_not_bytes_is_refused_before_the_app_exists
 
 
 class Cut:
-    """A model whose every turn is cut by its token limit mid-answer (SPEC §29)."""
+    """A model whose every turn is cut by its token limit mid-answer (adr/0050)."""
 
     def __init__(self) -> None:
         self.requests = 0
