@@ -23,6 +23,7 @@ from runport.http._json_api import (
 )
 from runport.http._parts import PartRules, data_url, message_parts, text_content
 from runport.http._policy import reasoning_policy
+from runport.http._provider import ProviderAdapter, ProviderEnvironment, ProviderKeywords
 from runport.http._settings import (
     DEFAULT_TIMEOUT,
     ClientT,
@@ -53,6 +54,9 @@ __all__ = [
     "JSONAPICodec",
     "JSONTurnDecoder",
     "PartRules",
+    "ProviderAdapter",
+    "ProviderEnvironment",
+    "ProviderKeywords",
     "ResponseDecoder",
     "SSEDecoder",
     "SSETurnDecoder",
