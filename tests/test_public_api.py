@@ -163,6 +163,7 @@ PUBLIC = {
         "json_headers",
         "json_object",
         "parsed_tool_call",
+        "provider_descriptor",
         "reads_as_events",
         "require",
         "turn_receipt",

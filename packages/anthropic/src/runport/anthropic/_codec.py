@@ -17,14 +17,11 @@ from runport.http import (
     SSETurnDecoder,
     encode_json,
     json_object,
+    provider_descriptor,
 )
-from runport.ports import distribution_version
 
-DESCRIPTOR: Final = AdapterDescriptor(
-    id="anthropic-messages",
-    version=distribution_version("runport-anthropic"),
-    capabilities=["streaming", "structured_output", "text", "tool_calls"],
-    provider="anthropic",
+DESCRIPTOR: Final = provider_descriptor(
+    "anthropic-messages", provider="anthropic", distribution="runport-anthropic"
 )
 
 ANTHROPIC_VERSION: Final = "2023-06-01"

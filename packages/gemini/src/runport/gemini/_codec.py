@@ -15,14 +15,11 @@ from runport.http import (
     SSETurnDecoder,
     encode_json,
     json_object,
+    provider_descriptor,
 )
-from runport.ports import distribution_version
 
-DESCRIPTOR: Final = AdapterDescriptor(
-    id="gemini",
-    version=distribution_version("runport-gemini"),
-    capabilities=["streaming", "structured_output", "text", "tool_calls"],
-    provider="gcp.gemini",
+DESCRIPTOR: Final = provider_descriptor(
+    "gemini", provider="gcp.gemini", distribution="runport-gemini"
 )
 
 _MARKER: Final = "a candidate's finishReason"

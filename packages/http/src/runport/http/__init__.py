@@ -19,6 +19,7 @@ from runport.http._json_api import (
     JSONAPICodec,
     error_message,
     json_headers,
+    provider_descriptor,
     reads_as_events,
 )
 from runport.http._parts import PartRules, data_url, message_parts, text_content
@@ -74,6 +75,7 @@ __all__ = [
     "json_object",
     "message_parts",
     "parsed_tool_call",
+    "provider_descriptor",
     "provider_text",
     "reads_as_events",
     "reasoning_policy",

@@ -5,7 +5,7 @@ what one frame or one body means (docs/codecs.md)."""
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from pydantic_core import from_json
@@ -78,19 +78,25 @@ class SSETurnDecoder(_TurnDecoder):
         self._sse = SSEDecoder()
 
     def feed(self, data: bytes) -> Iterator[StreamEvent]:
-        events = self.turn.events
         for event, payload in self._sse.feed(data):
-            try:
-                self.frame(event, payload)
-            except PortError:
-                yield from events  # what the frame completed before it failed
-                events.clear()
-                raise
-            if events:
-                yield from events
-                events.clear()
+            yield from self.completed(self.frame, event, payload)
             if self.finished:
                 return
+
+    def completed(self, step: Callable[..., object], *arguments: Any) -> Iterator[StreamEvent]:
+        """``step(*arguments)``, one frame's work on the turn, then the events it completed;
+        when it raises, the events it completed before the failure first. For a ``feed``
+        of its own (a fast path for frames of the usual shape) to hand the rest on alike."""
+        events = self.turn.events
+        try:
+            step(*arguments)
+        except PortError:
+            yield from events  # what the frame completed before it failed
+            events.clear()
+            raise
+        if events:
+            yield from events
+            events.clear()
 
     @abstractmethod
     def frame(self, event: str, payload: bytes) -> None: ...

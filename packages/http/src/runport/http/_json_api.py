@@ -9,8 +9,27 @@ from typing import Any, TypeAlias
 
 from runport.contracts import AdapterDescriptor, ExecutionRequest
 from runport.http._codec import Codec, ResponseDecoder
+from runport.ports import distribution_version
 
-__all__ = ["DecoderFactory", "JSONAPICodec", "error_message", "json_headers", "reads_as_events"]
+__all__ = [
+    "DecoderFactory",
+    "JSONAPICodec",
+    "error_message",
+    "json_headers",
+    "provider_descriptor",
+    "reads_as_events",
+]
+
+
+def provider_descriptor(id: str, *, provider: str, distribution: str) -> AdapterDescriptor:
+    """The descriptor of a provider's chat codec: it streams, answers with text, tool calls
+    and structured output, and its version is its distribution's."""
+    return AdapterDescriptor(
+        id=id,
+        version=distribution_version(distribution),
+        capabilities=["streaming", "structured_output", "text", "tool_calls"],
+        provider=provider,
+    )
 
 
 def json_headers(

@@ -15,28 +15,52 @@ from runport.contracts import (
     StreamEvent,
 )
 from runport.http import (
+    DecoderFactory,
     HTTPRequest,
     JSONAPICodec,
     JSONTurnDecoder,
     SSEDecoder,
     SSETurnDecoder,
     encode_json,
+    provider_descriptor,
 )
 from runport.openai._chunks import ChunkAssembly
 from runport.openai._errors import error_frame, error_message, invalid
 from runport.openai._request import ReasoningField, ResponseFormatMode, request_body
-from runport.ports import PortError, distribution_version
+from runport.ports import PortError
 
-DESCRIPTOR = AdapterDescriptor(
-    id="openai-chat",
-    version=distribution_version("runport-openai"),
-    capabilities=["streaming", "structured_output", "text", "tool_calls"],
-    provider="openai",
-)
+DESCRIPTOR = provider_descriptor("openai-chat", provider="openai", distribution="runport-openai")
 """Each codec's descriptor is this one with ``model`` set to the model it asks for."""
 
 
-class ChatCompletionsCodec(JSONAPICodec):
+class BearerCodec(JSONAPICodec):
+    """What OpenAI's two protocols share: the key as ``Authorization: Bearer`` (none when
+    absent), how a structured answer is asked for, and OpenAI's error shapes."""
+
+    def __init__(
+        self,
+        descriptor: AdapterDescriptor,
+        *,
+        model: str,
+        api_key: str | None,
+        response_format_mode: ResponseFormatMode,
+        decoders: tuple[DecoderFactory, DecoderFactory],
+    ) -> None:
+        super().__init__(
+            descriptor,
+            distribution="runport-openai",
+            model=model,
+            api_key=api_key,
+            credentials={"Authorization": f"Bearer {api_key}" if api_key else None},
+            decoders=decoders,
+        )
+        self.response_format_mode: ResponseFormatMode = response_format_mode
+
+    def error_text(self, body: Any) -> Any:
+        return error_message(body)
+
+
+class ChatCompletionsCodec(BearerCodec):
     """``POST …/chat/completions``, with ``stream: true`` (and ``include_usage``) when
     streamed. The completion marker is ``data: [DONE]`` (or a clean end of the body after a
     finish reason)."""
@@ -51,13 +75,11 @@ class ChatCompletionsCodec(JSONAPICodec):
     ) -> None:
         super().__init__(
             DESCRIPTOR,
-            distribution="runport-openai",
             model=model,
             api_key=api_key,
-            credentials={"Authorization": f"Bearer {api_key}" if api_key else None},
+            response_format_mode=response_format_mode,
             decoders=(_ChunkStream, _Completion),
         )
-        self.response_format_mode: ResponseFormatMode = response_format_mode
         self.send_reasoning_as: ReasoningField | None = send_reasoning_as
 
     def encode(self, request: ExecutionRequest, *, stream: bool) -> HTTPRequest:
@@ -74,9 +96,6 @@ class ChatCompletionsCodec(JSONAPICodec):
             encode_json(body),
             self.headers(stream=stream),
         )
-
-    def error_text(self, body: Any) -> Any:
-        return error_message(body)
 
 
 class _ChunkStream(SSETurnDecoder):

@@ -11,29 +11,26 @@ from pydantic_core import from_json
 from runport.contracts import AdapterDescriptor, ExecutionRequest, StreamEvent
 from runport.http import (
     HTTPRequest,
-    JSONAPICodec,
     JSONTurnDecoder,
     SSEDecoder,
     SSETurnDecoder,
     encode_json,
     json_object,
+    provider_descriptor,
 )
-from runport.openai._errors import error_message, invalid
+from runport.openai._codec import BearerCodec
+from runport.openai._errors import invalid
 from runport.openai._request import ResponseFormatMode
 from runport.openai._responses._output import OutputAssembly
 from runport.openai._responses._request import request_body
-from runport.ports import PortError, distribution_version
 
-DESCRIPTOR: Final = AdapterDescriptor(
-    id="openai-responses",
-    version=distribution_version("runport-openai"),
-    capabilities=["streaming", "structured_output", "text", "tool_calls"],
-    provider="openai",
+DESCRIPTOR: Final = provider_descriptor(
+    "openai-responses", provider="openai", distribution="runport-openai"
 )
 """Each codec's descriptor is this one with ``model`` set to the model it asks for."""
 
 
-class ResponsesCodec(JSONAPICodec):
+class ResponsesCodec(BearerCodec):
     """``POST …/responses``, with ``stream: true`` when streamed. The completion marker is one
     of ``response.completed``, ``response.incomplete``, ``response.failed``."""
 
@@ -47,13 +44,11 @@ class ResponsesCodec(JSONAPICodec):
     ) -> None:
         super().__init__(
             DESCRIPTOR,
-            distribution="runport-openai",
             model=model,
             api_key=api_key,
-            credentials={"Authorization": f"Bearer {api_key}" if api_key else None},
+            response_format_mode=response_format_mode,
             decoders=(_EventStream, _Response),
         )
-        self.response_format_mode: ResponseFormatMode = response_format_mode
         self.store = store
 
     def encode(self, request: ExecutionRequest, *, stream: bool) -> HTTPRequest:
@@ -65,9 +60,6 @@ class ResponsesCodec(JSONAPICodec):
             store=self.store,
         )
         return HTTPRequest("POST", "responses", encode_json(body), self.headers(stream=stream))
-
-    def error_text(self, body: Any) -> Any:
-        return error_message(body)
 
 
 class _EventStream(SSETurnDecoder):
@@ -88,7 +80,6 @@ class _EventStream(SSETurnDecoder):
         event of the usual shape (a text delta, a piece of the open reasoning part, an
         announced call's fragment) yielded straight from the builder with no list between."""
         output = self._output
-        events = self.turn.events
         text_event = self.turn.text_event
         arguments_event = self.turn.arguments_event
         by_position = output.by_position
@@ -119,15 +110,7 @@ class _EventStream(SSETurnDecoder):
                     if single is not None:
                         yield single
                         continue
-            try:
-                self._event(event, value)
-            except PortError:
-                yield from events  # what the event completed before it failed
-                events.clear()
-                raise
-            if events:
-                yield from events
-                events.clear()
+            yield from self.completed(self._event, event, value)
             if self.finished:
                 return
 
