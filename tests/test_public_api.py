@@ -138,6 +138,7 @@ PUBLIC = {
         "SSETurnDecoder",
         "TextPieces",
         "TurnBuilder",
+        "TurnDecoder",
         "ResponseDecoder",
         "SSEDecoder",
         "ServerSentEvent",

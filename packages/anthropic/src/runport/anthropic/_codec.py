@@ -15,6 +15,7 @@ from runport.http import (
     JSONAPICodec,
     JSONTurnDecoder,
     SSETurnDecoder,
+    TurnDecoder,
     encode_json,
     json_object,
     provider_descriptor,
@@ -55,7 +56,10 @@ class MessagesCodec(JSONAPICodec):
         )
 
 
-class _EventStream(SSETurnDecoder):
+class _MessageDecoder(TurnDecoder):
+    """What both decoders keep per call: the message's assembly, and the secrets its errors
+    must not show."""
+
     marker = "message_stop"
 
     def __init__(
@@ -67,6 +71,8 @@ class _EventStream(SSETurnDecoder):
             self.turn, answer_tool=answer_tool_in_use(request.interaction)
         )
 
+
+class _EventStream(_MessageDecoder, SSETurnDecoder):
     def frame(self, event: str, payload: bytes) -> None:
         if event == "ping":
             return
@@ -96,16 +102,7 @@ class _EventStream(SSETurnDecoder):
             raise error_event(data, self._secrets)
 
 
-class _Message(JSONTurnDecoder):
-    def __init__(
-        self, request: ExecutionRequest, secrets: tuple[str, ...], descriptor: AdapterDescriptor
-    ) -> None:
-        super().__init__(request, descriptor)
-        self._secrets = secrets
-        self._message = MessageAssembly(
-            self.turn, answer_tool=answer_tool_in_use(request.interaction)
-        )
-
+class _Message(_MessageDecoder, JSONTurnDecoder):
     def body(self, data: bytes) -> bool:
         message = json_object(data, "the response")
         if message.get("type") == "error":

@@ -13,6 +13,7 @@ from runport.http import (
     JSONAPICodec,
     JSONTurnDecoder,
     SSETurnDecoder,
+    TurnDecoder,
     encode_json,
     json_object,
     provider_descriptor,
@@ -21,8 +22,6 @@ from runport.http import (
 DESCRIPTOR: Final = provider_descriptor(
     "gemini", provider="gcp.gemini", distribution="runport-gemini"
 )
-
-_MARKER: Final = "a candidate's finishReason"
 
 
 _RETRY_INFO = "type.googleapis.com/google.rpc.RetryInfo"
@@ -83,17 +82,21 @@ class GenerateContentCodec(JSONAPICodec):
         )
 
 
-class _Chunks(SSETurnDecoder):
-    """Each ``data:`` frame is one response chunk. After the ``finishReason`` the body is
-    read to its end for the usage that may follow; an end, reset or stall then completes."""
+class _ResponseDecoder(TurnDecoder):
+    """What both decoders keep per call: the response's assembly."""
 
-    marker = _MARKER
+    marker = "a candidate's finishReason"
 
     def __init__(
         self, request: ExecutionRequest, secrets: tuple[str, ...], descriptor: AdapterDescriptor
     ) -> None:
         super().__init__(request, descriptor)
         self._assembly = ResponseAssembly(self.turn, secrets)
+
+
+class _Chunks(_ResponseDecoder, SSETurnDecoder):
+    """Each ``data:`` frame is one response chunk. After the ``finishReason`` the body is
+    read to its end for the usage that may follow; an end, reset or stall then completes."""
 
     def frame(self, event: str, payload: bytes) -> None:
         if event != "message" and event != "error":
@@ -110,15 +113,7 @@ class _Chunks(SSETurnDecoder):
         return ended
 
 
-class _Response(JSONTurnDecoder):
-    marker = _MARKER
-
-    def __init__(
-        self, request: ExecutionRequest, secrets: tuple[str, ...], descriptor: AdapterDescriptor
-    ) -> None:
-        super().__init__(request, descriptor)
-        self._assembly = ResponseAssembly(self.turn, secrets)
-
+class _Response(_ResponseDecoder, JSONTurnDecoder):
     def body(self, data: bytes) -> bool:
         complete = self._assembly.feed(json_object(data, "the response"))
         self._assembly.close()

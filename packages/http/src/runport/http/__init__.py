@@ -3,7 +3,7 @@ runtime adapters that keep the streaming law (docs/codecs.md, docs/upstream-safe
 
 from runport.http._async import DEFAULT_ASYNC_LIMITS, AsyncHTTPAdapter
 from runport.http._codec import Codec, HTTPRequest, ResponseDecoder
-from runport.http._decoders import JSONTurnDecoder, SSETurnDecoder, json_object
+from runport.http._decoders import JSONTurnDecoder, SSETurnDecoder, TurnDecoder, json_object
 from runport.http._errors import (
     MAX_RETRY_AFTER_MS,
     PROVIDER_TEXT_LIMIT,
@@ -64,6 +64,7 @@ __all__ = [
     "ServerSentEvent",
     "TextPieces",
     "TurnBuilder",
+    "TurnDecoder",
     "check_json_text",
     "checked_api_key",
     "data_url",

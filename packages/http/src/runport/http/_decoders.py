@@ -22,7 +22,7 @@ from runport.http._sse import SSEDecoder
 from runport.http._turn import TurnBuilder
 from runport.ports import PortError
 
-__all__ = ["JSONTurnDecoder", "SSETurnDecoder", "json_object"]
+__all__ = ["JSONTurnDecoder", "SSETurnDecoder", "TurnDecoder", "json_object"]
 
 
 def json_object(data: bytes, what: str) -> dict[str, Any]:
@@ -40,10 +40,12 @@ def json_object(data: bytes, what: str) -> dict[str, Any]:
     return value
 
 
-class _TurnDecoder(ResponseDecoder):
+class TurnDecoder(ResponseDecoder):
     """A decoder whose answer is one ``TurnBuilder``; ``marker`` names the completion marker
     in the truncation message, ``empty_arguments`` is the builder's (what a call whose
-    arguments never came holds)."""
+    arguments never came holds). The base of ``SSETurnDecoder`` and ``JSONTurnDecoder``: a
+    provider whose two decoders keep the same per-call state says so once, in a subclass of
+    this mixed into both."""
 
     marker = "its completion marker"
     empty_arguments = "{}"
@@ -64,7 +66,7 @@ class _TurnDecoder(ResponseDecoder):
         return self.turn.receipt(self.request, self.adapter)
 
 
-class SSETurnDecoder(_TurnDecoder):
+class SSETurnDecoder(TurnDecoder):
     """An event stream; ``frame`` is handed each event whole, in order, and sets ``complete``
     (and ``finished``, when nothing after it matters) as the protocol says.
 
@@ -102,7 +104,7 @@ class SSETurnDecoder(_TurnDecoder):
     def frame(self, event: str, payload: bytes) -> None: ...
 
 
-class JSONTurnDecoder(_TurnDecoder):
+class JSONTurnDecoder(TurnDecoder):
     """One JSON body, handed to ``body`` when it has all arrived; the same assembly as the
     stream's, so ``execute`` and ``execute_streaming`` agree (law 2)."""
 

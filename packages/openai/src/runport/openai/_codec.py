@@ -19,8 +19,8 @@ from runport.http import (
     HTTPRequest,
     JSONAPICodec,
     JSONTurnDecoder,
-    SSEDecoder,
     SSETurnDecoder,
+    TurnDecoder,
     encode_json,
     provider_descriptor,
 )
@@ -98,14 +98,10 @@ class ChatCompletionsCodec(BearerCodec):
         )
 
 
-class _ChunkStream(SSETurnDecoder):
-    """SSE frames of ``chat.completion.chunk``s, one ``feed_chunk`` per frame. The completion
-    marker is ``data: [DONE]``; a body that ends cleanly after a finish reason is whole too
-    (a server that sends no ``[DONE]``). A finish reason alone is not the marker — servers
-    put one on every chunk — so a reset or stall before ``[DONE]`` fails like any other
-    before the marker."""
+class _ChunkDecoder(TurnDecoder):
+    """What both decoders keep per call: the chunks' assembly (the calls it holds closed once
+    the answer is whole) and the secrets its errors must not show."""
 
-    marker = "[DONE]"
     empty_arguments = ""  # a call whose arguments never came keeps the empty text it had
 
     def __init__(
@@ -114,7 +110,21 @@ class _ChunkStream(SSETurnDecoder):
         super().__init__(request, descriptor)
         self._chunks = ChunkAssembly(self.turn, secrets)
         self._secrets = secrets
-        self._frames = SSEDecoder()
+
+    def receipt(self) -> ExecutionReceipt:
+        if self.complete:
+            self._chunks.close()
+        return super().receipt()
+
+
+class _ChunkStream(_ChunkDecoder, SSETurnDecoder):
+    """SSE frames of ``chat.completion.chunk``s, one ``feed_chunk`` per frame. The completion
+    marker is ``data: [DONE]``; a body that ends cleanly after a finish reason is whole too
+    (a server that sends no ``[DONE]``). A finish reason alone is not the marker — servers
+    put one on every chunk — so a reset or stall before ``[DONE]`` fails like any other
+    before the marker."""
+
+    marker = "[DONE]"
 
     def feed(self, data: bytes) -> Iterator[StreamEvent]:
         """The hot path: a generator, so each frame's event reaches the caller (and is
@@ -126,7 +136,7 @@ class _ChunkStream(SSETurnDecoder):
         single_event = chunks.single_event
         feed_chunk = chunks.feed_chunk
         loads = from_json
-        for event, payload in self._frames.feed(data):
+        for event, payload in self._sse.feed(data):
             if event == "message" and payload != b"[DONE]":
                 try:
                     chunk = loads(payload)
@@ -172,22 +182,9 @@ class _ChunkStream(SSETurnDecoder):
             self.complete = True
         return []
 
-    def receipt(self) -> ExecutionReceipt:
-        if self.complete:
-            self._chunks.close()
-        return super().receipt()
 
-
-class _Completion(JSONTurnDecoder):
+class _Completion(_ChunkDecoder, JSONTurnDecoder):
     """One ``chat.completion`` JSON body, read when it has all arrived."""
-
-    empty_arguments = ""
-
-    def __init__(
-        self, request: ExecutionRequest, secrets: tuple[str, ...], descriptor: AdapterDescriptor
-    ) -> None:
-        super().__init__(request, descriptor)
-        self._chunks = ChunkAssembly(self.turn, secrets)
 
     def body(self, data: bytes) -> bool:
         try:
@@ -196,8 +193,3 @@ class _Completion(JSONTurnDecoder):
             raise invalid("the response is not JSON") from None
         self._chunks.feed_completion(completion)
         return True
-
-    def receipt(self) -> ExecutionReceipt:
-        if self.complete:
-            self._chunks.close()
-        return super().receipt()

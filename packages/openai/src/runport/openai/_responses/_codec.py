@@ -12,8 +12,8 @@ from runport.contracts import AdapterDescriptor, ExecutionRequest, StreamEvent
 from runport.http import (
     HTTPRequest,
     JSONTurnDecoder,
-    SSEDecoder,
     SSETurnDecoder,
+    TurnDecoder,
     encode_json,
     json_object,
     provider_descriptor,
@@ -62,9 +62,8 @@ class ResponsesCodec(BearerCodec):
         return HTTPRequest("POST", "responses", encode_json(body), self.headers(stream=stream))
 
 
-class _EventStream(SSETurnDecoder):
-    """The event stream: one ``OutputAssembly.event`` per event; nothing after the completion
-    marker is read (``finished``)."""
+class _OutputDecoder(TurnDecoder):
+    """What both decoders keep per call: the response output's assembly."""
 
     marker = "response.completed, response.incomplete or response.failed"
 
@@ -73,7 +72,11 @@ class _EventStream(SSETurnDecoder):
     ) -> None:
         super().__init__(request, descriptor)
         self._output = OutputAssembly(self.turn, secrets)
-        self._frames = SSEDecoder()
+
+
+class _EventStream(_OutputDecoder, SSETurnDecoder):
+    """The event stream: one ``OutputAssembly.event`` per event; nothing after the completion
+    marker is read (``finished``)."""
 
     def feed(self, data: bytes) -> Iterator[StreamEvent]:
         """The hot path, as chat completions' is: a generator whose lookups are hoisted, an
@@ -85,7 +88,7 @@ class _EventStream(SSETurnDecoder):
         by_position = output.by_position
         reasoning_event = output.reasoning_event
         loads = from_json
-        for event, payload in self._frames.feed(data):
+        for event, payload in self._sse.feed(data):
             try:
                 value = loads(payload)
             except ValueError:
@@ -126,14 +129,8 @@ class _EventStream(SSETurnDecoder):
             self.complete = self.finished = True
 
 
-class _Response(JSONTurnDecoder):
+class _Response(_OutputDecoder, JSONTurnDecoder):
     """One response object, read when it has all arrived."""
-
-    def __init__(
-        self, request: ExecutionRequest, secrets: tuple[str, ...], descriptor: AdapterDescriptor
-    ) -> None:
-        super().__init__(request, descriptor)
-        self._output = OutputAssembly(self.turn, secrets)
 
     def body(self, data: bytes) -> bool:
         self._output.response(json_object(data, "the response"))
