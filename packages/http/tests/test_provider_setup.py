@@ -65,9 +65,8 @@ class DefaultedLinesAdapter(LinesAdapter):
 
 LINES = ProviderEnvironment(
     "lines",
+    "RUNPORT_LINES",
     api_key=("LINES_API_KEY", "LINES_KEY"),
-    model="RUNPORT_LINES_MODEL",
-    base_url="RUNPORT_LINES_BASE_URL",
     example="RUNPORT_LINES_MODEL=lines-1",
     options={"shout": "RUNPORT_LINES_SHOUT"},
 )

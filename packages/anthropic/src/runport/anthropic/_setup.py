@@ -6,9 +6,8 @@ from runport.http import ProviderEnvironment
 
 ENVIRONMENT = ProviderEnvironment(
     "anthropic",
+    "RUNPORT_ANTHROPIC",
     api_key=("ANTHROPIC_API_KEY",),
-    model="RUNPORT_ANTHROPIC_MODEL",
-    base_url="RUNPORT_ANTHROPIC_BASE_URL",
     example="RUNPORT_ANTHROPIC_MODEL=claude-sonnet-4-5",
 )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-from runport.contracts import AdapterDescriptor, ExecutionRequest, StreamEvent
+from runport.contracts import ExecutionRequest, StreamEvent
 from runport.gemini._request import request_body
 from runport.gemini._response import ResponseAssembly
 from runport.http import (
@@ -14,7 +14,6 @@ from runport.http import (
     JSONTurnDecoder,
     SSETurnDecoder,
     TurnDecoder,
-    encode_json,
     json_object,
     provider_descriptor,
 )
@@ -59,7 +58,7 @@ class GenerateContentCodec(JSONAPICodec):
             model=model,
             api_key=api_key,
             credentials={"x-goog-api-key": api_key},
-            decoders=(_Chunks, _Response),
+            decoders=(_Chunks.for_codec, _Response.for_codec),
         )
 
     def retry_after_ms(self, body: Any) -> float | None:
@@ -68,18 +67,11 @@ class GenerateContentCodec(JSONAPICodec):
         return retry_delay_ms(body)
 
     def encode(self, request: ExecutionRequest, *, stream: bool) -> HTTPRequest:
-        body = encode_json(request_body(request.interaction))
+        body = request_body(request.interaction)
         if stream:
-            return HTTPRequest(
-                "POST",
-                f"v1beta/models/{self.model}:streamGenerateContent",
-                body,
-                self.headers(stream=True),
-                {"alt": "sse"},
-            )
-        return HTTPRequest(
-            "POST", f"v1beta/models/{self.model}:generateContent", body, self.headers(stream=False)
-        )
+            path = f"v1beta/models/{self.model}:streamGenerateContent"
+            return self.post(path, body, stream=True, params={"alt": "sse"})
+        return self.post(f"v1beta/models/{self.model}:generateContent", body, stream=False)
 
 
 class _ResponseDecoder(TurnDecoder):
@@ -87,11 +79,8 @@ class _ResponseDecoder(TurnDecoder):
 
     marker = "a candidate's finishReason"
 
-    def __init__(
-        self, request: ExecutionRequest, secrets: tuple[str, ...], descriptor: AdapterDescriptor
-    ) -> None:
-        super().__init__(request, descriptor)
-        self._assembly = ResponseAssembly(self.turn, secrets)
+    def begin(self) -> None:
+        self._assembly = ResponseAssembly(self.turn, self.secrets)
 
 
 class _Chunks(_ResponseDecoder, SSETurnDecoder):

@@ -6,9 +6,8 @@ from runport.http import ProviderEnvironment
 
 ENVIRONMENT = ProviderEnvironment(
     "gemini",
+    "RUNPORT_GEMINI",
     api_key=("GEMINI_API_KEY", "GOOGLE_API_KEY"),
-    model="RUNPORT_GEMINI_MODEL",
-    base_url="RUNPORT_GEMINI_BASE_URL",
     example="RUNPORT_GEMINI_MODEL=gemini-2.5-flash",
 )
 

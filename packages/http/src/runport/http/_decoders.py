@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Self
 
 from pydantic_core import from_json
 
@@ -43,19 +43,37 @@ def json_object(data: bytes, what: str) -> dict[str, Any]:
 class TurnDecoder(ResponseDecoder):
     """A decoder whose answer is one ``TurnBuilder``; ``marker`` names the completion marker
     in the truncation message, ``empty_arguments`` is the builder's (what a call whose
-    arguments never came holds). The base of ``SSETurnDecoder`` and ``JSONTurnDecoder``: a
-    provider whose two decoders keep the same per-call state says so once, in a subclass of
-    this mixed into both."""
+    arguments never came holds). ``secrets`` are the strings its errors must not show.
+
+    The base of ``SSETurnDecoder`` and ``JSONTurnDecoder``: a provider whose two decoders keep
+    the same per-call state (an assembly beside the builder) makes it in ``begin``, once, in a
+    subclass of this mixed into both; ``for_codec`` is a decoder class as a
+    ``JSONAPICodec``'s ``DecoderFactory``.
+    """
 
     marker = "its completion marker"
     empty_arguments = "{}"
 
-    def __init__(self, request: ExecutionRequest, adapter: AdapterDescriptor) -> None:
+    def __init__(
+        self, request: ExecutionRequest, adapter: AdapterDescriptor, secrets: tuple[str, ...] = ()
+    ) -> None:
         self.request = request
         self.adapter = adapter
+        self.secrets = secrets
         self.turn = TurnBuilder(empty_arguments=self.empty_arguments)
         self.complete = False
         self.finished = False
+        self.begin()
+
+    @classmethod
+    def for_codec(
+        cls, request: ExecutionRequest, secrets: tuple[str, ...], adapter: AdapterDescriptor
+    ) -> Self:
+        """A decoder for one call, made as a ``DecoderFactory`` is called."""
+        return cls(request, adapter, secrets)
+
+    def begin(self) -> None:
+        """Make the per-call state a subclass keeps beside ``self.turn`` (none by default)."""
 
     def receipt(self) -> ExecutionReceipt:
         if not self.complete:
@@ -75,9 +93,11 @@ class SSETurnDecoder(TurnDecoder):
     (docs/streaming-law.md, laws 4 and 5).
     """
 
-    def __init__(self, request: ExecutionRequest, adapter: AdapterDescriptor) -> None:
-        super().__init__(request, adapter)
+    def __init__(
+        self, request: ExecutionRequest, adapter: AdapterDescriptor, secrets: tuple[str, ...] = ()
+    ) -> None:
         self._sse = SSEDecoder()
+        super().__init__(request, adapter, secrets)
 
     def feed(self, data: bytes) -> Iterator[StreamEvent]:
         for event, payload in self._sse.feed(data):
@@ -108,9 +128,11 @@ class JSONTurnDecoder(TurnDecoder):
     """One JSON body, handed to ``body`` when it has all arrived; the same assembly as the
     stream's, so ``execute`` and ``execute_streaming`` agree (law 2)."""
 
-    def __init__(self, request: ExecutionRequest, adapter: AdapterDescriptor) -> None:
-        super().__init__(request, adapter)
+    def __init__(
+        self, request: ExecutionRequest, adapter: AdapterDescriptor, secrets: tuple[str, ...] = ()
+    ) -> None:
         self._parts: list[bytes] = []
+        super().__init__(request, adapter, secrets)
 
     def feed(self, data: bytes) -> list[StreamEvent]:
         self._parts.append(data)

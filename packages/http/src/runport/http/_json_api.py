@@ -8,7 +8,8 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeAlias
 
 from runport.contracts import AdapterDescriptor, ExecutionRequest
-from runport.http._codec import Codec, ResponseDecoder
+from runport.http._codec import Codec, HTTPRequest, ResponseDecoder
+from runport.http._json import encode_json
 from runport.ports import distribution_version
 
 __all__ = [
@@ -109,3 +110,12 @@ class JSONAPICodec(Codec):
 
     def headers(self, *, stream: bool) -> dict[str, str]:
         return self._stream_headers if stream else self._json_headers
+
+    def post(
+        self, path: str, body: Any, *, stream: bool, params: Mapping[str, str] | None = None
+    ) -> HTTPRequest:
+        """``POST path`` with ``body`` as JSON (``encode_json``: checked, compact) and the
+        headers of a streamed or an unstreamed request."""
+        return HTTPRequest(
+            "POST", path, encode_json(body), self.headers(stream=stream), params or {}
+        )

@@ -86,8 +86,9 @@ _A = TypeVar("_A", bound=ProviderAdapter[Any])
 class ProviderEnvironment:
     """Where a provider's entry points read their settings: each argument, else its
     environment variable. ``adapter`` is the entry-point name (in messages and the log line);
-    ``api_key`` the key's variables, the first one set wins; ``model`` and ``base_url`` one
-    variable each (the base URL falls back to the adapter's ``default_base_url``);
+    ``prefix`` names the model's and the base URL's variables (``RUNPORT_GEMINI``:
+    ``RUNPORT_GEMINI_MODEL``, ``RUNPORT_GEMINI_BASE_URL``; the base URL falls back to the
+    adapter's ``default_base_url``); ``api_key`` the key's variables, the first one set wins;
     ``example`` what a setting looks like, for the message naming what is missing. The key
     is required unless ``key_required`` is false (a local server needs none). ``options``
     maps further keywords to their variables, passed on only when set.
@@ -98,12 +99,21 @@ class ProviderEnvironment:
     """
 
     adapter: str
+    prefix: str
     api_key: tuple[str, ...]
-    model: str
-    base_url: str
     example: str
     key_required: bool = True
     options: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def model(self) -> str:
+        """The model's variable."""
+        return f"{self.prefix}_MODEL"
+
+    @property
+    def base_url(self) -> str:
+        """The base URL's variable."""
+        return f"{self.prefix}_BASE_URL"
 
     def settings(self, kind: type[ProviderAdapter[Any]], **given: str | None) -> dict[str, Any]:
         """The keywords ``kind`` is built with: ``given`` (``base_url``, ``model``,

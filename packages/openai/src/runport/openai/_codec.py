@@ -21,7 +21,6 @@ from runport.http import (
     JSONTurnDecoder,
     SSETurnDecoder,
     TurnDecoder,
-    encode_json,
     provider_descriptor,
 )
 from runport.openai._chunks import ChunkAssembly
@@ -78,7 +77,7 @@ class ChatCompletionsCodec(BearerCodec):
             model=model,
             api_key=api_key,
             response_format_mode=response_format_mode,
-            decoders=(_ChunkStream, _Completion),
+            decoders=(_ChunkStream.for_codec, _Completion.for_codec),
         )
         self.send_reasoning_as: ReasoningField | None = send_reasoning_as
 
@@ -90,26 +89,17 @@ class ChatCompletionsCodec(BearerCodec):
             response_format_mode=self.response_format_mode,
             send_reasoning_as=self.send_reasoning_as,
         )
-        return HTTPRequest(
-            "POST",
-            "chat/completions",
-            encode_json(body),
-            self.headers(stream=stream),
-        )
+        return self.post("chat/completions", body, stream=stream)
 
 
 class _ChunkDecoder(TurnDecoder):
     """What both decoders keep per call: the chunks' assembly (the calls it holds closed once
-    the answer is whole) and the secrets its errors must not show."""
+    the answer is whole)."""
 
     empty_arguments = ""  # a call whose arguments never came keeps the empty text it had
 
-    def __init__(
-        self, request: ExecutionRequest, secrets: tuple[str, ...], descriptor: AdapterDescriptor
-    ) -> None:
-        super().__init__(request, descriptor)
-        self._chunks = ChunkAssembly(self.turn, secrets)
-        self._secrets = secrets
+    def begin(self) -> None:
+        self._chunks = ChunkAssembly(self.turn, self.secrets)
 
     def receipt(self) -> ExecutionReceipt:
         if self.complete:
@@ -173,7 +163,7 @@ class _ChunkStream(_ChunkDecoder, SSETurnDecoder):
                 raise invalid("a stream frame is not JSON") from None
             if event == "error":
                 raise error_frame(
-                    chunk.get("error", chunk) if type(chunk) is dict else None, self._secrets
+                    chunk.get("error", chunk) if type(chunk) is dict else None, self.secrets
                 )
             self._chunks.feed_chunk(chunk)
 

@@ -13,9 +13,8 @@ from runport.openai._responses._adapter import (
 
 CHAT = ProviderEnvironment(
     "openai",
+    "RUNPORT_OPENAI",
     api_key=("OPENAI_API_KEY",),
-    model="RUNPORT_OPENAI_MODEL",
-    base_url="RUNPORT_OPENAI_BASE_URL",
     example="RUNPORT_OPENAI_BASE_URL=https://api.openai.com/v1, RUNPORT_OPENAI_MODEL=gpt-4o-mini",
     key_required=False,
     options={

@@ -8,13 +8,12 @@ from typing import Any, Final
 
 from pydantic_core import from_json
 
-from runport.contracts import AdapterDescriptor, ExecutionRequest, StreamEvent
+from runport.contracts import ExecutionRequest, StreamEvent
 from runport.http import (
     HTTPRequest,
     JSONTurnDecoder,
     SSETurnDecoder,
     TurnDecoder,
-    encode_json,
     json_object,
     provider_descriptor,
 )
@@ -47,7 +46,7 @@ class ResponsesCodec(BearerCodec):
             model=model,
             api_key=api_key,
             response_format_mode=response_format_mode,
-            decoders=(_EventStream, _Response),
+            decoders=(_EventStream.for_codec, _Response.for_codec),
         )
         self.store = store
 
@@ -59,7 +58,7 @@ class ResponsesCodec(BearerCodec):
             response_format_mode=self.response_format_mode,
             store=self.store,
         )
-        return HTTPRequest("POST", "responses", encode_json(body), self.headers(stream=stream))
+        return self.post("responses", body, stream=stream)
 
 
 class _OutputDecoder(TurnDecoder):
@@ -67,11 +66,8 @@ class _OutputDecoder(TurnDecoder):
 
     marker = "response.completed, response.incomplete or response.failed"
 
-    def __init__(
-        self, request: ExecutionRequest, secrets: tuple[str, ...], descriptor: AdapterDescriptor
-    ) -> None:
-        super().__init__(request, descriptor)
-        self._output = OutputAssembly(self.turn, secrets)
+    def begin(self) -> None:
+        self._output = OutputAssembly(self.turn, self.secrets)
 
 
 class _EventStream(_OutputDecoder, SSETurnDecoder):
