@@ -74,9 +74,7 @@ description: A story, streamed.
 inputs: {topic: {schema: {type: string, minLength: 1}, required: true}}
 messages:
   - role: user
-    content:
-      - {kind: text, value: "A story about "}
-      - {kind: interpolate, expression: {kind: ref, path: inputs.topic}}
+    content: "A story about {{ inputs.topic }}"
 output_schema: {type: string}
 """
 WORDS = ["The", " quick", " brown", " fox", " jumps", " over", " the", " lazy", " dog", "."]

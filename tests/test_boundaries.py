@@ -80,6 +80,16 @@ def test_the_contracts_hold_on_the_real_tree(tmp_path: Path) -> None:
             "from runport.application._batch._runner import RowRunner as _Private",
             "ray reaches application only through its public names",
         ),
+        (
+            "cli/src/runport/cli/_check.py",
+            "from runport.core._receipt import parse_json_text as _Private",
+            "no package imports another package's private module",
+        ),
+        (
+            "openai/src/runport/openai/_chunks.py",
+            "import runport.http._json",
+            "no package imports another package's private module",
+        ),
     ],
 )
 def test_a_planted_forbidden_import_breaks_a_contract(

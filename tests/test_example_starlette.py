@@ -76,6 +76,34 @@ def test_the_turn_streams_as_server_sent_events_then_the_envelope() -> None:
     assert [event["kind"] for event in envelope["stream_events"]] == kinds[:-1]
 
 
+def test_a_whole_run_streams_its_events_then_the_result_as_json() -> None:
+    """The run's result ends the stream as its events do (``model_dump_json``), and reads
+    back equal: a stream that yields it no longer breaks mid-response (issue 44)."""
+    from runport.application import RunResult
+
+    with (
+        served({"RUNPORT_EXAMPLE_ADAPTER": "mock"}) as (url, _),
+        httpx.Client(base_url=url, timeout=60) as client,
+        client.stream("GET", "/run", params={"topic": "a fox"}) as response,
+    ):
+        assert response.status_code == 200
+        text = response.read().decode("utf-8")
+    seen = list(frames_of(text))
+    kinds = [kind for kind, _ in seen]
+    assert kinds == ["Delta"] * 11 + ["Complete", "result"]
+    result = RunResult.model_validate_json(json.dumps(seen[-1][1]))
+    assert result.output == STORY
+    assert result.receipts[0].model_dump(mode="json") == seen[-2][1]["receipt"]
+    assert json.loads(result.model_dump_json()) == seen[-1][1]
+
+
+def frames_of(text: str) -> Iterator[tuple[str, Any]]:
+    for frame in text.split("\n\n"):
+        if frame:
+            fields = dict(line.split(": ", 1) for line in frame.splitlines())
+            yield fields["event"], json.loads(fields["data"])
+
+
 def test_bad_input_ends_in_an_envelope_that_says_why() -> None:
     with (
         served({"RUNPORT_EXAMPLE_ADAPTER": "mock"}) as (url, _),

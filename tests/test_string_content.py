@@ -1,4 +1,5 @@
-"""The quickstart contract written with string content compiles to the same request fingerprint."""
+"""The quickstart contract, written with template strings, compiles to the same request
+fingerprint as the same contract written as structured content nodes."""
 
 from __future__ import annotations
 
@@ -14,24 +15,34 @@ from runport.core import compile_contract, load_contract, parse_contract, parse_
 
 QUICKSTART = Path(__file__).resolve().parent.parent / "examples" / "quickstart"
 
-STRING_MESSAGES = """
+STRUCTURED_MESSAGES = """
 - role: system
-  content: "You write haiku: three lines, five-seven-five syllables, no title."
+  content:
+    - kind: text
+      value: "You write haiku: three lines, five-seven-five syllables, no title."
 - role: user
   content:
-    - "Topic: {{ inputs.topic | trim }}"
+    - kind: text
+      value: "Topic: "
+    - kind: interpolate
+      expression: { kind: ref, path: inputs.topic }
+      filters: [trim]
     - kind: when
       condition: { kind: ref, path: inputs.audience }
-      then: ["\\nAudience: {{ inputs.audience }}"]
+      then:
+        - kind: text
+          value: "\\nAudience: "
+        - kind: interpolate
+          expression: { kind: ref, path: inputs.audience }
 """
 
 
-def _string_form() -> dict[str, Any]:
+def _structured_form() -> dict[str, Any]:
     data = parse_document((QUICKSTART / "contract.yaml").read_text(encoding="utf-8"))
     assert isinstance(data, dict)
-    structured_messages = data["messages"]
-    data["messages"] = yaml.safe_load(STRING_MESSAGES)
-    assert data["messages"] != structured_messages
+    string_messages = data["messages"]
+    data["messages"] = yaml.safe_load(STRUCTURED_MESSAGES)
+    assert data["messages"] != string_messages
     return data
 
 
@@ -43,11 +54,11 @@ def _string_form() -> dict[str, Any]:
         {"topic": "rain", "audience": "children"},
     ],
 )
-def test_the_quickstart_in_string_form_has_the_same_request_fingerprint(
+def test_the_quickstart_in_structured_form_has_the_same_request_fingerprint(
     inputs: dict[str, Any],
 ) -> None:
-    structured = load_contract(QUICKSTART / "contract.yaml")
-    from_strings = parse_contract(_string_form())
+    from_strings = load_contract(QUICKSTART / "contract.yaml")
+    structured = parse_contract(_structured_form())
 
     assert from_strings == structured
     expected = compile_contract(structured, inputs=inputs)

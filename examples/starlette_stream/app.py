@@ -5,7 +5,9 @@ Run it from the repository root, after the README's main command made .venv:
     curl -N 'http://127.0.0.1:8000/story?topic=a+fox+who+could+not+sleep'
 
 Each event of the turn is one SSE frame (``event: Delta``, ``data: {...}``) as it arrives,
-and the last frame is the envelope (``event: envelope``). The adapter is the scripted mock
+and the last frame is the envelope (``event: envelope``). ``/run?topic=…`` streams a whole run
+(``astream_run``: tool turns and corrections) the same way, its last frame the run's result
+(``event: result``, ``RunResult.model_dump_json()``). The adapter is the scripted mock
 playing scenario.yaml beside this file; ``RUNPORT_EXAMPLE_ADAPTER=openai`` (with
 ``RUNPORT_OPENAI_BASE_URL``, ``RUNPORT_OPENAI_MODEL`` and ``OPENAI_API_KEY``) streams from an
 OpenAI-compatible server instead, or name any installed async adapter.
@@ -27,7 +29,7 @@ from starlette.requests import Request
 from starlette.responses import StreamingResponse
 from starlette.routing import Route
 
-from runport.application import aclose_adapter, astream, async_adapter_factory
+from runport.application import aclose_adapter, astream, astream_run, async_adapter_factory
 
 HERE = Path(__file__).parent
 CONTRACT = HERE / "contract.yaml"
@@ -56,13 +58,29 @@ async def frames(topic: str) -> AsyncIterator[str]:
         await aclose_adapter(adapter)
 
 
-async def story(request: Request) -> StreamingResponse:
-    topic = request.query_params.get("topic", "")
+async def run_frames(topic: str) -> AsyncIterator[str]:
+    adapter = new_adapter()
+    try:
+        async with astream_run(CONTRACT, adapter, inputs={"topic": topic}) as events:
+            async for event in events:
+                yield f"event: {event.kind}\ndata: {event.model_dump_json()}\n\n"
+        yield f"event: result\ndata: {events.result.model_dump_json()}\n\n"
+    finally:
+        await aclose_adapter(adapter)
+
+
+def sse(frames: AsyncIterator[str]) -> StreamingResponse:
     return StreamingResponse(
-        frames(topic),
-        media_type="text/event-stream",
-        headers={"Cache-Control": "no-cache"},
+        frames, media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
     )
 
 
-app = Starlette(routes=[Route("/story", story)])
+async def story(request: Request) -> StreamingResponse:
+    return sse(frames(request.query_params.get("topic", "")))
+
+
+async def whole_run(request: Request) -> StreamingResponse:
+    return sse(run_frames(request.query_params.get("topic", "")))
+
+
+app = Starlette(routes=[Route("/story", story), Route("/run", whole_run)])

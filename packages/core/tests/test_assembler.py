@@ -95,3 +95,16 @@ def test_joined_text_is_the_deltas_in_order(parts: list[str]) -> None:
     for part in parts:
         asm.feed(Delta(text=part))
     assert asm.text == "".join(parts)
+
+
+def test_grammar_only_checks_the_grammar_and_keeps_nothing() -> None:
+    from runport.contracts import Delta, ToolCallDelta
+
+    checker = StreamAssembler(grammar_only=True)
+    checker.feed(Delta(text="hi"))
+    checker.feed(ToolCallDelta(index=0, call_id="c", name="f", arguments_fragment="{"))
+    with pytest.raises(StreamGrammarError, match="changed identity"):
+        checker.feed(ToolCallDelta(index=0, call_id="d", name="f", arguments_fragment="}"))
+    with pytest.raises(StreamGrammarError, match="only a call's first"):
+        checker.feed(ToolCallDelta(index=0, call_id="c", name="f", arguments_fragment=""))
+    assert (checker.events, checker.text, checker.arguments_text(0)) == ([], None, "")

@@ -337,10 +337,23 @@ def test_a_calls_thought_signature_goes_back_with_it_in_the_next_turn(
         "role": "model",
         "parts": [
             {
-                "functionCall": {"name": "get_weather", "args": {"city": "Paris"}},
+                "functionCall": {"name": "get_weather", "args": {"city": "Paris"}, "id": "fc-9"},
                 "thoughtSignature": "CpUBc2ln",
             },
             {"functionCall": {"name": "get_weather", "args": {"city": "Rome"}}},
+        ],
+    }
+    assert second["contents"][2] == {
+        "role": "user",
+        "parts": [
+            {
+                "functionResponse": {
+                    "name": "get_weather",
+                    "response": {"result": "sunny"},
+                    "id": "fc-9",
+                }
+            },
+            {"functionResponse": {"name": "get_weather", "response": {"result": "rain"}}},
         ],
     }
 

@@ -229,7 +229,7 @@ def test_a_tool_run_sends_thoughts_back_first_with_their_signatures(
             {"text": "The user wants weather.", "thought": True, "thoughtSignature": SIGNATURE},
             {"text": "Checking."},
             {
-                "functionCall": {"name": "get_weather", "args": {"city": "Paris"}},
+                "functionCall": {"name": "get_weather", "args": {"city": "Paris"}, "id": "fc-1"},
                 "thoughtSignature": "fc-sig",
             },
         ],

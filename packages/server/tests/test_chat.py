@@ -13,7 +13,7 @@ import pytest
 from runport.application import async_adapter_factory
 from runport.contracts import ExecutionRequest, Message
 from runport.mock import AsyncEmitter, AsyncFunctionRuntime
-from runport.server import create_app, serve_in_background
+from runport.server import MemoryEventLog, create_app, serve_in_background
 
 from .chat_tools import TOOLS
 from .conftest import PacedUpstream, catalog
@@ -204,6 +204,50 @@ def test_reasoning_sealed_by_another_server_is_refused(scripted: httpx.Client) -
         response = httpx.post(f"{url}{CHAT}", json=body, timeout=30)
     assert response.status_code == 400
     assert recording.requests == []
+
+
+@pytest.mark.parametrize(
+    ("path", "chat_id"),
+    [(STORY_CHAT, "chat-1"), (CHAT, "chat-2")],
+    ids=["another contract, the same chat id", "the same contract, another chat"],
+)
+def test_reasoning_sealed_in_one_chat_is_refused_in_another(
+    scripted: httpx.Client, path: str, chat_id: str
+) -> None:
+    answer = first_answer(scripted)  # sealed in demo.forecast's chat-1, under KEY
+    recording = Recording()
+    app = create_app(catalog(), recording.adapter, reasoning_key=KEY)
+    with serve_in_background(app) as url:
+        body = chat_body(user("Delft"), answer, user("Oslo", "u2"), chat_id=chat_id)
+        response = httpx.post(f"{url}{path}", json=body, timeout=30)
+    assert response.status_code == 400, response.text
+    refused = response.json()
+    assert refused["error"]["code"] == "TQX_DATA_INVALID"
+    assert "message 1: a reasoning part's provider metadata is refused" in refused["errorText"]
+    assert "seal does not match" in refused["errorText"]
+    assert recording.requests == []
+
+
+def test_a_resumable_chat_seals_its_reasoning_for_its_contract_and_chat_too() -> None:
+    scenario = async_adapter_factory("mock", scenario=CHAT_SCENARIO)
+    resumable = create_app(
+        catalog(), scenario, tools=TOOLS, reasoning_key=KEY, event_log=MemoryEventLog()
+    )
+    with serve_in_background(resumable) as url, httpx.Client(base_url=url, timeout=30) as http:
+        answer = first_answer(http)
+    recording = Recording()
+    app = create_app(catalog(), recording.adapter, reasoning_key=KEY)
+    with serve_in_background(app) as url:
+        same = chat_body(user("Delft"), answer, user("Oslo", "u2"))
+        assert httpx.post(f"{url}{CHAT}", json=same, timeout=30).status_code == 200
+        other = chat_body(user("Delft"), answer, user("Oslo", "u2"), chat_id="chat-2")
+        refused = httpx.post(f"{url}{CHAT}", json=other, timeout=30)
+    assert refused.status_code == 400
+    assert "seal does not match" in refused.json()["errorText"]
+    (request,) = recording.requests  # the chat the seal was minted in got its reasoning back
+    reasoning = request.interaction.messages[1].reasoning
+    assert reasoning is not None
+    assert reasoning[0].provider_metadata == {"mock": {"signature": "sig-weather-1"}}
 
 
 def test_unsealed_reasoning_is_shown_text_and_never_sent_back() -> None:

@@ -19,9 +19,9 @@ from runport.contracts import MAX_PART_BYTES, ExecutionRequest, FilePart, ImageP
 from runport.core import Contract, parse_contract
 from runport.mock import AsyncEmitter, AsyncFunctionRuntime
 from runport.server import create_app, serve_in_background
-from runport.server._agui_input import parse_agui
-from runport.server._chat import parse_chat
 from runport.server._errors import RequestRefused
+from runport.server._frontends.agui._request import parse_agui
+from runport.server._frontends.ui_message_stream._request import parse_chat
 
 from .frontend_serve import PacedOpenAI, runport_serve
 from .sse_frames import strip_ids

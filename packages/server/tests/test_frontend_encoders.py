@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from runport.application import RunError, RunPartial, SnapshotPace
 from runport.contracts import ErrorCode, ReasoningPart, RunEvent
 from runport.server import agui_stream, ui_message_stream
-from runport.server._agui import json_patch
+from runport.server._frontends.agui._stream import json_patch
 from runport.server._reasoning_seal import SealBroken, sealed_reasoning, unsealed_reasoning
 
 from .frontend_runs import chat_run_events, replay
@@ -104,19 +104,39 @@ def test_every_text_reasoning_and_argument_piece_arrives_unchanged() -> None:
 PARTS = [ReasoningPart(text="a", provider_metadata={"anthropic": {"signature": "s1"}})]
 
 
+HERE = {"contract_id": "demo.forecast", "chat_id": "chat-1"}
+
+
 def test_sealed_reasoning_comes_back_only_unchanged_and_under_the_same_key() -> None:
-    metadata = sealed_reasoning(PARTS, b"key")
-    assert unsealed_reasoning(metadata, b"key") == PARTS
+    metadata = sealed_reasoning(PARTS, b"key", **HERE)
+    assert unsealed_reasoning(metadata, b"key", **HERE) == PARTS
     with pytest.raises(SealBroken):
-        unsealed_reasoning(metadata, b"another key")
+        unsealed_reasoning(metadata, b"another key", **HERE)
     edited = copy.deepcopy(metadata)
     edited["runport"]["reasoning"][0]["text"] = "b"  # type: ignore[index]
     with pytest.raises(SealBroken):
-        unsealed_reasoning(edited, b"key")
-    unsealed = sealed_reasoning(PARTS, None)
+        unsealed_reasoning(edited, b"key", **HERE)
+    unsealed = sealed_reasoning(PARTS, None, **HERE)
     with pytest.raises(SealBroken):
-        unsealed_reasoning(unsealed, b"key")
-    assert unsealed_reasoning({"anthropic": {"signature": "x"}}, b"key") is None
+        unsealed_reasoning(unsealed, b"key", **HERE)
+    assert unsealed_reasoning({"anthropic": {"signature": "x"}}, b"key", **HERE) is None
+
+
+@pytest.mark.parametrize(
+    "elsewhere",
+    [
+        {"contract_id": "demo.story", "chat_id": "chat-1"},
+        {"contract_id": "demo.forecast", "chat_id": "chat-2"},
+        # the pair is sealed as one object: no split of "ab" + "c" reads as "a" + "bc"
+        {"contract_id": "demo.forecastchat-1", "chat_id": ""},
+    ],
+)
+def test_a_seal_holds_only_in_the_contract_and_chat_it_was_minted_for(
+    elsewhere: dict[str, str],
+) -> None:
+    metadata = sealed_reasoning(PARTS, b"key", **HERE)
+    with pytest.raises(SealBroken, match="seal does not match"):
+        unsealed_reasoning(metadata, b"key", **elsewhere)
 
 
 def _apply(document: Any, patch: list[dict[str, Any]]) -> Any:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 from collections.abc import Iterator
 
@@ -223,6 +224,30 @@ def test_a_body_that_is_not_sent_as_json_is_415_before_it_runs(
     assert "application/json" in error["message"]
     assert counted.calls == before
     still_serving(http)
+
+
+@pytest.mark.parametrize("coding", ["gzip", "deflate", "br", "GZIP, identity"])
+def test_a_compressed_body_is_415_before_it_runs(
+    served: tuple[str, httpx.Client], counted: Counted, coding: str
+) -> None:
+    _url, http = served
+    before = counted.calls
+    headers = {**JSON, "Content-Encoding": coding}
+    response = http.post(STORY, content=gzip.compress(BODY), headers=headers)
+    assert response.status_code == 415
+    error = response.json()["error"]
+    assert error["code"] == "TQX_DATA_INVALID"
+    assert error["message"] == (
+        f"the body must be sent uncompressed, not with Content-Encoding {coding.lower()!r}"
+    )
+    assert counted.calls == before
+    still_serving(http)
+
+
+def test_a_body_sent_with_the_identity_coding_is_read(served: tuple[str, httpx.Client]) -> None:
+    _url, http = served
+    response = http.post(STORY, content=BODY, headers={**JSON, "Content-Encoding": "identity"})
+    assert response.status_code == 200
 
 
 @pytest.mark.parametrize("content_type", ["application/json; charset=utf-8", "Application/JSON"])

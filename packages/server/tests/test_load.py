@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import signal
 import statistics
 import subprocess
@@ -24,6 +25,7 @@ from .frontend_runs import CHAT_SCENARIO
 from .sse_frames import strip_ids
 
 CLIENTS = 200
+SEAL = re.compile(r'"seal":"([0-9a-f]{64})"')
 
 
 async def _one(
@@ -118,8 +120,12 @@ def test_200_concurrent_chat_streams_lose_nothing(capsys: pytest.CaptureFixture[
     with _server_process(CHAT_SCENARIO, "tools") as url:
         results = asyncio.run(_all(url, "/v1/contracts/demo.forecast/chat"))
     assert len(results) == CLIENTS
-    bodies = {strip_ids(text) for _, text in results}
-    assert len(bodies) == 1  # every chat got the same run, chunk for chunk (ids aside)
+    # Each chat's reasoning is sealed for that chat (adr/0042): every seal differs, the rest not.
+    seals = [tuple(SEAL.findall(strip_ids(text))) for _, text in results]
+    assert all(found for found in seals)
+    assert len(set(seals)) == CLIENTS
+    bodies = {SEAL.sub('"seal":"…"', strip_ids(text)) for _, text in results}
+    assert len(bodies) == 1  # every chat got the same run, chunk for chunk (ids, seals aside)
     (body,) = bodies
     frames = body.split("\n\n")
     assert frames[-2:] == ["data: [DONE]", ""]

@@ -25,7 +25,7 @@ from runport.contracts import (
 )
 from runport.mock import AsyncScriptedRuntime
 from runport.server import create_app, serve_in_background
-from runport.server._execution import event_frame, sse_frame
+from runport.server._frames import event_frame, sse_frame
 
 from .conftest import SCENARIO, catalog, parse_sse
 

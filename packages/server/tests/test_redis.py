@@ -17,6 +17,7 @@ import subprocess
 import time
 import tracemalloc
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -35,6 +36,15 @@ from runport.core import build_receipt
 from runport.ports import AsyncRuntimeAdapter, AsyncSink, deliver
 
 from .conftest import CONTRACTS, SCENARIO, PacedUpstream, Thinking, catalog
+from .slow_readers import (
+    OPS,
+    SIZES,
+    LoopWatch,
+    SlowReader,
+    Upstreams,
+    check_ended,
+    drive,
+)
 from .sse_frames import SSE, STORY, Frame, check_numbered, frames, parse, read_some
 
 ENABLED = os.environ.get("RUNPORT_REDIS_TESTS") == "1"
@@ -45,6 +55,8 @@ SKIP_REASON = (
 
 if not ENABLED:
     pytest.skip(SKIP_REASON, allow_module_level=True)
+
+import redis  # noqa: E402
 
 from runport.server import RedisEventLog, create_app, serve_in_background  # noqa: E402
 
@@ -436,3 +448,54 @@ def test_redis_lost_mid_chat_ends_the_chat_stream_in_its_own_protocol(
     assert error["errorText"].startswith(ErrorCode.EVENT_LOG_UNAVAILABLE)
     assert finish == {"type": "finish", "finishReason": "error"}
     assert all(frame.event == "message" for frame in rest)
+
+
+def test_a_reader_stalled_past_its_run_s_expiry_ends_with_run_not_found(
+    shared_redis: RedisServer,
+) -> None:
+    paced = PacedUpstream(["x" * 30_000] * 200 + ["."] * 200)
+    log = LoopWatch(RedisEventLog(shared_redis.url))
+    app = create_app(catalog(), paced.adapter, event_log=log)
+    client = redis.Redis.from_url(shared_redis.url)
+    with serve_in_background(app) as url, httpx.Client(base_url=url, timeout=30) as http:
+        reader = SlowReader(url, "POST", STORY, INPUTS)
+        run_id = reader.head()["x-runport-run-id"]
+        paced.release_all()
+        last = 402
+        done = f"/v1/runs/{run_id}/events?after={last}"
+        deadline = time.monotonic() + 30
+        while http.get(done).status_code != 204:  # finished, its reader still far behind
+            assert time.monotonic() < deadline, "the run never finished"
+            time.sleep(0.01)
+        client.delete(*run_keys(run_id))  # its retention passes
+        answer = reader.drain()
+    client.close()
+    assert check_ended(answer, run_id, 0) == "not found"
+    assert len(answer.got) - 2 < last
+    assert log.held == []
+
+
+def run_keys(run_id: str) -> list[str]:
+    """Every key of a run (redis_log's layout): what its expiry removes."""
+    return [f"runport:{{{run_id}}}:{suffix}" for suffix in "emlrs"]
+
+
+@settings(
+    max_examples=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(sizes=SIZES, ops=OPS)
+def test_every_reader_of_the_redis_log_ends_and_none_holds_the_loop(
+    shared_redis: RedisServer, sizes: list[int], ops: list[tuple[Any, ...]]
+) -> None:
+    log = LoopWatch(RedisEventLog(shared_redis.url))
+    upstreams = Upstreams()
+    app = create_app(catalog(), upstreams.adapter, event_log=log)
+    client = redis.Redis.from_url(shared_redis.url)
+    try:
+        with serve_in_background(app) as url:
+            drive(url, upstreams, log, lambda run_id: client.delete(*run_keys(run_id)), sizes, ops)
+    finally:
+        client.close()
+    assert log.reads > 0

@@ -4,9 +4,12 @@ uvicorn on 127.0.0.1, driven with httpx."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -18,7 +21,17 @@ from runport.contracts import ErrorCode
 from runport.mock import AsyncEmitter, AsyncFunctionRuntime
 from runport.server import MemoryEventLog, create_app, serve_in_background
 
-from .conftest import SCENARIO, PacedUpstream, Thinking, catalog
+from .conftest import SCENARIO, PacedUpstream, Thinking, catalog, still_serving
+from .slow_readers import (
+    OPS,
+    SIZES,
+    ClockedMemoryLog,
+    LoopWatch,
+    SlowReader,
+    Upstreams,
+    check_ended,
+    drive,
+)
 from .sse_frames import SSE, STORY, Frame, check_numbered, frames, parse, read_some
 
 THINKING = Thinking(["Ships ", "and ", "keepers. "], ["The ", "light ", "turns ", "all ", "night."])
@@ -377,3 +390,53 @@ def test_partial_output_rides_a_resumable_run_and_its_resume() -> None:
     assert [(f.event, f.data) for f in parse(plain.text)] == without
     assert wrong.status_code == 400
     assert _error(wrong) == ErrorCode.DATA_INVALID
+
+
+def _stalling_pieces() -> list[str]:
+    """Pieces that back a reader's socket up before its 128th frame (more than the kernel's
+    largest send buffer), then as many small ones after: the frame the reader stalls on is
+    far from the run's end."""
+    wmem_max = 4 << 20
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        wmem_max = int(Path("/proc/sys/net/ipv4/tcp_wmem").read_text().split()[2])
+    big = "x" * ((wmem_max + (1 << 20)) // 128)
+    return [big] * 128 + ["."] * 200
+
+
+def test_a_reader_stalled_past_its_run_s_retention_ends_with_run_not_found() -> None:
+    pieces = _stalling_pieces()
+    last = len(pieces) + 2  # the deltas, Complete, envelope
+    paced = PacedUpstream(pieces)
+    log = LoopWatch(MemoryEventLog(retention=0.2))
+    app = create_app(catalog(), paced.adapter, event_log=log)
+    with serve_in_background(app) as url, httpx.Client(base_url=url, timeout=30) as http:
+        reader = SlowReader(url, "POST", STORY, INPUTS)
+        run_id = reader.head()["x-runport-run-id"]
+        paced.release_all()  # the run ends; its reader is stuck on a socket nobody reads
+        _until(
+            lambda: http.get(f"/v1/runs/{run_id}/events?after={last}").status_code == 404,
+            "the run finished and expired",
+        )
+        answer = reader.drain()  # the client reads again: what is left of the run is gone
+        assert check_ended(answer, run_id, 0) == "not found"
+        assert len(answer.got) - 2 < last
+        still_serving(http)
+    assert log.held == []
+
+
+@settings(
+    max_examples=20,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(sizes=SIZES, ops=OPS)
+def test_every_reader_of_the_memory_log_ends_and_none_holds_the_loop(
+    sizes: list[int], ops: list[tuple[Any, ...]]
+) -> None:
+    memory = ClockedMemoryLog(retention=5)
+    log = LoopWatch(memory)
+    upstreams = Upstreams()
+    app = create_app(catalog(), upstreams.adapter, event_log=log)
+    with serve_in_background(app) as url:
+        drive(url, upstreams, log, lambda run_id: memory.expire(), sizes, ops)
+    assert log.reads > 0

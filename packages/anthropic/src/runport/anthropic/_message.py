@@ -12,7 +12,7 @@ from pydantic import JsonValue
 from runport.anthropic._answer import SpaceStripper
 from runport.anthropic._errors import invalid
 from runport.anthropic._request import ANSWER_TOOL, PROVIDER
-from runport.http import TurnBuilder
+from runport.core import TurnBuilder
 
 _TEXT = -1
 _ANSWER = -2

@@ -23,11 +23,19 @@ from runport.application._adapters import (
     create_async_adapter,
 )
 from runport.application._astream import EventStream, RunStream, astream, astream_run
-from runport.application._batch._output import BatchLine, BatchOutput, BatchOutputError
-from runport.application._batch._rows import BatchRow, BatchRowsError, read_rows
-from runport.application._batch._run import abatch, run_batch
-from runport.application._batch._runner import RowRunner
-from runport.application._batch._summary import BatchSummary
+from runport.application._batch import (
+    BatchLine,
+    BatchOutput,
+    BatchOutputError,
+    BatchRow,
+    BatchRowsError,
+    BatchSummary,
+    RowRunner,
+    abatch,
+    read_rows,
+    request_parts,
+    run_batch,
+)
 from runport.application._bridges import BridgeUsageError, CallerGone, to_async, to_sync
 from runport.application._catalog import Catalog, CatalogError, input_schema, load_catalog
 from runport.application._define import define_contract, output_as
@@ -92,6 +100,7 @@ __all__ = [
     "output_as",
     "read_rows",
     "repair_history",
+    "request_parts",
     "run",
     "run_batch",
     "run_stream",

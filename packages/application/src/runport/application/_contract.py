@@ -1,16 +1,23 @@
 """What every way of calling a contract checks: the contract itself and whether the adapter
-offers what it requires, before the call; the answer against the output schema, after it. One
-turn (``_envelope``) reports a problem as a diagnostic; a run (``_plan``, ``_state``) raises
-it as a ``RunError`` or asks for a correction."""
+offers what it requires, before the call (``checked_interaction``, the one preparation of a
+call); the answer against the output schema, after it. One turn (``_envelope``) reports a
+problem as a diagnostic; a run (``_plan``, ``_state``) raises it as a ``RunError`` or asks for a
+correction."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from runport.contracts import AdapterDescriptor, Diagnostic, ErrorCode, ExecutionReceipt
-from runport.core import Contract, load_contract, validate_output
+from runport.contracts import (
+    AdapterDescriptor,
+    CompiledInteraction,
+    Diagnostic,
+    ErrorCode,
+    ExecutionReceipt,
+)
+from runport.core import Contract, compile_contract, load_contract, validate_output
 
 ContractSource = Contract | str | os.PathLike[str]
 
@@ -35,6 +42,34 @@ def capability_diagnostic(missing: list[str], descriptor: AdapterDescriptor) -> 
         ),
         json_pointer="/capabilities",
     )
+
+
+class Unsupported(Exception):
+    """The adapter lacks a capability the contract requires; ``diagnostic`` says which."""
+
+    def __init__(self, diagnostic: Diagnostic) -> None:
+        super().__init__(diagnostic.message)
+        self.diagnostic = diagnostic
+
+
+def checked_interaction(
+    contract_or_path: ContractSource,
+    inputs: Mapping[str, Any] | None,
+    context: Mapping[str, Any] | None,
+    descriptor: Callable[[], AdapterDescriptor],
+) -> CompiledInteraction:
+    """A call's preparation, before the adapter is called: the contract resolved and compiled
+    with its inputs (``ContractError`` otherwise), then the adapter's descriptor read (only
+    then: ``descriptor`` is called after the contract compiled) and the capabilities the
+    contract requires checked against it (``Unsupported`` otherwise). What else is raised
+    propagates; each caller reports all of it in its own shape."""
+    contract = resolve_contract(contract_or_path)
+    interaction = compile_contract(contract, inputs=inputs or {}, context=context)
+    described = descriptor()
+    missing = missing_capabilities(interaction.required_capabilities, described)
+    if missing:
+        raise Unsupported(capability_diagnostic(missing, described))
+    return interaction
 
 
 def answer_problems(

@@ -12,15 +12,15 @@ from pydantic import JsonValue
 
 from runport.application._contract import (
     ContractSource,
+    Unsupported,
     answer_problems,
-    capability_diagnostic,
-    missing_capabilities,
-    resolve_contract,
+    checked_interaction,
 )
 from runport.application._history import place_history, repair_history
 from runport.application._partial import snapshots_for
 from runport.application._relay import failure_message
 from runport.contracts import (
+    AdapterDescriptor,
     Complete,
     Diagnostic,
     ErrorCode,
@@ -31,7 +31,7 @@ from runport.contracts import (
     OperationEnvelope,
     StreamEvent,
 )
-from runport.core import ContractError, compile_contract
+from runport.core import ContractError
 from runport.ports import AsyncRuntimeAdapter, PortError, RuntimeAdapter
 
 OPERATION = "execute_contract"
@@ -95,28 +95,50 @@ def prepare(
 ) -> ExecutionRequest | OperationEnvelope:
     """The request to send, or the envelope of a call that must not be made.
 
-    Contract, input and capability problems are found here, before the adapter is called;
-    anything else a contract file or an adapter's descriptor throws is reported, not raised.
+    Contract, input and capability problems are found here (``checked_interaction``), before
+    the adapter is called; anything else a contract file or an adapter's descriptor throws is
+    reported, not raised.
     """
+    described: list[AdapterDescriptor] = []
+
+    def descriptor() -> AdapterDescriptor:
+        try:
+            found = adapter.descriptor()
+        except Exception as error:
+            raise _DescriptorRaised(error) from error
+        described.append(found)
+        return found
+
     try:
-        contract = resolve_contract(contract_or_path)
-        interaction = compile_contract(contract, inputs=inputs or {}, context=context)
+        interaction = checked_interaction(contract_or_path, inputs, context, descriptor)
     except ContractError as error:
         return _envelope(list(error.diagnostics))
+    except Unsupported as error:
+        return _envelope([error.diagnostic])
+    except _DescriptorRaised as raised:
+        return _envelope(
+            [
+                _unexpected(
+                    ErrorCode.RUNTIME_INVALID_RESPONSE, "the adapter's descriptor()", raised.error
+                )
+            ]
+        )
     except Exception as error:
+        if described:  # past the contract and the descriptor: not a problem to report
+            raise
         return _envelope(
             [_unexpected(ErrorCode.CONTRACT_INVALID, "loading the contract", error, say=True)]
         )
-    try:
-        descriptor = adapter.descriptor()
-    except Exception as error:
-        return _envelope(
-            [_unexpected(ErrorCode.RUNTIME_INVALID_RESPONSE, "the adapter's descriptor()", error)]
-        )
-    missing = missing_capabilities(interaction.required_capabilities, descriptor)
-    if missing:
-        return _envelope([capability_diagnostic(missing, descriptor)])
     return ExecutionRequest(interaction=interaction, fixture_output=fixture_output)
+
+
+class _DescriptorRaised(Exception):
+    """What the adapter's ``descriptor()`` raised (``error``), told apart from the contract's
+    own problems."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 def with_history(

@@ -3,14 +3,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from runport.application._json import JSONResult
 from runport.contracts import Diagnostic, ExecutionReceipt, Message
 
 Stage = Literal["input", "compile", "model", "tool", "output"]
 
 
 @dataclass(frozen=True)
-class RunPartial:
-    """What a run had when it failed: nothing the caller already saw is lost."""
+class RunPartial(JSONResult):
+    """What a run had when it failed: nothing the caller already saw is lost. JSON as events
+    are (``model_dump_json``)."""
 
     receipts: tuple[ExecutionReceipt, ...] = ()
     messages: tuple[Message, ...] = ()

@@ -16,12 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from runport.application._contract import (
-    ContractSource,
-    capability_diagnostic,
-    missing_capabilities,
-    resolve_contract,
-)
+from runport.application._contract import ContractSource, Unsupported, checked_interaction
 from runport.application._errors import RunError, RunPartial, Stage
 from runport.application._history import repair_history
 from runport.application._options import RunOptions, Settings, Sleep, settings
@@ -38,7 +33,7 @@ from runport.contracts import (
     Failed,
     ToolResult,
 )
-from runport.core import ContractError, compile_contract
+from runport.core import ContractError
 from runport.ports import error_type
 
 __all__ = ["Attempt", "Finished", "Outcome", "Plan", "Raised", "Show", "Step", "Wait", "planned"]
@@ -151,10 +146,10 @@ def start_run(
     context: Mapping[str, Any] | None,
     options: Settings,
 ) -> RunState:
-    """Compile the contract and check the adapter before any call (``RunError`` otherwise)."""
+    """Compile the contract and check the adapter before any call (``checked_interaction``;
+    ``RunError`` otherwise)."""
     try:
-        contract = resolve_contract(contract_or_path)
-        interaction = compile_contract(contract, inputs=inputs or {}, context=context)
+        interaction = checked_interaction(contract_or_path, inputs, context, lambda: descriptor)
     except ContractError as error:
         first = error.diagnostics[0]
         stage: Stage = "input" if first.code in _INPUT_CODES else "compile"
@@ -165,12 +160,11 @@ def start_run(
             str(error),
             diagnostics=tuple(error.diagnostics),
         ) from error
-    missing = missing_capabilities(interaction.required_capabilities, descriptor)
-    if missing:
-        diagnostic = capability_diagnostic(missing, descriptor)
+    except Unsupported as unsupported:
+        diagnostic = unsupported.diagnostic
         raise RunError(
             "compile", diagnostic.code, RunPartial(), diagnostic.message, diagnostics=(diagnostic,)
-        )
+        ) from None
     implementations = {tool.name: tool for tool in map(as_tool, options.tools)}
     offered = {spec.name: spec for spec in interaction.tools or []}
     for tool in implementations.values():

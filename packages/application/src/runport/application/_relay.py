@@ -23,14 +23,13 @@ from runport.contracts import (
     StreamEvent,
 )
 from runport.core import redact_secrets
-from runport.ports import AsyncSink, PortError, Sink
+from runport.ports import AsyncSink, PortError, Sink, deliver
 
 __all__ = [
     "AsyncRunSink",
     "Relayed",
     "RunSink",
     "TurnWatch",
-    "adeliver",
     "arelay",
     "arelay_kept",
     "failure_message",
@@ -42,13 +41,6 @@ RunSink = Callable[[RunEvent], None]
 
 AsyncRunSink = Callable[[RunEvent], Awaitable[None] | None]
 """``RunSink`` on the event loop: a plain callable, or one returning an awaitable."""
-
-
-async def adeliver(sink: AsyncRunSink, event: RunEvent) -> None:
-    """Hand ``event`` to ``sink`` and await it when it returned an awaitable."""
-    result = sink(event)
-    if result is not None and inspect.isawaitable(result):
-        await result
 
 
 class Relayed(Protocol):
@@ -198,7 +190,7 @@ async def _watched(
     try:
         await result
         for event in then:
-            await adeliver(deliver_to, event)
+            await deliver(deliver_to, event)
     except BaseException as error:
         watch.stopped = error
         raise

@@ -18,10 +18,10 @@ from runport.application._contract import ContractSource
 from runport.application._execute import show_terminal
 from runport.application._options import RunOptions
 from runport.application._plan import Attempt, Finished, Outcome, Raised, Step, Wait, planned
-from runport.application._relay import AsyncRunSink, RunSink, adeliver, arelay, relay
+from runport.application._relay import AsyncRunSink, RunSink, arelay, relay
 from runport.application._state import RunResult
 from runport.contracts import Failed
-from runport.ports import AsyncRuntimeAdapter, RuntimeAdapter
+from runport.ports import AsyncRuntimeAdapter, RuntimeAdapter, deliver
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -163,7 +163,7 @@ async def _aperform(
             if isinstance(step.event, Failed):
                 await show_terminal(on_event, step.event)
             else:
-                await adeliver(on_event, step.event)
+                await deliver(on_event, step.event)
     except Exception as error:
         return Raised(error)
     return None

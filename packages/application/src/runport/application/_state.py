@@ -19,6 +19,7 @@ from runport.application._contract import not_json
 from runport.application._define import output_as
 from runport.application._errors import RunError, RunPartial, Stage
 from runport.application._history import place_history
+from runport.application._json import JSONResult
 from runport.application._options import Settings
 from runport.application._relay import TurnWatch, failure_message
 from runport.application._tools import Tool, tool_result_text
@@ -48,8 +49,9 @@ log = logging.getLogger("runport.application")
 
 
 @dataclass(frozen=True)
-class RunResult:
-    """The canonical outcome of a run; equal for ``run`` and ``run_stream`` on the same upstream."""
+class RunResult(JSONResult):
+    """The canonical outcome of a run; equal for ``run`` and ``run_stream`` on the same upstream.
+    ``model_dump_json()`` writes it as events are written (``model_validate_json`` reads it)."""
 
     output: JsonValue
     output_schema_valid: bool

@@ -23,6 +23,7 @@ from runport.core import (
     Contract,
     ContractError,
     DocumentError,
+    PartDigest,
     Scenario,
     ScenarioError,
     compile_contract,
@@ -31,8 +32,8 @@ from runport.core import (
     load_contract,
     load_document,
     load_scenario,
+    part_digests,
 )
-from runport.core._scenario._expectations import PartDigest, part_digests
 from runport.mock import ScriptedRuntime
 
 SUFFIXES = frozenset({".json", ".yaml", ".yml"})

@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from runport.application._batch._rows import request_parts
+from runport.application import request_parts
 from runport.cli._errors import CliError
 from runport.cli._part_files import read_part_files
 from runport.contracts import ErrorCode

@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from runport.cli._errors import CliError
-from runport.contracts import MAX_PART_BYTES, ErrorCode
-from runport.contracts._parts import sniffed_media_type
+from runport.contracts import MAX_PART_BYTES, ErrorCode, sniffed_media_type
 from runport.core import Contract
 
 

@@ -2,6 +2,7 @@
 
 from runport.contracts._canonical import canonical_json, fingerprint
 from runport.contracts._codes import ErrorCode
+from runport.contracts._errors import PortError
 from runport.contracts._limits import MAX_INT_DIGITS, MAX_JSON_DEPTH, MAX_PART_BYTES
 from runport.contracts._models import (
     AdapterDescriptor,
@@ -26,12 +27,20 @@ from runport.contracts._models import (
     ToolSpec,
     Usage,
 )
-from runport.contracts._parts import ContentPart, FilePart, ImagePart, TextPart
+from runport.contracts._parts import (
+    PART_TOO_LARGE,
+    ContentPart,
+    FilePart,
+    ImagePart,
+    TextPart,
+    sniffed_media_type,
+)
 
 __all__ = [
     "MAX_INT_DIGITS",
     "MAX_JSON_DEPTH",
     "MAX_PART_BYTES",
+    "PART_TOO_LARGE",
     "AdapterDescriptor",
     "AnswerRejected",
     "CompiledInteraction",
@@ -48,6 +57,7 @@ __all__ = [
     "Message",
     "OperationEnvelope",
     "OutputSnapshot",
+    "PortError",
     "ReasoningDelta",
     "ReasoningPart",
     "RunEvent",
@@ -60,4 +70,5 @@ __all__ = [
     "Usage",
     "canonical_json",
     "fingerprint",
+    "sniffed_media_type",
 ]

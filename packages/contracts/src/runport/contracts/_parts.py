@@ -35,7 +35,7 @@ FINGERPRINT_CONTEXT: Final = {"runport": "fingerprint"}
 """The serialization context ``canonical_json`` dumps models with: a part's ``data`` is then
 written as its ``sha256``, so no fingerprint input holds an image itself."""
 
-TOO_LARGE: Final = "part_too_large"
+PART_TOO_LARGE: Final = "part_too_large"
 """The pydantic error type of a part past ``MAX_PART_BYTES`` (the others are value errors), so
 a caller can tell a size refusal (``TQX_REQUEST_TOO_LARGE``) from a malformed part."""
 
@@ -83,7 +83,7 @@ def _decoded(data: str) -> bytes:
 
 def _too_large(size: int) -> PydanticCustomError:
     return PydanticCustomError(
-        TOO_LARGE,
+        PART_TOO_LARGE,
         "the part holds about {size} bytes, more than the {limit} bytes a request's parts may hold",
         {"size": size, "limit": MAX_PART_BYTES},
     )

@@ -25,6 +25,7 @@ from runport.core._scenario import (
     DeltaEvent,
     FailEvent,
     FinishEvent,
+    PartDigest,
     ReasoningDeltaEvent,
     Scenario,
     ScenarioError,
@@ -35,9 +36,11 @@ from runport.core._scenario import (
     UsageEvent,
     load_scenario,
     parse_scenario,
+    part_digests,
 )
 from runport.core._schema import schema_errors, validate_output
 from runport.core._strict import strict_schema
+from runport.core._turn import TextPieces, TurnBuilder, parsed_tool_call, turn_receipt
 
 __all__ = [
     "MAX_DOCUMENT_BYTES",
@@ -52,6 +55,7 @@ __all__ = [
     "FinishEvent",
     "HeldCache",
     "JsonLimitError",
+    "PartDigest",
     "PartialJSON",
     "PartialJSONError",
     "PartialOutput",
@@ -63,7 +67,9 @@ __all__ = [
     "ScenarioTurn",
     "StreamAssembler",
     "StreamGrammarError",
+    "TextPieces",
     "ToolCallDeltaEvent",
+    "TurnBuilder",
     "UsageEvent",
     "build_receipt",
     "compile_contract",
@@ -78,8 +84,11 @@ __all__ = [
     "parse_document",
     "parse_json_text",
     "parse_scenario",
+    "parsed_tool_call",
+    "part_digests",
     "redact_secrets",
     "schema_errors",
     "strict_schema",
+    "turn_receipt",
     "validate_output",
 ]

@@ -34,9 +34,13 @@ class StreamAssembler:
     each joined in arrival order; tool calls are joined per ``index`` and reported in index
     order. A violation raises
     ``StreamGrammarError`` and leaves the assembler as it was.
+
+    With ``grammar_only=True`` it checks the grammar and keeps nothing else: no pieces, no
+    ``events`` (a turn assembled elsewhere, in a ``TurnBuilder``, checked here as it plays).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, grammar_only: bool = False) -> None:
+        self._keep = not grammar_only
         self._text: list[str] = []
         self._reasoning: list[str] = []
         self._calls: dict[int, _Call] = {}
@@ -52,21 +56,25 @@ class StreamAssembler:
         if isinstance(event, Delta):
             if not event.text:
                 raise StreamGrammarError("a Delta must carry non-empty text")
-            self._text.append(event.text)
+            if self._keep:
+                self._text.append(event.text)
         elif isinstance(event, ReasoningDelta):
             if not event.text:
                 raise StreamGrammarError("a ReasoningDelta must carry non-empty text")
-            self._reasoning.append(event.text)
+            if self._keep:
+                self._reasoning.append(event.text)
         elif isinstance(event, ToolCallDelta):
             self._feed_call(event)
         else:
             self._terminal = event
-        self.events.append(event)
+        if self._keep:
+            self.events.append(event)
 
     def _feed_call(self, event: ToolCallDelta) -> None:
         call = self._calls.get(event.index)
         if call is None:
-            self._calls[event.index] = _Call(event.call_id, event.name, [event.arguments_fragment])
+            first = [event.arguments_fragment] if self._keep else []
+            self._calls[event.index] = _Call(event.call_id, event.name, first)
             return
         if (event.call_id, event.name) != (call.call_id, call.name):
             raise StreamGrammarError(
@@ -78,7 +86,8 @@ class StreamAssembler:
                 f"tool call {event.index}: only a call's first ToolCallDelta may have an "
                 "empty fragment"
             )
-        call.fragments.append(event.arguments_fragment)
+        if self._keep:
+            call.fragments.append(event.arguments_fragment)
 
     @property
     def done(self) -> bool:

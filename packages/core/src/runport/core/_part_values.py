@@ -14,8 +14,14 @@ from typing import Any, Literal
 
 from pydantic import JsonValue, ValidationError
 
-from runport.contracts import MAX_PART_BYTES, Diagnostic, ErrorCode, FilePart, ImagePart
-from runport.contracts._parts import TOO_LARGE
+from runport.contracts import (
+    MAX_PART_BYTES,
+    PART_TOO_LARGE,
+    Diagnostic,
+    ErrorCode,
+    FilePart,
+    ImagePart,
+)
 
 PartKind = Literal["image", "file"]
 
@@ -99,5 +105,7 @@ def _diagnostic(detail: Any, pointer: str, what: str) -> Diagnostic:
     elif detail["type"] == "missing":
         message = f"missing {field[-1]!r}"
     at = pointer + "".join(f"/{part}" for part in field)
-    code = ErrorCode.REQUEST_TOO_LARGE if detail["type"] == TOO_LARGE else ErrorCode.VALUE_SCHEMA
+    code = (
+        ErrorCode.REQUEST_TOO_LARGE if detail["type"] == PART_TOO_LARGE else ErrorCode.VALUE_SCHEMA
+    )
     return Diagnostic(code=code, json_pointer=at, message=f"{what}: {message}")

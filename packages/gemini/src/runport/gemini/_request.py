@@ -119,8 +119,9 @@ def _thoughts(reasoning: list[ReasoningPart] | None) -> list[dict[str, Any]]:
 
 def _contents(messages: list[Message]) -> list[dict[str, Any]]:
     """Turns with roles ``user`` and ``model``; tool results are ``functionResponse`` parts
-    in a user turn, named after the call they answer. Consecutive turns of one role are one."""
-    names: dict[str, str] = {}
+    in a user turn, named after the call they answer, and carrying its id when the call has
+    one to send (``_sent_id``). Consecutive turns of one role are one."""
+    calls: dict[str, tuple[str, str | None]] = {}  # a call's call_id: its name, its sent id
     contents: list[dict[str, Any]] = []
     for index, message in enumerate(messages):
         if message.role in ("system", "developer"):
@@ -131,25 +132,35 @@ def _contents(messages: list[Message]) -> list[dict[str, Any]]:
             parts = [_part(part) for part in message_parts(messages, index, PARTS)]
         elif message.role == "tool":
             role = "user"
-            name = names.get(message.tool_call_id or "")
-            if name is None:
+            answered = calls.get(message.tool_call_id or "")
+            if answered is None:
                 raise PortError(
                     ErrorCode.DATA_INVALID,
                     "a tool result answers a call no earlier assistant turn made "
                     "(Gemini names a function response after its call)",
                 )
-            response = _response(text_content(message, PARTS.provider, index))
-            parts = [{"functionResponse": {"name": name, "response": response}}]
+            name, sent_id = answered
+            result: dict[str, Any] = {
+                "name": name,
+                "response": _response(text_content(message, PARTS.provider, index)),
+            }
+            if sent_id is not None:
+                result["id"] = sent_id
+            parts = [{"functionResponse": result}]
         else:
             role = "model" if message.role == "assistant" else "user"
             parts = _thoughts(message.reasoning) if role == "model" else []
             text = text_content(message, PARTS.provider, index)
             if text:
                 parts.append({"text": text})
-            for call in message.tool_calls or ():
-                names[call.call_id] = call.name
+            for position, call in enumerate(message.tool_calls or ()):
+                sent_id = _sent_id(call, position)
+                calls[call.call_id] = (call.name, sent_id)
                 arguments = call.arguments if isinstance(call.arguments, dict) else {}
-                part: dict[str, Any] = {"functionCall": {"name": call.name, "args": arguments}}
+                function_call: dict[str, Any] = {"name": call.name, "args": arguments}
+                if sent_id is not None:
+                    function_call["id"] = sent_id
+                part: dict[str, Any] = {"functionCall": function_call}
                 signature = _signature(call)
                 if signature is not None:
                     part[SIGNATURE] = signature
@@ -161,6 +172,14 @@ def _contents(messages: list[Message]) -> list[dict[str, Any]]:
         else:
             contents.append({"role": role, "parts": parts})
     return contents
+
+
+def _sent_id(call: ToolCall, position: int) -> str | None:
+    """The id a call goes back with (and its result): the one Gemini gave it — Gemini 3 and
+    Vertex AI match a function response to its call by id. A call that came without one was
+    given ``call_{index}`` by the turn builder (its index: its place in the turn), and goes
+    back without one, as it came."""
+    return None if call.call_id == f"call_{position}" else call.call_id
 
 
 def _signature(call: ToolCall) -> str | None:

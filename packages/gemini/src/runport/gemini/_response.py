@@ -10,9 +10,10 @@ from typing import Any
 from pydantic import JsonValue
 
 from runport.contracts import ErrorCode
+from runport.core import TurnBuilder
 from runport.gemini._partial import StreamedArguments, invalid
 from runport.gemini._request import PROVIDER, SIGNATURE
-from runport.http import TurnBuilder, error_from_words, error_message, provider_text
+from runport.http import error_from_words, error_message, provider_text
 from runport.ports import PortError
 
 

@@ -1,6 +1,11 @@
 """runport's HTTP layer: a provider written as a sans-IO codec, turned into sync and async
-runtime adapters that keep the streaming law (docs/codecs.md, docs/upstream-safety.md)."""
+runtime adapters that keep the streaming law (docs/codecs.md, docs/upstream-safety.md).
 
+``TurnBuilder``, ``TextPieces``, ``parsed_tool_call`` and ``turn_receipt`` live in
+``runport.core`` (they need no HTTP); they are re-exported here, where codecs long found them.
+"""
+
+from runport.core import TextPieces, TurnBuilder, parsed_tool_call, turn_receipt
 from runport.http._async import DEFAULT_ASYNC_LIMITS, AsyncHTTPAdapter
 from runport.http._codec import Codec, HTTPRequest, ResponseDecoder
 from runport.http._decoders import JSONTurnDecoder, SSETurnDecoder, TurnDecoder, json_object
@@ -36,7 +41,6 @@ from runport.http._settings import (
 )
 from runport.http._sse import ServerSentEvent, SSEDecoder
 from runport.http._sync import HTTPAdapter
-from runport.http._turn import TextPieces, TurnBuilder, parsed_tool_call, turn_receipt
 from runport.http._urls import redact_url
 
 __all__ = [

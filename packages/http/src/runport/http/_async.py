@@ -168,8 +168,7 @@ async def _exchange(
                 return exchange.error(response, await _error_body(response, exchange))
         except PortError as error:
             return error
-        preread = exchange.preread(response)
-        reads = response.aiter_raw() if preread is None else _once(preread)
+        reads = exchange.abody_reads(response)
         ended = False
         while True:
             try:
@@ -216,8 +215,7 @@ async def _error_body(response: httpx.Response, exchange: Exchange) -> bytes | N
     pieces: list[bytes] = []
     held = 0
     try:
-        preread = exchange.preread(response)
-        async for raw in response.aiter_raw() if preread is None else _once(preread):
+        async for raw in exchange.abody_reads(response):
             piece = exchange.error_piece(raw, held)
             if piece is None:
                 return None
@@ -226,7 +224,3 @@ async def _error_body(response: httpx.Response, exchange: Exchange) -> bytes | N
     except (httpx.HTTPError, PortError):
         return None
     return b"".join(pieces)
-
-
-async def _once(body: bytes) -> AsyncIterator[bytes]:
-    yield body

@@ -17,9 +17,9 @@ from runport.contracts import (
     ExecutionRequest,
     StreamEvent,
 )
+from runport.core import TurnBuilder
 from runport.http._codec import ResponseDecoder
 from runport.http._sse import SSEDecoder
-from runport.http._turn import TurnBuilder
 from runport.ports import PortError
 
 __all__ = ["JSONTurnDecoder", "SSETurnDecoder", "TurnDecoder", "json_object"]

@@ -13,7 +13,7 @@ import json
 import logging
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any, Final
 
 import httpx
@@ -40,30 +40,55 @@ def too_large(limit: int) -> PortError:
 
 
 class _Inflater:
-    """gzip or deflate undone a slice at a time, never producing more than the room left."""
+    """gzip or deflate undone a slice at a time, never producing more than the room left.
 
-    __slots__ = ("_z",)
+    A gzip body may be several members one after another (RFC 1952 §2.2): every member is
+    read, and what they produce together is what counts against the room. A ``deflate`` body
+    is one zlib stream; bytes after its end are refused, not dropped. ``taken`` counts the
+    compressed bytes fed, so a body of members that produce nothing is bounded too.
+    """
+
+    __slots__ = ("_gzip", "_z", "taken")
 
     def __init__(self, encoding: str) -> None:
-        self._z = zlib.decompressobj(31 if encoding in ("gzip", "x-gzip") else 15)
+        self._gzip = encoding in ("gzip", "x-gzip")
+        self._z = self._fresh()
+        self.taken = 0
+
+    def _fresh(self) -> Any:
+        return zlib.decompressobj(31 if self._gzip else 15)
 
     def feed(self, data: bytes, room: int) -> bytes | None:
         """The decompressed bytes, or ``None`` when they would pass ``room``."""
+        self.taken += len(data)
         pieces: list[bytes] = []
         produced = 0
         try:
             while data:
+                if self._z.eof:
+                    if not self._gzip:
+                        raise undecodable("the upstream sent bytes after its deflate body ended")
+                    self._z = self._fresh()  # the next gzip member
                 piece = self._z.decompress(data, room - produced + 1)
                 produced += len(piece)
                 if produced > room:
                     return None
                 pieces.append(piece)
-                data = self._z.unconsumed_tail
+                # At a member's end the rest of the input is ``unused_data``; before it, the
+                # input the output bound held back is ``unconsumed_tail``.
+                data = self._z.unused_data if self._z.eof else self._z.unconsumed_tail
         except zlib.error:
-            raise PortError(
-                ErrorCode.RUNTIME_INVALID_RESPONSE, "the upstream's body could not be decoded"
-            ) from None
+            raise undecodable("the upstream's body could not be decoded") from None
         return b"".join(pieces)
+
+    @property
+    def whole(self) -> bool:
+        """Whether what was fed ends where a member (or the zlib stream) ends."""
+        return self.taken == 0 or bool(self._z.eof)
+
+
+def undecodable(message: str) -> PortError:
+    return PortError(ErrorCode.RUNTIME_INVALID_RESPONSE, message)
 
 
 class Exchange:
@@ -193,9 +218,10 @@ class Exchange:
             raise too_deep() from None
 
     def _bounded(self, raw: bytes) -> bytes:
-        if self._inflater is not None:
-            inflated = self._inflater.feed(raw, self.limit - self.received)
-            if inflated is None:
+        inflater = self._inflater
+        if inflater is not None:
+            inflated = inflater.feed(raw, self.limit - self.received)
+            if inflated is None or inflater.taken > self.limit:
                 raise too_large(self.limit)
             raw = inflated
         self.received += len(raw)
@@ -219,6 +245,11 @@ class Exchange:
         """The body ended cleanly: the events its end completes (drawn lazily, so a codec
         that fails here fails where the drivers draw events)."""
         assert self.decoder is not None
+        if self._inflater is not None and not self._inflater.whole:
+            raise PortError(
+                ErrorCode.RUNTIME_STREAM_TRUNCATED,
+                "the upstream's compressed body ended partway through",
+            )
         yield from self.decoder.end()
 
     def receipt(self) -> ExecutionReceipt | PortError:
@@ -269,14 +300,24 @@ class Exchange:
             hint = self.codec.retry_after_ms(decoded)
         return status_error(response.status_code, response.headers, text, body_retry_after_ms=hint)
 
-    def preread(self, response: httpx.Response) -> bytes | None:
-        """The body of a response that arrived already read (an ``httpx.MockTransport``
-        answer built from bytes), or ``None`` for a stream still to be read. httpx decoded it
-        already, so it is not inflated again."""
+    def body_reads(self, response: httpx.Response) -> Iterator[bytes]:
+        """The sync driver's reads of the body as sent: the network's, or, for a response
+        httpx read already (an ``httpx.MockTransport`` answer built from bytes), its content —
+        the bytes as sent, read again, when they are compressed: httpx's own decoding keeps
+        only a gzip body's first member."""
         if not response.is_stream_consumed:
-            return None
-        self._inflater = None
-        return response.content
+            return response.iter_raw()
+        if self._inflater is None:
+            return iter((response.content,))
+        return _sent_again(response.stream)
+
+    def abody_reads(self, response: httpx.Response) -> AsyncIterator[bytes]:
+        """``body_reads`` for the async driver."""
+        if not response.is_stream_consumed:
+            return response.aiter_raw()
+        if self._inflater is None:
+            return _once(response.content)
+        return _asent_again(response.stream)
 
     def error_room(self) -> int:
         return min(self.limit, ERROR_BODY_LIMIT)
@@ -290,6 +331,37 @@ class Exchange:
                 return None
             raw = inflated
         return raw if len(raw) <= room else None
+
+
+def _read_already() -> httpx.DecodingError:
+    return httpx.DecodingError("the compressed body was read before it reached the adapter")
+
+
+def _sent_again(stream: httpx.SyncByteStream | httpx.AsyncByteStream) -> Iterator[bytes]:
+    """A stream httpx read already, read again (its bytes as sent); a stream that cannot be
+    is a body that cannot be decoded."""
+    if not isinstance(stream, httpx.SyncByteStream):
+        raise _read_already()
+    try:
+        yield from stream
+    except httpx.StreamError:
+        raise _read_already() from None
+
+
+async def _asent_again(
+    stream: httpx.SyncByteStream | httpx.AsyncByteStream,
+) -> AsyncIterator[bytes]:
+    if not isinstance(stream, httpx.AsyncByteStream):
+        raise _read_already()
+    try:
+        async for piece in stream:
+            yield piece
+    except httpx.StreamError:
+        raise _read_already() from None
+
+
+async def _once(body: bytes) -> AsyncIterator[bytes]:
+    yield body
 
 
 def codec_raised(events: Iterator[StreamEvent]) -> bool:

@@ -11,6 +11,7 @@ import httpx
 from runport.contracts import AdapterDescriptor, ExecutionRequest
 from runport.http._codec import Codec, HTTPRequest
 from runport.http._exchange import BASE_HEADERS, Exchange
+from runport.http._guard import model_request_refused
 from runport.http._urls import checked_base_url, redact_url, request_url, url_secrets
 from runport.ports import PortError, check_byte_count, check_seconds
 
@@ -205,6 +206,9 @@ class CodecCarrier(Generic[ClientT]):
         self, request: ExecutionRequest, *, stream: bool
     ) -> tuple[Exchange, HTTPRequest] | PortError:
         """A call's exchange and the codec's request for it, or why the call cannot start."""
+        refused = model_request_refused(self._settings.base_url)
+        if refused is not None:
+            return refused  # nothing is connected: the test guard (runport.testing) said no
         try:
             exchange = Exchange(
                 self._codec,

@@ -95,8 +95,7 @@ class HTTPAdapter(CodecCarrier[httpx.Client], RuntimeAdapter):
                     return exchange.error(response, _error_body(response, exchange))
             except PortError as error:
                 return error
-            preread = exchange.preread(response)
-            reads = response.iter_raw() if preread is None else iter((preread,))
+            reads = exchange.body_reads(response)
             ended = False
             while True:
                 try:
@@ -145,8 +144,7 @@ def _error_body(response: httpx.Response, exchange: Exchange) -> bytes | None:
     pieces: list[bytes] = []
     held = 0
     try:
-        preread = exchange.preread(response)
-        for raw in response.iter_raw() if preread is None else (preread,):
+        for raw in exchange.body_reads(response):
             piece = exchange.error_piece(raw, held)
             if piece is None:
                 return None

@@ -1,8 +1,9 @@
 """One turn of a test double, with no I/O: what each step becomes on the stream.
 
 ``ScriptedRuntime``, ``FunctionRuntime`` and their async twins all play turns through a
-``Turn``: it checks the grammar, keeps the byte bound, sums usage and builds the receipt with
-core's ``StreamAssembler`` and ``build_receipt``. Each method returns the event to deliver; the
+``Turn``: it checks the grammar (core's ``StreamAssembler``), keeps the byte bound and sums
+usage; the turn itself is assembled, and its receipt built, by core's ``TurnBuilder`` — the one
+every codec assembles its turns in. Each method returns the event to deliver; the
 drivers (a sync sink call, or an awaited async one) only deliver it and stop on a terminal, so
 the law is kept in one place whichever way the events travel.
 """
@@ -23,12 +24,11 @@ from runport.contracts import (
     ExecutionRequest,
     Failed,
     ReasoningDelta,
-    ReasoningPart,
     StreamEvent,
     ToolCallDelta,
     Usage,
 )
-from runport.core import JsonLimitError, StreamAssembler, StreamGrammarError, build_receipt
+from runport.core import StreamAssembler, StreamGrammarError, TurnBuilder
 from runport.ports import PortError, distribution_version, max_response_bytes_for
 
 __all__ = ["UNSET", "VERSION", "Turn", "TurnUsageError", "byte_size", "discard"]
@@ -47,20 +47,6 @@ def byte_size(piece: str) -> int:
 
 def discard(event: StreamEvent) -> None:
     """The sink of ``execute``: the same walk as streaming, with nobody listening."""
-
-
-class _Block:
-    """One reasoning block being played: its pieces, and the signature that ended it."""
-
-    __slots__ = ("signature", "texts")
-
-    def __init__(self) -> None:
-        self.texts: list[str] = []
-        self.signature: str | None = None
-
-    def part(self) -> ReasoningPart:
-        metadata = None if self.signature is None else {"mock": {"signature": self.signature}}
-        return ReasoningPart(text="".join(self.texts), provider_metadata=metadata)
 
 
 class TurnUsageError(ValueError):
@@ -82,12 +68,13 @@ class Turn:
         self.descriptor = descriptor
         self.error: PortError | None = None
         self.elapsed_ms = 0
-        self._assembler = StreamAssembler()
+        self._assembler = StreamAssembler(grammar_only=True)
+        # no call is announced without its arguments' text, so none is owed "{}" at the end
+        self._builder = TurnBuilder(empty_arguments="", name_bounds=False)
         self._usage: Usage | None = None
         self._played = 0
-        self._ids: dict[int, tuple[str, str]] = {}
-        self._blocks: list[_Block] = []
-        self._open: _Block | None = None
+        self._next_index = 0
+        self._reasoning_open = False
         try:
             self._limit = max_response_bytes_for(request, own_limit)
         except PortError as error:
@@ -124,9 +111,9 @@ class Turn:
 
     def sign(self, signature: str) -> None:
         """End the open reasoning block with ``signature`` (played after its last piece)."""
-        assert self._open is not None
-        self._open.signature = signature
-        self._open = None
+        assert self._reasoning_open
+        self._builder.reasoning_metadata({"mock": {"signature": signature}})
+        self._reasoning_open = False
 
     def fragment(
         self,
@@ -137,7 +124,8 @@ class Turn:
         name: str | None = None,
     ) -> StreamEvent:
         """One piece of tool call ``index``; its first piece names it, later ones inherit."""
-        known = self._ids.get(index)
+        builder = self._builder
+        known = builder.call_identity(index) if builder.has_call(index) else None
         if known is None:
             if name is None:
                 raise TurnUsageError(f"tool call {index}'s first fragment must give its name")
@@ -150,15 +138,13 @@ class Turn:
         event = ToolCallDelta(
             index=index, call_id=known[0], name=known[1], arguments_fragment=arguments_fragment
         )
-        result = self.played(event, byte_size(arguments_fragment))
-        self._ids.setdefault(index, known)
-        return result
+        return self.played(event, byte_size(arguments_fragment))
 
     def tool_call(
         self, name: str, arguments: JsonValue, *, call_id: str | None = None
     ) -> StreamEvent:
         """A whole call announced with its arguments as one fragment, at the next index."""
-        index = max(self._ids, default=-1) + 1
+        index = self._next_index
         fragment = json.dumps(arguments, ensure_ascii=False, sort_keys=True)
         return self.fragment(index, fragment, call_id=call_id, name=name)
 
@@ -191,27 +177,22 @@ class Turn:
         text and no tool calls answers with the request's ``fixture_output``. Text or
         arguments past the JSON bounds fail the turn, as they would an adapter's."""
         self._check_open("finish")
-        assembled = self._assembler
+        builder = self._builder
         explicit: dict[str, Any] = {}
+        if output is not UNSET:
+            explicit["output"] = output
+        elif builder.empty:
+            explicit["output"] = self.request.fixture_output
+        builder.finish_reason = finish_reason
+        usage = self._usage
+        if usage is not None:
+            builder.usage = (usage.input_tokens, usage.output_tokens)
+            builder.reasoning_tokens = usage.reasoning_tokens
         try:
             # parsing the assembled arguments and answer is where JSON past the bounds shows
-            tool_calls = assembled.tool_calls
-            if output is not UNSET:
-                explicit["output"] = output
-            elif assembled.text is None and not tool_calls:
-                explicit["output"] = self.request.fixture_output
-            receipt = build_receipt(
-                self.request,
-                adapter=self.descriptor,
-                text=assembled.text,
-                tool_calls=tool_calls,
-                finish_reason=finish_reason,
-                usage=self._usage,
-                reasoning=[block.part() for block in self._blocks],
-                **explicit,
-            )
-        except JsonLimitError as error:
-            return self.fail(PortError(error.code, error.message))
+            receipt = builder.receipt(self.request, self.descriptor, **explicit)
+        except PortError as error:
+            return self.fail(error)
         complete = Complete(receipt=receipt)
         self._terminal(complete)
         return complete
@@ -225,7 +206,7 @@ class Turn:
     def implied_finish(self) -> Complete | Failed:
         """The terminal of a turn its author simply ended: ``tool_calls`` after calls, else
         ``stop``."""
-        return self.finish("tool_calls" if self._ids else "stop")
+        return self.finish("tool_calls" if self._next_index else "stop")
 
     def receipt(self) -> ExecutionReceipt:
         terminal = self._assembler.terminal
@@ -249,14 +230,16 @@ class Turn:
         except StreamGrammarError as error:
             raise TurnUsageError(str(error)) from None
         self._played += size
+        # the piece it carries, into the turn (the double delivers the events it checked)
         if type(event) is ReasoningDelta:
-            block = self._open
-            if block is None:
-                block = self._open = _Block()
-                self._blocks.append(block)
-            block.texts.append(event.text)
+            if not self._reasoning_open:
+                self._builder.open_reasoning()
+                self._reasoning_open = True
         else:
-            self._open = None
+            self._reasoning_open = False  # any other progress ends the reasoning block
+            if type(event) is ToolCallDelta and event.index >= self._next_index:
+                self._next_index = event.index + 1
+        self._builder.assemble(event)
         return event
 
     def _terminal(self, event: _T) -> _T:

@@ -9,7 +9,7 @@ from runport.openai._adapter import (
 )
 from runport.openai._async_adapter import AsyncOpenAIChatAdapter
 from runport.openai._request import ResponseFormatMode
-from runport.openai._responses._adapter import (
+from runport.openai._responses import (
     AsyncOpenAIResponsesAdapter,
     OpenAIResponsesAdapter,
 )

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import JsonValue
 
 from runport.contracts import StreamEvent
-from runport.http import TextPieces, TurnBuilder
+from runport.core import TextPieces, TurnBuilder
 from runport.openai._errors import error_frame, invalid
 
 PROVIDER = "openai"

@@ -2,6 +2,7 @@
 obeys (docs/streaming-law.md); and the run observer port, ``RunObserver`` / ``RunScope``
 (docs/observability.md)."""
 
+from runport.contracts import PortError
 from runport.ports._adapter import RuntimeAdapter, Sink
 from runport.ports._async import (
     TERMINAL_GRACE_S,
@@ -10,7 +11,6 @@ from runport.ports._async import (
     deliver,
     deliver_terminal,
 )
-from runport.ports._errors import PortError
 from runport.ports._limits import (
     DEFAULT_DEADLINE_S,
     DEFAULT_MAX_RESPONSE_BYTES,

@@ -9,9 +9,9 @@ from runport.contracts import (
     ExecutionReceipt,
     ExecutionRequest,
     Failed,
+    PortError,
     StreamEvent,
 )
-from runport.ports._errors import PortError
 
 Sink = Callable[[StreamEvent], None]
 """Receives every event of a streamed call, on the caller's thread, in order."""

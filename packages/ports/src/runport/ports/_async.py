@@ -6,7 +6,7 @@ import logging
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from types import CoroutineType
-from typing import Final
+from typing import Final, TypeVar
 
 from runport.contracts import (
     AdapterDescriptor,
@@ -14,9 +14,9 @@ from runport.contracts import (
     ExecutionReceipt,
     ExecutionRequest,
     Failed,
+    PortError,
     StreamEvent,
 )
-from runport.ports._errors import PortError
 
 AsyncSink = Callable[[StreamEvent], Awaitable[None] | None]
 """Receives every event of an async streamed call, in the caller's task, in order.
@@ -25,8 +25,12 @@ A plain callable, or one that returns an awaitable: the adapter awaits it before
 further from its upstream, which is how a slow consumer holds a fast upstream back."""
 
 
-async def deliver(sink: AsyncSink, event: StreamEvent) -> None:
-    """Hand ``event`` to ``sink`` and await it when it returned an awaitable."""
+_Event = TypeVar("_Event")
+
+
+async def deliver(sink: Callable[[_Event], Awaitable[None] | None], event: _Event) -> None:
+    """Hand ``event`` to ``sink`` and await it when it returned an awaitable: an adapter's
+    ``StreamEvent`` to an ``AsyncSink``, and a run's ``RunEvent`` to its async sink alike."""
     result = sink(event)
     if result is not None and (type(result) is CoroutineType or inspect.isawaitable(result)):
         await result

@@ -12,8 +12,7 @@ import math
 from importlib import metadata
 from typing import Final
 
-from runport.contracts import ErrorCode, ExecutionRequest
-from runport.ports._errors import PortError
+from runport.contracts import ErrorCode, ExecutionRequest, PortError
 
 __all__ = [
     "DEFAULT_DEADLINE_S",

@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from runport.contracts import AdapterDescriptor, Usage
-from runport.ports._errors import PortError
+from runport.contracts import AdapterDescriptor, PortError, Usage
 
 CorrectionStage = Literal["output", "tool"]
 

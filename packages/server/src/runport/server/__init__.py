@@ -16,7 +16,6 @@ server processes) streamed runs outlive their connections and are resumed by
 is imported only when one is made.
 """
 
-from runport.server._agui import AGUI_HEADERS, agui_stream
 from runport.server._app import AdapterFactory, AdapterSource, create_app
 from runport.server._body import DEFAULT_BODY_TIMEOUT_S, DEFAULT_MAX_BODY_BYTES
 from runport.server._event_log import (
@@ -31,12 +30,17 @@ from runport.server._event_log import (
     RunClosed,
     RunState,
 )
+from runport.server._frontends import (
+    AGUI_HEADERS,
+    UI_MESSAGE_STREAM_HEADERS,
+    agui_stream,
+    ui_message_stream,
+)
 from runport.server._protocol import DEFAULT_HEADER_TIMEOUT_S, DEFAULT_MAX_CONNECTIONS
 from runport.server._redis_log import RedisEventLog
 from runport.server._runs import DEFAULT_ORPHAN_TIMEOUT_S
 from runport.server._serve import prepare, run_server, serve_in_background
 from runport.server._sse import DEFAULT_HEARTBEAT_S
-from runport.server._ui_stream import UI_MESSAGE_STREAM_HEADERS, ui_message_stream
 
 __all__ = [
     "AGUI_HEADERS",

@@ -33,10 +33,10 @@ from runport.server._body import (
 from runport.server._errors import RequestRefused, error_response, find_contract
 from runport.server._event_log import EventLog
 from runport.server._execution import Execution
-from runport.server._frontend_routes import frontend_routes
+from runport.server._frontends import frontend_routes, registered
 from runport.server._guard import RequestGuard, check_allowed_hosts
 from runport.server._reasoning_seal import check_reasoning_key
-from runport.server._resumable import ResumableExecution, run_events, stop_run
+from runport.server._resumable import RUNPORT_STREAM, ResumableExecution, run_events, stop_run
 from runport.server._runs import DEFAULT_ORPHAN_TIMEOUT_S, Runs
 from runport.server._sse import DEFAULT_HEARTBEAT_S, RUN_ID_HEADER, check_heartbeat
 
@@ -159,6 +159,9 @@ def create_app(
     shared_async = None if shared is None else _as_async(shared)
     build_blocks = getattr(adapter, "blocking", True) is not False
     listing = {"contracts": catalog.describe()}
+    key = reasoning_key if reasoning_key is not None else secrets.token_bytes(32)
+    frontends = registered(reasoning_key=key)
+    known = (*frontends, RUNPORT_STREAM)
 
     async def list_contracts(request: Request) -> Response:
         try:
@@ -216,7 +219,7 @@ def create_app(
             check_token(request, secret)
             if runs is None:
                 raise _not_resumable()
-            return await run_events(runs, request, request.path_params["run_id"], beat)
+            return await run_events(runs, request, request.path_params["run_id"], beat, known)
         except RequestRefused as refused:
             return error_response(refused)
 
@@ -242,16 +245,17 @@ def create_app(
         Route("/v1/runs/{run_id:str}/events", events, methods=["GET"]),
         Route("/v1/runs/{run_id:str}", stop, methods=["DELETE"]),
         *frontend_routes(
+            frontends,
             catalog,
             adapter_for,
             token=secret,
             max_body_bytes=limit,
             body_timeout=read_timeout,
             tools=tools,
-            reasoning_key=reasoning_key if reasoning_key is not None else secrets.token_bytes(32),
             partial_output=partial_output,
             runs=runs,
             heartbeat=beat,
+            known=known,
         ),
     ]
     middleware = [Middleware(RequestGuard, allowed_hosts=allowed_hosts, cors_origins=cors_origins)]

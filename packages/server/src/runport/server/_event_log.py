@@ -57,7 +57,10 @@ class RunState:
 @dataclass(frozen=True, slots=True)
 class LogRead:
     """A read's answer: the frames after the number asked for (possibly none), and whether
-    the run's producer still holds its lease (always true once the run is finished)."""
+    the reader may wait for more: ``alive`` is false when the run's producer lost its lease
+    (the reader then ends the run, ``abandon``), and when no frame can ever come — the log
+    no longer holds the run, or the run is finished with nothing after ``after`` (the reader
+    then ends with ``TQX_RUN_NOT_FOUND``)."""
 
     entries: Sequence[LogEntry]
     alive: bool = True
@@ -129,7 +132,8 @@ class EventLog(ABC):
     @abstractmethod
     async def read(self, run_id: str, after: int, *, wait: float, limit: int) -> LogRead:
         """Up to ``limit`` frames numbered after ``after``, waiting at most ``wait`` seconds
-        for the first one; none when the wait ran out."""
+        for the first one; none when the wait ran out. A run the log no longer holds is read
+        as none and not ``alive``, at once: never as a quiet run to wait for."""
 
     @abstractmethod
     async def touch(self, run_id: str, hold: float) -> None:
@@ -184,6 +188,10 @@ class MemoryEventLog(EventLog):
         self._runs: dict[str, _MemoryRun] = {}
         self._links: dict[str, str] = {}
 
+    def _now(self) -> float:
+        """The clock retention and reads are measured by."""
+        return time.monotonic()
+
     def _sweep(self, now: float) -> None:
         expired = [
             run_id
@@ -198,13 +206,13 @@ class MemoryEventLog(EventLog):
     def _run(self, run_id: str) -> _MemoryRun | None:
         run = self._runs.get(run_id)
         finished_at = None if run is None else run.finished_at
-        if finished_at is not None and time.monotonic() - finished_at > self.retention:
+        if finished_at is not None and self._now() - finished_at > self.retention:
             del self._runs[run_id]
             return None
         return run
 
     async def create(self, run_id: str) -> None:
-        now = time.monotonic()
+        now = self._now()
         self._sweep(now)
         self._runs[run_id] = _MemoryRun()
 
@@ -222,7 +230,7 @@ class MemoryEventLog(EventLog):
             expected += 1
         run.entries.extend(entries)
         if entries and entries[-1].final:
-            run.finished_at = time.monotonic()
+            run.finished_at = self._now()
         waiters, run.waiters = run.waiters, []
         for waiter in waiters:
             if not waiter.done():
@@ -232,7 +240,7 @@ class MemoryEventLog(EventLog):
         run = self._runs.get(run_id)
         if run is None:
             return Renewal(stop=True, read=False)
-        return Renewal(stop=run.stop, read=time.monotonic() < run.read_until)
+        return Renewal(stop=run.stop, read=self._now() < run.read_until)
 
     async def state(self, run_id: str) -> RunState | None:
         run = self._run(run_id)
@@ -243,9 +251,9 @@ class MemoryEventLog(EventLog):
         )
 
     async def read(self, run_id: str, after: int, *, wait: float, limit: int) -> LogRead:
-        run = self._runs.get(run_id)
-        if run is None:
-            return LogRead(())
+        run = self._run(run_id)
+        if run is None or (run.finished_at is not None and len(run.entries) <= after):
+            return LogRead((), alive=False)  # nothing can ever come: not a run to wait for
         if len(run.entries) <= after and run.finished_at is None and wait > 0:
             loop = asyncio.get_running_loop()
             waiter = loop.create_future()
@@ -260,7 +268,7 @@ class MemoryEventLog(EventLog):
     async def touch(self, run_id: str, hold: float) -> None:
         run = self._runs.get(run_id)
         if run is not None:
-            run.read_until = max(run.read_until, time.monotonic() + hold)
+            run.read_until = max(run.read_until, self._now() + hold)
 
     async def request_stop(self, run_id: str) -> None:
         run = self._runs.get(run_id)

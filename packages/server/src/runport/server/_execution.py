@@ -12,15 +12,16 @@ import asyncio
 import time
 
 from starlette.responses import Response
-from starlette.types import Message, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from runport.application import SnapshotPace, aclose_adapter, aexecute_contract, astream
-from runport.contracts import ErrorCode, OperationEnvelope, RunEvent
+from runport.contracts import ErrorCode, OperationEnvelope
 from runport.core import Contract
 from runport.ports import AsyncRuntimeAdapter
 from runport.server._body import ExecutionCall
 from runport.server._disconnect import respond_until_disconnected
-from runport.server._sse import DEFAULT_HEARTBEAT_S, SSEWriter, new_run_id
+from runport.server._frames import envelope_frame, event_frame, id_prefix, numbered_frame
+from runport.server._sse import DEFAULT_HEARTBEAT_S, SSEWriter, json_messages, new_run_id
 
 _INPUT_CODES = frozenset(
     {ErrorCode.VALUE_REQUIRED, ErrorCode.VALUE_SCHEMA, ErrorCode.VALUE_UNKNOWN}
@@ -39,49 +40,6 @@ def status_for(envelope: OperationEnvelope) -> int:
         return 200
     codes = {diagnostic.code for diagnostic in envelope.diagnostics}
     return 422 if codes and codes <= _INPUT_CODES else 200
-
-
-def sse_frame(name: str, data: str) -> bytes:
-    """One event; ``data`` is compact JSON, so it is always a single ``data:`` line."""
-    return f"event: {name}\ndata: {data}\n\n".encode()
-
-
-def envelope_data(envelope: OperationEnvelope) -> str:
-    """The closing ``envelope`` event's data, without the ``stream_events`` the client
-    already has."""
-    return envelope.model_copy(update={"stream_events": None}).model_dump_json()
-
-
-_FRAME_HEADS: dict[str, bytes] = {}
-
-
-def event_frame(event: RunEvent) -> bytes:
-    """``sse_frame(event.kind, <the event's JSON>)``, made from the event's JSON bytes as
-    pydantic writes them (the same bytes ``TypeAdapter(RunEvent).dump_json`` gives) and a
-    head made once per kind: one encoding per event, and no text round trip."""
-    head = _FRAME_HEADS.get(event.kind)
-    if head is None:
-        head = _FRAME_HEADS.setdefault(event.kind, f"event: {event.kind}\ndata: ".encode())
-    return b"".join((head, event.__pydantic_serializer__.to_json(event), b"\n\n"))
-
-
-def envelope_frame(envelope: OperationEnvelope) -> bytes:
-    """The closing ``envelope`` event, without the ``stream_events`` the client already has."""
-    return sse_frame("envelope", envelope_data(envelope))
-
-
-def _json_start(status: int, body: bytes) -> list[Message]:
-    return [
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-            ],
-        },
-        {"type": "http.response.body", "body": body},
-    ]
 
 
 class Execution(Response):
@@ -123,12 +81,12 @@ class Execution(Response):
         envelope = await aexecute_contract(
             self._contract, self._adapter, inputs=self._call.inputs, context=self._call.context
         )
-        for message in _json_start(status_for(envelope), envelope.model_dump_json().encode()):
+        for message in json_messages(status_for(envelope), envelope.model_dump_json().encode()):
             await send(message)
 
     async def _stream(self, send: Send) -> None:
         writer = SSEWriter(send, new_run_id(), self._heartbeat)
-        id_prefix, seq = f"id: {writer.run_id}:".encode(), 0
+        prefix, seq = id_prefix(writer.run_id), 0
         # The heartbeats as a task of their own, cancelled once: not a task group, whose
         # cancelled scope would cancel the adapter's cleanup as well.
         beats = asyncio.ensure_future(writer.heartbeats())
@@ -147,12 +105,11 @@ class Execution(Response):
                 async for event in events:
                     if pace is None:  # no snapshots: nothing between the event and its frame
                         seq += 1
-                        await writer.write(b"%s%d\n%s" % (id_prefix, seq, event_frame(event)))
+                        await writer.write(numbered_frame(prefix, seq, event_frame(event)))
                     else:
                         for shown in pace(event):
                             seq += 1
-                            frame = event_frame(shown)
-                            await writer.write(b"%s%d\n%s" % (id_prefix, seq, frame))
+                            await writer.write(numbered_frame(prefix, seq, event_frame(shown)))
                     if time.monotonic() >= turn:
                         # An adapter that never waits (the mock, a read of many frames) would
                         # hold the loop for its whole stream: let the other requests have theirs.
@@ -165,8 +122,8 @@ class Execution(Response):
             # No event at all: the call was refused before the adapter ran.
             status = status_for(envelope)
             if status != 200:
-                for message in _json_start(status, envelope.model_dump_json().encode()):
+                for message in json_messages(status, envelope.model_dump_json().encode()):
                     await send(message)
                 return
-        await writer.write(b"%s%d\n%s" % (id_prefix, seq + 1, envelope_frame(envelope)))
+        await writer.write(numbered_frame(prefix, seq + 1, envelope_frame(envelope)))
         await writer.end()

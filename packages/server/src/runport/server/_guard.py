@@ -121,7 +121,8 @@ def _has_body(headers: Headers) -> bool:
 class RequestGuard:
     """ASGI middleware: a ``Host`` not on the allow-list is 421, a state-changing request from
     a foreign ``Origin`` is 403 (both ``TQX_ACCESS_DENIED``), and one whose body is not
-    ``application/json`` is 415 (``TQX_DATA_INVALID``) — for every route, the page and its
+    ``application/json``, or is sent compressed (a ``Content-Encoding``), is 415
+    (``TQX_DATA_INVALID``) — for every route, the page and its
     files included, before the route runs or the body is read.
 
     The allow-list holds the loopback names, the address the connection arrived at (a client
@@ -209,4 +210,11 @@ class RequestGuard:
                 415,
                 ErrorCode.DATA_INVALID,
                 f"the body must be sent as Content-Type: application/json, not {shown!r}",
+            )
+        coding = headers.get("content-encoding", "").strip().lower()
+        if coding not in ("", "identity"):
+            raise RequestRefused(
+                415,
+                ErrorCode.DATA_INVALID,
+                f"the body must be sent uncompressed, not with Content-Encoding {coding[:100]!r}",
             )

@@ -89,8 +89,8 @@ ending numbered right after the last frame. The append follows (same script)."""
 _READ = """
 local got = redis.call('XREAD', 'COUNT', ARGV[2], 'STREAMS', KEYS[1], '0-' .. ARGV[1])
 if not got then
-  local alive = redis.call('EXISTS', KEYS[3]) == 1 or redis.call('HGET', KEYS[2], 'f') == '1'
-  return {'', alive and 1 or 0}
+  return {'', redis.call('EXISTS', KEYS[3]) == 1 and redis.call('HGET', KEYS[2], 'f') == '0'
+              and 1 or 0}
 end
 local out = {}
 for _, entry in ipairs(got[1][2]) do
@@ -108,8 +108,9 @@ return {table.concat(out, '\\n'), 1}
 """
 """KEYS: stream, meta, lease. ARGV: after, limit. The frames after ``after`` as one string,
 two lines a frame (``<seq> <final> <event>``, then the data: a frame's data is one line),
-which is one reply to parse instead of a dozen per frame; or none, and whether the run is
-alive (its lease stands, or it has finished)."""
+which is one reply to parse instead of a dozen per frame; or none, and whether more may come
+(the run is unfinished and its lease stands): not when the run is gone (expired), finished
+with nothing after ``after``, or its producer lost (the reader then ends it)."""
 
 _RENEW = """
 redis.call('SET', KEYS[1], '1', 'PX', ARGV[1])

@@ -11,12 +11,13 @@ log, so a slow reader costs the log, not this process.
 from __future__ import annotations
 
 import contextlib
-import json
 import re
 import time
-from collections.abc import Callable, Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
 
 import anyio
+import anyio.lowlevel
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
@@ -28,8 +29,9 @@ from runport.server._body import ExecutionCall
 from runport.server._errors import RequestRefused, error_response
 from runport.server._event_log import EventLogError, LogEntry
 from runport.server._execution import status_for
+from runport.server._frames import PING, log_frames, sse_frame
 from runport.server._runs import ExecutionJob, Runs, ending
-from runport.server._sse import PING, SSEWriter, event_frame, json_messages
+from runport.server._sse import SSEWriter, json_messages
 
 _BATCH = 128
 """Frames taken from the log per read: what one write to the socket may hold."""
@@ -39,89 +41,61 @@ _SEQ = re.compile(r"0|[1-9][0-9]{0,17}")
 _TERMINALS = frozenset({"Complete", "Failed"})
 
 
-def _unnumbered(code: str, message: str) -> bytes:
-    """The ending a reader writes when the log itself is out of reach: without an ``id``, so
-    a client that resumes later still resumes after the last frame it really got."""
-    failed = Failed(code=code, message=message).model_dump_json()
-    envelope = OperationEnvelope(
-        operation="execute_contract",
-        ok=False,
-        diagnostics=[Diagnostic(code=code, message=message)],
-    ).model_dump_json()
-    return f"event: Failed\ndata: {failed}\n\nevent: envelope\ndata: {envelope}\n\n".encode()
+PRODUCER_LOST = "the server process running the run stopped before it finished"
 
 
-def _ui_unnumbered(code: str, message: str) -> bytes:
-    """``_unnumbered`` in the UI message stream: an error chunk, finish, [DONE]."""
-    return b"".join(f"data: {data}\n\n".encode() for data in _ui_failed(code, message))
+class StreamProtocol(ABC):
+    """What a reader of a run needs of the SSE protocol the run is written in: the ending of
+    a run whose producer was lost, numbered from ``first`` and given the run's last frame so
+    far (it goes into the log for every reader), and the ending written, without ids, when
+    the log itself is out of reach. A protocol whose frames are bare (``data:`` only) has a
+    ``mark``: the event name its runs' first frame is recorded under in the log, never
+    written, by which any reader knows the run's protocol."""
+
+    @property
+    def mark(self) -> str:
+        return ""
+
+    @abstractmethod
+    def lost(self, first: int, last: LogEntry | None) -> list[LogEntry]: ...
+
+    @abstractmethod
+    def unnumbered(self, code: str, message: str) -> bytes: ...
 
 
-def _agui_unnumbered(code: str, message: str) -> bytes:
-    """``_unnumbered`` in AG-UI: ``RUN_ERROR`` with the code."""
-    return f"data: {_agui_failed(code, message)}\n\n".encode()
+class RunportStream(StreamProtocol):
+    """runport's own SSE (``/executions``): frames named by their event's kind, ending in an
+    envelope."""
+
+    def lost(self, first: int, last: LogEntry | None) -> list[LogEntry]:
+        """``Failed`` (unless the run sent its terminal already) and a not-ok envelope."""
+        terminal = not (last is not None and last.event in _TERMINALS)
+        return ending(first, ErrorCode.RUN_PRODUCER_LOST, PRODUCER_LOST, terminal=terminal)
+
+    def unnumbered(self, code: str, message: str) -> bytes:
+        """Without an ``id``, so a client that resumes later still resumes after the last
+        frame it really got."""
+        failed = Failed(code=code, message=message).model_dump_json()
+        envelope = OperationEnvelope(
+            operation="execute_contract",
+            ok=False,
+            diagnostics=[Diagnostic(code=code, message=message)],
+        ).model_dump_json()
+        return sse_frame("Failed", failed) + sse_frame("envelope", envelope)
 
 
-def _ui_failed(code: str, message: str) -> list[str]:
-    error = json.dumps({"type": "error", "errorText": f"{code}: {message}"})
-    return [error, json.dumps({"type": "finish", "finishReason": "error"}), "[DONE]"]
+RUNPORT_STREAM = RunportStream()
 
 
-def _agui_failed(code: str, message: str) -> str:
-    return json.dumps({"type": "RUN_ERROR", "code": str(code), "message": message})
-
-
-LostEnding = Callable[[int, "LogEntry | None"], list[LogEntry]]
-"""The frames that end a run whose producer was lost, numbered from the first argument,
-given the run's last frame so far (in the run's own protocol)."""
-
-
-_LOST = "the server process running the run stopped before it finished"
-
-
-def native_lost(first: int, last: LogEntry | None) -> list[LogEntry]:
-    """A lost producer's ending in runport's own frames: ``Failed`` (unless the run sent its
-    terminal already) and a not-ok envelope."""
-    terminal = not (last is not None and last.event in _TERMINALS)
-    return ending(first, ErrorCode.RUN_PRODUCER_LOST, _LOST, terminal=terminal)
-
-
-def ui_lost(first: int, last: LogEntry | None) -> list[LogEntry]:
-    """A lost producer's ending in the UI message stream: an error chunk, finish, [DONE]."""
-    error, finish, done = _ui_failed(ErrorCode.RUN_PRODUCER_LOST, _LOST)
-    return [
-        LogEntry(first, "", error),
-        LogEntry(first + 1, "", finish),
-        LogEntry(first + 2, "", done, final=True),
-    ]
-
-
-def agui_lost(first: int, last: LogEntry | None) -> list[LogEntry]:
-    """A lost producer's ending in AG-UI: ``RUN_ERROR`` with the code."""
-    return [LogEntry(first, "", _agui_failed(ErrorCode.RUN_PRODUCER_LOST, _LOST), final=True)]
-
-
-def unnumbered_for(lost: LostEnding) -> Callable[[str, str], bytes]:
-    """The un-numbered ending of the protocol whose lost ending is ``lost``."""
-    if lost is ui_lost:
-        return _ui_unnumbered
-    if lost is agui_lost:
-        return _agui_unnumbered
-    return _unnumbered
-
-
-def protocol_lost(opening: LogEntry, fallback: LostEnding) -> LostEnding:
-    """The lost ending of the protocol the run's first frame is in: the ending goes into the
-    log for every reader, so it is the run's, never the route's that found the lease gone
-    (a chat read through ``/v1/runs/{id}/events`` still ends as a chat)."""
-    if opening.event:
-        return native_lost
-    with contextlib.suppress(ValueError):
-        kind = json.loads(opening.data).get("type") if opening.data.startswith("{") else None
-        if kind == "start":
-            return ui_lost
-        if kind == "RUN_STARTED":
-            return agui_lost
-    return fallback
+def run_protocol(
+    opening: LogEntry, known: Sequence[StreamProtocol], fallback: StreamProtocol
+) -> StreamProtocol:
+    """The protocol the run's first frame was recorded in: a lost run's ending goes into the
+    log for every reader, so it is the run's, never the route's that found the lease gone (a
+    chat read through ``/v1/runs/{id}/events`` still ends as a chat)."""
+    if not opening.event:
+        return fallback
+    return next((protocol for protocol in known if protocol.mark == opening.event), RUNPORT_STREAM)
 
 
 class RunReader(Response):
@@ -136,16 +110,19 @@ class RunReader(Response):
         after: int,
         heartbeat: float,
         *,
-        lost: LostEnding = native_lost,
+        protocol: StreamProtocol = RUNPORT_STREAM,
+        known: Sequence[StreamProtocol] = (RUNPORT_STREAM,),
         headers: Sequence[tuple[bytes, bytes]] | None = None,
     ) -> None:
         self._runs = runs
         self._run_id = run_id
         self.after = after
         self._heartbeat = heartbeat
-        self._lost = lost
+        self._protocol = protocol
+        self._known = known
         # When the log itself fails the reader, it ends the stream in the route's protocol.
-        self._unnumbered = unnumbered_for(lost)
+        self._unnumbered = protocol.unnumbered
+        self._marks = frozenset(known_protocol.mark for known_protocol in (protocol, *known))
         self._sse_headers = headers
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -164,6 +141,9 @@ class RunReader(Response):
         after = self.after
         touched = -hold
         while True:
+            # Every read lets the loop serve others first, whatever the log's read does (one
+            # that answers at once never suspends): no reader can hold the loop (adr/0042).
+            await anyio.lowlevel.checkpoint()
             now = time.monotonic()
             if now - touched >= hold / 3:
                 touched = now
@@ -178,7 +158,7 @@ class RunReader(Response):
             entries = got.entries
             if entries:
                 await writer.write(
-                    b"".join(event_frame(e.event, e.data, run_id, e.seq) for e in entries)
+                    log_frames(((e.seq, e.event, e.data) for e in entries), run_id, self._marks)
                 )
                 after = entries[-1].seq
                 if entries[-1].final:
@@ -200,17 +180,22 @@ class RunReader(Response):
 
     async def _abandon(self, after: int) -> bool:
         """The producer lost its lease: end the run for every reader (one of them wins).
-        ``False`` when the log no longer holds the run at all."""
+        ``False`` when nothing more can come for this reader: the log no longer holds the
+        run, or holds it finished (or cut short) with nothing after ``after``."""
         log, run_id = self._runs.log, self._run_id
         last: Sequence[LogEntry] = ()
-        lost = self._lost
+        protocol = self._protocol
         if after:
             last = (await log.read(run_id, after - 1, wait=0, limit=1)).entries
             opening = last if after == 1 else (await log.read(run_id, 0, wait=0, limit=1)).entries
             if opening:
-                lost = protocol_lost(opening[0], lost)
-        await log.abandon(run_id, lost(after + 1, last[0] if last else None))
-        return await log.state(run_id) is not None
+                protocol = run_protocol(opening[0], self._known, protocol)
+        await log.abandon(run_id, protocol.lost(after + 1, last[0] if last else None))
+        state = await log.state(run_id)
+        if state is None:
+            return False
+        # More to read, or a producer whose lease stands again (it renewed meanwhile).
+        return state.last_seq > after or (state.last_seq == after and not state.finished)
 
 
 class ResumableExecution(Response):
@@ -290,7 +275,13 @@ def _not_found(run_id: str, retention: float) -> RequestRefused:
     )
 
 
-async def run_events(runs: Runs, request: Request, run_id: str, heartbeat: float) -> Response:
+async def run_events(
+    runs: Runs,
+    request: Request,
+    run_id: str,
+    heartbeat: float,
+    known: Sequence[StreamProtocol] = (RUNPORT_STREAM,),
+) -> Response:
     """``GET /v1/runs/{run_id}/events``: replay what the client missed, then go on live."""
     after = _parse_after(request, run_id)
     if not _RUN_ID.fullmatch(run_id):
@@ -317,7 +308,7 @@ async def run_events(runs: Runs, request: Request, run_id: str, heartbeat: float
     if state.finished and after == state.last_seq:
         # The client has it all; 204 also tells a browser's EventSource not to reconnect.
         return Response(status_code=204, headers={"x-runport-run-id": run_id})
-    return RunReader(runs, run_id, after, heartbeat)
+    return RunReader(runs, run_id, after, heartbeat, known=known)
 
 
 async def stop_run(runs: Runs, run_id: str) -> Response:

@@ -24,22 +24,21 @@ from pydantic import TypeAdapter
 
 from runport.application import SnapshotPace, aclose_adapter, aexecute_contract
 from runport.contracts import (
-    AdapterDescriptor,
     Complete,
     Diagnostic,
     ErrorCode,
-    ExecutionReceipt,
-    ExecutionRequest,
     Failed,
     OperationEnvelope,
     RunEvent,
     StreamEvent,
 )
 from runport.core import Contract
-from runport.ports import AsyncRuntimeAdapter, AsyncSink, check_seconds
+from runport.ports import AsyncRuntimeAdapter, check_seconds
 from runport.server._body import ExecutionCall
 from runport.server._event_log import EventLog, EventLogError, LogEntry, RunClosed
+from runport.server._frames import envelope_data
 from runport.server._sse import new_run_id
+from runport.server._watched import Watched
 
 _log = logging.getLogger("runport.server")
 _EVENT: TypeAdapter[StreamEvent] = TypeAdapter(StreamEvent)
@@ -63,8 +62,7 @@ def event_entry(seq: int, event: StreamEvent) -> LogEntry:
 
 
 def envelope_entry(seq: int, envelope: OperationEnvelope) -> LogEntry:
-    data = envelope.model_copy(update={"stream_events": None}).model_dump_json()
-    return LogEntry(seq, "envelope", data, final=True)
+    return LogEntry(seq, "envelope", envelope_data(envelope), final=True)
 
 
 def ending(seq: int, code: str, message: str, *, terminal: bool = True) -> list[LogEntry]:
@@ -78,33 +76,6 @@ def ending(seq: int, code: str, message: str, *, terminal: bool = True) -> list[
     entries = [event_entry(seq, Failed(code=code, message=message))] if terminal else []
     entries.append(envelope_entry(seq + len(entries), envelope))
     return entries
-
-
-class Watched(AsyncRuntimeAdapter):
-    """The run's adapter, telling when it is called: from then on the call was accepted
-    (inputs, context and capabilities passed), so its connection may start the event
-    stream; a run that ends without calling it was refused."""
-
-    def __init__(self, inner: AsyncRuntimeAdapter, called: asyncio.Future[bool]) -> None:
-        self._inner = inner
-        self._called = called
-
-    def descriptor(self) -> AdapterDescriptor:
-        return self._inner.descriptor()
-
-    def _call(self) -> None:
-        if not self._called.done():
-            self._called.set_result(True)
-
-    async def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
-        self._call()
-        return await self._inner.execute(request)
-
-    async def execute_streaming(
-        self, request: ExecutionRequest, sink: AsyncSink
-    ) -> ExecutionReceipt:
-        self._call()
-        return await self._inner.execute_streaming(request, sink)
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,7 +145,7 @@ class ExecutionJob(Job):
             on_event=on_event,
             partial_output=self.partial_output,
         )
-        return [("envelope", envelope.model_copy(update={"stream_events": None}).model_dump_json())]
+        return [("envelope", envelope_data(envelope))]
 
     def ending(self, code: str, message: str) -> list[Frame]:
         return [

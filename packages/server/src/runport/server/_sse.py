@@ -13,12 +13,12 @@ import anyio
 from starlette.types import Message, Send
 
 from runport.ports import check_seconds
+from runport.server._frames import PING
 
 DEFAULT_HEARTBEAT_S = 15.0
 """Seconds without output after which an SSE response sends a ``: ping`` comment."""
 
 RUN_ID_HEADER = "x-runport-run-id"
-PING = b": ping\n\n"
 SSE_MEDIA_TYPE = b"text/event-stream; charset=utf-8"
 
 
@@ -33,36 +33,6 @@ def check_heartbeat(seconds: float) -> float:
     if checked is None:
         raise ValueError("heartbeat must be a positive, finite number of seconds")
     return checked
-
-
-def event_id(run_id: str, seq: int) -> str:
-    return f"{run_id}:{seq}"
-
-
-def event_frame(name: str, data: str, run_id: str, seq: int) -> bytes:
-    """One event with its id; ``data`` is compact JSON, so always a single ``data:`` line.
-    An empty ``name`` writes no ``event:`` line (the frontend protocols name none)."""
-    if not name:
-        return f"id: {run_id}:{seq}\ndata: {data}\n\n".encode()
-    return f"id: {run_id}:{seq}\nevent: {name}\ndata: {data}\n\n".encode()
-
-
-def frame_data(chunk: bytes) -> list[str]:
-    """The data of each bare ``data: …`` frame in ``chunk`` (how the frontend protocols write
-    theirs: one single-line ``data:`` field per frame, no other field)."""
-    return [frame.removeprefix(b"data: ").decode() for frame in chunk.split(b"\n\n") if frame]
-
-
-def numbered(chunk: bytes, run_id: str, seq: int) -> tuple[bytes, int]:
-    """``chunk``'s bare ``data:`` frames, each given the next ``id:`` after ``seq``; the
-    numbered bytes and the last number."""
-    out: list[bytes] = []
-    prefix = f"id: {run_id}:".encode()
-    for frame in chunk.split(b"\n\n"):
-        if frame:
-            seq += 1
-            out.append(prefix + str(seq).encode() + b"\n" + frame + b"\n\n")
-    return b"".join(out), seq
 
 
 def sse_headers(run_id: str) -> list[tuple[bytes, bytes]]:

@@ -15,7 +15,9 @@ from runport.core._scenario._decoding import ScenarioError
 from runport.core._scenario._expectations import (
     DocumentExpectation,
     EvidenceExpectation,
+    PartDigest,
     ScenarioExpectations,
+    part_digests,
 )
 from runport.core._scenario._load import load_scenario, parse_scenario
 from runport.core._scenario._model import (
@@ -42,6 +44,7 @@ __all__ = [
     "EvidenceExpectation",
     "FailEvent",
     "FinishEvent",
+    "PartDigest",
     "ReasoningDeltaEvent",
     "Scenario",
     "ScenarioError",
@@ -52,4 +55,5 @@ __all__ = [
     "UsageEvent",
     "load_scenario",
     "parse_scenario",
+    "part_digests",
 ]

@@ -1,3 +1,17 @@
 """OpenAI's Responses API as a codec on ``runport.http`` (docs/providers-openai-responses.md):
 the request body (``_request``), what the answer's events and items mean (``_output``), the
 codec and its decoders (``_codec``), the adapters (``_adapter``)."""
+
+from runport.openai._responses._adapter import (
+    AsyncOpenAIResponsesAdapter,
+    OpenAIResponsesAdapter,
+    create_async_responses_adapter,
+    create_responses_adapter,
+)
+
+__all__ = [
+    "AsyncOpenAIResponsesAdapter",
+    "OpenAIResponsesAdapter",
+    "create_async_responses_adapter",
+    "create_responses_adapter",
+]

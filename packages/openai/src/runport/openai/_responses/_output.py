@@ -8,7 +8,7 @@ from typing import Any, Final
 
 from pydantic import JsonValue
 
-from runport.http import TurnBuilder
+from runport.core import TurnBuilder
 from runport.openai._errors import error_frame, invalid
 from runport.openai._responses._request import PROVIDER
 

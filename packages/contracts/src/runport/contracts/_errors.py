@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import re
 
-from runport.contracts import ErrorCode
+from runport.contracts._codes import ErrorCode
 
 _CODE = re.compile(r"^[A-Z][A-Z0-9_]*$")
 

@@ -1,36 +1,42 @@
-"""``TurnBuilder`` and the turn decoders: whatever order a codec reports pieces in, the events
-it emitted assemble to the receipt it builds (docs/streaming-law.md, law 3)."""
+"""``TurnBuilder``: whatever order a codec reports pieces in, the events it emitted assemble to
+the receipt it builds (docs/streaming-law.md, law 3)."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from provider_checks import make_request
 
 from runport.contracts import (
     AdapterDescriptor,
+    CompiledInteraction,
     Complete,
     Delta,
     ErrorCode,
+    ExecutionRequest,
+    Message,
+    PortError,
     ToolCall,
     ToolCallDelta,
 )
-from runport.core import StreamAssembler
-from runport.http import (
-    JSONTurnDecoder,
-    TurnBuilder,
-    error_message,
-    json_headers,
-    json_object,
-    reads_as_events,
-)
-from runport.ports import PortError
+from runport.core import StreamAssembler, TurnBuilder
 
 ADAPTER = AdapterDescriptor(id="turn-test", version="1.0.0")
+
+
+def make_request() -> ExecutionRequest:
+    return ExecutionRequest(
+        interaction=CompiledInteraction(
+            compiler="test/0",
+            contract_id="provider-test",
+            contract_version="1.0.0",
+            messages=[Message(role="user", content="Say hello.")],
+            output_schema={"type": "string"},
+        )
+    )
+
 
 _ops = st.lists(
     st.one_of(
@@ -104,66 +110,6 @@ def test_a_nameless_call_and_over_deep_arguments_are_invalid() -> None:
     turn.whole_call("f", None, "[" * 100 + "]" * 100)
     with pytest.raises(PortError, match="nested more than 64 levels deep"):
         turn.receipt(make_request(), ADAPTER)
-
-
-class _Body(JSONTurnDecoder):
-    def body(self, data: bytes) -> bool:
-        value = json_object(data, "the response")
-        self.turn.text(value.get("text", ""))
-        return bool(value.get("done"))
-
-
-def test_a_whole_body_without_its_marker_is_truncated() -> None:
-    decoder = _Body(make_request(), ADAPTER)
-    decoder.feed(b'{"text": "half"}')
-    assert [e.kind for e in decoder.end()] == ["Delta"]
-    with pytest.raises(PortError) as raised:
-        decoder.receipt()
-    assert raised.value.code == ErrorCode.RUNTIME_STREAM_TRUNCATED
-
-
-@pytest.mark.parametrize(
-    ("data", "problem"), [(b"{nope", "is not JSON"), (b"[1]", "not a JSON object")]
-)
-def test_json_object_names_what_was_wrong(data: bytes, problem: str) -> None:
-    with pytest.raises(PortError, match=problem) as raised:
-        json_object(data, "a frame")
-    assert raised.value.code == ErrorCode.RUNTIME_INVALID_RESPONSE
-
-
-@pytest.mark.parametrize(
-    ("body", "message"),
-    [
-        ({"error": {"message": "bad key", "type": "x"}}, "bad key"),
-        ({"error": "flat"}, None),
-        ([1], None),
-        ({"type": "error"}, None),
-    ],
-)
-def test_error_message_reads_the_shared_error_shape(body: Any, message: str | None) -> None:
-    assert error_message(json.loads(json.dumps(body))) == message
-
-
-@pytest.mark.parametrize(
-    ("stream", "media_type", "events"),
-    [
-        (True, "text/event-stream", True),
-        (False, "text/event-stream", True),  # a server that streams anyway is understood
-        (True, "application/json", False),  # one that ignores `stream` too
-        (True, "", True),  # an unlabelled body is what was asked for
-        (False, "", False),
-    ],
-)
-def test_a_body_is_read_as_what_it_says_it_is(stream: bool, media_type: str, events: bool) -> None:
-    assert reads_as_events(stream, media_type) is events
-
-
-def test_json_headers_ask_for_each_answer_with_the_credentials() -> None:
-    streamed, whole = json_headers("ua/1", {"x-key": "k"})
-    assert streamed["Accept"] == "text/event-stream"
-    assert whole["Accept"] == "application/json"
-    for headers in (streamed, whole):
-        assert (headers["x-key"], headers["Content-Type"]) == ("k", "application/json")
 
 
 @settings(deadline=None)
@@ -265,3 +211,47 @@ def test_the_last_finish_reason_set_stands() -> None:
     turn.finish_reason = "stop"
     receipt = turn.receipt(make_request(), ADAPTER)
     assert (receipt.text, receipt.finish_reason) == ("more", "stop")
+
+
+# --- what the test doubles need of the one assembler ------------------------------------------
+
+
+def test_a_bounds_failure_names_where_it_was_met_unless_told_not_to() -> None:
+    deep = "[" * 100 + "]" * 100
+    bare = "the JSON is nested more than 64 levels deep"
+    for name_bounds, where in ((True, "tool call 0's arguments: "), (False, "")):
+        turn = TurnBuilder(name_bounds=name_bounds)
+        turn.whole_call("f", None, deep)
+        with pytest.raises(PortError) as raised:
+            turn.receipt(make_request(), ADAPTER)
+        assert (raised.value.code, raised.value.message) == (
+            ErrorCode.RUNTIME_INVALID_RESPONSE,
+            where + bare,
+        )
+    structured = make_request().model_copy(
+        update={
+            "interaction": make_request().interaction.model_copy(
+                update={"output_schema": {"type": "array"}}
+            )
+        }
+    )
+    for name_bounds, where in ((True, "the answer: "), (False, "")):
+        turn = TurnBuilder(name_bounds=name_bounds)
+        turn.text(deep)
+        with pytest.raises(PortError) as raised:
+            turn.receipt(structured, ADAPTER)
+        assert raised.value.message == where + bare
+
+
+def test_an_explicit_output_is_the_answer_and_empty_says_nothing_was_said() -> None:
+    turn = TurnBuilder()
+    assert turn.empty
+    turn.whole_reasoning("thinking")
+    assert turn.empty  # reasoning is not an answer
+    receipt = turn.receipt(make_request(), ADAPTER, output="given")
+    assert (receipt.output, receipt.text) == ("given", None)
+    assert [part.text for part in receipt.reasoning or []] == ["thinking"]
+    for said in (lambda t: t.text("x"), lambda t: t.open_call("f")):
+        turn = TurnBuilder()
+        said(turn)
+        assert not turn.empty

@@ -4,8 +4,9 @@ as a codec decodes them, emitting each progress event as the piece that complete
 Provider-neutral: a codec says *what* arrived (a text piece, a call announced, a fragment of
 its arguments, a call's end), the builder keeps the streaming law's assembly rules — joined
 ``Delta`` text is the receipt's text, per index the joined fragments are the arguments' text
-(docs/streaming-law.md, law 3) — and builds the receipt through ``runport.core``. A whole JSON
-response fed through the same calls gives the same receipt (law 2).
+(docs/streaming-law.md, law 3) — and builds the receipt with ``build_receipt``. A whole JSON
+response fed through the same calls gives the same receipt (law 2). Codecs (``runport.http``,
+which re-exports it) and the test doubles (``runport.mock``) both assemble their turns here.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from runport.contracts import (
     ErrorCode,
     ExecutionReceipt,
     ExecutionRequest,
+    PortError,
     ReasoningDelta,
     ReasoningPart,
     StreamEvent,
@@ -27,9 +29,8 @@ from runport.contracts import (
     ToolCallDelta,
     Usage,
 )
-from runport.core import JsonLimitError, build_receipt, parse_json_text
-from runport.http._json import bounds_error
-from runport.ports import PortError
+from runport.core._document import JsonLimitError
+from runport.core._receipt import _UNSET, build_receipt, parse_json_text
 
 __all__ = ["TextPieces", "TurnBuilder", "parsed_tool_call", "turn_receipt"]
 
@@ -167,11 +168,16 @@ class TurnBuilder:
     The hot-path variants ``text_event``, ``reasoning_event`` and ``arguments_event`` assemble
     a piece like ``text``, ``reasoning`` and ``call_arguments`` but return its event instead
     of appending it to ``events``, for a decoder that yields each frame's one event itself.
+
+    A JSON-bounds failure met while the receipt is built names where it was met ("tool call
+    0's arguments: …", "the answer: …"); with ``name_bounds=False`` it is the bound's own
+    message, as the test doubles of ``runport.mock`` have always reported it.
     """
 
     __slots__ = (
         "_calls",
         "_empty_arguments",
+        "_name_bounds",
         "_reasoning",
         "_text",
         "events",
@@ -180,12 +186,13 @@ class TurnBuilder:
         "usage",
     )
 
-    def __init__(self, *, empty_arguments: str = "{}") -> None:
+    def __init__(self, *, empty_arguments: str = "{}", name_bounds: bool = True) -> None:
         self.events: list[StreamEvent] = []
         self._text = TextPieces()
         self._reasoning: list[_Reasoning] = []
         self._calls: dict[int, _Call] = {}
         self._empty_arguments = empty_arguments
+        self._name_bounds = name_bounds
         self.finish_reason: str | None = None
         self.usage: tuple[int, int] | None = None
         """``(input tokens, output tokens)`` as last reported (made a ``Usage`` only for the
@@ -285,8 +292,35 @@ class TurnBuilder:
             return None
         return _fragment_event(call, fragment)
 
+    def assemble(self, event: Delta | ReasoningDelta | ToolCallDelta) -> None:
+        """An event made elsewhere, assembled as the piece it carries; no event is made or
+        appended (a test double plays events it made and checked itself). A
+        ``ReasoningDelta`` joins the current block (a block is opened if none is); a
+        ``ToolCallDelta`` with a new index announces that call, with its own fields."""
+        kind = type(event)
+        if kind is Delta:
+            self._text.add(event.text)  # type: ignore[union-attr]
+        elif kind is ReasoningDelta:
+            if not self._reasoning:
+                self.open_reasoning()
+            self._reasoning[-1].text.add(event.text)  # type: ignore[union-attr]
+        else:
+            assert isinstance(event, ToolCallDelta)
+            call = self._calls.get(event.index)
+            if call is None:
+                call = self._calls[event.index] = _Call(event)
+            elif call.closed:
+                return
+            if event.arguments_fragment:
+                call.arguments.add(event.arguments_fragment)
+
     def has_call(self, index: int) -> bool:
         return index in self._calls
+
+    @property
+    def empty(self) -> bool:
+        """Whether neither text nor a tool call has arrived (reasoning is not an answer)."""
+        return not self._text.count and not self._calls
 
     def has_arguments(self, index: int) -> bool:
         """Whether any of call ``index``'s arguments arrived (a protocol that repeats them
@@ -325,15 +359,27 @@ class TurnBuilder:
         self.call_arguments(index, arguments)
         self.close_call(index)
 
-    def receipt(self, request: ExecutionRequest, adapter: AdapterDescriptor) -> ExecutionReceipt:
+    def receipt(
+        self, request: ExecutionRequest, adapter: AdapterDescriptor, *, output: JsonValue = _UNSET
+    ) -> ExecutionReceipt:
         """The turn's receipt. The joined text replaces the pieces, so the turn's text is
-        held once, not twice, while the receipt is built."""
+        held once, not twice, while the receipt is built. ``output``, when given, is the
+        answer instead of the one derived from the text (``build_receipt``: deterministic
+        runtimes only)."""
         self.close_calls()
+        named = self._name_bounds
         calls = [
-            parsed_tool_call(index, call.call_id, call.name, call.arguments.take(), call.metadata)
+            _parsed_tool_call(
+                call.call_id,
+                call.name,
+                call.arguments.take(),
+                call.metadata,
+                index if named else None,
+            )
             for index, call in sorted(self._calls.items())
         ]
-        return turn_receipt(
+        return _turn_receipt(
+            "the answer" if named else None,
             request,
             adapter,
             text=self._text.take(),
@@ -347,7 +393,15 @@ class TurnBuilder:
                 reasoning_tokens=self.reasoning_tokens,
             ),
             reasoning=[block.part() for block in self._reasoning],
+            output=output,
         )
+
+
+def _bounds_error(error: JsonLimitError, what: str | None) -> PortError:
+    """``JsonLimitError`` met in an upstream's ``what`` (unnamed: ``None``) as the coded
+    failure of the call."""
+    message = error.message if what is None else f"{what}: {error.message}"
+    return PortError(ErrorCode.RUNTIME_INVALID_RESPONSE, message)
 
 
 def parsed_tool_call(
@@ -359,10 +413,22 @@ def parsed_tool_call(
 ) -> ToolCall:
     """A call whose arguments' text is checked against the JSON bounds, then parsed (or kept
     as a string when it is not JSON, docs/wire-types.md)."""
+    return _parsed_tool_call(call_id, name, arguments, metadata, index)
+
+
+def _parsed_tool_call(
+    call_id: str,
+    name: str,
+    arguments: str,
+    metadata: dict[str, JsonValue] | None,
+    index: int | None,
+) -> ToolCall:
+    """``parsed_tool_call``; a bounds failure names call ``index`` unless it is ``None``."""
     try:
         value = parse_json_text(arguments)[1]
     except JsonLimitError as error:
-        raise bounds_error(error, f"tool call {index}'s arguments") from None
+        where = None if index is None else f"tool call {index}'s arguments"
+        raise _bounds_error(error, where) from None
     # The parsed value (or the text itself) is JSON by construction: validating it again as a
     # ``JsonValue`` would walk every element in Python, so only the call's identity is
     # validated and the value is put in unvalidated.
@@ -380,9 +446,34 @@ def turn_receipt(
     usage: Usage | None,
     reasoning: list[ReasoningPart] | None = None,
 ) -> ExecutionReceipt:
-    """A decoded turn's receipt through ``runport.core.build_receipt``: a structured answer
+    """A decoded turn's receipt through ``build_receipt``: a structured answer
     past the JSON bounds (met while it is parsed, once) and text that is not valid Unicode (a
     lone surrogate escape), which cannot be fingerprinted, are ``INVALID_RESPONSE``."""
+    return _turn_receipt(
+        "the answer",
+        request,
+        adapter,
+        text=text,
+        tool_calls=tool_calls,
+        finish_reason=finish_reason,
+        usage=usage,
+        reasoning=reasoning,
+    )
+
+
+def _turn_receipt(
+    where: str | None,
+    request: ExecutionRequest,
+    adapter: AdapterDescriptor,
+    *,
+    text: str,
+    tool_calls: list[ToolCall],
+    finish_reason: str | None,
+    usage: Usage | None,
+    reasoning: list[ReasoningPart] | None,
+    output: JsonValue = _UNSET,
+) -> ExecutionReceipt:
+    explicit = {} if output is _UNSET else {"output": output}
     try:
         return build_receipt(
             request,
@@ -392,9 +483,10 @@ def turn_receipt(
             finish_reason=finish_reason,
             usage=usage,
             reasoning=reasoning or (),
+            **explicit,
         )
     except JsonLimitError as error:
-        raise bounds_error(error, "the answer") from None
+        raise _bounds_error(error, where) from None
     except UnicodeEncodeError:
         raise PortError(
             ErrorCode.RUNTIME_INVALID_RESPONSE, "the response's text is not valid Unicode"

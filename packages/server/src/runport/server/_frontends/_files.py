@@ -18,8 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from runport.contracts import MAX_PART_BYTES, ErrorCode, FilePart, ImagePart
-from runport.contracts._parts import TOO_LARGE
+from runport.contracts import MAX_PART_BYTES, PART_TOO_LARGE, ErrorCode, FilePart, ImagePart
 from runport.core import Contract
 from runport.server._errors import RequestRefused
 
@@ -144,7 +143,7 @@ class FileInputs:
         except ValidationError as error:
             detail = error.errors()[0]
             message = str(detail["msg"]).removeprefix("Value error, ")
-            if detail["type"] == TOO_LARGE:
+            if detail["type"] == PART_TOO_LARGE:
                 too_large = ErrorCode.REQUEST_TOO_LARGE
                 raise RequestRefused(413, too_large, f"{what}: {message}") from None
             field = [str(step) for step in detail["loc"]]

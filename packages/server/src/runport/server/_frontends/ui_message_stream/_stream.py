@@ -14,21 +14,11 @@ from typing import Any
 
 from pydantic import JsonValue
 
+from runport import contracts
 from runport.application import RunError
-from runport.contracts import (
-    AnswerRejected,
-    Complete,
-    Delta,
-    ErrorCode,
-    Failed,
-    OutputSnapshot,
-    ReasoningDelta,
-    RunEvent,
-    ToolCallDelta,
-    ToolResult,
-)
-from runport.server._encoder import RunEventEncoder, encoded
+from runport.contracts import ErrorCode, RunEvent
 from runport.server._frames import DONE, json_string
+from runport.server._frontends._encoder import RunEventEncoder, encoded
 from runport.server._reasoning_seal import sealed_reasoning
 
 UI_MESSAGE_STREAM_HEADERS = {
@@ -38,6 +28,9 @@ UI_MESSAGE_STREAM_HEADERS = {
     "x-vercel-ai-ui-message-stream": "v1",
 }
 """The response headers a UI message stream is served with (the AI SDK's own)."""
+
+CLOSING = (DONE,)
+"""The payloads after a run's last: ``data: [DONE]``."""
 
 _FINISH_REASONS = {
     "stop": "stop",
@@ -56,10 +49,18 @@ class UIMessageEncoder(RunEventEncoder):
     are streaming, which tool calls were announced. ``encode`` turns one run event into the
     chunks (JSON payloads) it owes; the frames are written by ``data_frames``."""
 
-    def __init__(self, message_id: str | None = None, reasoning_key: bytes | None = None) -> None:
+    def __init__(
+        self,
+        message_id: str | None = None,
+        reasoning_key: bytes | None = None,
+        *,
+        contract_id: str = "",
+        chat_id: str = "",
+    ) -> None:
         super().__init__()
         self._message_id = message_id
         self._reasoning_key = reasoning_key
+        self._sealed_for = (contract_id, chat_id)
         self._turn = 0
         self._in_step = False
         self._step_owed = False  # a turn ended: its finish-step waits for its tools' results
@@ -139,7 +140,7 @@ class UIMessageEncoder(RunEventEncoder):
 
     # -- one method per run event ------------------------------------------------------
 
-    def _delta(self, event: Delta, out: list[bytes]) -> None:
+    def _delta(self, event: contracts.Delta, out: list[bytes]) -> None:
         if self._text_id is None:
             self._step(out)
             self._reasoning_prefix = None
@@ -149,7 +150,7 @@ class UIMessageEncoder(RunEventEncoder):
             out.append(b'{"type":"text-start","id":"' + part_id + b'"}')
         out.append(self._text_prefix + json_string(event.text) + b"}")
 
-    def _reasoning_delta(self, event: ReasoningDelta, out: list[bytes]) -> None:
+    def _reasoning_delta(self, event: contracts.ReasoningDelta, out: list[bytes]) -> None:
         if self._reasoning_prefix is None:
             self._step(out)
             self._end_text(out)  # text that follows the reasoning is a part of its own
@@ -165,7 +166,7 @@ class UIMessageEncoder(RunEventEncoder):
         )
         out.append(_json({"type": "reasoning-start", "id": part_id}))
 
-    def _tool_call_delta(self, event: ToolCallDelta, out: list[bytes]) -> None:
+    def _tool_call_delta(self, event: contracts.ToolCallDelta, out: list[bytes]) -> None:
         self._step(out)
         self._end_text(out)
         self._reasoning_prefix = None
@@ -189,7 +190,7 @@ class UIMessageEncoder(RunEventEncoder):
                 + b"}"
             )
 
-    def _complete(self, event: Complete, out: list[bytes]) -> None:
+    def _complete(self, event: contracts.Complete, out: list[bytes]) -> None:
         self._step(out)
         receipt = event.receipt
         reasoning: JsonValue = None
@@ -197,7 +198,10 @@ class UIMessageEncoder(RunEventEncoder):
             if not self._reasoning_open:  # reasoning that was never streamed still has a part
                 self._end_text(out)
                 self._open_reasoning(out)
-            reasoning = sealed_reasoning(receipt.reasoning, self._reasoning_key)
+            contract_id, chat_id = self._sealed_for
+            reasoning = sealed_reasoning(
+                receipt.reasoning, self._reasoning_key, contract_id=contract_id, chat_id=chat_id
+            )
         self._close_parts(out, reasoning)
         for call in receipt.tool_calls or ():
             out.append(
@@ -221,7 +225,7 @@ class UIMessageEncoder(RunEventEncoder):
         self._failure = None
         self._end_turn()
 
-    def _failed(self, event: Failed, out: list[bytes]) -> None:
+    def _failed(self, event: contracts.Failed, out: list[bytes]) -> None:
         self._step(out)
         self._close_parts(out)
         for call_id, name in self._calls.values():  # announced calls that never completed
@@ -244,7 +248,7 @@ class UIMessageEncoder(RunEventEncoder):
         self._in_step = False
         self._step_owed = True
 
-    def _tool_result(self, event: ToolResult, out: list[bytes]) -> None:
+    def _tool_result(self, event: contracts.ToolResult, out: list[bytes]) -> None:
         if event.error is not None:
             chunk: dict[str, JsonValue] = {
                 "type": "tool-output-error",
@@ -256,23 +260,20 @@ class UIMessageEncoder(RunEventEncoder):
             chunk["output"] = event.output
         out.append(_json(chunk))
 
-    def _snapshot(self, event: OutputSnapshot, out: list[bytes]) -> None:
+    def _snapshot(self, event: contracts.OutputSnapshot, out: list[bytes]) -> None:
         self._step(out)
-        out.append(
-            b'{"type":"data-runport-output","id":"output-'
-            + str(self._turn).encode()
-            + b'","data":'
-            + event.model_dump_json(exclude={"kind"}).encode()
-            + b"}"
-        )
+        out.append(self._data_part(b"output", event))
 
-    def _rejected(self, event: AnswerRejected, out: list[bytes]) -> None:
-        out.append(
-            b'{"type":"data-runport-rejected","id":"rejected-'
-            + str(self._turn).encode()
-            + b'","data":'
-            + event.model_dump_json(exclude={"kind"}).encode()
-            + b"}"
+    def _rejected(self, event: contracts.AnswerRejected, out: list[bytes]) -> None:
+        out.append(self._data_part(b"rejected", event))
+
+    def _data_part(self, name: bytes, event: RunEvent) -> bytes:
+        """A ``data-runport-<name>`` part (one id per turn: the client updates it in place)."""
+        return b'{"type":"data-runport-%s","id":"%s-%d","data":%s}' % (
+            name,
+            name,
+            self._turn,
+            event.model_dump_json(exclude={"kind"}).encode(),
         )
 
 
@@ -281,6 +282,8 @@ def ui_message_stream(
     *,
     message_id: str | None = None,
     reasoning_key: bytes | None = None,
+    contract_id: str = "",
+    chat_id: str = "",
 ) -> AsyncIterator[bytes]:
     """The run ``events`` as the AI SDK's UI message stream, one chunk of bytes per run
     event (its frames together), ending with ``data: [DONE]``. Serve it with
@@ -289,6 +292,8 @@ def ui_message_stream(
     A ``RunError`` raised by ``events`` ends the stream with an ``error`` chunk carrying
     its TQX code (``abort`` for a caller stop). ``message_id`` names the assistant message;
     ``reasoning_key`` seals each turn's reasoning metadata (signatures, encrypted
-    reasoning), which the chat endpoint checks when a later request sends it back.
+    reasoning), bound to ``contract_id`` and ``chat_id``: the chat endpoint takes it back
+    only in that contract's chat of that id.
     """
-    return encoded(UIMessageEncoder(message_id, reasoning_key), events, DONE)
+    encoder = UIMessageEncoder(message_id, reasoning_key, contract_id=contract_id, chat_id=chat_id)
+    return encoded(encoder, events, CLOSING)

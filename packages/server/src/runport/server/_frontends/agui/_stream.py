@@ -15,23 +15,12 @@ from typing import Any
 
 from pydantic import JsonValue
 
+from runport import contracts
 from runport.application import RunError
-from runport.contracts import (
-    AnswerRejected,
-    Complete,
-    Delta,
-    ErrorCode,
-    Failed,
-    OutputSnapshot,
-    ReasoningDelta,
-    RunEvent,
-    ToolCallDelta,
-    ToolResult,
-    Usage,
-    canonical_json,
-)
-from runport.server._encoder import RunEventEncoder, encoded
+from runport.contracts import ErrorCode, RunEvent, Usage, canonical_json
 from runport.server._frames import json_string
+from runport.server._frontends._chat import tool_content
+from runport.server._frontends._encoder import RunEventEncoder, encoded
 
 AGUI_HEADERS = {
     "content-type": "text/event-stream; charset=utf-8",
@@ -43,12 +32,6 @@ AGUI_HEADERS = {
 
 def _json(value: Any) -> bytes:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=True).encode("ascii")
-
-
-def tool_content(value: JsonValue) -> str:
-    """A tool's result as a message's text, the way a run sends it to the model: a string
-    as it is, anything else as compact sorted JSON."""
-    return value if isinstance(value, str) else canonical_json(value).decode()
 
 
 def _pointer_token(key: str | int) -> str:
@@ -181,7 +164,7 @@ class AGUIEncoder(RunEventEncoder):
 
     # -- one method per run event ------------------------------------------------------
 
-    def _delta(self, event: Delta, out: list[bytes]) -> None:
+    def _delta(self, event: contracts.Delta, out: list[bytes]) -> None:
         if self._text_prefix is None:
             self._begin_turn()
             self._end_reasoning(out)
@@ -193,7 +176,7 @@ class AGUIEncoder(RunEventEncoder):
             self._text_prefix += b',"delta":'
         out.append(self._text_prefix + json_string(event.text) + b"}")
 
-    def _reasoning_delta(self, event: ReasoningDelta, out: list[bytes]) -> None:
+    def _reasoning_delta(self, event: contracts.ReasoningDelta, out: list[bytes]) -> None:
         if self._reasoning_prefix is None:
             self._begin_turn()
             self._end_text(out)
@@ -217,7 +200,7 @@ class AGUIEncoder(RunEventEncoder):
             )
         out.append(self._reasoning_prefix + json_string(event.text) + b"}")
 
-    def _tool_call_delta(self, event: ToolCallDelta, out: list[bytes]) -> None:
+    def _tool_call_delta(self, event: contracts.ToolCallDelta, out: list[bytes]) -> None:
         self._begin_turn()
         self._end_reasoning(out)
         if event.index not in self._calls:
@@ -242,7 +225,7 @@ class AGUIEncoder(RunEventEncoder):
                 + b"}"
             )
 
-    def _complete(self, event: Complete, out: list[bytes]) -> None:
+    def _complete(self, event: contracts.Complete, out: list[bytes]) -> None:
         self._begin_turn()
         receipt = event.receipt
         announced = set(self._calls.values())
@@ -280,11 +263,11 @@ class AGUIEncoder(RunEventEncoder):
         self._output = receipt.output if not receipt.tool_calls else None
         self._failure = None
 
-    def _failed(self, event: Failed, out: list[bytes]) -> None:
+    def _failed(self, event: contracts.Failed, out: list[bytes]) -> None:
         self._close_turn(out)
         self._failure = (event.code, event.message)
 
-    def _tool_result(self, event: ToolResult, out: list[bytes]) -> None:
+    def _tool_result(self, event: contracts.ToolResult, out: list[bytes]) -> None:
         text = event.error if event.error is not None else tool_content(event.output)
         out.append(
             _json(
@@ -298,7 +281,7 @@ class AGUIEncoder(RunEventEncoder):
             )
         )
 
-    def _snapshot(self, event: OutputSnapshot, out: list[bytes]) -> None:
+    def _snapshot(self, event: contracts.OutputSnapshot, out: list[bytes]) -> None:
         state: dict[str, JsonValue] = {"output": event.value}
         if not self._has_state:
             self._has_state = True
@@ -311,7 +294,7 @@ class AGUIEncoder(RunEventEncoder):
                 out.append(_json({"type": "STATE_DELTA", "delta": patch}))
         self._state = state
 
-    def _rejected(self, event: AnswerRejected, out: list[bytes]) -> None:
+    def _rejected(self, event: contracts.AnswerRejected, out: list[bytes]) -> None:
         out.append(
             b'{"type":"CUSTOM","name":"runport.rejected","value":'
             + event.model_dump_json(exclude={"kind"}).encode()

@@ -1,0 +1,89 @@
+"""What every frontend encoder shares: the run-event dispatch and the loop that writes one
+chunk of frames per run event (``data_frames``), the run's ending included."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Sequence
+from typing import Any
+
+from runport import contracts
+from runport.application import RunError, SnapshotPace
+from runport.contracts import RunEvent
+from runport.server._frames import data_frames
+
+
+class RunEventEncoder(ABC):
+    r"""One protocol's state for one run: ``start`` and ``end`` make the run's first and last
+    payloads, ``encode`` the payloads one run event owes, through one method per event kind
+    (a run's ``OutputSnapshot``\s thinned by ``SnapshotPace`` first)."""
+
+    def __init__(self) -> None:
+        self._pace = SnapshotPace()
+        # by kind: a subclass of a run event's type (core's snapshots, built on access) too
+        self._encoders: dict[str, Callable[[Any, list[bytes]], None]] = {
+            "Delta": self._delta,
+            "ReasoningDelta": self._reasoning_delta,
+            "ToolCallDelta": self._tool_call_delta,
+            "Complete": self._complete,
+            "Failed": self._failed,
+            "ToolResult": self._tool_result,
+            "OutputSnapshot": self._snapshot,
+            "AnswerRejected": self._rejected,
+        }
+
+    def encode(self, event: RunEvent) -> list[bytes]:
+        out: list[bytes] = []
+        # Snapshots are written whole (or diffed whole): thinned, so that together they weigh
+        # what the answer does times a constant, not times its length (SnapshotPace).
+        encoders = self._encoders
+        for shown in self._pace(event):
+            encoders[shown.kind](shown, out)
+        return out
+
+    @abstractmethod
+    def start(self) -> list[bytes]: ...
+
+    @abstractmethod
+    def end(self, error: RunError | None = None) -> list[bytes]: ...
+
+    @abstractmethod
+    def _delta(self, event: contracts.Delta, out: list[bytes]) -> None: ...
+
+    @abstractmethod
+    def _reasoning_delta(self, event: contracts.ReasoningDelta, out: list[bytes]) -> None: ...
+
+    @abstractmethod
+    def _tool_call_delta(self, event: contracts.ToolCallDelta, out: list[bytes]) -> None: ...
+
+    @abstractmethod
+    def _complete(self, event: contracts.Complete, out: list[bytes]) -> None: ...
+
+    @abstractmethod
+    def _failed(self, event: contracts.Failed, out: list[bytes]) -> None: ...
+
+    @abstractmethod
+    def _tool_result(self, event: contracts.ToolResult, out: list[bytes]) -> None: ...
+
+    @abstractmethod
+    def _snapshot(self, event: contracts.OutputSnapshot, out: list[bytes]) -> None: ...
+
+    @abstractmethod
+    def _rejected(self, event: contracts.AnswerRejected, out: list[bytes]) -> None: ...
+
+
+async def encoded(
+    encoder: RunEventEncoder, events: AsyncIterable[RunEvent], closing: Sequence[bytes] = ()
+) -> AsyncIterator[bytes]:
+    """``events`` through ``encoder``: one chunk per run event; a ``RunError`` the events
+    raise ends the stream the way ``encoder.end`` says, then the ``closing`` payloads."""
+    yield data_frames(encoder.start())
+    try:
+        async for event in events:
+            payloads = encoder.encode(event)
+            if payloads:
+                yield data_frames(payloads)
+    except RunError as error:
+        yield data_frames([*encoder.end(error), *closing])
+        return
+    yield data_frames([*encoder.end(), *closing])

@@ -1,0 +1,180 @@
+"""The newcomer's path, end to end (issue 44 items 1 and 5, SPEC §34): the wheelhouse built by
+the one command docs/install.md gives, installed with the install line it gives into a fresh
+venv of Debian's Python outside the repository; then, in that project, a user's script streams
+a contract through the mock and through a loopback OpenAI-compatible server, serves a run over
+Starlette with its result as JSON at the end, and a user's pytest file uses the plugin."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+INSTALL_MD = (ROOT / "docs" / "install.md").read_text(encoding="utf-8")
+SYSTEM_PYTHON = Path("/usr/bin/python3")
+WHEELHOUSE = (
+    ".venv/bin/uv build --all-packages --wheel -o wheelhouse"
+    " && .venv/bin/uv build --wheel -o wheelhouse packages/runport"
+)
+INSTALL = ".venv/bin/pip install --find-links WHEELHOUSE 'runport[server,anthropic,testing]'"
+
+pytestmark = pytest.mark.xdist_group("own-project")
+
+SCRIPT = r"""
+import asyncio, json, os, socket, sys, threading
+
+import httpx, uvicorn
+from starlette.applications import Starlette
+from starlette.responses import StreamingResponse
+from starlette.routing import Route
+
+from runport.application import astream_run, define_contract, execute_contract
+from runport.mock import AsyncScriptedRuntime, ScriptedRuntime
+from runport.openai import OpenAIChatAdapter
+from runport.testing import assert_streamed, script
+
+contract = define_contract("greet", user="Greet {{ inputs.name }}", inputs={"name": str})
+
+# 1. through the mock
+seen = []
+envelope = execute_contract(contract, ScriptedRuntime(script(["Hello, ", "Ada"])),
+                            inputs={"name": "Ada"}, on_event=seen.append)
+assert_streamed(seen, text="Hello, Ada")
+print("mock", envelope.result.output)
+
+# 2. through a loopback OpenAI-compatible server
+seen = []
+adapter = OpenAIChatAdapter(base_url=os.environ["OPENAI_BASE"], model="tiny")
+envelope = execute_contract(contract, adapter, inputs={"name": "Ada"}, on_event=seen.append)
+assert_streamed(seen, text=envelope.result.output)
+print("openai", len(seen), envelope.ok)
+
+# 3. a run streamed by Starlette, its result last
+async def frames():
+    async with astream_run(contract, AsyncScriptedRuntime(script("Hi, Ada")),
+                           inputs={"name": "Ada"}) as events:
+        async for event in events:
+            yield event.model_dump_json() + "\n"
+    yield events.result.model_dump_json() + "\n"
+
+async def endpoint(request):
+    return StreamingResponse(frames(), media_type="application/x-ndjson")
+
+sock = socket.socket()
+sock.bind(("127.0.0.1", 0))
+server = uvicorn.Server(uvicorn.Config(Starlette(routes=[Route("/run", endpoint)]),
+                                       log_level="warning"))
+thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+thread.start()
+while not server.started:
+    thread.join(0.05)
+lines = httpx.get(f"http://127.0.0.1:{sock.getsockname()[1]}/run").text.splitlines()
+server.should_exit = True
+thread.join()
+print("starlette", [json.loads(line).get("kind", "result") for line in lines],
+      json.loads(lines[-1])["output"])
+"""
+
+USER_TEST = """
+from runport.application import define_contract, run_stream
+from runport.testing import assert_streamed
+
+
+def test_greets(scripted_model):
+    contract = define_contract("greet", user="Greet {{ inputs.name }}", inputs={"name": str})
+    events = []
+    run_stream(contract, scripted_model(["Hello, ", "Ada"]), inputs={"name": "Ada"},
+               on_event=events.append)
+    assert_streamed(events, text="Hello, Ada")
+"""
+
+GUARD_TEST = """
+from runport.application import define_contract, execute_contract
+from runport.openai import OpenAIChatAdapter
+
+
+def test_no_provider_is_reached():
+    contract = define_contract("greet", user="Greet {{ inputs.name }}", inputs={"name": str})
+    adapter = OpenAIChatAdapter(base_url="http://203.0.113.1/v1", model="m")
+    envelope = execute_contract(contract, adapter, inputs={"name": "Ada"})
+    assert envelope.diagnostics[0].code == "TQX_ACCESS_DENIED"
+"""
+
+
+def test_the_commands_are_the_ones_docs_install_md_gives() -> None:
+    assert WHEELHOUSE in INSTALL_MD
+    assert INSTALL.replace("WHEELHOUSE", "/path/to/runport/wheelhouse") in INSTALL_MD
+
+
+def test_a_fresh_project_installs_from_the_wheelhouse_and_uses_runport(tmp_path: Path) -> None:
+    if not SYSTEM_PYTHON.is_file():
+        pytest.skip("no Debian Python at /usr/bin/python3")
+    uv = str(Path(sys.executable).parent / "uv")
+    wheelhouse = tmp_path / "wheelhouse"
+    for part in WHEELHOUSE.split(" && "):
+        argv = [uv if word == ".venv/bin/uv" else word for word in shlex.split(part)]
+        argv = [str(wheelhouse) if word == "wheelhouse" else word for word in argv]
+        subprocess.run([*argv, "-q"], cwd=ROOT, check=True, timeout=300)
+    assert len(list(wheelhouse.glob("runport*.whl"))) == 16
+
+    project = tmp_path / "myproject"  # outside the repository
+    project.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RUNPORT_", "PYTEST_"))}
+    env.pop("VIRTUAL_ENV", None)
+    subprocess.run([SYSTEM_PYTHON, "-m", "venv", ".venv"], cwd=project, check=True, env=env)
+    install = shlex.split(INSTALL.replace("WHEELHOUSE", str(wheelhouse)))
+    done = subprocess.run(
+        [*install, "-q"], cwd=project, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    python = project / ".venv" / "bin" / "python"
+
+    conformance = pytest.importorskip("runport.conformance")
+    plain = next(case for case in conformance.CASES if case.name == "plain_text")
+    upstream = conformance.ScriptedUpstream([plain] * 2, pacing="off")
+    try:
+        (project / "app.py").write_text(SCRIPT, encoding="utf-8")
+        ran = subprocess.run(
+            [python, "app.py"],
+            cwd=project,
+            env={**env, "OPENAI_BASE": upstream.base_url},
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+    finally:
+        upstream.close()
+    assert ran.returncode == 0, ran.stderr[-4000:]
+    said = ran.stdout.splitlines()
+    assert said[0] == "mock Hello, Ada"
+    assert said[1].startswith("openai ")
+    assert said[1].endswith(" True")
+    assert said[2] == "starlette ['Delta', 'Complete', 'result'] Hi, Ada"
+    where = subprocess.run(
+        [python, "-c", "import runport.mock; print(runport.mock.__file__)"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert str(ROOT) not in where.stdout  # installed from the wheels, not the checkout
+
+    (project / "test_mine.py").write_text(USER_TEST + GUARD_TEST, encoding="utf-8")
+    assert len(USER_TEST.strip().splitlines()) <= 10
+    tested = subprocess.run(
+        [python, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert tested.returncode == 0, tested.stdout[-4000:]
+    assert "2 passed" in tested.stdout
