@@ -6,10 +6,7 @@ from dataclasses import replace
 from runport.http import ProviderEnvironment
 from runport.openai._adapter import OpenAIChatAdapter
 from runport.openai._async_adapter import AsyncOpenAIChatAdapter
-from runport.openai._responses._adapter import (
-    AsyncOpenAIResponsesAdapter,
-    OpenAIResponsesAdapter,
-)
+from runport.openai._responses import AsyncOpenAIResponsesAdapter, OpenAIResponsesAdapter
 
 CHAT = ProviderEnvironment(
     "openai",
