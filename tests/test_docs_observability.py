@@ -4,14 +4,11 @@ the shell blocks configure the example with standard OTEL_* variables only."""
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
-# --import-mode=importlib puts no test folder on sys.path; test_snippets runs snippets.
-sys.path.append(str(Path(__file__).parent))
-from test_snippets import run_python
+from .test_snippets import run_python
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "observability.md"

@@ -5,17 +5,14 @@ from __future__ import annotations
 
 import ast
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-# --import-mode=importlib puts no test folder on sys.path; test_snippets runs snippets.
-sys.path.append(str(Path(__file__).parent))
-from test_snippets import run_python
-
 from runport.core import parse_contract, parse_document
+
+from .test_snippets import run_python
 
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "python-contracts.md"
 BLOCKS = re.findall(r"```(\w+)\n(.*?)```", PAGE.read_text(encoding="utf-8"), re.DOTALL)

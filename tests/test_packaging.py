@@ -234,6 +234,8 @@ def test_runport_conformance_installs_and_runs_alone(dist: Path, tmp_path: Path)
     load = (
         "import runport.conformance as c, importlib.util as u; "
         "[getattr(c, n) for n in c.__all__]; "
+        "import runport.conformance.loopback, runport.conformance.providers; "
+        "import runport.conformance.json_texts; "
         "assert u.find_spec('runport.mock') is None"
     )
     subprocess.run([python, "-c", load], check=True, timeout=120, cwd=tmp_path)

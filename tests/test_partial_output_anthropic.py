@@ -4,18 +4,11 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 from hypothesis import given
 from hypothesis import strategies as st
 
-# --import-mode=importlib puts no test folder on sys.path; the JSON texts are core's.
-sys.path.append(str(Path(__file__).parents[1] / "packages" / "core" / "tests"))
-
-from partial_texts import cuts, written
-
 from runport.anthropic._answer import SpaceStripper, compact
+from runport.conformance.json_texts import cuts, written
 from runport.core import PartialOutput, parse_json_text
 
 

@@ -9,14 +9,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conformance_doubles import (
-    AsyncMiniChatAdapter,
-    MiniChatAdapter,
-    _Body,
-    _error_frame,
-    _SSEFrames,
-)
-
 from runport.contracts import (
     AdapterDescriptor,
     Delta,
@@ -32,6 +24,14 @@ from runport.contracts import (
 )
 from runport.core import build_receipt, parse_json_text
 from runport.ports import PortError
+
+from .conformance_doubles import (
+    AsyncMiniChatAdapter,
+    MiniChatAdapter,
+    _Body,
+    _error_frame,
+    _SSEFrames,
+)
 
 __all__ = ["AsyncMiniResponsesAdapter", "MiniResponsesAdapter"]
 

@@ -4,12 +4,12 @@ and the scripted runtime behind sample requests (``None``, the black-box group).
 
 from __future__ import annotations
 
-from conformance_doubles import AsyncMiniChatAdapter, AsyncScripted
-
 from runport.conformance import CASES, AsyncRuntimeAdapterConformance, Upstream
 from runport.contracts import ExecutionRequest
 from runport.core import parse_scenario
 from runport.ports import AsyncRuntimeAdapter
+
+from .conformance_doubles import AsyncMiniChatAdapter, AsyncScripted
 
 GREETINGS = parse_scenario(
     {

@@ -4,11 +4,11 @@ call, and every turn a member tries is the call's own."""
 
 from __future__ import annotations
 
-from conformance_doubles import MiniChatAdapter, MiniFallback
-
 from runport.conformance import RuntimeAdapterConformance, Upstream
 from runport.mock import ScriptedRuntime
 from runport.ports import RuntimeAdapter
+
+from .conformance_doubles import MiniChatAdapter, MiniFallback
 
 
 class TestFallbackOfOne(RuntimeAdapterConformance):

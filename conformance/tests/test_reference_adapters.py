@@ -3,10 +3,10 @@ minimal chat-completions client the other tests break on purpose (``openai-chat`
 
 from __future__ import annotations
 
-from conformance_doubles import ExecuteOnly, MiniChatAdapter
-
 from runport.conformance import RuntimeAdapterConformance, Upstream
 from runport.ports import RuntimeAdapter
+
+from .conformance_doubles import ExecuteOnly, MiniChatAdapter
 
 
 class TestExecuteOnly(RuntimeAdapterConformance):

@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Final, NamedTuple
 
 import pytest
-from conformance_doubles import run_inner
+
+from . import conformance_doubles, ollama_doubles, responses_doubles
+from .conformance_doubles import run_inner
 
 # every broken adapter runs in one inner session: on one pytest-xdist worker,
 # the module fixture is made once
 pytestmark = pytest.mark.xdist_group("test_suite_can_fail")
-
-HERE: Final = Path(__file__).parent
 
 
 class Broken(NamedTuple):
@@ -217,11 +217,9 @@ BASES: Final = {
 
 def _module() -> str:
     lines = [
-        "import sys",
-        f"sys.path.insert(0, {str(HERE)!r})",
-        "from conformance_doubles import *  # noqa: F403",
-        "from ollama_doubles import *  # noqa: F403",
-        "from responses_doubles import *  # noqa: F403",
+        f"from {conformance_doubles.__name__} import *  # noqa: F403",
+        f"from {ollama_doubles.__name__} import *  # noqa: F403",
+        f"from {responses_doubles.__name__} import *  # noqa: F403",
         "from runport.conformance import AsyncRuntimeAdapterConformance",
         "from runport.conformance import RuntimeAdapterConformance",
         "from runport.mock import ScriptedRuntime",

@@ -12,13 +12,14 @@ from pathlib import Path
 from typing import Final
 
 import pytest
-from conformance_doubles import MiniChatAdapter, outcomes, run_inner
 
 from runport.conformance import CASES, PROTOCOLS, ScenarioUpstream, ScriptedUpstream, WireContext
 from runport.conformance._cases import CASES_BY_NAME
 from runport.conformance._observe import render_events
 from runport.conformance._responses import stream_response
 from runport.contracts import Delta, StreamEvent, ToolCallDelta
+
+from .conformance_doubles import MiniChatAdapter, outcomes, run_inner
 
 # one author's run serves several tests: on one pytest-xdist worker,
 # the module fixture is made once

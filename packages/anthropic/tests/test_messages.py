@@ -7,7 +7,34 @@ import json
 
 import httpx
 import pytest
-from anthropic_wire import (
+
+from runport.anthropic import (
+    ANSWER_TOOL,
+    ANTHROPIC_VERSION,
+    AnthropicMessagesAdapter,
+    AsyncAnthropicMessagesAdapter,
+    create_adapter,
+)
+from runport.conformance.loopback import (
+    FaultServer,
+    Handler,
+    json_reply,
+    seen,
+    serving,
+    stream_reply,
+    trickle,
+)
+from runport.conformance.providers import (
+    OBJECT_SCHEMA,
+    WEATHER,
+    Provider,
+    make_request,
+    run_streamed,
+)
+from runport.contracts import ErrorCode, Message, ToolCall, ToolCallDelta, Usage
+from runport.ports import PortError
+
+from .anthropic_wire import (
     Text,
     Thinking,
     ToolUse,
@@ -18,29 +45,6 @@ from anthropic_wire import (
     message_body,
     stream_events,
 )
-from http_faults import FaultServer, Handler
-from provider_checks import (
-    OBJECT_SCHEMA,
-    WEATHER,
-    Provider,
-    json_reply,
-    make_request,
-    run_streamed,
-    seen,
-    serving,
-    stream_reply,
-    trickle,
-)
-
-from runport.anthropic import (
-    ANSWER_TOOL,
-    ANTHROPIC_VERSION,
-    AnthropicMessagesAdapter,
-    AsyncAnthropicMessagesAdapter,
-    create_adapter,
-)
-from runport.contracts import ErrorCode, Message, ToolCall, ToolCallDelta, Usage
-from runport.ports import PortError
 
 API_KEY = "sk-ant-api03-SECRET-7f3a2c1b"
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from anthropic_wire import Text, Turn, message_body, stream_events
-from provider_checks import (
+
+from runport.anthropic import AnthropicMessagesAdapter, AsyncAnthropicMessagesAdapter
+from runport.conformance.loopback import json_reply, seen, serving, stream_reply
+from runport.conformance.providers import (
     PDF,
     PHOTO,
     PHOTO_URL,
@@ -14,18 +16,14 @@ from provider_checks import (
     REPORT,
     Provider,
     b64,
-    json_reply,
     make_request,
     parts_request,
     run_streamed,
-    seen,
-    serving,
-    stream_reply,
 )
-
-from runport.anthropic import AnthropicMessagesAdapter, AsyncAnthropicMessagesAdapter
 from runport.contracts import ErrorCode, ImagePart, Message, TextPart
 from runport.ports import PortError
+
+from .anthropic_wire import Text, Turn, message_body, stream_events
 
 PROVIDER = Provider(AnthropicMessagesAdapter, AsyncAnthropicMessagesAdapter, "claude-test", "k")
 ANSWER = Turn([Text(["A cat."])])

@@ -10,33 +10,26 @@ from typing import Any
 
 import httpx
 import pytest
-from anthropic_wire import (
-    Redacted,
-    Text,
-    Thinking,
-    ToolUse,
-    Turn,
-    error_body,
-    event,
-    message_body,
-    stream_events,
-)
-from http_faults import Connection, Handler, fixed_reply
-from provider_checks import (
-    OBJECT_SCHEMA,
-    WEATHER,
-    Outcome,
-    Provider,
+
+from runport.anthropic import AnthropicMessagesAdapter, AsyncAnthropicMessagesAdapter
+from runport.conformance.loopback import (
+    Connection,
+    Handler,
+    fixed_reply,
     json_reply,
-    make_request,
-    run_streamed,
     seen,
     serving,
     stream_reply,
     trickle,
 )
-
-from runport.anthropic import AnthropicMessagesAdapter, AsyncAnthropicMessagesAdapter
+from runport.conformance.providers import (
+    OBJECT_SCHEMA,
+    WEATHER,
+    Outcome,
+    Provider,
+    make_request,
+    run_streamed,
+)
 from runport.contracts import (
     Delta,
     ErrorCode,
@@ -48,6 +41,18 @@ from runport.contracts import (
     Usage,
 )
 from runport.ports import PortError
+
+from .anthropic_wire import (
+    Redacted,
+    Text,
+    Thinking,
+    ToolUse,
+    Turn,
+    error_body,
+    event,
+    message_body,
+    stream_events,
+)
 
 API_KEY = "sk-ant-api03-SECRET-reasoning"
 PROVIDER = Provider(AnthropicMessagesAdapter, AsyncAnthropicMessagesAdapter, "claude-test", API_KEY)

@@ -14,7 +14,14 @@ from typing import Any
 
 import anthropic
 import pytest
-from anthropic_wire import (
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from runport.anthropic import AnthropicMessagesAdapter, AsyncAnthropicMessagesAdapter
+from runport.conformance.loopback import Playback
+from runport.conformance.providers import Provider
+
+from .anthropic_wire import (
     Block,
     Redacted,
     Text,
@@ -24,14 +31,6 @@ from anthropic_wire import (
     message_body,
     stream_events,
 )
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from provider_checks import (
-    Playback,
-    Provider,
-)
-
-from runport.anthropic import AnthropicMessagesAdapter, AsyncAnthropicMessagesAdapter
 
 API_KEY = "sk-ant-differential-key"
 PROVIDER = Provider(AnthropicMessagesAdapter, AsyncAnthropicMessagesAdapter, "claude-test", API_KEY)

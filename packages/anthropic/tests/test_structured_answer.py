@@ -10,13 +10,15 @@ import re
 from typing import Any
 
 import httpx
-from anthropic_wire import ToolUse, Turn, message_body, stream_events
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from provider_checks import Playback, json_reply, make_request, rechunk, run_streamed, stream_reply
 
 from runport.anthropic import ANSWER_TOOL, AnthropicMessagesAdapter
 from runport.anthropic._answer import SpaceStripper, compact, raw_member
+from runport.conformance.loopback import Playback, json_reply, rechunk, stream_reply
+from runport.conformance.providers import make_request, run_streamed
+
+from .anthropic_wire import ToolUse, Turn, message_body, stream_events
 
 SCHEMA: dict[str, Any] = {"type": "object"}
 _STRINGS = re.compile(r'("(?:[^"\\]|\\.)*")')

@@ -9,8 +9,8 @@ from typing import Any
 
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from partial_texts import Written, checked_answers, cuts, written
 
+from runport.conformance.json_texts import Written, checked_answers, cuts, written
 from runport.contracts import OutputSnapshot
 from runport.core import PartialJSON, PartialOutput, parse_json_text, validate_output
 

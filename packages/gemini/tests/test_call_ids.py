@@ -8,22 +8,15 @@ from typing import Any
 
 import httpx
 import pytest
-from gemini_wire import Turn, call, response_body, stream_chunks, text
 from google import genai
 from google.genai import types
-from provider_checks import (
-    WEATHER,
-    Provider,
-    json_reply,
-    make_request,
-    run_streamed,
-    seen,
-    serving,
-    stream_reply,
-)
 
+from runport.conformance.loopback import json_reply, seen, serving, stream_reply
+from runport.conformance.providers import WEATHER, Provider, make_request, run_streamed
 from runport.contracts import ExecutionReceipt, Message
 from runport.gemini import AsyncGeminiAdapter, GeminiAdapter
+
+from .gemini_wire import Turn, call, response_body, stream_chunks, text
 
 API_KEY = "AIzaSyTEST-call-ids-0123456789"
 PROVIDER = Provider(GeminiAdapter, AsyncGeminiAdapter, "gemini-test", API_KEY)

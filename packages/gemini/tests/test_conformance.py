@@ -3,13 +3,12 @@ protocol, over real HTTP to the suite's loopback upstream (docs/conformance.md).
 
 from __future__ import annotations
 
-from provider_checks import wired
-
 from runport.conformance import (
     AsyncRuntimeAdapterConformance,
     RuntimeAdapterConformance,
     Upstream,
 )
+from runport.conformance.providers import wired
 from runport.gemini import AsyncGeminiAdapter, GeminiAdapter
 from runport.ports import AsyncRuntimeAdapter, RuntimeAdapter
 

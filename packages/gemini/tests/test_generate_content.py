@@ -5,7 +5,27 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from gemini_wire import (
+
+from runport.conformance.loopback import (
+    FaultServer,
+    json_reply,
+    seen,
+    serving,
+    stream_reply,
+    trickle,
+)
+from runport.conformance.providers import (
+    OBJECT_SCHEMA,
+    WEATHER,
+    Provider,
+    make_request,
+    run_streamed,
+)
+from runport.contracts import ErrorCode, Message, ReasoningPart, ToolCall, Usage
+from runport.gemini import AsyncGeminiAdapter, GeminiAdapter, create_adapter
+from runport.ports import PortError
+
+from .gemini_wire import (
     Turn,
     call,
     error_body,
@@ -16,23 +36,6 @@ from gemini_wire import (
     text,
     thought,
 )
-from http_faults import FaultServer
-from provider_checks import (
-    OBJECT_SCHEMA,
-    WEATHER,
-    Provider,
-    json_reply,
-    make_request,
-    run_streamed,
-    seen,
-    serving,
-    stream_reply,
-    trickle,
-)
-
-from runport.contracts import ErrorCode, Message, ReasoningPart, ToolCall, Usage
-from runport.gemini import AsyncGeminiAdapter, GeminiAdapter, create_adapter
-from runport.ports import PortError
 
 API_KEY = "AIzaSyTEST-SECRET-0123456789abcdef"
 

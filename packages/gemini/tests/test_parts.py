@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from gemini_wire import Turn, response_body, stream_chunks, text
-from provider_checks import (
+
+from runport.conformance.loopback import json_reply, seen, serving, stream_reply
+from runport.conformance.providers import (
     PDF,
     PHOTO,
     PHOTO_URL,
@@ -14,18 +15,15 @@ from provider_checks import (
     REPORT,
     Provider,
     b64,
-    json_reply,
     make_request,
     parts_request,
     run_streamed,
-    seen,
-    serving,
-    stream_reply,
 )
-
 from runport.contracts import ErrorCode, FilePart, ImagePart, Message
 from runport.gemini import AsyncGeminiAdapter, GeminiAdapter
 from runport.ports import PortError
+
+from .gemini_wire import Turn, response_body, stream_chunks, text
 
 PROVIDER = Provider(GeminiAdapter, AsyncGeminiAdapter, "gemini-test", "k")
 ANSWER = Turn([[text("A cat.")]])

@@ -10,20 +10,9 @@ from typing import Any
 
 import httpx
 import pytest
-from gemini_wire import Turn, call, frame, response_body, stream_chunks, text, thought
-from provider_checks import (
-    WEATHER,
-    Outcome,
-    Provider,
-    json_reply,
-    make_request,
-    run_streamed,
-    seen,
-    serving,
-    stream_reply,
-    trickle,
-)
 
+from runport.conformance.loopback import json_reply, seen, serving, stream_reply, trickle
+from runport.conformance.providers import WEATHER, Outcome, Provider, make_request, run_streamed
 from runport.contracts import (
     Delta,
     ErrorCode,
@@ -36,6 +25,8 @@ from runport.contracts import (
 )
 from runport.gemini import AsyncGeminiAdapter, GeminiAdapter
 from runport.ports import PortError
+
+from .gemini_wire import Turn, call, frame, response_body, stream_chunks, text, thought
 
 API_KEY = "AIzaSyTEST-SECRET-reasoning-0123"
 PROVIDER = Provider(GeminiAdapter, AsyncGeminiAdapter, "gemini-test", API_KEY)

@@ -13,17 +13,16 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from gemini_wire import Turn, call, response_body, stream_chunks, text, thought
 from google import genai
 from google.genai import types
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from provider_checks import (
-    Playback,
-    Provider,
-)
 
+from runport.conformance.loopback import Playback
+from runport.conformance.providers import Provider
 from runport.gemini import AsyncGeminiAdapter, GeminiAdapter
+
+from .gemini_wire import Turn, call, response_body, stream_chunks, text, thought
 
 API_KEY = "AIza-differential-key"
 PROVIDER = Provider(GeminiAdapter, AsyncGeminiAdapter, "gemini-test", API_KEY)

@@ -10,24 +10,22 @@ from collections.abc import Awaitable, Callable
 
 import httpx
 import pytest
-from http_faults import (
+
+from runport.conformance.loopback import (
     SSE,
     Connection,
     FaultServer,
     Handler,
-    LineCodec,
-    echo,
     endless,
     fixed_reply,
-    frames,
     head,
-    make_request,
     sse_reply,
 )
-
 from runport.contracts import Complete, Delta, Failed, StreamEvent
 from runport.http import AsyncHTTPAdapter, HTTPAdapter
 from runport.ports import PortError
+
+from .http_faults import LineCodec, echo, frames, make_request
 
 TIMEOUT = httpx.Timeout(5.0, read=0.5)
 

@@ -7,14 +7,16 @@ import asyncio
 import json
 
 import httpx
-from http_faults import Connection, FaultServer, LineCodec, echo, fixed_reply, make_request
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from runport.conformance.loopback import Connection, FaultServer, fixed_reply
 from runport.contracts import Delta, StreamEvent
 from runport.http import DEFAULT_ASYNC_LIMITS, AsyncHTTPAdapter
 from runport.http._shards import SHARD_SIZE, Shards
 from runport.ports import PortError
+
+from .http_faults import LineCodec, echo, make_request
 
 
 def _shards_of(adapter: AsyncHTTPAdapter) -> Shards:

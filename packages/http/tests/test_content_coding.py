@@ -12,23 +12,15 @@ from collections.abc import Iterator, Sequence
 
 import httpx
 import pytest
-from http_faults import (
-    Connection,
-    FaultServer,
-    Handler,
-    LineCodec,
-    LineDecoder,
-    fixed_reply,
-    frames,
-    head,
-    make_request,
-)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from runport.conformance.loopback import Connection, FaultServer, Handler, fixed_reply, head
 from runport.contracts import Complete, Delta, ErrorCode, ExecutionRequest, Failed, StreamEvent
 from runport.http import AsyncHTTPAdapter, Codec, HTTPAdapter, ResponseDecoder
 from runport.ports import PortError
+
+from .http_faults import LineCodec, LineDecoder, frames, make_request
 
 TIMEOUT = httpx.Timeout(5.0, read=2.0)
 GZIP_SSE = {

@@ -12,9 +12,11 @@ from typing import Any
 
 import httpx
 import pytest
-from http_faults import API_KEY, FaultServer, LineCodec, fixed_reply, make_request
 
+from runport.conformance.loopback import FaultServer, fixed_reply
 from runport.http import AsyncHTTPAdapter, HTTPAdapter
+
+from .http_faults import API_KEY, LineCodec, make_request
 
 ANSWER = fixed_reply("200 OK", {"Content-Type": "application/json"}, b'{"text": "hi"}')
 

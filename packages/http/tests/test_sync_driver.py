@@ -12,21 +12,16 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from http_faults import (
-    API_KEY,
+
+from runport.conformance.loopback import (
     SSE,
     Connection,
     FaultServer,
-    LineCodec,
-    LineDecoder,
     endless,
     fixed_reply,
-    frames,
     head,
-    make_request,
     sse_reply,
 )
-
 from runport.contracts import Complete, Delta, ErrorCode, ExecutionRequest, Failed, StreamEvent
 from runport.http import (
     MAX_RETRY_AFTER_MS,
@@ -36,6 +31,8 @@ from runport.http import (
     ResponseDecoder,
 )
 from runport.ports import PortError
+
+from .http_faults import API_KEY, LineCodec, LineDecoder, frames, make_request
 
 READ_TIMEOUT = 0.5
 

@@ -7,8 +7,8 @@ import json
 from typing import Any
 
 import pytest
-from provider_checks import make_request
 
+from runport.conformance.providers import make_request
 from runport.contracts import AdapterDescriptor, ErrorCode
 from runport.http import (
     JSONTurnDecoder,

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,11 +18,6 @@ OBJECT_SCHEMA: dict[str, Any] = {
 }
 
 MakeRequest = Callable[..., ExecutionRequest]
-
-# ``--import-mode=importlib`` puts no test folder on ``sys.path``; the scenario handlers the
-# conformance classes share live beside this file. Appended: other packages' tests import
-# their own ``conftest`` by name.
-sys.path.append(str(Path(__file__).parent))
 
 
 def _make_request(

@@ -3,11 +3,11 @@ suite's scenario, ``AsyncFunctionRuntime`` a handler that says what the scenario
 
 from __future__ import annotations
 
-from scenario_handlers import async_scenario_handler
-
 from runport.conformance import AsyncRuntimeAdapterConformance, Upstream
 from runport.mock import AsyncFunctionRuntime, AsyncScriptedRuntime
 from runport.ports import AsyncRuntimeAdapter
+
+from .scenario_handlers import async_scenario_handler
 
 
 class TestAsyncScriptedRuntime(AsyncRuntimeAdapterConformance):

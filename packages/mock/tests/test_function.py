@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scenario_handlers import scenario_handler
 
 from runport.conformance import RuntimeAdapterConformance, Upstream
 from runport.contracts import (
@@ -29,6 +28,8 @@ from runport.core import (
 )
 from runport.mock import Emitter, FunctionRuntime, RuntimeStats, TurnUsageError
 from runport.ports import PortError, RuntimeAdapter
+
+from .scenario_handlers import scenario_handler
 
 OBJECT_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -1,25 +1,15 @@
-"""Fixtures for the adapter's tests: a loopback upstream and an adapter pointed at it.
-
-``--import-mode=importlib`` puts no test folder on ``sys.path``, so this one adds its own folder
-for the shared test doubles in ``openai_upstream.py`` (a name no other package's tests use).
-"""
+"""Fixtures for the adapter's tests: a loopback upstream and an adapter pointed at it."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-# runport-http's tests folder: the request builders and streaming-law checks every provider shares.
-sys.path.append(str(Path(__file__).parents[2] / "http" / "tests"))
-
-from openai_upstream import API_KEY, LoopbackUpstream, TrackingTransport
-
 from runport.openai import OpenAIChatAdapter
+
+from .openai_upstream import API_KEY, LoopbackUpstream, TrackingTransport
 
 READ_TIMEOUT = 0.5
 """Short, so a stalled stream fails fast; no test asserts on timing."""

@@ -1,23 +1,25 @@
 """Test doubles for the adapter's upstream: chat-completion transcripts, a loopback HTTP server
 that plays them (and misbehaves on cue), and an httpx transport that notices closed responses.
 
-Written for these tests, not borrowed: the server is ``http.server`` writing its own chunked
-framing, so every byte on the wire is under the test's control.
+The server is the shared loopback upstream, ``runport.conformance.loopback.FaultServer``, playing
+each queued reply with its own chunked framing, so every byte on the wire is under the test's
+control.
 """
 
 from __future__ import annotations
 
 import json
 import socket
-import struct
 import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http import HTTPStatus
 from typing import Any, Literal
 
 import httpx
-from provider_checks import OBJECT_SCHEMA as PROVIDER_OBJECT_SCHEMA
+
+from runport.conformance.loopback import Connection, FaultServer, Seen, head
+from runport.conformance.providers import OBJECT_SCHEMA as PROVIDER_OBJECT_SCHEMA
 
 API_KEY = "sk-test-SECRET-4f1c9a"
 """Planted so tests can prove it never shows up in events, errors or logs."""
@@ -184,9 +186,14 @@ class Recorded:
     body: Any
 
 
+class _Gone(Exception):
+    """The client went away while the reply was being written."""
+
+
 class LoopbackUpstream:
-    """A threaded HTTP/1.1 server on 127.0.0.1 that answers each POST with the next queued
-    ``Reply``. It records what it was sent, and whether a client went away mid-answer."""
+    """The shared loopback upstream (``runport.conformance.loopback``) answering each POST with
+    the next queued ``Reply``. It records what it was sent, and whether a client went away
+    mid-answer."""
 
     def __init__(self) -> None:
         self.replies: list[Reply] = []
@@ -196,17 +203,11 @@ class LoopbackUpstream:
         self._lock = threading.Lock()
         self._active = 0
         self._idle = threading.Condition(self._lock)
-        self._server = _QuietServer(("127.0.0.1", 0), _handler_for(self))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
-        )
-        self._thread.start()
+        self._server = FaultServer([self._answer])
 
     @property
     def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
+        return self._server.base_url
 
     def queue(self, *replies: Reply) -> None:
         with self._lock:
@@ -222,9 +223,7 @@ class LoopbackUpstream:
 
     def close(self) -> None:
         self.release()
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(5)
+        self._server.close()
 
     def _take(self, recorded: Recorded) -> Reply | None:
         with self._lock:
@@ -238,75 +237,54 @@ class LoopbackUpstream:
             self.disconnects += disconnected
             self._idle.notify_all()
 
+    def _answer(self, connection: Connection, request: bytes) -> bool:
+        # Each part goes out when written: no Nagle delay between a head and its body.
+        connection.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        parsed = Seen.parse(request)
+        reply = self._take(Recorded(parsed.target, parsed.headers, parsed.body))
+        disconnected = False
+        try:
+            return self._play(connection, reply or Reply(status=500, parts=[b"no reply queued"]))
+        except _Gone:
+            disconnected = True
+            return False
+        finally:
+            self._done(disconnected=disconnected)
 
-class _QuietServer(ThreadingHTTPServer):
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client hanging up on a kept-alive connection is normal here, not news."""
+    def _play(self, connection: Connection, reply: Reply) -> bool:
+        def write(data: bytes) -> None:
+            if not connection.write(data):
+                raise _Gone
 
-
-def _handler_for(upstream: LoopbackUpstream) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def setup(self) -> None:
-            super().setup()
-            # Each part goes out when written: no Nagle delay between a head and its body.
-            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            """Quiet: the tests read ``upstream.requests`` instead."""
-
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length", "0"))
-            raw = self.rfile.read(length)
-            headers = {key.lower(): value for key, value in self.headers.items()}
-            reply = upstream._take(Recorded(self.path, headers, json.loads(raw or b"null")))
-            disconnected = False
-            try:
-                self._answer(reply or Reply(status=500, parts=[b"no reply queued"]))
-            except (BrokenPipeError, ConnectionResetError):
-                disconnected = True
-                self.close_connection = True
-            finally:
-                upstream._done(disconnected=disconnected)
-
-        def _answer(self, reply: Reply) -> None:
-            self.send_response(reply.status)
-            for key, value in reply.headers.items():
-                self.send_header(key, value)
-            data = [part for part in reply.parts if isinstance(part, bytes)]
-            if reply.framing == "chunked":
-                self.send_header("Transfer-Encoding", "chunked")
-            elif reply.framing == "length":
-                self.send_header("Content-Length", str(sum(map(len, data))))
+        headers = dict(reply.headers)
+        data = [part for part in reply.parts if isinstance(part, bytes)]
+        if reply.framing == "chunked":
+            headers["Transfer-Encoding"] = "chunked"
+        elif reply.framing == "length":
+            headers["Content-Length"] = str(sum(map(len, data)))
+        else:
+            headers["Connection"] = "close"
+        write(head(f"{reply.status} {HTTPStatus(reply.status).phrase}", headers))
+        for part in reply.parts:
+            if isinstance(part, bytes):
+                if reply.framing != "chunked":
+                    write(part)
+                elif part:
+                    write(b"%x\r\n%s\r\n" % (len(part), part))
+            elif isinstance(part, Stall):
+                self.released.wait(part.seconds)
+            elif isinstance(part, Cut):
+                connection.sock.shutdown(socket.SHUT_RDWR)
+                return False
             else:
-                self.send_header("Connection", "close")
-                self.close_connection = True
-            self.end_headers()
-            for part in reply.parts:
-                if isinstance(part, bytes):
-                    if reply.framing == "chunked":
-                        if part:
-                            self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
-                    else:
-                        self.wfile.write(part)
-                elif isinstance(part, Stall):
-                    upstream.released.wait(part.seconds)
-                elif isinstance(part, Cut):
-                    self.close_connection = True
-                    self.connection.shutdown(socket.SHUT_RDWR)
-                    return
-                else:
-                    self.close_connection = True
-                    self.connection.setsockopt(
-                        socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
-                    )
-                    self.connection.close()
-                    return
-            if reply.framing == "chunked":
-                self.wfile.write(b"0\r\n\r\n")
-
-    return Handler
+                connection.reset()
+                return False
+        if reply.framing == "chunked":
+            write(b"0\r\n\r\n")
+        elif reply.framing == "close":
+            connection.sock.shutdown(socket.SHUT_WR)
+            return False
+        return True
 
 
 # --- transports ------------------------------------------------------------------------------

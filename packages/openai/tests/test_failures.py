@@ -11,7 +11,13 @@ from email.utils import format_datetime
 
 import httpx
 import pytest
-from openai_upstream import (
+
+from runport.conformance.providers import make_request, run_streamed
+from runport.contracts import Delta, ErrorCode, StreamEvent
+from runport.openai import OpenAIChatAdapter
+from runport.ports import PortError
+
+from .openai_upstream import (
     API_KEY,
     Cut,
     LoopbackUpstream,
@@ -27,11 +33,6 @@ from openai_upstream import (
     tool_chunk,
     usage_chunk,
 )
-from provider_checks import make_request, run_streamed
-
-from runport.contracts import Delta, ErrorCode, StreamEvent
-from runport.openai import OpenAIChatAdapter
-from runport.ports import PortError
 
 BODY_MARKER = "UPSTREAM-BODY-7731"
 """Written into every error body the server sends: it must never reach an error or event."""

@@ -8,7 +8,14 @@ import json
 from typing import Any
 
 import pytest
-from openai_upstream import (
+
+from runport.conformance.providers import make_request, run_streamed
+from runport.contracts import ErrorCode, Message, ReasoningDelta, ReasoningPart, ToolCall, Usage
+from runport.core import strict_schema
+from runport.openai import OpenAIChatAdapter
+from runport.ports import PortError
+
+from .openai_upstream import (
     API_KEY,
     OBJECT_SCHEMA,
     LoopbackUpstream,
@@ -22,12 +29,6 @@ from openai_upstream import (
     tool_chunk,
     usage_chunk,
 )
-from provider_checks import make_request, run_streamed
-
-from runport.contracts import ErrorCode, Message, ReasoningDelta, ReasoningPart, ToolCall, Usage
-from runport.core import strict_schema
-from runport.openai import OpenAIChatAdapter
-from runport.ports import PortError
 
 
 def test_content_as_typed_parts_keeps_text_parts_as_the_answer_and_thinking_as_reasoning(

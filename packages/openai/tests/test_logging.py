@@ -12,7 +12,13 @@ import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from openai_upstream import (
+
+from runport.conformance.providers import make_request
+from runport.contracts import ErrorCode
+from runport.openai import AsyncOpenAIChatAdapter, OpenAIChatAdapter, create_adapter
+from runport.ports import PortError
+
+from .openai_upstream import (
     API_KEY,
     LoopbackUpstream,
     Reply,
@@ -23,11 +29,6 @@ from openai_upstream import (
     text_chunk,
     usage_chunk,
 )
-from provider_checks import make_request
-
-from runport.contracts import ErrorCode
-from runport.openai import AsyncOpenAIChatAdapter, OpenAIChatAdapter, create_adapter
-from runport.ports import PortError
 
 
 def wire(caplog: pytest.LogCaptureFixture) -> list[tuple[str, int, str]]:

@@ -8,27 +8,24 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from http_faults import FaultServer
-from openai_upstream import completion, finish_chunk, role_chunk, sse, text_chunk
-from provider_checks import (
+
+from runport.conformance.loopback import FaultServer, json_reply, seen, serving, stream_reply
+from runport.conformance.providers import (
     PDF,
     PHOTO,
     PHOTO_URL,
     PNG,
     REPORT,
     b64,
-    json_reply,
     make_request,
     parts_request,
     run_streamed,
-    seen,
-    serving,
-    stream_reply,
 )
-
 from runport.contracts import ErrorCode, FilePart, ImagePart, Message, TextPart
 from runport.openai import OpenAIChatAdapter
 from runport.ports import PortError
+
+from .openai_upstream import completion, finish_chunk, role_chunk, sse, text_chunk
 
 
 @pytest.fixture

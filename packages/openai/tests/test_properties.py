@@ -17,19 +17,8 @@ import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from openai_upstream import (
-    ChunkedBody,
-    LoopbackUpstream,
-    Reply,
-    chunk,
-    completion,
-    role_chunk,
-    sse,
-    text_chunk,
-    usage_chunk,
-)
-from provider_checks import make_request, run_streamed
 
+from runport.conformance.providers import make_request, run_streamed
 from runport.contracts import (
     Delta,
     ExecutionReceipt,
@@ -41,6 +30,18 @@ from runport.contracts import (
 )
 from runport.core import build_receipt, parse_json_text
 from runport.openai import OpenAIChatAdapter
+
+from .openai_upstream import (
+    ChunkedBody,
+    LoopbackUpstream,
+    Reply,
+    chunk,
+    completion,
+    role_chunk,
+    sse,
+    text_chunk,
+    usage_chunk,
+)
 
 openai = pytest.importorskip("openai", reason="the differential test needs the openai SDK")
 

@@ -14,20 +14,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from openai_upstream import (
-    LoopbackUpstream,
-    Reply,
-    Reset,
-    chunk,
-    completion,
-    finish_chunk,
-    role_chunk,
-    sse,
-    text_chunk,
-    usage_chunk,
-)
-from provider_checks import make_request, run_streamed
 
+from runport.conformance.providers import make_request, run_streamed
 from runport.contracts import (
     Delta,
     ErrorCode,
@@ -42,6 +30,19 @@ from runport.contracts import (
 )
 from runport.core import build_receipt, parse_json_text
 from runport.openai import OpenAIChatAdapter
+
+from .openai_upstream import (
+    LoopbackUpstream,
+    Reply,
+    Reset,
+    chunk,
+    completion,
+    finish_chunk,
+    role_chunk,
+    sse,
+    text_chunk,
+    usage_chunk,
+)
 
 REQUEST = make_request({"type": ["object", "array", "string", "number", "boolean", "null"]})
 SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -6,18 +6,13 @@ from typing import Any
 
 import httpx
 import pytest
-from openai_upstream import (
-    OBJECT_SCHEMA,
-    ChunkedBody,
-    LoopbackUpstream,
-    Reply,
-    completion,
-)
-from provider_checks import WEATHER, make_request
 
+from runport.conformance.providers import WEATHER, make_request
 from runport.contracts import Message, ReasoningPart, ToolCall
 from runport.openai import DEFAULT_TIMEOUT, OpenAIChatAdapter, create_adapter
 from runport.openai._codec import ChatCompletionsCodec
+
+from .openai_upstream import OBJECT_SCHEMA, ChunkedBody, LoopbackUpstream, Reply, completion
 
 
 def sent_body(

@@ -11,29 +11,15 @@ from typing import Any
 
 import httpx
 import pytest
-from http_faults import FaultServer
-from provider_checks import (
+
+from runport.conformance.loopback import FaultServer, json_reply, seen, serving, stream_reply
+from runport.conformance.providers import (
     OBJECT_SCHEMA,
     WEATHER,
-    json_reply,
     make_request,
     run_streamed,
     run_streamed_async,
-    seen,
-    serving,
-    stream_reply,
 )
-from responses_wire import (
-    MODEL,
-    BuiltIn,
-    FunctionCall,
-    Message,
-    Reasoning,
-    Turn,
-    response_body,
-    stream_events,
-)
-
 from runport.contracts import (
     Delta,
     ErrorCode,
@@ -53,6 +39,17 @@ from runport.openai import (
     create_responses_adapter,
 )
 from runport.ports import PortError
+
+from .responses_wire import (
+    MODEL,
+    BuiltIn,
+    FunctionCall,
+    Message,
+    Reasoning,
+    Turn,
+    response_body,
+    stream_events,
+)
 
 API_KEY = "sk-proj-SECRET-responses-key"
 

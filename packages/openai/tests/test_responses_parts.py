@@ -7,27 +7,25 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from provider_checks import (
+
+from runport.conformance.loopback import json_reply, seen, serving, stream_reply
+from runport.conformance.providers import (
     PDF,
     PHOTO,
     PHOTO_URL,
     PNG,
     REPORT,
     b64,
-    json_reply,
     make_request,
     parts_request,
     run_streamed,
-    seen,
-    serving,
-    stream_reply,
 )
-from responses_wire import Message as Said
-from responses_wire import Turn, response_body, stream_events
-
 from runport.contracts import ErrorCode, FilePart, ImagePart, Message, TextPart
 from runport.openai import OpenAIResponsesAdapter
 from runport.ports import PortError
+
+from .responses_wire import Message as Said
+from .responses_wire import Turn, response_body, stream_events
 
 ANSWER = Turn([Said(("A cat.",))])
 

@@ -24,8 +24,13 @@ import openai
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from provider_checks import Playback, json_reply, make_request, rechunk, run_streamed, stream_reply
-from responses_wire import (
+
+from runport.conformance.loopback import Playback, json_reply, rechunk, stream_reply
+from runport.conformance.providers import make_request, run_streamed
+from runport.contracts import ErrorCode
+from runport.openai import OpenAIResponsesAdapter
+
+from .responses_wire import (
     MODEL,
     BuiltIn,
     FunctionCall,
@@ -34,10 +39,9 @@ from responses_wire import (
     Reasoning,
     Turn,
     response_body,
+    sse,
     stream_events,
 )
-
-from runport.openai import OpenAIResponsesAdapter
 
 API_KEY = "sk-proj-differential-key"
 
@@ -70,9 +74,25 @@ _item: st.SearchStrategy[Item] = st.one_of(
     function_call(),
     st.sampled_from(["web_search_call", "file_search_call"]).map(BuiltIn),
 )
+
+
+def _distinct_ids(items: list[Item]) -> list[Item]:
+    """A valid turn's calls have distinct ids (the SDK refuses two under one, as runport
+    does): a repeated id gets its position appended."""
+    seen: set[str] = set()
+    distinct: list[Item] = []
+    for position, item in enumerate(items):
+        if isinstance(item, FunctionCall):
+            if item.call_id in seen:
+                item = FunctionCall(item.name, f"{item.call_id}_{position}", item.fragments)
+            seen.add(item.call_id)
+        distinct.append(item)
+    return distinct
+
+
 turns = st.builds(
     Turn,
-    items=st.lists(_item, min_size=1, max_size=5),
+    items=st.lists(_item, min_size=1, max_size=5).map(_distinct_ids),
     status=st.sampled_from(["completed", "completed", "incomplete"]),
     usage=st.builds(
         lambda i, o, r: {
@@ -198,3 +218,140 @@ def test_the_unstreamed_receipt_agrees_with_the_sdk(player: Playback, sdk: Any, 
         receipt = _adapter(playback, http).execute(make_request())
     response = sdk.responses.create(model=MODEL, input="hi")
     assert receipt_view(receipt) == sdk_view(response)
+
+
+# -- streams out of order: runport refuses them, coded, or agrees with the SDK ---------------
+# (adr/0044-stream-order-and-call-ids.md; SPEC §36)
+
+
+def _decoded(frames: list[bytes]) -> list[dict[str, Any]]:
+    return [json.loads(frame.split(b"\ndata: ", 1)[1]) for frame in frames]
+
+
+def _renumbered(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{**event, "sequence_number": n} for n, event in enumerate(events)]
+
+
+@st.composite
+def mutated(draw: st.DrawFn, turn: Turn) -> list[dict[str, Any]]:
+    """The turn's events with one fault a proxy or a broken server makes: an event replayed
+    (its ``sequence_number`` too), an event moved to an ``output_index`` never announced, an
+    ``output_item.added`` sent again, or two neighbouring events swapped."""
+    events = _decoded(stream_events(turn))
+    fault = draw(st.sampled_from(["replay", "unannounced", "added_again", "swap"]))
+    if fault == "replay":
+        at = draw(st.integers(0, len(events) - 1))
+        return [*events[: at + 1], events[at], *events[at + 1 :]]
+    if fault == "unannounced":
+        placed = [n for n, event in enumerate(events) if "output_index" in event]
+        at = draw(st.sampled_from(placed))
+        events[at] = {**events[at], "output_index": 97}
+    elif fault == "added_again":
+        added = [n for n, e in enumerate(events) if e["type"] == "response.output_item.added"]
+        at = draw(st.sampled_from(added))
+        to = draw(st.integers(at + 1, len(events) - 1))
+        events.insert(to, events[at])
+    else:
+        at = draw(st.integers(0, len(events) - 2))
+        events[at], events[at + 1] = events[at + 1], events[at]
+    return _renumbered(events)
+
+
+def _sdk_outcome(sdk: Any) -> Any:
+    """The SDK's final response for the stream, or the exception it raised."""
+    try:
+        with sdk.responses.stream(model=MODEL, input="hi") as stream:
+            ends = [e.response for e in stream if e.type in ("response.incomplete",)]
+            if ends:
+                return ends[0]
+            return stream.get_final_response()
+    except Exception as error:  # the SDK's refusal, whatever its type
+        return error
+
+
+def _differential(playback: Playback, sdk: Any, events: list[dict[str, Any]]) -> Any:
+    """Runport's outcome and the SDK's for the same bytes: runport refuses coded, or the
+    SDK accepts too and the two agree."""
+    playback.answer = stream_reply([sse(event) for event in events])
+    with httpx.Client() as http:
+        outcome = run_streamed(_adapter(playback, http), make_request())
+    response = _sdk_outcome(sdk)
+    if outcome.error is not None:
+        assert outcome.error.code == ErrorCode.RUNTIME_INVALID_RESPONSE, outcome.error
+        return outcome
+    assert not isinstance(response, Exception), f"runport accepted what the SDK refused: {response}"
+    assert receipt_view(outcome.receipt) == sdk_view(response)
+    return outcome
+
+
+@settings(
+    max_examples=settings.default.max_examples,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(data=st.data(), turn=turns)
+def test_a_faulty_stream_is_refused_coded_or_agrees_with_the_sdk(
+    player: Playback, sdk: Any, data: st.DataObject, turn: Turn
+) -> None:
+    _differential(player, sdk, data.draw(mutated(turn)))
+
+
+def _hello(*items: Item) -> list[dict[str, Any]]:
+    return _decoded(stream_events(Turn(list(items))))
+
+
+def test_a_replayed_text_delta_is_refused_not_said_twice(player: Playback, sdk: Any) -> None:
+    events = _hello(Message(("Hel", "lo")))
+    delta = next(n for n, e in enumerate(events) if e["type"] == "response.output_text.delta")
+    events.insert(delta + 1, events[delta])  # "HelHello"
+    outcome = _differential(player, sdk, events)
+    assert outcome.error is not None
+    assert "replayed" in outcome.error.message
+    assert outcome.text in ("", "Hel")  # what was shown before the replay, never "HelHel"
+
+
+def test_text_for_an_output_index_never_announced_is_refused(player: Playback, sdk: Any) -> None:
+    events = _hello(Message(("Hel", "lo")))
+    events = [e for e in events if e["type"] != "response.output_item.added"]
+    outcome = _differential(player, sdk, _renumbered(events))
+    assert outcome.error is not None
+    assert "never announced" in outcome.error.message
+    assert isinstance(_sdk_outcome(sdk), Exception)
+
+
+def test_a_second_added_for_one_index_opens_no_phantom_call(player: Playback, sdk: Any) -> None:
+    events = _hello(FunctionCall("get_weather", "call_1", ('{"city":', ' "Oslo"}')))
+    added = next(n for n, e in enumerate(events) if e["type"] == "response.output_item.added")
+    events.insert(added + 2, events[added])
+    outcome = _differential(player, sdk, _renumbered(events))
+    assert outcome.error is not None
+    assert "announced twice" in outcome.error.message
+    assert {(d.index, d.call_id) for d in outcome.tool_deltas} == {(0, "call_1")}  # one call
+    assert isinstance(_sdk_outcome(sdk), Exception)
+
+
+def test_the_recorded_shapes_still_agree(player: Playback, sdk: Any) -> None:
+    """Every shape the wire writer knows, in order, is accepted and agrees."""
+    items: list[Item] = [
+        Reasoning((("Think", "ing"), ("More",)), "gAAAAABencrypted"),
+        Message(("Hel", "lo")),
+        FunctionCall("get_weather", "call_1", ('{"city":', ' "Oslo"}')),
+        BuiltIn(),
+        Message(("Bye",)),
+    ]
+    outcome = _differential(player, sdk, _hello(*items))
+    assert outcome.receipt is not None
+    assert outcome.receipt.text == "HelloBye"
+
+
+def test_two_calls_under_one_id_are_refused_as_the_sdk_refuses_them(
+    player: Playback, sdk: Any
+) -> None:
+    events = _hello(
+        FunctionCall("get_weather", "call_1", ('{"city": "Oslo"}',)),
+        FunctionCall("get_weather", "call_1", ('{"city": "Delft"}',)),
+    )
+    outcome = _differential(player, sdk, events)
+    assert outcome.error is not None
+    assert "'call_1'" in outcome.error.message
+    assert isinstance(_sdk_outcome(sdk), Exception)

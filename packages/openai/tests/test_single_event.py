@@ -8,8 +8,8 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from provider_checks import make_request
 
+from runport.conformance.providers import make_request
 from runport.contracts import AdapterDescriptor, Delta, ReasoningDelta, StreamEvent, ToolCallDelta
 from runport.http import TurnBuilder
 from runport.openai._chunks import ChunkAssembly

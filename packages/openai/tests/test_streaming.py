@@ -8,7 +8,12 @@ import json
 
 import httpx
 import pytest
-from openai_upstream import (
+
+from runport.conformance.providers import make_request, run_streamed
+from runport.contracts import ErrorCode, ToolCall, ToolCallDelta, Usage
+from runport.openai import OpenAIChatAdapter
+
+from .openai_upstream import (
     OBJECT_SCHEMA,
     ChunkedBody,
     LoopbackUpstream,
@@ -24,10 +29,6 @@ from openai_upstream import (
     tool_chunk,
     usage_chunk,
 )
-from provider_checks import make_request, run_streamed
-
-from runport.contracts import ErrorCode, ToolCall, ToolCallDelta, Usage
-from runport.openai import OpenAIChatAdapter
 
 HELLO = [role_chunk(), text_chunk("Hel"), text_chunk("lo"), finish_chunk(), usage_chunk()]
 

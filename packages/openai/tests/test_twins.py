@@ -11,7 +11,14 @@ import httpx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from openai_upstream import (
+
+from runport.conformance import CASES, Case, ScriptedUpstream
+from runport.conformance.providers import WEATHER, make_request
+from runport.contracts import Complete, ExecutionReceipt, Failed, StreamEvent
+from runport.openai import AsyncOpenAIChatAdapter, OpenAIChatAdapter
+from runport.ports import PortError
+
+from .openai_upstream import (
     LoopbackUpstream,
     Part,
     Reply,
@@ -23,12 +30,6 @@ from openai_upstream import (
     tool_chunk,
     usage_chunk,
 )
-from provider_checks import WEATHER, make_request
-
-from runport.conformance import CASES, Case, ScriptedUpstream
-from runport.contracts import Complete, ExecutionReceipt, Failed, StreamEvent
-from runport.openai import AsyncOpenAIChatAdapter, OpenAIChatAdapter
-from runport.ports import PortError
 
 Result = ExecutionReceipt | tuple[str, str, int | None]
 

@@ -22,7 +22,6 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerPro
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.util.types import Attributes
-from otel_doubles import ANSWER, FAILURE, AsyncScripted, make_request, scenario
 
 from runport.application import arun_stream, run
 from runport.contracts import ExecutionReceipt, StreamEvent
@@ -30,6 +29,8 @@ from runport.core import parse_contract
 from runport.mock import ScriptedRuntime
 from runport.otel import RunTracer, Traced
 from runport.ports import AsyncRuntimeAdapter, PortError, RuntimeAdapter
+
+from .otel_doubles import ANSWER, FAILURE, AsyncScripted, make_request, scenario
 
 
 class Broken(RuntimeError):

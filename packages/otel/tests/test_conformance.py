@@ -3,12 +3,12 @@ decorator must not bend the streaming law, whether it records to an SDK or to th
 
 from __future__ import annotations
 
-from otel_doubles import Recorded
-
 from runport.conformance import RuntimeAdapterConformance, Upstream
 from runport.mock import ScriptedRuntime
 from runport.otel import Traced
 from runport.ports import RuntimeAdapter
+
+from .otel_doubles import Recorded
 
 # One pipeline for the whole suite: the suite makes adapters in its own fixtures, and spans
 # kept in memory cost nothing it checks.

@@ -16,11 +16,12 @@ from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from otel_doubles import ANSWER, FAILURE, OtlpReceiver, answered, decoded, make_request, scenario
 
 from runport.mock import ScriptedRuntime
 from runport.otel import Traced
 from runport.ports import PortError
+
+from .otel_doubles import ANSWER, FAILURE, OtlpReceiver, answered, decoded, make_request, scenario
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "otel_tracing.py"
 

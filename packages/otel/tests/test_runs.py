@@ -12,13 +12,14 @@ from typing import Any
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind, StatusCode
-from otel_doubles import Recorded
 from pydantic import BaseModel
 
 from runport.application import RunError, arun, arun_stream, define_contract, run, run_stream
 from runport.core import parse_scenario
 from runport.mock import AsyncScriptedRuntime, ScriptedRuntime
 from runport.otel import RunTracer, Traced
+
+from .otel_doubles import Recorded
 
 
 class Forecast(BaseModel):

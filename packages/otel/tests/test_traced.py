@@ -11,7 +11,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind, StatusCode
-from otel_doubles import ANSWER, FAILURE, PROMPT, Recorded, answered, make_request, scenario
 
 from runport.contracts import (
     AdapterDescriptor,
@@ -24,6 +23,8 @@ from runport.core import build_receipt
 from runport.mock import ScriptedRuntime
 from runport.otel import AsyncTracedAdapter, Traced, TracedAdapter
 from runport.ports import PortError, RuntimeAdapter
+
+from .otel_doubles import ANSWER, FAILURE, PROMPT, Recorded, answered, make_request, scenario
 
 
 def traced(recorded: Recorded, *turns: list[dict[str, Any]], **options: Any) -> TracedAdapter:
@@ -361,7 +362,7 @@ def test_the_call_span_is_current_inside_the_call_and_a_child_of_the_callers(
 def test_traced_returns_an_adapter_of_the_same_kind_and_refuses_others(
     recorded: Recorded,
 ) -> None:
-    from otel_doubles import AsyncScripted
+    from .otel_doubles import AsyncScripted
 
     runtime = ScriptedRuntime(scenario(ANSWER))
     sync = Traced(runtime)

@@ -9,11 +9,12 @@ from typing import Any
 import pytest
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind, StatusCode
-from otel_doubles import ANSWER, FAILURE, AsyncScripted, Recorded, answered, make_request, scenario
 
 from runport.contracts import StreamEvent
 from runport.otel import AsyncTracedAdapter, Traced
 from runport.ports import PortError
+
+from .otel_doubles import ANSWER, FAILURE, AsyncScripted, Recorded, answered, make_request, scenario
 
 
 def traced(recorded: Recorded, *turns: list[dict[str, Any]], **options: Any) -> AsyncTracedAdapter:

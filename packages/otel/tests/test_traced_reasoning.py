@@ -8,8 +8,6 @@ import asyncio
 import json
 from collections.abc import Sequence
 
-from otel_doubles import Recorded, make_request
-
 from runport.contracts import (
     AdapterDescriptor,
     Complete,
@@ -25,6 +23,8 @@ from runport.contracts import (
 from runport.core import build_receipt
 from runport.otel import Traced
 from runport.ports import AsyncRuntimeAdapter, AsyncSink, RuntimeAdapter, Sink, deliver
+
+from .otel_doubles import Recorded, make_request
 
 SIGNATURE = "sig-EqQBCgIYAhIM-never-shown"
 THINKING = ["The Rhine is long; ", "the Danube longer."]

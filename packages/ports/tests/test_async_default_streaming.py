@@ -6,7 +6,6 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 import pytest
-from port_doubles import REQUEST, answered
 
 from runport.contracts import (
     AdapterDescriptor,
@@ -18,6 +17,8 @@ from runport.contracts import (
     StreamEvent,
 )
 from runport.ports import AsyncRuntimeAdapter, PortError
+
+from .port_doubles import REQUEST, answered
 
 DESCRIPTOR = AdapterDescriptor(id="async-execute-only", version="1", capabilities=["text"])
 RECEIPT = answered(DESCRIPTOR)

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import pytest
-from port_doubles import REQUEST, answered
 
 from runport.contracts import (
     AdapterDescriptor,
@@ -13,6 +12,8 @@ from runport.contracts import (
     StreamEvent,
 )
 from runport.ports import PortError, RuntimeAdapter
+
+from .port_doubles import REQUEST, answered
 
 DESCRIPTOR = AdapterDescriptor(id="execute-only", version="1", capabilities=["text"])
 

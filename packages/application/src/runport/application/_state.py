@@ -96,6 +96,16 @@ def _assistant_content(receipt: ExecutionReceipt) -> str:
     return canonical_json(receipt.output).decode("utf-8")
 
 
+def _duplicate_id(calls: Sequence[ToolCall]) -> str | None:
+    """The first call id that two of ``calls`` share, else ``None``."""
+    seen: set[str] = set()
+    for call in calls:
+        if call.call_id in seen:
+            return call.call_id
+        seen.add(call.call_id)
+    return None
+
+
 class RunState:
     """One run's state: the conversation, the receipts, the budgets. Used once."""
 
@@ -238,7 +248,16 @@ class RunState:
 
     def run_tools(self, calls: Sequence[ToolCall]) -> Iterator[ToolResult]:
         """Answer every call, in order, and say how each went. Rejected calls spend one
-        correction for the batch before anything runs (past the budget, nothing runs)."""
+        correction for the batch before anything runs (past the budget, nothing runs). Two
+        calls under one id end the run before anything runs: their results could not be told
+        apart, and every provider refuses such a history (adr/0044)."""
+        duplicate = _duplicate_id(calls)
+        if duplicate is not None:
+            raise self.fail(
+                "model",
+                ErrorCode.RUNTIME_INVALID_RESPONSE,
+                f"the model made two tool calls under one id {duplicate!r}: no tool was run",
+            )
         problems = [(call, self.problem(call)) for call in calls]
         rejected = [f"{call.name}: {problem}" for call, problem in problems if problem]
         if rejected:

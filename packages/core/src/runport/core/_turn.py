@@ -209,6 +209,14 @@ class TurnBuilder:
         self._text.add(piece)
         return _unvalidated(Delta, {"kind": "Delta", "text": piece}, _TEXT_FIELDS)
 
+    def text_so_far(self) -> str:
+        """The turn's text so far (a codec checks a finished item against what streamed)."""
+        return self._text.held()
+
+    def reasoning_so_far(self) -> str:
+        """The current reasoning block's text so far (``""`` when no block is open)."""
+        return self._reasoning[-1].text.held() if self._reasoning else ""
+
     def open_reasoning(self, metadata: dict[str, JsonValue] | None = None) -> None:
         """A new reasoning block begins (an Anthropic ``thinking`` block, a Responses
         ``reasoning`` item); ``metadata`` is what the provider wants back with it."""
@@ -326,6 +334,10 @@ class TurnBuilder:
         """Whether any of call ``index``'s arguments arrived (a protocol that repeats them
         whole at the call's end sends them only when none did)."""
         return self._calls[index].arguments.count > 0
+
+    def arguments_so_far(self, index: int) -> str:
+        """Call ``index``'s argument text so far."""
+        return self._calls[index].arguments.held()
 
     def call_identity(self, index: int) -> tuple[str, str]:
         """``(call_id, name)`` of an announced call."""

@@ -58,10 +58,13 @@ class ChunkAssembly:
     ``choices`` (usage, content-filter results), tool-call ``id``/``name`` on the first fragment
     only or repeated on every one, argument text before a call's name (held, and sent with its
     announcement), calls interleaved by ``index`` in any order, a named call with no ``index``
-    at all (Mistral streams each call whole: it takes the next position), a ``refusal`` in
-    place of content (kept as the turn's text: nothing the model said is lost). What it refuses
-    (``INVALID_RESPONSE``): a call whose name or id changes, an index that is not a
-    non-negative integer, a call that never gets a name, fields of the wrong JSON type.
+    at all (Mistral streams each call whole: it takes the next position), parallel calls that
+    all arrive at one ``index`` with distinct ids (Ollama, LiteLLM: a new id at an index is a
+    new call, numbered after every call so far, as the unstreamed answer lists it; a fragment
+    with no id goes on to the index's latest call), a ``refusal`` in place of content (kept
+    as the turn's text: nothing the model said is lost). What it refuses
+    (``INVALID_RESPONSE``): a call whose name changes, an index that is not a non-negative
+    integer, a call that never gets a name, fields of the wrong JSON type.
 
     A finish reason is not a completion marker: servers (Z.ai's GLM-4.5, OpenRouter) put
     ``finish_reason`` on every chunk, the calls' fragments included, so content after one is
@@ -78,14 +81,19 @@ class ChunkAssembly:
     ``usage.completion_tokens_details.reasoning_tokens`` is ``Usage.reasoning_tokens``.
     """
 
-    __slots__ = ("_details", "_field", "_ids", "_pending", "_secrets", "turn")
+    __slots__ = ("_details", "_field", "_ids", "_pending", "_secrets", "_slots", "turn")
 
     def __init__(self, turn: TurnBuilder, secrets: tuple[str, ...] = ()) -> None:
         self.turn = turn
         self._secrets = secrets
+        self._slots: dict[int, int] = {}
+        """An upstream ``index`` → the number of its latest call (the index itself, unless
+        that number was taken or several calls share the index)."""
         self._pending: dict[int, _Pending] = {}
+        """A call without a name yet, by number."""
         self._ids: dict[int, str | None] = {}
-        """Each announced call's upstream id (``None``: it had none when announced)."""
+        """Each announced call's upstream id, by number (``None``: it had none when
+        announced)."""
         self._field: str | None = None
         """The field that opened the turn's reasoning block (``None``: none yet)."""
         self._details: list[dict[str, Any]] = []
@@ -178,9 +186,10 @@ class ChunkAssembly:
             if type(function) is not dict or len(function) != 1 or type(index) is not int:
                 return None
             arguments = function.get("arguments")
-            if type(arguments) is not str or not arguments:
+            number = self._slots.get(index)
+            if type(arguments) is not str or not arguments or number is None:
                 return None
-            return self.turn.arguments_event(index, arguments)
+            return self.turn.arguments_event(number, arguments)
         return None
 
     # -- a whole completion --------------------------------------------------------------------
@@ -356,7 +365,7 @@ class ChunkAssembly:
         index = fragment.get("index")
         if index is None and _names_a_call(fragment):
             # Mistral streams each call whole, in one chunk, with no index: the next position
-            index = max((*self._ids, *self._pending), default=-1) + 1
+            index = max(self._slots, default=-1) + 1
         if type(index) is not int or index < 0:
             raise invalid("a tool-call fragment has no valid index")
         function = fragment.get("function") or {}
@@ -365,31 +374,44 @@ class ChunkAssembly:
         name = _optional_text(function.get("name"), index, "name")
         upstream_id = _optional_text(fragment.get("id"), index, "id")
         arguments = _optional_text(function.get("arguments"), index, "arguments")
+        number = self._number(index, upstream_id)
         turn = self.turn
-        if not turn.has_call(index):
-            pending = self._pending.get(index)
+        if not turn.has_call(number):
+            pending = self._pending.get(number)
             if pending is None:
-                pending = self._pending[index] = _Pending()
+                pending = self._pending[number] = _Pending()
             if upstream_id:
                 pending.upstream_id = upstream_id
             if arguments:
                 pending.arguments.add(arguments)
             if name:
-                del self._pending[index]
-                self._ids[index] = pending.upstream_id
+                del self._pending[number]
+                self._ids[number] = pending.upstream_id
                 turn.open_call(
-                    name, pending.upstream_id, index=index, arguments=pending.arguments.take()
+                    name, pending.upstream_id, index=number, arguments=pending.arguments.take()
                 )
             return
-        if name and name != turn.call_identity(index)[1]:
-            raise invalid(f"tool call {index} changed its name mid-stream")
+        if name and name != turn.call_identity(number)[1]:
+            raise invalid(f"tool call {number} changed its name mid-stream")
         # An id first seen after the call was announced is ignored: the announced call_id
         # stands, since a call's identity never changes once a caller has seen it.
-        known = self._ids[index]
-        if known is not None and upstream_id and upstream_id != known:
-            raise invalid(f"tool call {index} changed its id mid-stream")
         if arguments:
-            turn.call_arguments(index, arguments)
+            turn.call_arguments(number, arguments)
+
+    def _number(self, index: int, upstream_id: str | None) -> int:
+        """The number of the call a fragment at upstream ``index`` belongs to: the index's
+        latest call, unless the fragment names an id other than that call's — then it is a
+        new call, numbered after every call so far (parallel calls sent at one index)."""
+        number = self._slots.get(index)
+        if number is not None:
+            pending = self._pending.get(number)
+            known = pending.upstream_id if pending is not None else self._ids.get(number)
+            if not upstream_id or known is None or known == upstream_id:
+                return number
+        taken = (*self._ids, *self._pending)
+        fresh = number is None and index not in taken
+        self._slots[index] = number = index if fresh else max(taken, default=-1) + 1
+        return number
 
     def _finish(self, finish: Any) -> None:
         if type(finish) is not str:

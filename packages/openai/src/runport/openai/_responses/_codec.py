@@ -90,10 +90,19 @@ class _EventStream(_OutputDecoder, SSETurnDecoder):
             except ValueError:
                 raise invalid("a stream event is not JSON") from None
             if type(value) is dict:
+                number = value.get("sequence_number")
+                if number is not None:
+                    output.sequenced(number)
                 kind = value.get("type")
                 if kind == "response.output_text.delta":
                     piece = value.get("delta")
-                    if output.texted and type(piece) is str and piece:
+                    speaking = output.speaking
+                    if (
+                        speaking is not None
+                        and value.get("output_index") == speaking
+                        and type(piece) is str
+                        and piece
+                    ):
                         yield text_event(piece)
                         continue
                 elif kind == "response.function_call_arguments.delta":
@@ -114,7 +123,11 @@ class _EventStream(_OutputDecoder, SSETurnDecoder):
                 return
 
     def frame(self, event: str, payload: bytes) -> None:
-        self._event(event, json_object(payload, "a stream event"))
+        value = json_object(payload, "a stream event")
+        number = value.get("sequence_number") if type(value) is dict else None
+        if number is not None:
+            self._output.sequenced(number)
+        self._event(event, value)
 
     def _event(self, event: str, value: Any) -> None:
         if type(value) is not dict:

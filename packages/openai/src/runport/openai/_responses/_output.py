@@ -46,21 +46,39 @@ class OutputAssembly:
     Upstream quirks it accepts: items announced or not (a finished item whose deltas never
     came gives its content whole), an item whose id changes on every event (GitHub Copilot's
     endpoint: events are matched to items by ``output_index``), events it does not know
-    (skipped), the whole output only in the terminal event. What it refuses
-    (``INVALID_RESPONSE``): arguments for a call never announced, fields of the wrong JSON
-    type, usage that holds no token counts.
+    (skipped), the whole output only in the terminal event, events without a
+    ``sequence_number``. What it refuses (``INVALID_RESPONSE``), as the ``openai`` SDK does or
+    where its completed response would disagree (adr/0044-stream-order-and-call-ids.md): a
+    ``sequence_number`` that does not grow (a replayed event), ``response.created`` after
+    other events, a second ``output_item.added`` or ``output_item.done`` for one
+    ``output_index``, an item finished at an index other than the one it was announced at,
+    two function calls under one ``call_id``, text or arguments for an
+    item never announced (or announced as another
+    kind) or already finished, the text of two message items interleaved, a finished item
+    whose text or arguments differ from what streamed for it, fields of the wrong JSON type,
+    usage that holds no token counts. An item announced but not finished when the terminal
+    event arrives is read from the terminal event's output.
     """
 
     __slots__ = (
+        "_added",
+        "_began",
         "_by_item",
+        "_call_ids",
+        "_finished",
+        "_from",
+        "_ids_at",
         "_open",
+        "_parts",
         "_piece",
         "_reasoned",
         "_refused",
         "_secrets",
         "_seen",
+        "_spoken",
         "by_position",
-        "texted",
+        "sequence",
+        "speaking",
         "turn",
     )
 
@@ -79,34 +97,74 @@ class OutputAssembly:
         """Whether the open block has any text."""
         self._piece: tuple[str, Any] | None = None
         """The part of the open block the last reasoning piece belonged to."""
-        self.texted = False
-        """Whether the current message item's text has begun (the decoder's fast path takes
-        a text delta only then)."""
+        self.speaking: int | None = None
+        """The ``output_index`` of the message item whose text is streaming, until it
+        finishes (the decoder's fast path takes a text delta for it alone)."""
+        self._from = 0
+        """Where the speaking item's text begins in the turn's text."""
+        self._spoken: set[int] = set()
+        """The message items whose text streamed."""
+        self._added: dict[int, Any] = {}
+        """Each announced item's ``output_index`` → its type."""
+        self._call_ids: set[str] = set()
+        """The ``call_id`` of every function call so far."""
+        self._parts: dict[int, int] = {}
+        """How many content parts each announced message item has (those it was announced
+        with, then one per ``content_part.added``)."""
+        self._ids_at: dict[str, int] = {}
+        """An announced item's id → its ``output_index``."""
+        self._finished: set[int] = set()
+        """The ``output_index`` of every finished item."""
+        self.sequence = -1
+        """The last ``sequence_number`` seen (``-1``: none yet)."""
+        self._began = False
+        """Whether any event arrived."""
         self._refused = False
         self._seen = False
         """Whether any output item was announced or finished in the stream."""
 
     # -- a stream's events -----------------------------------------------------------------------
 
+    def sequenced(self, number: Any) -> None:
+        """An event's ``sequence_number``: each must be greater than the last (a replayed
+        event, appended twice, would say what the model did not)."""
+        if type(number) is not int:
+            raise invalid("a stream event's sequence_number is not an integer")
+        if number <= self.sequence:
+            raise invalid(
+                f"a stream event was replayed or reordered (sequence_number {number} "
+                f"after {self.sequence})"
+            )
+        self.sequence = number
+
     def event(self, data: dict[str, Any]) -> bool:
         """One stream event (decoded); ``True`` when it was the completion marker."""
         kind = data.get("type")
+        if kind == "response.created" and self._began:
+            raise invalid("response.created arrived after other events")
+        self._began = True
         if kind == "response.output_text.delta" or kind == "response.refusal.delta":
             piece = _text(data.get("delta"), "a text delta")
             self._refused = self._refused or kind == "response.refusal.delta"
+            self._speak(data.get("output_index"), data.get("content_index"))
             if piece:
-                self._say(piece)
+                self.turn.text(piece)
         elif kind == "response.function_call_arguments.delta":
             index = self._announced(data)
             fragment = _text(data.get("delta"), "an arguments delta")
             if fragment:
                 self.turn.call_arguments(index, fragment)
+        elif kind == "response.content_part.added":
+            self._open_item(data.get("output_index"), "message", kind)
+            self._parts[data["output_index"]] += 1
+        elif kind == "response.output_text.done":
+            self._open_item(data.get("output_index"), "message", kind)
         elif kind == "response.reasoning_summary_text.delta":
             self.reasoning_piece(data, ("summary", data.get("summary_index")))
         elif kind == "response.reasoning_text.delta":
             self.reasoning_piece(data, ("content", data.get("content_index")))
         elif kind == "response.output_item.added":
-            self._added(_item(data), data.get("output_index"))
+            self._added_item(_item(data), data.get("output_index"))
         elif kind == "response.output_item.done":
             self.item(_item(data), data.get("output_index"))
         elif kind == "response.function_call_arguments.done":
@@ -121,6 +179,8 @@ class OutputAssembly:
                 raise invalid(f"{kind} holds no response object")
             if not self._seen:  # the whole output in the terminal event only
                 self.output(response.get("output"))
+            else:
+                self._unfinished(response.get("output"))
             self.end(response, str(kind)[len("response.") :])
             return True
         elif kind == "error":
@@ -132,6 +192,8 @@ class OutputAssembly:
         """A piece of a reasoning item's text: its block opens with its first piece, and a new
         part of the same item begins with ``SEPARATOR``."""
         piece = _text(data.get("delta"), "a reasoning delta")
+        if type(data.get("output_index")) is int:
+            self._open_item(data["output_index"], "reasoning", str(data.get("type")))
         if not piece:
             return
         key = _key(data)
@@ -168,17 +230,54 @@ class OutputAssembly:
         self._reasoned = False
         self._piece = None
 
-    def _added(self, item: dict[str, Any], position: Any) -> None:
+    def _open_item(self, position: Any, kind: str, what: str) -> None:
+        """``INVALID_RESPONSE`` unless ``position`` is an announced ``kind`` item still
+        open."""
+        announced = self._added.get(position, _NONE) if type(position) is int else _NONE
+        if announced is _NONE:
+            raise invalid(f"{what} arrived for an output item that was never announced")
+        if announced != kind:
+            raise invalid(f"{what} arrived for an output item announced as {announced!r}")
+        if position in self._finished:
+            raise invalid(f"{what} arrived for an output item that had finished")
+
+    def _speak(self, position: Any, part: Any) -> None:
+        """A text delta for item ``position``: an announced message, still open, whose text
+        does not interleave with another item's, for a content part announced (when it names
+        one)."""
+        if position == self.speaking and position is not None:
+            return
+        self._open_item(position, "message", "text")
+        if part is not None and (type(part) is not int or not 0 <= part < self._parts[position]):
+            raise invalid(f"text arrived for content part {part!r}, which was never announced")
+        if self.speaking is not None or position in self._spoken:
+            raise invalid("the text of two output items is interleaved")
+        self.speaking = position
+        self._spoken.add(position)
+        self._from = len(self.turn.text_so_far())
+
+    def _added_item(self, item: dict[str, Any], position: Any) -> None:
         self._seen = True
         kind = item.get("type")
-        if kind == "message":
-            self.texted = False
-        elif kind == "function_call":
+        if type(position) is int:
+            if position in self._added:
+                raise invalid(f"output item {position} was announced twice")
+            self._added[position] = kind
+            if type(item.get("id")) is str:
+                self._ids_at[item["id"]] = position
+            if kind == "message":
+                content = item.get("content")
+                self._parts[position] = len(content) if type(content) is list else 0
+        if kind == "function_call":
             self._announce(item, position, whole=False)
 
     def _announce(self, item: dict[str, Any], position: Any, *, whole: bool) -> int:
         name = _text(item.get("name"), "a function call's name")
         call_id = _optional(item.get("call_id"), "a function call's call_id")
+        if call_id:
+            if call_id in self._call_ids:
+                raise invalid(f"two function calls have one call_id {call_id[:64]!r}")
+            self._call_ids.add(call_id)
         arguments = _text(item.get("arguments"), "a function call's arguments")
         index = self.turn.open_call(name, call_id, arguments="" if whole else arguments)
         item_id = item.get("id")
@@ -197,7 +296,14 @@ class OutputAssembly:
         return index
 
     def _announced(self, data: dict[str, Any]) -> int:
-        index = self._call_of(data)
+        """The call an arguments event is about: the function call announced at its
+        ``output_index`` (by its ``item_id`` only when it names no index), still open."""
+        position = data.get("output_index")
+        if type(position) is int:
+            self._open_item(position, "function_call", "arguments")
+            index = self.by_position.get(position)
+        else:
+            index = self._by_item.get(data.get("item_id"))
         if index is None:
             raise invalid("arguments arrived for a function call that was never announced")
         return index
@@ -208,47 +314,56 @@ class OutputAssembly:
         give."""
         self._seen = True
         kind = item.get("type")
+        if type(position) is int:
+            if position in self._finished:
+                raise invalid(f"output item {position} finished twice")
+            announced = self._added.get(position, _NONE)
+            if announced is _NONE and type(item.get("id")) is str and item["id"] in self._ids_at:
+                raise invalid(f"output item {self._ids_at[item['id']]} finished at {position}")
+            if announced is not _NONE and announced != kind:
+                raise invalid(f"output item {position} was announced as {announced!r}")
+            self._finished.add(position)
         if kind == "message":
-            if not self.texted:
+            if position in self._spoken:
+                self._agrees(self.turn.text_so_far()[self._from :], _message_text(item), "text")
+            else:
                 self._message(item)
-            self.texted = False
+            if position == self.speaking:
+                self.speaking = None
         elif kind == "function_call":
             index = self._call_of({"output_index": position}, item.get("id"))
             if index is None:
                 index = self._announce(item, position, whole=True)
+            arguments = _text(item.get("arguments"), "a function call's arguments")
             if not self.turn.has_arguments(index):
-                arguments = _text(item.get("arguments"), "a function call's arguments")
                 if arguments:
                     self.turn.call_arguments(index, arguments)
+            else:
+                self._agrees(self.turn.arguments_so_far(index), arguments, "arguments")
             self.turn.close_call(index)
         elif kind == "reasoning":
             self._reasoning_item(item, position)
 
-    def _say(self, piece: str) -> None:
-        """A non-empty piece of the answer. (The decoder's fast path takes the item's later
-        pieces once ``texted``.)"""
-        self.texted = True
-        self.turn.text(piece)
+    @staticmethod
+    def _agrees(streamed: str, finished: str, what: str) -> None:
+        """A finished item's ``what`` (when it has any) is what streamed for it."""
+        if finished and finished != streamed:
+            raise invalid(f"a finished output item's {what} differ from what streamed for it")
+
+    def _unfinished(self, output: Any) -> None:
+        """The terminal event's output items that were announced but not finished."""
+        if type(output) is not list:
+            return
+        for position in sorted(self._added.keys() - self._finished):
+            if position < len(output) and type(output[position]) is dict:
+                self.item(output[position], position)
 
     def _message(self, item: dict[str, Any]) -> None:
-        content = item.get("content")
-        if content is None:
-            return
-        if type(content) is not list:
-            raise invalid("a message item's content is not a list")
-        texts: list[str] = []
-        for part in content:
-            if type(part) is not dict:
-                raise invalid("a message content part is not an object")
-            kind = part.get("type")
-            if kind == "output_text":
-                texts.append(_text(part.get("text"), "an output_text part's text"))
-            elif kind == "refusal":
-                self._refused = True
-                texts.append(_text(part.get("refusal"), "a refusal part's text"))
-        text = "".join(texts)
+        text = _message_text(item)
+        if any(type(p) is dict and p.get("type") == "refusal" for p in item.get("content") or ()):
+            self._refused = True
         if text:
-            self._say(text)
+            self.turn.text(text)
 
     def _reasoning_item(self, item: dict[str, Any], position: Any) -> None:
         """A finished reasoning item: the encrypted content (and the id) of the block its
@@ -266,6 +381,9 @@ class OutputAssembly:
             self._reasoned = bool(texts)
             self._open = _NONE  # a later piece for this id is another block
             return
+        texts = _reasoning_texts(item)
+        if texts:
+            self._agrees(self.turn.reasoning_so_far(), SEPARATOR.join(texts), "reasoning")
         finished: dict[str, JsonValue] = {}
         if item_id is not None:
             finished["id"] = item_id  # the finished item's id stands
@@ -273,6 +391,7 @@ class OutputAssembly:
             finished["encrypted_content"] = encrypted
         if finished:
             self.turn.reasoning_metadata({PROVIDER: finished})
+        self._open = _NONE  # a later piece for this item is refused: it finished
 
     # -- a whole response ------------------------------------------------------------------------
 
@@ -347,6 +466,25 @@ def _key(data: dict[str, Any]) -> Any:
     """Which output item an event is about: its ``output_index`` (stable), else its id."""
     position = data.get("output_index")
     return position if type(position) is int else data.get("item_id")
+
+
+def _message_text(item: dict[str, Any]) -> str:
+    """A finished message item's text: its ``output_text`` and ``refusal`` parts, joined."""
+    content = item.get("content")
+    if content is None:
+        return ""
+    if type(content) is not list:
+        raise invalid("a message item's content is not a list")
+    texts: list[str] = []
+    for part in content:
+        if type(part) is not dict:
+            raise invalid("a message content part is not an object")
+        kind = part.get("type")
+        if kind == "output_text":
+            texts.append(_text(part.get("text"), "an output_text part's text"))
+        elif kind == "refusal":
+            texts.append(_text(part.get("refusal"), "a refusal part's text"))
+    return "".join(texts)
 
 
 def _reasoning_texts(item: dict[str, Any]) -> list[str]:

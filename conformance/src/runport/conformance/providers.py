@@ -1,27 +1,37 @@
-"""Shared by the tests of every provider codec on this layer (``runport.anthropic``,
-``runport.gemini``, ``runport.openai``): requests to send, loopback replies, the parsed request
-a server saw, and a streamed call checked against the streaming law as its events arrive.
+"""The kit an HTTP provider adapter's own tests use beside the suite: requests to send, a
+streamed call judged by the streaming law as its events arrive, and the checks every provider's
+adapters pass — the entry point, the async twin, a caller's stop, cancellation, error statuses
+and oversize streams — each against the shared loopback upstream
+(``runport.conformance.loopback``).
 
-Provider packages' ``conftest.py`` put this folder on ``sys.path`` (they depend on
-``runport-http``, so its test doubles are theirs to use too).
+A ``Provider`` names a provider's sync and async adapter classes, taking the keyword base every
+``runport.http`` adapter takes (``base_url``, ``model``, ``api_key``, ``http_client``). The
+``client`` and ``playback`` fixtures are the kit's: a test folder's ``conftest.py`` imports them
+by name to use them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
-import json
-import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any
 
 import httpx
 import pytest
-from http_faults import SSE, Connection, FaultServer, Handler, fixed_reply, head
 
+from runport.conformance.loopback import (
+    FaultServer,
+    Handler,
+    Playback,
+    fixed_reply,
+    json_reply,
+    rechunk,
+    serving,
+    stream_reply,
+)
 from runport.contracts import (
     CompiledInteraction,
     Complete,
@@ -37,6 +47,30 @@ from runport.contracts import (
 )
 from runport.core import StreamAssembler, compile_contract, parse_contract
 from runport.ports import AsyncRuntimeAdapter, PortError, RuntimeAdapter
+
+__all__ = [
+    "OBJECT_SCHEMA",
+    "PARTS_CONTRACT",
+    "PDF",
+    "PHOTO",
+    "PHOTO_URL",
+    "PNG",
+    "REPORT",
+    "TEXT_SCHEMA",
+    "TIMEOUT",
+    "WEATHER",
+    "Outcome",
+    "Provider",
+    "Stop",
+    "b64",
+    "client",
+    "make_request",
+    "parts_request",
+    "playback",
+    "run_streamed",
+    "run_streamed_async",
+    "wired",
+]
 
 
 def wired(upstream: Any) -> dict[str, Any]:
@@ -83,110 +117,12 @@ def make_request(
     )
 
 
-# --- what the server saw, and what it answers ----------------------------------------------
-
-
-@dataclass(frozen=True)
-class Seen:
-    method: str
-    target: str
-    headers: dict[str, str]
-    body: Any
-
-
-def seen(server: FaultServer, index: int = -1) -> Seen:
-    head_bytes, _, body = server.requests[index].partition(b"\r\n\r\n")
-    lines = head_bytes.decode("latin-1").split("\r\n")
-    method, target, _ = lines[0].split(" ", 2)
-    headers = {}
-    for line in lines[1:]:
-        name, _, value = line.partition(":")
-        headers[name.strip().lower()] = value.strip()
-    return Seen(method, target, headers, json.loads(body) if body else None)
-
-
-def stream_reply(events: Sequence[bytes], *, headers: dict[str, str] | None = None) -> Handler:
-    """Each item one HTTP chunk of a chunked event-stream response; the connection is kept."""
-
-    def handler(connection: Connection, request: bytes) -> bool:
-        connection.write(head("200 OK", {**SSE, **(headers or {})}))
-        for piece in events:
-            if piece:
-                connection.chunk(piece)
-        connection.write(b"0\r\n\r\n")
-        return True
-
-    return handler
-
-
-def trickle(first: bytes, piece: bytes, every: float = 0.005) -> Handler:
-    """An event stream that opens with ``first`` and then sends ``piece`` every ``every``
-    seconds until the client goes (a provider still generating)."""
-
-    def handler(connection: Connection, request: bytes) -> bool:
-        connection.write(head("200 OK", SSE))
-        connection.chunk(first)
-        while connection.chunk(piece):
-            time.sleep(every)
-        return False
-
-    return handler
-
-
-def json_reply(body: Any, status: str = "200 OK", headers: dict[str, str] | None = None) -> Handler:
-    data = json.dumps(body).encode() if not isinstance(body, bytes) else body
-
-    def handler(connection: Connection, request: bytes) -> bool:
-        connection.write(
-            head(
-                status,
-                {
-                    "Content-Type": "application/json",
-                    "Content-Length": str(len(data)),
-                    **(headers or {}),
-                },
-            )
-            + data
-        )
-        return True
-
-    return handler
-
-
-@contextmanager
-def serving(*handlers: Handler) -> Iterator[FaultServer]:
-    """A loopback server playing ``handlers[n]`` for request *n*, closed on leaving."""
-    server = FaultServer(list(handlers))
-    try:
-        yield server
-    finally:
-        server.close()
-
-
-class Playback:
-    """A loopback upstream whose answer a test swaps per example (``answer``), so a property
-    test serves each example's bytes without a server per example."""
-
-    def __init__(self) -> None:
-        self.answer: Handler = stream_reply([])
-        self.server = FaultServer([self._handler])
-        self.base_url = self.server.base_url.removesuffix("/v1")
-
-    def _handler(self, connection: Connection, request: bytes) -> bool:
-        return self.answer(connection, request)
-
-
 @pytest.fixture(scope="module")
 def playback() -> Iterator[Playback]:
+    """One ``Playback`` upstream for a module's tests."""
     player = Playback()
     yield player
-    player.server.close()
-
-
-def rechunk(data: bytes, cuts: Sequence[int]) -> list[bytes]:
-    """``data`` cut at the given offsets (any order, duplicates and out-of-range ignored)."""
-    points = sorted({cut for cut in cuts if 0 < cut < len(data)})
-    return [data[a:b] for a, b in zip([0, *points], [*points, len(data)], strict=True)]
+    player.close()
 
 
 # --- the streaming law, checked on every streamed call -------------------------------------

@@ -1,6 +1,8 @@
-"""JSON texts written every way JSON allows, for the partial-output properties: whitespace
-anywhere, every string escape (surrogate pairs included), numbers with signs, fractions and
-exponents, empty and nested containers, and keys written twice."""
+"""Hypothesis strategies for JSON texts written every way JSON allows, for partial-output
+properties (a parser's, an adapter's structured answers): whitespace anywhere, every string
+escape (surrogate pairs included), numbers with signs, fractions and exponents, empty and nested
+containers, and keys written twice; the texts cut into pieces as a stream delivers them, and
+schemas an answer nearly fits."""
 
 from __future__ import annotations
 
@@ -11,6 +13,15 @@ from typing import Any
 from hypothesis import strategies as st
 
 from runport.core import parse_json_text
+
+__all__ = [
+    "Written",
+    "checked_answers",
+    "cuts",
+    "schema_for",
+    "values",
+    "written",
+]
 
 SPACES = st.sampled_from(["", "", "", " ", "  ", "\n", "\t", "\r\n", " \n\t "])
 SHORT = {'"': '\\"', "\\": "\\\\", "/": "\\/", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r"}
@@ -44,6 +55,8 @@ class _Number:
 
 @dataclass
 class Written:
+    """A JSON text, the value it parses to, and whether it writes a key twice."""
+
     text: str
     value: Any  # what the receipt parses from the text
     repeats_keys: bool
@@ -110,6 +123,8 @@ def _write(draw: st.DrawFn, value: Any, flags: dict[str, bool]) -> str:
 
 @st.composite
 def written(draw: st.DrawFn, value: st.SearchStrategy[Any] = values) -> Written:
+    """A text for a value drawn from ``value`` (any JSON value by default), spaced and
+    escaped at random."""
     flags = {"repeats": False}
     text = _write(draw, draw(value), flags) + draw(SPACES)
     ok, parsed = parse_json_text(text)
