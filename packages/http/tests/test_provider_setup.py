@@ -13,8 +13,8 @@ from typing import Any, Unpack
 
 import httpx
 import pytest
-from http_faults import API_KEY, FaultServer, LineCodec, echo, make_request, sse_reply
 
+from runport.conformance.loopback import FaultServer, sse_reply
 from runport.contracts import Delta
 from runport.http import (
     AsyncHTTPAdapter,
@@ -26,6 +26,8 @@ from runport.http import (
     ProviderKeywords,
     encode_json,
 )
+
+from .http_faults import API_KEY, LineCodec, echo, make_request
 
 ENV_VARIABLES = ("LINES_API_KEY", "LINES_KEY", "RUNPORT_LINES_MODEL", "RUNPORT_LINES_BASE_URL")
 
