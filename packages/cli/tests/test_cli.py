@@ -375,3 +375,27 @@ def test_validate_warns_when_the_output_schema_cannot_be_sent_strict(tmp_path: P
     result = runport("validate", strict)
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
+
+
+@pytest.mark.parametrize(
+    ("reason", "code"),
+    [("length", "TQX_OUTPUT_TRUNCATED"), ("content_filter", "TQX_OUTPUT_REFUSED")],
+)
+def test_a_cut_or_withheld_answer_is_not_ok_and_says_its_code(
+    tmp_path: Path, reason: str, code: str
+) -> None:
+    scenario = tmp_path / "cut.yaml"
+    scenario.write_text(
+        "api_version: runport.mock/v1\nid: cli-cut\nturns:\n  - events:\n"
+        '      - {kind: delta, text: "Rivers ru"}\n'
+        f"      - {{kind: finish, finish_reason: {reason}}}\n",
+        encoding="utf-8",
+    )
+    result = run_quick(scenario=str(scenario))
+    _no_traceback(result)
+    assert result.returncode != 0
+    envelope = json.loads(result.stdout)
+    assert envelope["ok"] is False
+    assert [d["code"] for d in envelope["diagnostics"]] == [code]
+    assert envelope["result"]["finish_reason"] == reason
+    assert code in result.stderr

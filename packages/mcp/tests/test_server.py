@@ -540,3 +540,37 @@ def test_one_adapter_given_serves_every_call_and_is_closed_when_the_session_ends
     anyio.run(main)
     assert seen == [(1, 0), (2, 0), (3, 0)]
     assert kept.closed == 1
+
+
+class Cut(Chunks):
+    """Streams the chunks, then ends as a turn cut by its token limit (Anthropic's word)."""
+
+    def execute_streaming(self, request: ExecutionRequest, sink: Sink) -> ExecutionReceipt:
+        for chunk in self.chunks:
+            sink(Delta(text=chunk))
+        receipt = build_receipt(
+            request,
+            adapter=DESCRIPTOR,
+            text="".join(self.chunks),
+            finish_reason="max_tokens",
+            finish="length",
+        )
+        sink(Complete(receipt=receipt))
+        return receipt
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_cut_answer_is_a_normal_result_that_names_the_cut(mode: str) -> None:
+    async def body(client: Client) -> Any:
+        return await client.call_tool(
+            "execute_contract", {"contract": "mcp.echo", "inputs": {"topic": "rivers"}}
+        )
+
+    result = served(lambda: Cut(["Rivers ", "ru"]), body, mode=mode)
+    assert result.structured_content["result"]["finish"] == "length"
+    envelope = envelope_of(result)
+    assert not envelope.ok
+    assert [d.code for d in envelope.diagnostics] == ["TQX_OUTPUT_TRUNCATED"]
+    assert envelope.result is not None
+    assert (envelope.result.finish, envelope.result.finish_reason) == ("length", "max_tokens")
+    assert envelope == in_process(Cut(["Rivers ", "ru"]), stream=False)

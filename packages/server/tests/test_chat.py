@@ -608,3 +608,36 @@ def test_a_reasoning_key_too_short_or_not_bytes_is_refused_before_the_app_exists
 ) -> None:
     with pytest.raises(ValueError, match="reasoning key"):
         create_app(catalog(), Recording().adapter, reasoning_key=key)  # type: ignore[arg-type]
+
+
+class Cut:
+    """A model whose every turn is cut by its token limit mid-answer (SPEC §29)."""
+
+    def __init__(self) -> None:
+        self.requests = 0
+
+    async def handler(self, request: ExecutionRequest, emit: AsyncEmitter) -> None:
+        self.requests += 1
+        await emit.text('{"coat": "wo')
+        await emit.finish("length")
+
+    def adapter(self) -> AsyncFunctionRuntime:
+        return AsyncFunctionRuntime(self.handler)
+
+
+def test_a_cut_turn_ends_the_ui_stream_and_ag_ui_with_its_code_and_is_asked_for_once() -> None:
+    cut = Cut()
+    app = create_app(catalog(), cut.adapter, reasoning_key=KEY)
+    with serve_in_background(app) as url:
+        ui = httpx.post(f"{url}{CHAT}", json=chat_body(user("Delft")), timeout=30)
+        agui = httpx.post(f"{url}{AGUI}", json=agui_body(), timeout=30)
+    assert cut.requests == 2  # one per route: no correction round
+    [error] = [chunk for chunk in chunks(ui.text) if chunk["type"] == "error"]
+    assert error["errorText"].startswith("TQX_OUTPUT_TRUNCATED: ")
+    events = [
+        json.loads(block.removeprefix("data: "))
+        for block in strip_ids(agui.text).split("\n\n")
+        if block
+    ]
+    assert events[-1]["type"] == "RUN_ERROR"
+    assert events[-1]["code"] == "TQX_OUTPUT_TRUNCATED"

@@ -165,6 +165,9 @@ class Case:
     steps: tuple[Step, ...] = ()
     finish_reason: str | None = "stop"
     fault: Fault | None = None
+    finish: str | None = None
+    """The receipt's ``finish`` where the wire's word for the end is not runport's own (set
+    by ``WireProtocol.play`` from the protocol's ``finishes``)."""
     schema: Mapping[str, Any] = field(default_factory=lambda: TEXT_SCHEMA)
     tools: bool = False
     max_response_bytes: int | None = None
@@ -297,6 +300,8 @@ class Case:
             receipt["tool_calls"] = tool_calls
         if self.finish_reason is not None:
             receipt["finish_reason"] = self.finish_reason
+        if self.finish is not None and self.finish != self.finish_reason:
+            receipt["finish"] = self.finish
         if usage is not None:
             receipt["usage"] = usage
         reasoning = (

@@ -129,6 +129,9 @@ class WireProtocol(abc.ABC):
     finish_reasons: ClassVar[Mapping[str, str]] = {}
     """The wire's word for each of the catalogue's finish reasons (``stop``, ``tool_calls``,
     ``length``) where it has its own; the receipt must carry the word as sent."""
+    finishes: ClassVar[Mapping[str, str]] = {}
+    """runport's own word (``ExecutionReceipt.finish``) for each of the wire's finish reasons
+    that is not one already: the receipt must carry it beside the word as sent."""
     features: ClassVar[frozenset[str]] = frozenset()
     """What the wire can say beyond the common ground, such as ``"redacted_reasoning"`` (a redacted
     reasoning block, a signature without text). A case that needs a feature is played only
@@ -163,9 +166,10 @@ class WireProtocol(abc.ABC):
         reason = case.finish_reason
         if reason is not None:
             reason = self.finish_reasons.get(reason, reason)
-        if steps == case.steps and reason == case.finish_reason:
+        finish = self.finishes.get(reason or "", case.finish)
+        if steps == case.steps and reason == case.finish_reason and finish == case.finish:
             return case
-        return replace(case, steps=steps, finish_reason=reason)
+        return replace(case, steps=steps, finish_reason=reason, finish=finish)
 
     def reasoning(self, case: Case) -> list[dict[str, Any]]:
         """The receipt's ``reasoning`` (as JSON) for a played case: by default one part per

@@ -318,6 +318,11 @@ class AnthropicMessages(WireProtocol):
         "tool_calls": "tool_use",
         "length": "max_tokens",
     }
+    finishes: ClassVar[Mapping[str, str]] = {
+        "end_turn": "stop",
+        "tool_use": "tool_calls",
+        "max_tokens": "length",
+    }
     features: ClassVar[frozenset[str]] = frozenset({"redacted_reasoning"})
 
     def recognise(self, request: WireRequest) -> bool | str:

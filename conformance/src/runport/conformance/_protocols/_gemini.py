@@ -109,6 +109,11 @@ class Gemini(WireProtocol):
         "length": "MAX_TOKENS",
         "content_filter": "SAFETY",
     }
+    finishes: ClassVar[Mapping[str, str]] = {
+        "STOP": "stop",
+        "MAX_TOKENS": "length",
+        "SAFETY": "content_filter",
+    }
 
     def recognise(self, request: WireRequest) -> bool | str:
         found = _PATH.fullmatch(request.path)

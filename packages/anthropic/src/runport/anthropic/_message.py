@@ -5,14 +5,27 @@ JSON body (docs/streaming-law.md, law 2)."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Final
 
 from pydantic import JsonValue
 
 from runport.anthropic._answer import SpaceStripper
 from runport.anthropic._errors import invalid
 from runport.anthropic._request import ANSWER_TOOL, PROVIDER
+from runport.contracts import Finish
 from runport.core import TurnBuilder
+
+FINISHES: Final[dict[str, Finish]] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "tool_use": "tool_calls",
+    "pause_turn": "pause",
+    "refusal": "content_filter",
+}
+"""Messages ``stop_reason`` words normalised (``ExecutionReceipt.finish``); any other is
+``other``."""
 
 _TEXT = -1
 _ANSWER = -2
@@ -184,7 +197,7 @@ class MessageAssembly:
         if reason is not None:
             if type(reason) is not str:
                 raise invalid("a stop_reason is not a string")
-            self.turn.finish_reason = reason
+            self.turn.finished(reason, FINISHES)
 
     def usage(self, usage: Any) -> None:
         if usage is None:

@@ -80,6 +80,30 @@ def answer_problems(
     return validate_output(output_schema, receipt.output) or [not_json()]
 
 
+def unusable_turn(receipt: ExecutionReceipt) -> Diagnostic | None:
+    """Why a turn's end says its answer and tool calls must not be used (docs/runs.md, "per
+    finish"), or ``None``. Cut by the token limit (``length``), its calls' arguments and its
+    answer may be cut: ``TQX_OUTPUT_TRUNCATED``, never a correction round (the next attempt
+    would be cut at the same limit). Paused (``pause``) where nothing continues it, it is not
+    finished either. Withheld by the provider (``content_filter``): ``TQX_OUTPUT_REFUSED``,
+    never an ok empty answer. Every other end is judged by its answer."""
+    finish = receipt.finish
+    said = receipt.finish_reason or finish
+    if finish == "length":
+        code, message = ErrorCode.OUTPUT_TRUNCATED, "the model's turn was cut by its token limit"
+    elif finish == "pause":
+        code = ErrorCode.OUTPUT_TRUNCATED
+        message = "the provider paused the model's turn (a run continues a paused turn)"
+    elif finish == "content_filter":
+        code, message = ErrorCode.OUTPUT_REFUSED, "the provider withheld the model's answer"
+    else:
+        return None
+    return Diagnostic(
+        code=code,
+        message=f"{message} (finish_reason {said!r}): its answer and tool calls are not used",
+    )
+
+
 def not_json() -> Diagnostic:
     """The rejection of an answer whose text does not even parse."""
     return Diagnostic(

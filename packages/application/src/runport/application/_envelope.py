@@ -15,6 +15,7 @@ from runport.application._contract import (
     Unsupported,
     answer_problems,
     checked_interaction,
+    unusable_turn,
 )
 from runport.application._history import place_history, repair_history
 from runport.application._partial import snapshots_for
@@ -49,7 +50,11 @@ def failure_diagnostic(error: PortError) -> Diagnostic:
 def receipt_diagnostics(
     receipt: ExecutionReceipt, output_schema: Mapping[str, Any]
 ) -> list[Diagnostic]:
-    """What a finished turn's receipt says to the caller: schema failures and pending tools."""
+    """What a finished turn's receipt says to the caller: a turn that cannot be used (cut,
+    paused or withheld), schema failures and pending tools."""
+    unusable = unusable_turn(receipt)
+    if unusable is not None:
+        return [unusable]
     if receipt.tool_calls:
         return [
             Diagnostic(

@@ -15,7 +15,7 @@ from typing import TypeVar
 
 from pydantic import JsonValue
 
-from runport.application._contract import not_json
+from runport.application._contract import not_json, unusable_turn
 from runport.application._define import output_as
 from runport.application._errors import RunError, RunPartial, Stage
 from runport.application._history import place_history
@@ -164,16 +164,27 @@ class RunState:
         a budget spent) after the event that says so.
 
         The turn's assistant message carries its reasoning (``Message.reasoning``, signatures
-        and all), so the next turn sends it back to the provider that made it."""
+        and all), so the next turn sends it back to the provider that made it.
+
+        A turn's end is judged first (docs/runs.md, "per finish"): a paused turn is sent back
+        as it is and the model asked again (within ``max_turns``); a turn cut by the token
+        limit or withheld by the provider ends the run, its receipt in ``partial`` and nothing
+        of it acted on — no tool run, no correction round."""
         self.receipts.append(receipt)
+        paused = receipt.finish == "pause"
+        unusable = None if paused else unusable_turn(receipt)
+        if unusable is not None:
+            raise self.fail("model", unusable.code, unusable.message)
         self.messages.append(
             Message(
                 role="assistant",
                 content=_assistant_content(receipt),
-                tool_calls=receipt.tool_calls,
+                tool_calls=None if paused else receipt.tool_calls,
                 reasoning=receipt.reasoning,
             )
         )
+        if paused:
+            return iter(())
         if receipt.tool_calls:
             return self.run_tools(receipt.tool_calls)
         if receipt.output_schema_valid:

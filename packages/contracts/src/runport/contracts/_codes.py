@@ -36,6 +36,8 @@ class ErrorCode(StrEnum):
     EVENT_LOG_UNAVAILABLE = "TQX_EVENT_LOG_UNAVAILABLE"
     HISTORY_REPAIRED = "TQX_HISTORY_REPAIRED"
     CHAT_BUSY = "TQX_CHAT_BUSY"
+    OUTPUT_TRUNCATED = "TQX_OUTPUT_TRUNCATED"
+    OUTPUT_REFUSED = "TQX_OUTPUT_REFUSED"
 
     @property
     def retryable(self) -> bool:
@@ -135,5 +137,14 @@ _MEANINGS: dict[ErrorCode, str] = {
     ErrorCode.CHAT_BUSY: (
         "A chat already has a run streaming: the server runs one at a time per chat, so a second"
         " request for it is refused until the first ends (or is stopped)."
+    ),
+    ErrorCode.OUTPUT_TRUNCATED: (
+        "The model's turn was cut by the token limit (finish length), or paused by the provider"
+        " where nothing continues it: its answer and tool calls are not used, and no correction"
+        " round is spent; the cut turn's receipt is kept."
+    ),
+    ErrorCode.OUTPUT_REFUSED: (
+        "The provider withheld the answer (finish content_filter: a content filter, a safety"
+        " stop or a refusal); the turn's receipt is kept."
     ),
 }

@@ -1,8 +1,17 @@
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from runport.contracts._parts import ContentPart
 
@@ -139,6 +148,12 @@ class Usage(_Wire):
         )
 
 
+Finish = Literal["stop", "length", "tool_calls", "content_filter", "pause", "error", "other"]
+"""How a turn ended, the provider's finish reason normalised (docs/runs.md, "per finish")."""
+
+FINISHES: frozenset[str] = frozenset(get_args(Finish))
+
+
 class ExecutionReceipt(_Wire):
     adapter: AdapterDescriptor
     request_fingerprint: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
@@ -148,12 +163,34 @@ class ExecutionReceipt(_Wire):
     text: str | None = _omitted()
     tool_calls: list[ToolCall] | None = _omitted()
     finish_reason: str | None = _omitted()
+    """The provider's own word for how the turn ended (``end_turn``, ``MAX_TOKENS``, …)."""
     usage: Usage | None = _omitted()
     reasoning: list[ReasoningPart] | None = _omitted()
     """The turn's reasoning blocks in order; never part of ``text`` or ``output``, and left out
     when the model gave none (every receipt without reasoning keeps its bytes)."""
+    finish: Finish | None = None
+    """``finish_reason`` normalised: what runs act on (a ``length`` turn is never acted on). A
+    provider word no table knows is ``other``. Left out of the JSON when it is the same word
+    as ``finish_reason`` (read back from it), so every receipt pinned before it keeps its
+    bytes."""
 
     _empty = field_validator("text", "tool_calls", "reasoning", mode="before")(_none_if_empty)
+
+    @model_validator(mode="after")
+    def _finish_from_reason(self) -> ExecutionReceipt:
+        reason = self.finish_reason
+        if self.finish is None and reason in FINISHES:
+            object.__setattr__(self, "finish", reason)
+        return self
+
+    # Unannotated return: pydantic then describes the serialized receipt by its fields (an
+    # annotated one would make its serialization JSON Schema ``{}``).
+    @model_serializer(mode="wrap")
+    def _finish_once(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
+        dumped = handler(self)
+        if isinstance(dumped, dict) and dumped.get("finish") in (None, self.finish_reason):
+            dumped.pop("finish", None)
+        return dumped
 
 
 class Delta(_Wire):

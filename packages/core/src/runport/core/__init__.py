@@ -18,7 +18,7 @@ from runport.core._document import (
 from runport.core._held import HeldCache
 from runport.core._partial_json import PartialJSONError
 from runport.core._partial_output import PartialJSON, PartialOutput
-from runport.core._receipt import build_receipt, is_text_schema, parse_json_text
+from runport.core._receipt import build_receipt, is_text_schema, normal_finish, parse_json_text
 from runport.core._redact import is_secret_parameter, redact_secrets
 from runport.core._scenario import (
     DelayEvent,
@@ -80,6 +80,7 @@ __all__ = [
     "load_contract",
     "load_document",
     "load_scenario",
+    "normal_finish",
     "parse_contract",
     "parse_document",
     "parse_json_text",

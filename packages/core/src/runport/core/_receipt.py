@@ -11,6 +11,7 @@ from runport.contracts import (
     AdapterDescriptor,
     ExecutionReceipt,
     ExecutionRequest,
+    Finish,
     ReasoningPart,
     ToolCall,
     Usage,
@@ -62,6 +63,14 @@ def _unicode(value: object) -> bool:
     return True
 
 
+def normal_finish(reason: str | None, table: Mapping[str, Finish]) -> Finish | None:
+    """A provider's finish reason normalised by its protocol's ``table`` (docs/runs.md, "per
+    finish"); a word the table does not know is ``other``, and no reason is ``None``."""
+    if reason is None:
+        return None
+    return table.get(reason, "other")
+
+
 def is_text_schema(schema: Mapping[str, Any]) -> bool:
     return schema.get("type") == "string"
 
@@ -76,6 +85,7 @@ def build_receipt(
     usage: Usage | None = None,
     output: JsonValue = _UNSET,
     reasoning: Sequence[ReasoningPart] = (),
+    finish: Finish | None = None,
 ) -> ExecutionReceipt:
     """The receipt of one turn, derived the same way by every adapter (docs/wire-types.md).
 
@@ -84,7 +94,7 @@ def build_receipt(
     one with only tool calls has ``output = None``. ``reasoning`` is kept beside the answer,
     never in ``text``, ``output`` or the output fingerprint. Text or tool arguments that are
     JSON past the bounds raise :class:`JsonLimitError`, for the adapter to fail the call with
-    its code.
+    its code. ``finish`` is ``finish_reason`` normalised (``normal_finish``).
     """
     schema = request.interaction.output_schema
     text = text or None
@@ -110,6 +120,7 @@ def build_receipt(
         finish_reason=finish_reason,
         usage=usage,
         reasoning=list(reasoning) or None,
+        finish=finish,
     )
     if parsed:
         # Parsed from the text just now, it is JSON by construction: validating it again as

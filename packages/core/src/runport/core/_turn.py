@@ -11,6 +11,7 @@ which re-exports it) and the test doubles (``runport.mock``) both assemble their
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TypeVar
 
 from pydantic import BaseModel, JsonValue
@@ -21,6 +22,7 @@ from runport.contracts import (
     ErrorCode,
     ExecutionReceipt,
     ExecutionRequest,
+    Finish,
     PortError,
     ReasoningDelta,
     ReasoningPart,
@@ -30,7 +32,7 @@ from runport.contracts import (
     Usage,
 )
 from runport.core._document import JsonLimitError
-from runport.core._receipt import _UNSET, build_receipt, parse_json_text
+from runport.core._receipt import _UNSET, build_receipt, normal_finish, parse_json_text
 
 __all__ = ["TextPieces", "TurnBuilder", "parsed_tool_call", "turn_receipt"]
 
@@ -181,6 +183,7 @@ class TurnBuilder:
         "_reasoning",
         "_text",
         "events",
+        "finish",
         "finish_reason",
         "reasoning_tokens",
         "usage",
@@ -194,11 +197,18 @@ class TurnBuilder:
         self._empty_arguments = empty_arguments
         self._name_bounds = name_bounds
         self.finish_reason: str | None = None
+        self.finish: Finish | None = None
         self.usage: tuple[int, int] | None = None
         """``(input tokens, output tokens)`` as last reported (made a ``Usage`` only for the
         receipt: providers that repeat usage in every chunk cost a tuple per chunk)."""
         self.reasoning_tokens: int | None = None
         """Of the output tokens, those spent reasoning, where the provider reports them."""
+
+    def finished(self, reason: str, table: Mapping[str, Finish]) -> None:
+        """The provider's finish reason, kept as sent and normalised by its protocol's
+        ``table`` (``runport.core.normal_finish``); the last one stands."""
+        self.finish_reason = reason
+        self.finish = normal_finish(reason, table)
 
     def text(self, piece: str) -> None:
         if piece:
@@ -397,6 +407,7 @@ class TurnBuilder:
             text=self._text.take(),
             tool_calls=calls,
             finish_reason=self.finish_reason,
+            finish=self.finish,
             usage=None
             if self.usage is None
             else Usage(
@@ -457,6 +468,7 @@ def turn_receipt(
     finish_reason: str | None,
     usage: Usage | None,
     reasoning: list[ReasoningPart] | None = None,
+    finish: Finish | None = None,
 ) -> ExecutionReceipt:
     """A decoded turn's receipt through ``build_receipt``: a structured answer
     past the JSON bounds (met while it is parsed, once) and text that is not valid Unicode (a
@@ -470,6 +482,7 @@ def turn_receipt(
         finish_reason=finish_reason,
         usage=usage,
         reasoning=reasoning,
+        finish=finish,
     )
 
 
@@ -484,6 +497,7 @@ def _turn_receipt(
     usage: Usage | None,
     reasoning: list[ReasoningPart] | None,
     output: JsonValue = _UNSET,
+    finish: Finish | None = None,
 ) -> ExecutionReceipt:
     explicit = {} if output is _UNSET else {"output": output}
     try:
@@ -495,6 +509,7 @@ def _turn_receipt(
             finish_reason=finish_reason,
             usage=usage,
             reasoning=reasoning or (),
+            finish=finish,
             **explicit,
         )
     except JsonLimitError as error:

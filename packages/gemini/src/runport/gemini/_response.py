@@ -5,16 +5,35 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Final
 
 from pydantic import JsonValue
 
-from runport.contracts import ErrorCode
+from runport.contracts import ErrorCode, Finish
 from runport.core import TurnBuilder
 from runport.gemini._partial import StreamedArguments, invalid
 from runport.gemini._request import PROVIDER, SIGNATURE
 from runport.http import error_from_words, error_message, provider_text
 from runport.ports import PortError
+
+FINISHES: Final[dict[str, Finish]] = {
+    "STOP": "stop",
+    "MAX_TOKENS": "length",
+    "SAFETY": "content_filter",
+    "RECITATION": "content_filter",
+    "BLOCKLIST": "content_filter",
+    "PROHIBITED_CONTENT": "content_filter",
+    "SPII": "content_filter",
+    "IMAGE_SAFETY": "content_filter",
+    "IMAGE_PROHIBITED_CONTENT": "content_filter",
+    "IMAGE_RECITATION": "content_filter",
+    "LANGUAGE": "content_filter",
+    "MALFORMED_FUNCTION_CALL": "error",
+    "UNEXPECTED_TOOL_CALL": "error",
+    "TOO_MANY_TOOL_CALLS": "error",
+}
+"""``finishReason`` words normalised (``ExecutionReceipt.finish``); any other (``OTHER``,
+``FINISH_REASON_UNSPECIFIED``, a new one) is ``other``."""
 
 
 class _Streaming:
@@ -138,7 +157,7 @@ class ResponseAssembly:
         if type(reason) is not str:
             raise invalid("a finishReason is not a string")
         self.close()
-        self.turn.finish_reason = reason
+        self.turn.finished(reason, FINISHES)
         return True
 
     def _part(self, part: Any) -> None:

@@ -11,7 +11,7 @@ the law is kept in one place whichever way the events travel.
 from __future__ import annotations
 
 import json
-from typing import Any, Final, TypeVar
+from typing import Any, Final, TypeVar, get_args
 
 from pydantic import JsonValue
 
@@ -23,6 +23,7 @@ from runport.contracts import (
     ExecutionReceipt,
     ExecutionRequest,
     Failed,
+    Finish,
     ReasoningDelta,
     StreamEvent,
     ToolCallDelta,
@@ -30,6 +31,10 @@ from runport.contracts import (
 )
 from runport.core import StreamAssembler, StreamGrammarError, TurnBuilder
 from runport.ports import PortError, distribution_version, max_response_bytes_for
+
+FINISHES: Final[dict[str, Finish]] = {word: word for word in get_args(Finish)}
+"""A scripted ``finish_reason`` is runport's own word, so a scenario can end a turn every way
+(``ExecutionReceipt.finish``); any other word is ``other``."""
 
 __all__ = ["UNSET", "VERSION", "Turn", "TurnUsageError", "byte_size", "discard"]
 
@@ -183,7 +188,8 @@ class Turn:
             explicit["output"] = output
         elif builder.empty:
             explicit["output"] = self.request.fixture_output
-        builder.finish_reason = finish_reason
+        if finish_reason is not None:
+            builder.finished(finish_reason, FINISHES)
         usage = self._usage
         if usage is not None:
             builder.usage = (usage.input_tokens, usage.output_tokens)

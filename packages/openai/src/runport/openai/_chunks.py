@@ -8,15 +8,28 @@ is assembled by ``TurnBuilder``, the one assembler every codec uses (docs/codecs
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from pydantic import JsonValue
 
-from runport.contracts import StreamEvent
+from runport.contracts import Finish, StreamEvent
 from runport.core import TextPieces, TurnBuilder
 from runport.openai._errors import error_frame, invalid
 
 PROVIDER = "openai"
+
+FINISHES: Final[dict[str, Finish]] = {
+    "stop": "stop",
+    "eos": "stop",  # vLLM's older servers
+    "length": "length",
+    "model_length": "length",  # Mistral: the model's context is full
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "content_filter": "content_filter",
+    "error": "error",  # Mistral
+}
+"""Chat-completions ``finish_reason`` words normalised (``ExecutionReceipt.finish``); any other
+word is ``other``."""
 """The ``provider_metadata`` key of a reasoning block: ``{"openai": {"field": …}}`` names the
 field that carried it (``reasoning_content``, ``reasoning``, or ``thinking`` for Mistral's
 typed content parts)."""
@@ -81,7 +94,16 @@ class ChunkAssembly:
     ``usage.completion_tokens_details.reasoning_tokens`` is ``Usage.reasoning_tokens``.
     """
 
-    __slots__ = ("_details", "_field", "_ids", "_pending", "_secrets", "_slots", "turn")
+    __slots__ = (
+        "_details",
+        "_field",
+        "_ids",
+        "_pending",
+        "_refused",
+        "_secrets",
+        "_slots",
+        "turn",
+    )
 
     def __init__(self, turn: TurnBuilder, secrets: tuple[str, ...] = ()) -> None:
         self.turn = turn
@@ -97,6 +119,8 @@ class ChunkAssembly:
         self._field: str | None = None
         """The field that opened the turn's reasoning block (``None``: none yet)."""
         self._details: list[dict[str, Any]] = []
+        self._refused = False
+        """A ``refusal`` arrived: the turn's end is ``content_filter``, whatever word ends it."""
 
     # -- a stream's chunk ----------------------------------------------------------------------
 
@@ -259,6 +283,7 @@ class ChunkAssembly:
             if type(refusal) is not str:
                 raise invalid("a refusal field is not a string")
             self.turn.text(refusal)
+            self._refused = True
         calls = delta.get("tool_calls")
         if calls:
             if type(calls) is not list:
@@ -416,7 +441,9 @@ class ChunkAssembly:
     def _finish(self, finish: Any) -> None:
         if type(finish) is not str:
             raise invalid("a finish_reason is not a string")
-        self.turn.finish_reason = finish  # the last one stands
+        self.turn.finished(finish, FINISHES)  # the last one stands
+        if self._refused:
+            self.turn.finish = "content_filter"
 
     def _usage(self, usage: Any) -> None:
         if type(usage) is not dict:

@@ -8,6 +8,7 @@ from typing import Any, Final
 
 from pydantic import JsonValue
 
+from runport.contracts import Finish
 from runport.core import TurnBuilder
 from runport.openai._errors import error_frame, invalid
 from runport.openai._responses._request import PROVIDER
@@ -17,6 +18,15 @@ TERMINALS: Final = frozenset(("response.completed", "response.incomplete", "resp
 
 INCOMPLETE: Final = {"max_output_tokens": "length", "content_filter": "content_filter"}
 """``incomplete_details.reason`` as a finish reason (any other reason is kept as sent)."""
+
+FINISHES: Final[dict[str, Finish]] = {
+    "stop": "stop",
+    "tool_calls": "tool_calls",
+    "length": "length",
+    "content_filter": "content_filter",
+}
+"""The finish reasons ``OutputAssembly.end`` gives, normalised (``ExecutionReceipt.finish``):
+an incomplete response's other reasons are ``other``."""
 
 _NONE: Final = object()
 """``OutputAssembly._open`` before any reasoning block opened (a block may have no id)."""
@@ -433,11 +443,11 @@ class OutputAssembly:
             reason = details.get("reason") if type(details) is dict else None
             if reason is not None and type(reason) is not str:
                 raise invalid("incomplete_details.reason is not a string")
-            turn.finish_reason = INCOMPLETE.get(reason or "", reason or "incomplete")
+            turn.finished(INCOMPLETE.get(reason or "", reason or "incomplete"), FINISHES)
         elif self._refused:
-            turn.finish_reason = "content_filter"
+            turn.finished("content_filter", FINISHES)
         else:  # calls are numbered from 0 in the order of function-call items
-            turn.finish_reason = "tool_calls" if turn.has_call(0) else "stop"
+            turn.finished("tool_calls" if turn.has_call(0) else "stop", FINISHES)
 
     def _usage(self, usage: Any) -> None:
         if usage is None:
