@@ -1,4 +1,4 @@
-"""The newcomer's path, end to end (issue 44 items 1 and 5, docs/install.md): the wheelhouse built by
+"""The newcomer's path, end to end (issue 44 items 1, 5; docs/install.md): the wheelhouse built by
 the one command docs/install.md gives, installed with the install line it gives into a fresh
 venv of Debian's Python outside the repository; then, in that project, a user's script streams
 a contract through the mock and through a loopback OpenAI-compatible server, serves a run over

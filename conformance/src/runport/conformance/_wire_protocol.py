@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
-from runport.conformance._cases import Case, Thought, thought_blocks
+from runport.conformance._cases import Case, Thought, block_signature, thought_blocks
 
 __all__ = [
     "Frame",
@@ -173,8 +173,23 @@ class WireProtocol(abc.ABC):
 
     def reasoning(self, case: Case) -> list[dict[str, Any]]:
         """The receipt's ``reasoning`` (as JSON) for a played case: by default one part per
-        reasoning block, its text joined, no provider metadata."""
-        return [{"text": "".join(step.text for step in block)} for block in thought_blocks(case)]
+        reasoning block, its text joined, with the ``provider_metadata`` that
+        ``reasoning_metadata`` gives it."""
+        parts: list[dict[str, Any]] = []
+        for number, block in enumerate(thought_blocks(case)):
+            part: dict[str, Any] = {"text": "".join(step.text for step in block)}
+            metadata = self.reasoning_metadata(number, block, block_signature(block))
+            if metadata is not None:
+                part["provider_metadata"] = metadata
+            parts.append(part)
+        return parts
+
+    def reasoning_metadata(
+        self, number: int, block: Sequence[Thought], signature: str | None
+    ) -> dict[str, Any] | None:
+        """The ``provider_metadata`` of the ``number``-th reasoning block (``signature`` is
+        the one it carried, if any); by default none."""
+        return None
 
     def sent_back(self, case: Case) -> Any:
         """What the next request of a tool run must carry back of ``case``'s reasoning, when

@@ -10,7 +10,7 @@ it is a text block of the played text."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, ClassVar, Final
 
@@ -22,7 +22,6 @@ from runport.conformance._cases import (
     Thought,
     UsageStep,
     block_numbers,
-    block_signature,
     thought_blocks,
 )
 from runport.conformance._rewrites import calls_in_blocks, json_answer
@@ -346,19 +345,13 @@ class AnthropicMessages(WireProtocol):
                 case = replace(case, steps=steps)
         return case
 
-    def reasoning(self, case: Case) -> list[dict[str, Any]]:
-        parts: list[dict[str, Any]] = []
-        for block in thought_blocks(case):
-            if block[0].redacted is not None:
-                metadata = {"type": "redacted_thinking", "data": block[0].redacted}
-            else:
-                metadata = {"type": "thinking"}
-                signature = block_signature(block)
-                if signature is not None:
-                    metadata["signature"] = signature
-            text = "".join(step.text for step in block)
-            parts.append({"text": text, "provider_metadata": {"anthropic": metadata}})
-        return parts
+    def reasoning_metadata(
+        self, number: int, block: Sequence[Thought], signature: str | None
+    ) -> dict[str, Any] | None:
+        if block[0].redacted is not None:
+            return {"anthropic": {"type": "redacted_thinking", "data": block[0].redacted}}
+        signed = {} if signature is None else {"signature": signature}
+        return {"anthropic": {"type": "thinking", **signed}}
 
     def sent_back(self, case: Case) -> Any:
         return thinking_blocks(case) or None

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Final
 
 from runport.conformance._cases import (
@@ -16,8 +16,6 @@ from runport.conformance._cases import (
     Thought,
     UsageStep,
     block_numbers,
-    block_signature,
-    thought_blocks,
 )
 from runport.conformance._rewrites import calls_whole
 from runport.conformance._wire_protocol import (
@@ -130,15 +128,10 @@ class Gemini(WireProtocol):
     def play(self, case: Case) -> Case:
         return super().play(calls_whole(case))
 
-    def reasoning(self, case: Case) -> list[dict[str, Any]]:
-        parts: list[dict[str, Any]] = []
-        for block in thought_blocks(case):
-            part: dict[str, Any] = {"text": "".join(step.text for step in block)}
-            signature = block_signature(block)
-            if signature is not None:
-                part["provider_metadata"] = {"gemini": {"thoughtSignature": signature}}
-            parts.append(part)
-        return parts
+    def reasoning_metadata(
+        self, number: int, block: Sequence[Thought], signature: str | None
+    ) -> dict[str, Any] | None:
+        return None if signature is None else {"gemini": {"thoughtSignature": signature}}
 
     def frame(self, payload: bytes) -> bytes:
         return b"data: " + payload + b"\r\n\r\n"

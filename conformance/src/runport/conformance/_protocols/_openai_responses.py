@@ -15,7 +15,7 @@ object with its ``error``) for any other code.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, ClassVar, Final
 
@@ -362,16 +362,13 @@ class OpenAIResponses(WireProtocol):
                 case = replace(case, finish_reason=reason)
         return case
 
-    def reasoning(self, case: Case) -> list[dict[str, Any]]:
-        parts: list[dict[str, Any]] = []
-        for number, block in enumerate(thought_blocks(case)):
-            item: dict[str, Any] = {"id": responses_reasoning_id(number)}
-            signature = block_signature(block)
-            if signature is not None:
-                item["encrypted_content"] = signature
-            text = "".join(step.text for step in block)
-            parts.append({"text": text, "provider_metadata": {"openai-responses": item}})
-        return parts
+    def reasoning_metadata(
+        self, number: int, block: Sequence[Thought], signature: str | None
+    ) -> dict[str, Any] | None:
+        item: dict[str, Any] = {"id": responses_reasoning_id(number)}
+        if signature is not None:
+            item["encrypted_content"] = signature
+        return {"openai-responses": item}
 
     def sent_back(self, case: Case) -> Any:
         return reasoning_items(case) or None

@@ -8,10 +8,10 @@ The transcript's frames are the turn's events as JSON; the mock says every fault
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from runport.conformance._cases import Call, Case, Text, Thought, block_signature
-from runport.conformance._cases import thought_blocks as blocks_of
+from runport.conformance._cases import Call, Case, Text, Thought
 from runport.conformance._wire_protocol import (
     Frame,
     Transcript,
@@ -57,15 +57,10 @@ class Scenario(WireProtocol):
     def recognise(self, request: WireRequest) -> bool | str:
         return "a scenario is played in-process, not requested over HTTP"
 
-    def reasoning(self, case: Case) -> list[dict[str, Any]]:
-        parts: list[dict[str, Any]] = []
-        for block in blocks_of(case):
-            part: dict[str, Any] = {"text": "".join(step.text for step in block)}
-            signature = block_signature(block)
-            if signature is not None:
-                part["provider_metadata"] = {"mock": {"signature": signature}}
-            parts.append(part)
-        return parts
+    def reasoning_metadata(
+        self, number: int, block: Sequence[Thought], signature: str | None
+    ) -> dict[str, Any] | None:
+        return None if signature is None else {"mock": {"signature": signature}}
 
     def stream(self, case: Case, context: WireContext) -> Transcript:
         steps: list[Frame] = []

@@ -5,12 +5,11 @@ from runport.anthropic._adapter import (
     DEFAULT_BASE_URL,
     DEFAULT_MAX_TOKENS,
     AnthropicMessagesAdapter,
-    create_adapter,
-    create_async_adapter,
 )
 from runport.anthropic._async_adapter import AsyncAnthropicMessagesAdapter
 from runport.anthropic._codec import ANTHROPIC_VERSION
 from runport.anthropic._request import ANSWER_TOOL
+from runport.anthropic._setup import create_adapter, create_async_adapter
 
 __all__ = [
     "ANSWER_TOOL",

@@ -9,22 +9,19 @@ from runport.anthropic._answer import raw_member
 from runport.anthropic._errors import error_event, invalid
 from runport.anthropic._message import MessageAssembly
 from runport.anthropic._request import answer_tool_in_use, request_body
-from runport.contracts import AdapterDescriptor, ExecutionRequest
+from runport.contracts import ExecutionRequest
 from runport.http import (
     HTTPRequest,
     JSONAPICodec,
     JSONTurnDecoder,
     SSETurnDecoder,
-    encode_json,
+    TurnDecoder,
     json_object,
+    provider_descriptor,
 )
-from runport.ports import distribution_version
 
-DESCRIPTOR: Final = AdapterDescriptor(
-    id="anthropic-messages",
-    version=distribution_version("runport-anthropic"),
-    capabilities=["streaming", "structured_output", "text", "tool_calls"],
-    provider="anthropic",
+DESCRIPTOR: Final = provider_descriptor(
+    "anthropic-messages", provider="anthropic", distribution="runport-anthropic"
 )
 
 ANTHROPIC_VERSION: Final = "2023-06-01"
@@ -42,7 +39,7 @@ class MessagesCodec(JSONAPICodec):
             model=model,
             api_key=api_key,
             credentials={"anthropic-version": ANTHROPIC_VERSION, "x-api-key": api_key},
-            decoders=(_EventStream, _Message),
+            decoders=(_EventStream.for_codec, _Message.for_codec),
         )
         self.max_tokens = max_tokens
 
@@ -50,26 +47,20 @@ class MessagesCodec(JSONAPICodec):
         body = request_body(
             request.interaction, model=self.model, max_tokens=self.max_tokens, stream=stream
         )
-        return HTTPRequest(
-            "POST",
-            "v1/messages",
-            encode_json(body),
-            self.headers(stream=stream),
-        )
+        return self.post("v1/messages", body, stream=stream)
 
 
-class _EventStream(SSETurnDecoder):
+class _MessageDecoder(TurnDecoder):
+    """What both decoders keep per call: the message's assembly."""
+
     marker = "message_stop"
 
-    def __init__(
-        self, request: ExecutionRequest, secrets: tuple[str, ...], descriptor: AdapterDescriptor
-    ) -> None:
-        super().__init__(request, descriptor)
-        self._secrets = secrets
-        self._message = MessageAssembly(
-            self.turn, answer_tool=answer_tool_in_use(request.interaction)
-        )
+    def begin(self) -> None:
+        answer_tool = answer_tool_in_use(self.request.interaction)
+        self._message = MessageAssembly(self.turn, answer_tool=answer_tool)
 
+
+class _EventStream(_MessageDecoder, SSETurnDecoder):
     def frame(self, event: str, payload: bytes) -> None:
         if event == "ping":
             return
@@ -96,23 +87,14 @@ class _EventStream(SSETurnDecoder):
             message.close()
             self.complete = self.finished = True
         elif kind == "error" or event == "error":
-            raise error_event(data, self._secrets)
+            raise error_event(data, self.secrets)
 
 
-class _Message(JSONTurnDecoder):
-    def __init__(
-        self, request: ExecutionRequest, secrets: tuple[str, ...], descriptor: AdapterDescriptor
-    ) -> None:
-        super().__init__(request, descriptor)
-        self._secrets = secrets
-        self._message = MessageAssembly(
-            self.turn, answer_tool=answer_tool_in_use(request.interaction)
-        )
-
+class _Message(_MessageDecoder, JSONTurnDecoder):
     def body(self, data: bytes) -> bool:
         message = json_object(data, "the response")
         if message.get("type") == "error":
-            raise error_event(message, self._secrets)
+            raise error_event(message, self.secrets)
         content = message.get("content")
         if type(content) is not list:
             raise invalid("the response has no content list")

@@ -4,10 +4,9 @@
 from runport.gemini._adapter import (
     DEFAULT_BASE_URL,
     GeminiAdapter,
-    create_adapter,
-    create_async_adapter,
 )
 from runport.gemini._async_adapter import AsyncGeminiAdapter
+from runport.gemini._setup import create_adapter, create_async_adapter
 
 __all__ = [
     "DEFAULT_BASE_URL",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-from runport.contracts import AdapterDescriptor, ExecutionRequest, StreamEvent
+from runport.contracts import ExecutionRequest, StreamEvent
 from runport.gemini._request import request_body
 from runport.gemini._response import ResponseAssembly
 from runport.http import (
@@ -13,19 +13,14 @@ from runport.http import (
     JSONAPICodec,
     JSONTurnDecoder,
     SSETurnDecoder,
-    encode_json,
+    TurnDecoder,
     json_object,
-)
-from runport.ports import distribution_version
-
-DESCRIPTOR: Final = AdapterDescriptor(
-    id="gemini",
-    version=distribution_version("runport-gemini"),
-    capabilities=["streaming", "structured_output", "text", "tool_calls"],
-    provider="gcp.gemini",
+    provider_descriptor,
 )
 
-_MARKER: Final = "a candidate's finishReason"
+DESCRIPTOR: Final = provider_descriptor(
+    "gemini", provider="gcp.gemini", distribution="runport-gemini"
+)
 
 
 _RETRY_INFO = "type.googleapis.com/google.rpc.RetryInfo"
@@ -63,7 +58,7 @@ class GenerateContentCodec(JSONAPICodec):
             model=model,
             api_key=api_key,
             credentials={"x-goog-api-key": api_key},
-            decoders=(_Chunks, _Response),
+            decoders=(_Chunks.for_codec, _Response.for_codec),
         )
 
     def retry_after_ms(self, body: Any) -> float | None:
@@ -72,31 +67,25 @@ class GenerateContentCodec(JSONAPICodec):
         return retry_delay_ms(body)
 
     def encode(self, request: ExecutionRequest, *, stream: bool) -> HTTPRequest:
-        body = encode_json(request_body(request.interaction))
+        body = request_body(request.interaction)
         if stream:
-            return HTTPRequest(
-                "POST",
-                f"v1beta/models/{self.model}:streamGenerateContent",
-                body,
-                self.headers(stream=True),
-                {"alt": "sse"},
-            )
-        return HTTPRequest(
-            "POST", f"v1beta/models/{self.model}:generateContent", body, self.headers(stream=False)
-        )
+            path = f"v1beta/models/{self.model}:streamGenerateContent"
+            return self.post(path, body, stream=True, params={"alt": "sse"})
+        return self.post(f"v1beta/models/{self.model}:generateContent", body, stream=False)
 
 
-class _Chunks(SSETurnDecoder):
+class _ResponseDecoder(TurnDecoder):
+    """What both decoders keep per call: the response's assembly."""
+
+    marker = "a candidate's finishReason"
+
+    def begin(self) -> None:
+        self._assembly = ResponseAssembly(self.turn, self.secrets)
+
+
+class _Chunks(_ResponseDecoder, SSETurnDecoder):
     """Each ``data:`` frame is one response chunk. After the ``finishReason`` the body is
     read to its end for the usage that may follow; an end, reset or stall then completes."""
-
-    marker = _MARKER
-
-    def __init__(
-        self, request: ExecutionRequest, secrets: tuple[str, ...], descriptor: AdapterDescriptor
-    ) -> None:
-        super().__init__(request, descriptor)
-        self._assembly = ResponseAssembly(self.turn, secrets)
 
     def frame(self, event: str, payload: bytes) -> None:
         if event != "message" and event != "error":
@@ -113,15 +102,7 @@ class _Chunks(SSETurnDecoder):
         return ended
 
 
-class _Response(JSONTurnDecoder):
-    marker = _MARKER
-
-    def __init__(
-        self, request: ExecutionRequest, secrets: tuple[str, ...], descriptor: AdapterDescriptor
-    ) -> None:
-        super().__init__(request, descriptor)
-        self._assembly = ResponseAssembly(self.turn, secrets)
-
+class _Response(_ResponseDecoder, JSONTurnDecoder):
     def body(self, data: bytes) -> bool:
         complete = self._assembly.feed(json_object(data, "the response"))
         self._assembly.close()

@@ -8,7 +8,7 @@ runtime adapters that keep the streaming law (docs/codecs.md, docs/upstream-safe
 from runport.core import TextPieces, TurnBuilder, parsed_tool_call, turn_receipt
 from runport.http._async import DEFAULT_ASYNC_LIMITS, AsyncHTTPAdapter
 from runport.http._codec import Codec, HTTPRequest, ResponseDecoder
-from runport.http._decoders import JSONTurnDecoder, SSETurnDecoder, json_object
+from runport.http._decoders import JSONTurnDecoder, SSETurnDecoder, TurnDecoder, json_object
 from runport.http._errors import (
     MAX_RETRY_AFTER_MS,
     PROVIDER_TEXT_LIMIT,
@@ -24,10 +24,12 @@ from runport.http._json_api import (
     JSONAPICodec,
     error_message,
     json_headers,
+    provider_descriptor,
     reads_as_events,
 )
 from runport.http._parts import PartRules, data_url, message_parts, text_content
 from runport.http._policy import cache_key, reasoning_policy
+from runport.http._provider import ProviderAdapter, ProviderEnvironment, ProviderKeywords
 from runport.http._settings import (
     DEFAULT_TIMEOUT,
     ClientT,
@@ -58,12 +60,16 @@ __all__ = [
     "JSONAPICodec",
     "JSONTurnDecoder",
     "PartRules",
+    "ProviderAdapter",
+    "ProviderEnvironment",
+    "ProviderKeywords",
     "ResponseDecoder",
     "SSEDecoder",
     "SSETurnDecoder",
     "ServerSentEvent",
     "TextPieces",
     "TurnBuilder",
+    "TurnDecoder",
     "cache_counts",
     "cache_key",
     "check_json_text",
@@ -77,6 +83,7 @@ __all__ = [
     "json_object",
     "message_parts",
     "parsed_tool_call",
+    "provider_descriptor",
     "provider_text",
     "reads_as_events",
     "reasoning_policy",

@@ -8,9 +8,29 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeAlias
 
 from runport.contracts import AdapterDescriptor, ExecutionRequest
-from runport.http._codec import Codec, ResponseDecoder
+from runport.http._codec import Codec, HTTPRequest, ResponseDecoder
+from runport.http._json import encode_json
+from runport.ports import distribution_version
 
-__all__ = ["DecoderFactory", "JSONAPICodec", "error_message", "json_headers", "reads_as_events"]
+__all__ = [
+    "DecoderFactory",
+    "JSONAPICodec",
+    "error_message",
+    "json_headers",
+    "provider_descriptor",
+    "reads_as_events",
+]
+
+
+def provider_descriptor(id: str, *, provider: str, distribution: str) -> AdapterDescriptor:
+    """The descriptor of a provider's chat codec: it streams, answers with text, tool calls
+    and structured output, and its version is its distribution's."""
+    return AdapterDescriptor(
+        id=id,
+        version=distribution_version(distribution),
+        capabilities=["streaming", "structured_output", "text", "tool_calls"],
+        provider=provider,
+    )
 
 
 def json_headers(
@@ -90,3 +110,12 @@ class JSONAPICodec(Codec):
 
     def headers(self, *, stream: bool) -> dict[str, str]:
         return self._stream_headers if stream else self._json_headers
+
+    def post(
+        self, path: str, body: Any, *, stream: bool, params: Mapping[str, str] | None = None
+    ) -> HTTPRequest:
+        """``POST path`` with ``body`` as JSON (``encode_json``: checked, compact) and the
+        headers of a streamed or an unstreamed request."""
+        return HTTPRequest(
+            "POST", path, encode_json(body), self.headers(stream=stream), params or {}
+        )

@@ -6,14 +6,16 @@ from runport.openai._adapter import (
     DEFAULT_MAX_RESPONSE_BYTES,
     DEFAULT_TIMEOUT,
     OpenAIChatAdapter,
-    create_adapter,
-    create_async_adapter,
 )
 from runport.openai._async_adapter import AsyncOpenAIChatAdapter
 from runport.openai._request import ResponseFormatMode
 from runport.openai._responses import (
     AsyncOpenAIResponsesAdapter,
     OpenAIResponsesAdapter,
+)
+from runport.openai._setup import (
+    create_adapter,
+    create_async_adapter,
     create_async_responses_adapter,
     create_responses_adapter,
 )

@@ -15,28 +15,51 @@ from runport.contracts import (
     StreamEvent,
 )
 from runport.http import (
+    DecoderFactory,
     HTTPRequest,
     JSONAPICodec,
     JSONTurnDecoder,
-    SSEDecoder,
     SSETurnDecoder,
-    encode_json,
+    TurnDecoder,
+    provider_descriptor,
 )
 from runport.openai._chunks import ChunkAssembly
 from runport.openai._errors import error_frame, error_message, invalid
 from runport.openai._request import ReasoningField, ResponseFormatMode, request_body
-from runport.ports import PortError, distribution_version
+from runport.ports import PortError
 
-DESCRIPTOR = AdapterDescriptor(
-    id="openai-chat",
-    version=distribution_version("runport-openai"),
-    capabilities=["streaming", "structured_output", "text", "tool_calls"],
-    provider="openai",
-)
+DESCRIPTOR = provider_descriptor("openai-chat", provider="openai", distribution="runport-openai")
 """Each codec's descriptor is this one with ``model`` set to the model it asks for."""
 
 
-class ChatCompletionsCodec(JSONAPICodec):
+class BearerCodec(JSONAPICodec):
+    """What OpenAI's two protocols share: the key as ``Authorization: Bearer`` (none when
+    absent), how a structured answer is asked for, and OpenAI's error shapes."""
+
+    def __init__(
+        self,
+        descriptor: AdapterDescriptor,
+        *,
+        model: str,
+        api_key: str | None,
+        response_format_mode: ResponseFormatMode,
+        decoders: tuple[DecoderFactory, DecoderFactory],
+    ) -> None:
+        super().__init__(
+            descriptor,
+            distribution="runport-openai",
+            model=model,
+            api_key=api_key,
+            credentials={"Authorization": f"Bearer {api_key}" if api_key else None},
+            decoders=decoders,
+        )
+        self.response_format_mode: ResponseFormatMode = response_format_mode
+
+    def error_text(self, body: Any) -> Any:
+        return error_message(body)
+
+
+class ChatCompletionsCodec(BearerCodec):
     """``POST …/chat/completions``, with ``stream: true`` (and ``include_usage``) when
     streamed. The completion marker is ``data: [DONE]`` (or a clean end of the body after a
     finish reason)."""
@@ -51,13 +74,11 @@ class ChatCompletionsCodec(JSONAPICodec):
     ) -> None:
         super().__init__(
             DESCRIPTOR,
-            distribution="runport-openai",
             model=model,
             api_key=api_key,
-            credentials={"Authorization": f"Bearer {api_key}" if api_key else None},
-            decoders=(_ChunkStream, _Completion),
+            response_format_mode=response_format_mode,
+            decoders=(_ChunkStream.for_codec, _Completion.for_codec),
         )
-        self.response_format_mode: ResponseFormatMode = response_format_mode
         self.send_reasoning_as: ReasoningField | None = send_reasoning_as
 
     def encode(self, request: ExecutionRequest, *, stream: bool) -> HTTPRequest:
@@ -68,18 +89,25 @@ class ChatCompletionsCodec(JSONAPICodec):
             response_format_mode=self.response_format_mode,
             send_reasoning_as=self.send_reasoning_as,
         )
-        return HTTPRequest(
-            "POST",
-            "chat/completions",
-            encode_json(body),
-            self.headers(stream=stream),
-        )
-
-    def error_text(self, body: Any) -> Any:
-        return error_message(body)
+        return self.post("chat/completions", body, stream=stream)
 
 
-class _ChunkStream(SSETurnDecoder):
+class _ChunkDecoder(TurnDecoder):
+    """What both decoders keep per call: the chunks' assembly (the calls it holds closed once
+    the answer is whole)."""
+
+    empty_arguments = ""  # a call whose arguments never came keeps the empty text it had
+
+    def begin(self) -> None:
+        self._chunks = ChunkAssembly(self.turn, self.secrets)
+
+    def receipt(self) -> ExecutionReceipt:
+        if self.complete:
+            self._chunks.close()
+        return super().receipt()
+
+
+class _ChunkStream(_ChunkDecoder, SSETurnDecoder):
     """SSE frames of ``chat.completion.chunk``s, one ``feed_chunk`` per frame. The completion
     marker is ``data: [DONE]``; a body that ends cleanly after a finish reason is whole too
     (a server that sends no ``[DONE]``). A finish reason alone is not the marker — servers
@@ -87,15 +115,6 @@ class _ChunkStream(SSETurnDecoder):
     before the marker."""
 
     marker = "[DONE]"
-    empty_arguments = ""  # a call whose arguments never came keeps the empty text it had
-
-    def __init__(
-        self, request: ExecutionRequest, secrets: tuple[str, ...], descriptor: AdapterDescriptor
-    ) -> None:
-        super().__init__(request, descriptor)
-        self._chunks = ChunkAssembly(self.turn, secrets)
-        self._secrets = secrets
-        self._frames = SSEDecoder()
 
     def feed(self, data: bytes) -> Iterator[StreamEvent]:
         """The hot path: a generator, so each frame's event reaches the caller (and is
@@ -107,7 +126,7 @@ class _ChunkStream(SSETurnDecoder):
         single_event = chunks.single_event
         feed_chunk = chunks.feed_chunk
         loads = from_json
-        for event, payload in self._frames.feed(data):
+        for event, payload in self._sse.feed(data):
             if event == "message" and payload != b"[DONE]":
                 try:
                     chunk = loads(payload)
@@ -144,7 +163,7 @@ class _ChunkStream(SSETurnDecoder):
                 raise invalid("a stream frame is not JSON") from None
             if event == "error":
                 raise error_frame(
-                    chunk.get("error", chunk) if type(chunk) is dict else None, self._secrets
+                    chunk.get("error", chunk) if type(chunk) is dict else None, self.secrets
                 )
             self._chunks.feed_chunk(chunk)
 
@@ -153,22 +172,9 @@ class _ChunkStream(SSETurnDecoder):
             self.complete = True
         return []
 
-    def receipt(self) -> ExecutionReceipt:
-        if self.complete:
-            self._chunks.close()
-        return super().receipt()
 
-
-class _Completion(JSONTurnDecoder):
+class _Completion(_ChunkDecoder, JSONTurnDecoder):
     """One ``chat.completion`` JSON body, read when it has all arrived."""
-
-    empty_arguments = ""
-
-    def __init__(
-        self, request: ExecutionRequest, secrets: tuple[str, ...], descriptor: AdapterDescriptor
-    ) -> None:
-        super().__init__(request, descriptor)
-        self._chunks = ChunkAssembly(self.turn, secrets)
 
     def body(self, data: bytes) -> bool:
         try:
@@ -177,8 +183,3 @@ class _Completion(JSONTurnDecoder):
             raise invalid("the response is not JSON") from None
         self._chunks.feed_completion(completion)
         return True
-
-    def receipt(self) -> ExecutionReceipt:
-        if self.complete:
-            self._chunks.close()
-        return super().receipt()

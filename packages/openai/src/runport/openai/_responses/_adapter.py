@@ -3,50 +3,43 @@ the sync and the async HTTP driver (docs/providers-openai-responses.md)."""
 
 from __future__ import annotations
 
-from typing import Any, TypeVar, Unpack
+from functools import partial
+from typing import Unpack
 
 import httpx
 
 from runport.http import (
     AsyncHTTPAdapter,
     ClientT,
-    CodecCarrier,
-    DriverOptions,
     HTTPAdapter,
-    checked_api_key,
+    ProviderAdapter,
+    ProviderKeywords,
 )
-from runport.openai._adapter import environment_settings
 from runport.openai._request import ResponseFormatMode, as_response_format_mode
 from runport.openai._responses._codec import ResponsesCodec
 
 
-class ResponsesKeywords(CodecCarrier[ClientT]):
-    """The keywords of both flavours, written once: the chat adapters' (``base_url``,
-    ``model``, ``api_key``, ``response_format_mode``, the driver's options) and ``store``."""
+class ResponsesKeywords(ProviderAdapter[ClientT]):
+    """The keywords of both flavours: a provider's (``base_url``, ``model``, ``api_key``, the
+    driver's), ``response_format_mode`` as the chat adapters take it, and ``store``."""
+
+    endpoint = "/responses"
 
     def __init__(
         self,
         *,
-        base_url: str,
-        model: str,
-        api_key: str | None = None,
         response_format_mode: ResponseFormatMode = "json_schema",
         store: bool = False,
-        **options: Unpack[DriverOptions[ClientT]],
+        **keywords: Unpack[ProviderKeywords[ClientT]],
     ) -> None:
-        if not model:
-            raise ValueError("model must name the upstream model")
-        checked_api_key(api_key)
         if type(store) is not bool:
             raise ValueError("store must be True or False")
-        codec = ResponsesCodec(
-            model=model,
-            api_key=api_key,
+        codec = partial(
+            ResponsesCodec,
             response_format_mode=as_response_format_mode(response_format_mode),
             store=store,
         )
-        super().__init__(codec, base_url=base_url, **options)
-        self._show(base_url.rstrip("/") + "/responses", model)
+        super().__init__(codec, **keywords)
 
 
 class OpenAIResponsesAdapter(ResponsesKeywords[httpx.Client], HTTPAdapter):
@@ -77,62 +70,3 @@ class AsyncOpenAIResponsesAdapter(ResponsesKeywords[httpx.AsyncClient], AsyncHTT
     ``httpx.AsyncClient``), same descriptor, equal receipts for the same upstream bytes — one
     codec makes both. Cancelling the calling task closes the upstream response; release it
     with ``aclose()`` or ``async with``."""
-
-
-_A = TypeVar("_A", bound="ResponsesKeywords[Any]")
-
-
-def create_responses_adapter(
-    *,
-    base_url: str | None = None,
-    model: str | None = None,
-    api_key: str | None = None,
-    response_format_mode: str | None = None,
-) -> OpenAIResponsesAdapter:
-    """The ``runport.adapters`` entry point ``openai-responses``: ``runport run …
-    --adapter openai-responses``. Each argument falls back to the environment the chat
-    adapter reads: ``RUNPORT_OPENAI_BASE_URL``, ``RUNPORT_OPENAI_MODEL``, ``OPENAI_API_KEY``,
-    ``RUNPORT_OPENAI_RESPONSE_FORMAT``."""
-    return _configured(
-        OpenAIResponsesAdapter,
-        base_url=base_url,
-        model=model,
-        api_key=api_key,
-        response_format_mode=response_format_mode,
-    )
-
-
-def create_async_responses_adapter(
-    *,
-    base_url: str | None = None,
-    model: str | None = None,
-    api_key: str | None = None,
-    response_format_mode: str | None = None,
-) -> AsyncOpenAIResponsesAdapter:
-    """The ``runport.async_adapters`` entry point ``openai-responses``: the same settings, on
-    the event loop."""
-    return _configured(
-        AsyncOpenAIResponsesAdapter,
-        base_url=base_url,
-        model=model,
-        api_key=api_key,
-        response_format_mode=response_format_mode,
-    )
-
-
-def _configured(
-    kind: type[_A],
-    *,
-    base_url: str | None,
-    model: str | None,
-    api_key: str | None,
-    response_format_mode: str | None,
-) -> _A:
-    settings = environment_settings(
-        "openai-responses",
-        base_url=base_url,
-        model=model,
-        api_key=api_key,
-        response_format_mode=response_format_mode,
-    )
-    return kind(**settings)

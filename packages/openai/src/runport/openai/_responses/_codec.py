@@ -8,32 +8,28 @@ from typing import Any, Final
 
 from pydantic_core import from_json
 
-from runport.contracts import AdapterDescriptor, ExecutionRequest, StreamEvent
+from runport.contracts import ExecutionRequest, StreamEvent
 from runport.http import (
     HTTPRequest,
-    JSONAPICodec,
     JSONTurnDecoder,
-    SSEDecoder,
     SSETurnDecoder,
-    encode_json,
+    TurnDecoder,
     json_object,
+    provider_descriptor,
 )
-from runport.openai._errors import error_message, invalid
+from runport.openai._codec import BearerCodec
+from runport.openai._errors import invalid
 from runport.openai._request import ResponseFormatMode
 from runport.openai._responses._output import OutputAssembly
 from runport.openai._responses._request import request_body
-from runport.ports import PortError, distribution_version
 
-DESCRIPTOR: Final = AdapterDescriptor(
-    id="openai-responses",
-    version=distribution_version("runport-openai"),
-    capabilities=["streaming", "structured_output", "text", "tool_calls"],
-    provider="openai",
+DESCRIPTOR: Final = provider_descriptor(
+    "openai-responses", provider="openai", distribution="runport-openai"
 )
 """Each codec's descriptor is this one with ``model`` set to the model it asks for."""
 
 
-class ResponsesCodec(JSONAPICodec):
+class ResponsesCodec(BearerCodec):
     """``POST …/responses``, with ``stream: true`` when streamed. The completion marker is one
     of ``response.completed``, ``response.incomplete``, ``response.failed``."""
 
@@ -47,13 +43,11 @@ class ResponsesCodec(JSONAPICodec):
     ) -> None:
         super().__init__(
             DESCRIPTOR,
-            distribution="runport-openai",
             model=model,
             api_key=api_key,
-            credentials={"Authorization": f"Bearer {api_key}" if api_key else None},
-            decoders=(_EventStream, _Response),
+            response_format_mode=response_format_mode,
+            decoders=(_EventStream.for_codec, _Response.for_codec),
         )
-        self.response_format_mode: ResponseFormatMode = response_format_mode
         self.store = store
 
     def encode(self, request: ExecutionRequest, *, stream: bool) -> HTTPRequest:
@@ -64,37 +58,33 @@ class ResponsesCodec(JSONAPICodec):
             response_format_mode=self.response_format_mode,
             store=self.store,
         )
-        return HTTPRequest("POST", "responses", encode_json(body), self.headers(stream=stream))
-
-    def error_text(self, body: Any) -> Any:
-        return error_message(body)
+        return self.post("responses", body, stream=stream)
 
 
-class _EventStream(SSETurnDecoder):
-    """The event stream: one ``OutputAssembly.event`` per event; nothing after the completion
-    marker is read (``finished``)."""
+class _OutputDecoder(TurnDecoder):
+    """What both decoders keep per call: the response output's assembly."""
 
     marker = "response.completed, response.incomplete or response.failed"
 
-    def __init__(
-        self, request: ExecutionRequest, secrets: tuple[str, ...], descriptor: AdapterDescriptor
-    ) -> None:
-        super().__init__(request, descriptor)
-        self._output = OutputAssembly(self.turn, secrets)
-        self._frames = SSEDecoder()
+    def begin(self) -> None:
+        self._output = OutputAssembly(self.turn, self.secrets)
+
+
+class _EventStream(_OutputDecoder, SSETurnDecoder):
+    """The event stream: one ``OutputAssembly.event`` per event; nothing after the completion
+    marker is read (``finished``)."""
 
     def feed(self, data: bytes) -> Iterator[StreamEvent]:
         """The hot path, as chat completions' is: a generator whose lookups are hoisted, an
         event of the usual shape (a text delta, a piece of the open reasoning part, an
         announced call's fragment) yielded straight from the builder with no list between."""
         output = self._output
-        events = self.turn.events
         text_event = self.turn.text_event
         arguments_event = self.turn.arguments_event
         by_position = output.by_position
         reasoning_event = output.reasoning_event
         loads = from_json
-        for event, payload in self._frames.feed(data):
+        for event, payload in self._sse.feed(data):
             try:
                 value = loads(payload)
             except ValueError:
@@ -128,15 +118,7 @@ class _EventStream(SSETurnDecoder):
                     if single is not None:
                         yield single
                         continue
-            try:
-                self._event(event, value)
-            except PortError:
-                yield from events  # what the event completed before it failed
-                events.clear()
-                raise
-            if events:
-                yield from events
-                events.clear()
+            yield from self.completed(self._event, event, value)
             if self.finished:
                 return
 
@@ -156,14 +138,8 @@ class _EventStream(SSETurnDecoder):
             self.complete = self.finished = True
 
 
-class _Response(JSONTurnDecoder):
+class _Response(_OutputDecoder, JSONTurnDecoder):
     """One response object, read when it has all arrived."""
-
-    def __init__(
-        self, request: ExecutionRequest, secrets: tuple[str, ...], descriptor: AdapterDescriptor
-    ) -> None:
-        super().__init__(request, descriptor)
-        self._output = OutputAssembly(self.turn, secrets)
 
     def body(self, data: bytes) -> bool:
         self._output.response(json_object(data, "the response"))

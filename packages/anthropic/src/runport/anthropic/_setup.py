@@ -1,0 +1,19 @@
+"""Where the Anthropic entry points read their settings, and the entry points themselves."""
+
+from runport.anthropic._adapter import AnthropicMessagesAdapter
+from runport.anthropic._async_adapter import AsyncAnthropicMessagesAdapter
+from runport.http import ProviderEnvironment
+
+ENVIRONMENT = ProviderEnvironment(
+    "anthropic",
+    "RUNPORT_ANTHROPIC",
+    api_key=("ANTHROPIC_API_KEY",),
+    example="RUNPORT_ANTHROPIC_MODEL=claude-sonnet-4-5",
+)
+
+create_adapter = ENVIRONMENT.entry_point(AnthropicMessagesAdapter)
+"""``runport run … --adapter anthropic``: ``ANTHROPIC_API_KEY`` and ``RUNPORT_ANTHROPIC_MODEL``
+are required, ``RUNPORT_ANTHROPIC_BASE_URL`` defaults to ``https://api.anthropic.com``."""
+
+create_async_adapter = ENVIRONMENT.entry_point(AsyncAnthropicMessagesAdapter)
+"""``create_adapter``'s settings on the event loop (``runport.async_adapters``)."""
