@@ -98,7 +98,7 @@ def _resolve_private(
     target: str = node["reftarget"]
     parts = target.split(".")
     candidates: list[str] = []
-    if len(parts) > 2 and parts[0] == "runport":
+    if len(parts) > 2 and parts[0] == "runport" and not parts[-1].startswith("_"):
         public = [part for part in parts if not part.startswith("_")]
         candidates.append(".".join(public))
         if len(public) > 3:
@@ -217,8 +217,18 @@ def _keep_public(
     """A package's ``__all__`` is its public surface: document every name in it, data and
     aliases included (autodoc would skip those, having no docstring of their own)."""
     if what == "module" and name in _SHORT_PUBLIC_NAMES:
-        return False
+        documenting = str(app.env.temp_data.get("autodoc:module") or "")
+        home = str(getattr(obj, "__module__", "") or "")
+        # a class re-exported from another runport package is documented at its home; the
+        # re-exporting page names it with a short entry of its own
+        return isinstance(obj, type) and _package(home) not in ("", _package(documenting))
     return None
+
+
+def _package(module: str) -> str:
+    """``runport.core`` of ``runport.core._turn``; ``""`` outside runport."""
+    parts = module.split(".")
+    return ".".join(parts[:2]) if parts[0] == "runport" and len(parts) > 1 else ""
 
 
 _SHORT_PUBLIC_NAMES: set[str] = set()
