@@ -355,3 +355,46 @@ def test_two_calls_under_one_id_are_refused_as_the_sdk_refuses_them(
     assert outcome.error is not None
     assert "'call_1'" in outcome.error.message
     assert isinstance(_sdk_outcome(sdk), Exception)
+
+
+def _with_reasoning_parts(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The events with the reasoning item's raw chain of thought announced as gpt-oss models
+    send it through OpenRouter: its ``reasoning_text`` deltas inside a ``reasoning_text``
+    content part of the reasoning item (``content_part.added`` … ``content_part.done``)."""
+    added = next(n for n, e in enumerate(events) if e["type"] == "response.output_item.added")
+    item = events[added]["item"]
+    assert item["type"] == "reasoning"
+    where = {"item_id": item["id"], "output_index": events[added]["output_index"]}
+    part = {"type": "response.content_part.added", **where, "content_index": 0}
+    opened = {**part, "part": {"type": "reasoning_text", "text": ""}}
+    done = next(
+        n
+        for n, e in enumerate(events)
+        if e["type"] == "response.output_item.done" and e["output_index"] == where["output_index"]
+    )
+    text = "".join(c["text"] for c in events[done]["item"].get("content") or [])
+    closed = {
+        **part,
+        "type": "response.content_part.done",
+        "part": {**opened["part"], "text": text},
+    }
+    return _renumbered(
+        [*events[: added + 1], opened, *events[added + 1 : done], closed, *events[done:]]
+    )
+
+
+def test_a_reasoning_items_own_content_part_is_read_not_refused(player: Playback, sdk: Any) -> None:
+    """A ``content_part.added`` of type ``reasoning_text`` belongs to a reasoning item (the
+    SDK's ``ResponseContentPartAddedEvent.part`` allows it); only other parts need a
+    message. Refusing it refused real OpenRouter streams."""
+    events = _with_reasoning_parts(_hello(Reasoning(content=("2+2", " is 4")), Message(("4",))))
+    player.answer = stream_reply([sse(event) for event in events])
+    with httpx.Client() as http:
+        outcome = run_streamed(_adapter(player, http), make_request())
+    assert outcome.error is None, outcome.error
+    assert outcome.receipt is not None
+    assert outcome.receipt.text == "4"
+    assert "2+2 is 4" in "".join(part.text or "" for part in outcome.receipt.reasoning or [])
+    response = _sdk_outcome(sdk)
+    assert not isinstance(response, Exception), response
+    assert response.output_text == "4"

@@ -167,8 +167,15 @@ class OutputAssembly:
             if fragment:
                 self.turn.call_arguments(index, fragment)
         elif kind == "response.content_part.added":
-            self._open_item(data.get("output_index"), "message", kind)
-            self._parts[data["output_index"]] += 1
+            position, part = data.get("output_index"), data.get("part")
+            raw = type(part) is dict and part.get("type") == "reasoning_text"
+            if raw and type(position) is int and self._added.get(position) == "reasoning":
+                # a reasoning item's raw chain of thought comes in content parts of its own
+                # (gpt-oss through OpenRouter); its text streams as reasoning_text deltas
+                self._open_item(position, "reasoning", kind)
+            else:
+                self._open_item(position, "message", kind)
+                self._parts[data["output_index"]] += 1
         elif kind == "response.output_text.done":
             self._open_item(data.get("output_index"), "message", kind)
         elif kind == "response.reasoning_summary_text.delta":
