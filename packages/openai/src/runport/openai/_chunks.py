@@ -18,6 +18,9 @@ from runport.http import cache_counts
 from runport.openai._errors import error_frame, invalid
 
 PROVIDER = "openai"
+"""The ``provider_metadata`` key of a reasoning block: ``{"openai": {"field": …}}`` names the
+field that carried it (``reasoning_content``, ``reasoning``, or ``thinking`` for Mistral's
+typed content parts)."""
 
 FINISHES: Final[dict[str, Finish]] = {
     "stop": "stop",
@@ -31,9 +34,6 @@ FINISHES: Final[dict[str, Finish]] = {
 }
 """Chat-completions ``finish_reason`` words normalised (``ExecutionReceipt.finish``); any other
 word is ``other``."""
-"""The ``provider_metadata`` key of a reasoning block: ``{"openai": {"field": …}}`` names the
-field that carried it (``reasoning_content``, ``reasoning``, or ``thinking`` for Mistral's
-typed content parts)."""
 
 OPENROUTER = "openrouter"
 """``{"openrouter": {"reasoning_details": [...]}}``: OpenRouter's entries, sent back as they
