@@ -14,9 +14,10 @@ import abc
 import asyncio
 import contextlib
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import httpx
 import pytest
@@ -497,6 +498,10 @@ def _completion(
     return turn.receipt(request)
 
 
+STARVED: Final = 0.6
+"""Seconds a ``starved`` client sleeps: past the stall cases' half-second read timeout."""
+
+
 class _ChatClient:
     """What the sync and async clients share: the URL, the body, the bound, the flags."""
 
@@ -514,7 +519,12 @@ class _ChatClient:
         ignore_cancel: bool = False,
         drop_reasoning: bool = False,
         mix_reasoning: bool = False,
+        starved: bool = False,
     ) -> None:
+        self._starved = starved
+        """Its first streamed call sleeps through a half-second read window before the first
+        read, then times out by its own clock: an event loop a loaded machine starved."""
+        self._read_timeout = read_timeout
         self._reasoning = "drop" if drop_reasoning else "mix" if mix_reasoning else "keep"
         self._url = base_url.rstrip("/") + "/chat/completions"
         self._headers = {"Authorization": f"Bearer {api_key}"}
@@ -647,6 +657,11 @@ class MiniChatAdapter(_ChatClient, RuntimeAdapter):
                     raise self._refused(response, response.read())
                 pieces = response.iter_bytes()
                 held.append(pieces)
+                if self._starved:
+                    self._starved = False
+                    time.sleep(STARVED)
+                    if self._read_timeout < STARVED:
+                        raise PortError(ErrorCode.RUNTIME_TIMEOUT, "read timed out (starved)")
                 for piece in pieces:
                     for event in frames.feed(piece):
                         emit(event)

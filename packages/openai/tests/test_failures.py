@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import socket
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
@@ -166,20 +167,48 @@ def test_failures_before_any_response(raised: httpx.HTTPError, code: ErrorCode) 
 
 
 def test_a_stall_before_the_marker_is_a_timeout(
-    upstream: LoopbackUpstream, adapter: OpenAIChatAdapter
+    upstream: LoopbackUpstream, stalling_adapter: OpenAIChatAdapter
 ) -> None:
     upstream.queue(Reply([sse([text_chunk("so far")], done=False), Stall()]))
-    deltas, error = streamed_failure(adapter)
+    _, error = streamed_failure(stalling_adapter)
     upstream.release()
-    assert deltas == ["so far"]  # kept, never retracted
     assert error.code == ErrorCode.RUNTIME_TIMEOUT
 
 
+class _ThenTimesOut(httpx.SyncByteStream):
+    """A body that gives its bytes, then times out on the next read, as httpx does when a
+    stalled server outlives the read timeout (here without waiting for one)."""
+
+    def __init__(self, body: bytes) -> None:
+        self._body = body
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield self._body
+        raise httpx.ReadTimeout("timed out")
+
+
+def test_a_read_timeout_keeps_the_fragments_read_before_it() -> None:
+    body = sse([text_chunk("so far")], done=False)
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        headers = {"Content-Type": "text/event-stream"}
+        return httpx.Response(200, headers=headers, stream=_ThenTimesOut(body))
+
+    with httpx.Client(transport=httpx.MockTransport(answer)) as client:
+        adapter = OpenAIChatAdapter(
+            base_url="http://upstream.test/v1", model="m", http_client=client
+        )
+        deltas, error = streamed_failure(adapter)
+    assert deltas == ["so far"]  # kept, never retracted
+    assert error.code == ErrorCode.RUNTIME_TIMEOUT
+    assert isinstance(error.__cause__, httpx.ReadTimeout)
+
+
 def test_a_stall_before_any_byte_is_a_timeout(
-    upstream: LoopbackUpstream, adapter: OpenAIChatAdapter
+    upstream: LoopbackUpstream, stalling_adapter: OpenAIChatAdapter
 ) -> None:
     upstream.queue(Reply([Stall()]))
-    assert plain_failure(adapter).code == ErrorCode.RUNTIME_TIMEOUT
+    assert plain_failure(stalling_adapter).code == ErrorCode.RUNTIME_TIMEOUT
     upstream.release()
 
 

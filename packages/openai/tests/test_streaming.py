@@ -131,11 +131,11 @@ def test_usage_after_finish_reason_is_read(
 
 
 def test_stall_after_finish_reason_before_done_times_out(
-    upstream: LoopbackUpstream, adapter: OpenAIChatAdapter
+    upstream: LoopbackUpstream, stalling_adapter: OpenAIChatAdapter
 ) -> None:
     """A finish reason is not the completion marker: a stall before ``[DONE]`` is a stall."""
     upstream.queue(Reply([sse([text_chunk("hi"), finish_chunk()], done=False), Stall()]))
-    outcome = run_streamed(adapter, make_request())
+    outcome = run_streamed(stalling_adapter, make_request())
     assert outcome.error is not None
     assert outcome.error.code == ErrorCode.RUNTIME_TIMEOUT
     upstream.release()

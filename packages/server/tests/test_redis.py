@@ -193,10 +193,12 @@ def test_a_killed_producer_gives_every_reader_the_coded_terminal_within_the_leas
 
 
 def test_delete_on_one_process_stops_the_run_on_the_other(shared_redis: RedisServer) -> None:
+    # A long lease: a producer that a loaded machine kept from renewing a one-second lease
+    # would end as lost, not stopped; the stop itself does not wait on the lease.
     with (
         paced_openai(PIECES) as upstream,
-        runport_serve(shared_redis.url, upstream.url, "--lease", "1") as one,
-        runport_serve(shared_redis.url, upstream.url, "--lease", "1") as two,
+        runport_serve(shared_redis.url, upstream.url, "--lease", "10") as one,
+        runport_serve(shared_redis.url, upstream.url, "--lease", "10") as two,
         httpx.Client(timeout=30) as http,
     ):
         upstream.release(1)

@@ -188,6 +188,8 @@ class RecordedRequest:
     case: str
     played: Case | None = None
     """The case (as the protocol plays it) this request was answered with."""
+    source: Case | None = None
+    """That case as the plan gave it (before the protocol played it)."""
     seen_at_start: int = 0
     """Progress events the caller had seen when this request began (composites, law 7)."""
     ended_early: bool = False
@@ -256,6 +258,8 @@ class ScriptedUpstream(Upstream):
         self.protocol = wire.name
         self.wire = wire
         """The ``WireProtocol`` the upstream speaks."""
+        self.cases = tuple(plan)
+        """The plan as given; ``plan`` holds each case as the protocol plays it."""
         self.plan = tuple(wire.played(case) for case in plan)
         self.pacing = pacing
         self.pacer = Pacer()
@@ -328,6 +332,7 @@ class ScriptedUpstream(Upstream):
             record = RecordedRequest(
                 number, path, headers, body, stream, case.name if case else "<past the plan>", case
             )
+            record.source = self.cases[turn] if case is not None else None
             record.seen_at_start = self.pacer.seen
             self.requests.append(record)
         return record, request, case, refused
