@@ -24,6 +24,7 @@ from runport.conformance._upstream import (
     BlackBoxUpstream,
     ConformanceUsageError,
     Pacing,
+    RecordedRequest,
     ScenarioUpstream,
     ScriptedUpstream,
     Upstream,
@@ -218,7 +219,7 @@ class Harness:
         return outcome
 
     def _stalled_too_soon(
-        self, upstream: ScriptedUpstream, records: Sequence[Any], outcome: Outcome
+        self, upstream: ScriptedUpstream, records: Sequence[RecordedRequest], outcome: Outcome
     ) -> Case | None:
         """The stall case to play again when a call on a short read timeout timed out before
         its sink saw the progress the upstream sends ahead of the stall.
