@@ -14,6 +14,8 @@ import abc
 import asyncio
 import contextlib
 import json
+import socket
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -519,11 +521,13 @@ class _ChatClient:
         ignore_cancel: bool = False,
         drop_reasoning: bool = False,
         mix_reasoning: bool = False,
-        starved: bool = False,
+        starved: str = "",
     ) -> None:
         self._starved = starved
-        """Its first streamed call sleeps through a half-second read window before the first
-        read, then times out by its own clock: an event loop a loaded machine starved."""
+        """Its first call sleeps through a half-second read window, then times out by its own
+        clock, as a thread a loaded machine starved: before its first read (``"frames"``, the
+        upstream's frames unread) or before it sends (``"request"``, the upstream sees
+        nothing)."""
         self._read_timeout = read_timeout
         self._reasoning = "drop" if drop_reasoning else "mix" if mix_reasoning else "keep"
         self._url = base_url.rstrip("/") + "/chat/completions"
@@ -539,6 +543,30 @@ class _ChatClient:
 
     def descriptor(self) -> AdapterDescriptor:
         return _DESCRIPTOR
+
+    def _starve(self, where: str, request: ExecutionRequest | None = None) -> None:
+        if self._starved != where:
+            return
+        self._starved = ""
+        time.sleep(STARVED)
+        if self._read_timeout >= STARVED:
+            return
+        if request is not None:  # sent, but the upstream reads it only after the call ended
+            late = threading.Timer(STARVED / 2, self._send_and_go, (request,))
+            late.daemon = True
+            late.start()
+        raise PortError(ErrorCode.RUNTIME_TIMEOUT, "read timed out (starved)")
+
+    def _send_and_go(self, request: ExecutionRequest) -> None:
+        url = httpx.URL(self._url)
+        body = json.dumps(self._body(request, True)).encode()
+        head = (
+            f"POST {url.raw_path.decode()} HTTP/1.1\r\nHost: {url.netloc.decode()}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+            f"Authorization: {self._headers['Authorization']}\r\nConnection: close\r\n\r\n"
+        )
+        with socket.create_connection((url.host, url.port or 80), timeout=5) as sock:
+            sock.sendall(head.encode() + body)
 
     def _bound(self, request: ExecutionRequest) -> int:
         if self._ignore_bound:
@@ -613,6 +641,7 @@ class MiniChatAdapter(_ChatClient, RuntimeAdapter):
         self._client.close()
 
     def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
+        self._starve("request", request)
         body = self._body_reader(request)
         with (
             self._reading(None, []),
@@ -642,6 +671,7 @@ class MiniChatAdapter(_ChatClient, RuntimeAdapter):
         return receipt
 
     def _stream(self, request: ExecutionRequest, emit: Sink) -> ExecutionReceipt:
+        self._starve("request", request)
         frames = self._frames(request)
         held: list[Any] = []
         try:
@@ -657,11 +687,7 @@ class MiniChatAdapter(_ChatClient, RuntimeAdapter):
                     raise self._refused(response, response.read())
                 pieces = response.iter_bytes()
                 held.append(pieces)
-                if self._starved:
-                    self._starved = False
-                    time.sleep(STARVED)
-                    if self._read_timeout < STARVED:
-                        raise PortError(ErrorCode.RUNTIME_TIMEOUT, "read timed out (starved)")
+                self._starve("frames")
                 for piece in pieces:
                     for event in frames.feed(piece):
                         emit(event)

@@ -207,16 +207,18 @@ CONTROLS: Final = (
     ("ControlAsyncResponses", "openai-responses", "async", _mini(ASYNC_RESPONSES)),
     ("ControlBlackBox", None, "sync", "Echo()"),
     ("ControlOllama", "ollama-chat", "sync", _ollama()),
-    ("ControlStarved", "openai-chat", "sync", _mini(starved=True)),
+    ("ControlStarved", "openai-chat", "sync", _mini(starved="'frames'")),
+    ("ControlStarvedUnseen", "openai-chat", "sync", _mini(starved="'request'")),
 )
-STALL_CHECKS: Final = tuple(
-    f"{check}[stall_after_deltas]"
-    for check in ("test_law_1_grammar", "test_law_5_failure_projection",
-                  "test_law_6_caller_stop", "test_law_7_single_attempt")
-)  # fmt: skip
-"""What ``ControlStarved`` (its first call sleeps through the stall cases' half-second read
-window, as a loaded machine's thread can) runs besides the sync chat checks: a timeout that
-fired before the frames ahead of the stall were read is the machine's, and must not fail."""
+STARVED_CHECKS: Final = {
+    "TestControlStarved": ("test_law_1_grammar[stall_after_deltas]",
+                           "test_law_6_caller_stop[stall_after_deltas]"),
+    "TestControlStarvedUnseen": ("test_law_7_single_attempt[stall_after_deltas]",),
+}  # fmt: skip
+"""What ``ControlStarved`` and ``ControlStarvedUnseen`` (their first call sleeps through the
+stall cases' half-second read window, as a loaded machine's thread can: before reading the
+frames, or before the upstream saw the request) run besides the sync chat checks: a timeout
+that fired before the upstream's frames could arrive is the machine's, and must not fail."""
 BASES: Final = {
     "sync": "RuntimeAdapterConformance",
     "composite": "RuntimeAdapterConformance",
@@ -267,7 +269,9 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[pytest.T
                 for node in _nodes(module, f"Test{name}", b)
             }
         )
-    ids += [f"{module}::TestControlStarved::{check}" for check in STALL_CHECKS]
+    ids += [
+        f"{module}::{cls}::{check}" for cls, checks in STARVED_CHECKS.items() for check in checks
+    ]
     by_class: dict[str, list[pytest.TestReport]] = {}
     for report in run_inner(folder, *ids).reports:
         by_class.setdefault(report.nodeid.split("::")[1], []).append(report)

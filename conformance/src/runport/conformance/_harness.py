@@ -201,55 +201,26 @@ class Harness:
             loop=self._event_loop(),
         )
         self._account(outcome)
+        if isinstance(upstream, ScriptedUpstream):
+            outcome.requests = upstream.requests[before:]
+            if not upstream.shared:
+                stalled = self._stalled_too_soon(upstream, before, outcome)
+                if stalled is not None:  # the same call again, with a ten-second window
+                    again = self.upstream(
+                        [stalled], pacing=upstream.pacing, read_timeout=READ_TIMEOUT
+                    )
+                    return self.stream(
+                        self.adapter(again),
+                        again,
+                        request,
+                        raise_at=raise_at,
+                        cancel_at=cancel_at,
+                        awaiting=awaiting,
+                        capture_logs=capture_logs,
+                    )
         if pacer is not None and isinstance(upstream, ScriptedUpstream):
-            records = upstream.requests[before:]
-            stalled = self._stalled_too_soon(upstream, records, outcome)
-            if stalled is not None:  # the same call again, with a ten-second window
-                again = self.upstream([stalled], pacing=upstream.pacing, read_timeout=READ_TIMEOUT)
-                return self.stream(
-                    self.adapter(again),
-                    again,
-                    request,
-                    raise_at=raise_at,
-                    cancel_at=cancel_at,
-                    awaiting=awaiting,
-                    capture_logs=capture_logs,
-                )
-            self._shared_verdicts(upstream, records, outcome)
+            self._shared_verdicts(upstream, outcome.requests, outcome)
         return outcome
-
-    def _stalled_too_soon(
-        self, upstream: ScriptedUpstream, records: Sequence[RecordedRequest], outcome: Outcome
-    ) -> Case | None:
-        """The stall case to play again when a call on a short read timeout timed out before
-        its sink saw the progress the upstream sends ahead of the stall.
-
-        A stall case's upstream gives the adapter ``STALL_READ_TIMEOUT`` (half a second), so
-        every stall case ends soon. On a loaded machine a thread can sleep through that whole
-        window while the frames ahead of the stall sit unread (or unwritten), and the timeout
-        fires before them: the machine's delay, not the adapter's. So such a call is played
-        once more on its own upstream with ``READ_TIMEOUT`` (ten seconds, the window every
-        other frame gets). A class whose second call also timed out too soon drops progress
-        on a timeout: its later calls are judged at once, without another ten-second stall.
-        """
-        owner = type(self.suite)
-        if getattr(owner, "_runport_stall_drops", False) or outcome.stop is not None:
-            return None
-        timeout = ErrorCode.RUNTIME_TIMEOUT
-        timed_out = getattr(outcome.error, "code", None) == timeout or any(
-            isinstance(event, Failed) and event.code == timeout for event in outcome.terminals
-        )
-        for record in records if timed_out else ():
-            case = record.played
-            if case is None or case.fault is None or case.fault.kind != "stall":
-                continue
-            if len(outcome.progress) >= len(case.progress()):
-                return None
-            if upstream.read_timeout >= READ_TIMEOUT:  # the second call: the adapter's doing
-                owner._runport_stall_drops = True  # type: ignore[attr-defined]
-                return None
-            return record.source
-        return None
 
     def execute(
         self,
@@ -273,8 +244,55 @@ class Harness:
         )
         self._account(outcome)
         if isinstance(upstream, ScriptedUpstream):
-            self._shared_verdicts(upstream, upstream.requests[before:], outcome)
+            outcome.requests = upstream.requests[before:]
+            stalled = None if upstream.shared else self._stalled_too_soon(upstream, before, outcome)
+            if stalled is not None:  # the same call again, with a ten-second window
+                again = self.upstream([stalled], read_timeout=READ_TIMEOUT)
+                return self.execute(
+                    self.adapter(again), request, upstream=again, capture_logs=capture_logs
+                )
+            self._shared_verdicts(upstream, outcome.requests, outcome)
         return outcome
+
+    def _stalled_too_soon(
+        self, upstream: ScriptedUpstream, before: int, outcome: Outcome
+    ) -> Case | None:
+        """The stall case to play again when a call on a short read timeout timed out before
+        the upstream's frames ahead of the stall could have reached it.
+
+        A stall case's upstream gives the adapter ``STALL_READ_TIMEOUT`` (half a second), so
+        every stall case ends soon. On a loaded machine a thread can sleep through that whole
+        window — the upstream's before it reads the request or writes the frames, the caller's
+        before it reads them — and the timeout fires first: the machine's delay, not the
+        adapter's. The events show it: the upstream recorded no request for the call, or the
+        sink saw less progress than the upstream sends ahead of the stall. Such a call is
+        played once more on its own upstream with ``READ_TIMEOUT`` (ten seconds, the window
+        every other frame gets), and that call's outcome is the verdict's. A class whose second
+        call also timed out too soon drops progress on a timeout (its own doing): its later
+        calls are judged at once, without another ten-second stall.
+        """
+        owner = type(self.suite)
+        if getattr(owner, "_runport_stall_drops", False) or outcome.stop is not None:
+            return None
+        timeout = ErrorCode.RUNTIME_TIMEOUT
+        timed_out = getattr(outcome.error, "code", None) == timeout or any(
+            isinstance(event, Failed) and event.code == timeout for event in outcome.terminals
+        )
+        if not timed_out:
+            return None
+        records: list[RecordedRequest] = outcome.requests
+        case = records[0].source if records else upstream.planned(before)
+        if case is None or case.fault is None or case.fault.kind != "stall":
+            return None
+        if records:
+            played = records[0].played
+            owed = 0 if played is None or not outcome.streamed else len(played.progress())
+            if len(outcome.progress) >= owed:
+                return None  # the stall itself timed out, as it should
+        if upstream.read_timeout >= READ_TIMEOUT:  # the second call: the adapter's doing
+            owner._runport_stall_drops = True  # type: ignore[attr-defined]
+            return None
+        return case
 
     def _account(self, outcome: Outcome) -> None:
         if outcome.hung:

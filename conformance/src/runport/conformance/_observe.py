@@ -146,6 +146,9 @@ class Outcome:
     """Events whose awaitable (the sink returned one) the adapter did not await first."""
     logs: list[str] = field(default_factory=list)
     streamed: bool = True
+    requests: list[Any] = field(default_factory=list)
+    """What a served upstream recorded of this call's requests, as the call returned (the
+    harness fills it; the ``RecordedRequest`` of each)."""
 
     @property
     def progress(self) -> list[StreamEvent]:

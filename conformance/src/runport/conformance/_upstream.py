@@ -298,6 +298,12 @@ class ScriptedUpstream(Upstream):
         self._server.server_close()
         self._thread.join(timeout=5)
 
+    def planned(self, before: int) -> Case | None:
+        """The case (as given) the next request is answered with, ``before`` requests in."""
+        with self._lock:
+            turn = max(self._calls, 0) if self.per_call else before
+        return self.cases[turn] if turn < len(self.cases) else None
+
     def begin_call(self) -> None:
         """The suite starts its next call (the turn ``per_call`` plays moves on)."""
         with self._lock:
