@@ -2,7 +2,8 @@
 the one command docs/install.md gives, installed with the install line it gives into a fresh
 venv of Debian's Python outside the repository; then, in that project, a user's script streams
 a contract through the mock and through a loopback OpenAI-compatible server, serves a run over
-Starlette with its result as JSON at the end, and a user's pytest file uses the plugin."""
+FastAPI (the user's own dependency) with its result as JSON at the end, and a user's pytest file
+uses the plugin; and every docs page's blocks run in a venv built by that page's install line."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from . import test_snippets
+
 ROOT = Path(__file__).resolve().parent.parent
 INSTALL_MD = (ROOT / "docs" / "install.md").read_text(encoding="utf-8")
 SYSTEM_PYTHON = Path("/usr/bin/python3")
@@ -22,6 +25,9 @@ WHEELHOUSE = (
     " && .venv/bin/uv build --wheel -o wheelhouse packages/runport"
 )
 INSTALL = ".venv/bin/pip install --find-links WHEELHOUSE 'runport[server,anthropic,testing]'"
+
+USERS_OWN = "fastapi>=0.115"
+"""What the user's project depends on besides runport (from PyPI, as any project would)."""
 
 pytestmark = pytest.mark.xdist_group("own-project")
 
@@ -36,9 +42,8 @@ SCRIPT = r"""
 import asyncio, json, os, socket, sys, threading
 
 import httpx, uvicorn
-from starlette.applications import Starlette
-from starlette.responses import StreamingResponse
-from starlette.routing import Route
+from fastapi import FastAPI
+from fastapi.responses import StreamingResponse
 
 from runport.application import astream_run, define_contract, execute_contract
 from runport.mock import AsyncScriptedRuntime, ScriptedRuntime
@@ -61,7 +66,9 @@ envelope = execute_contract(contract, adapter, inputs={"name": "Ada"}, on_event=
 assert_streamed(seen, text=envelope.result.output)
 print("openai", len(seen), envelope.ok)
 
-# 3. a run streamed by Starlette, its result last
+# 3. a run streamed by FastAPI, its result last
+app = FastAPI()
+
 async def frames():
     async with astream_run(contract, AsyncScriptedRuntime(script("Hi, Ada")),
                            inputs={"name": "Ada"}) as events:
@@ -69,13 +76,13 @@ async def frames():
             yield event.model_dump_json() + "\n"
     yield events.result.model_dump_json() + "\n"
 
-async def endpoint(request):
+@app.get("/run")
+async def endpoint():
     return StreamingResponse(frames(), media_type="application/x-ndjson")
 
 sock = socket.socket()
 sock.bind(("127.0.0.1", 0))
-server = uvicorn.Server(uvicorn.Config(Starlette(routes=[Route("/run", endpoint)]),
-                                       log_level="warning"))
+server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
 thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
 thread.start()
 while not server.started:
@@ -83,7 +90,7 @@ while not server.started:
 lines = httpx.get(f"http://127.0.0.1:{sock.getsockname()[1]}/run").text.splitlines()
 server.should_exit = True
 thread.join()
-print("starlette", [json.loads(line).get("kind", "result") for line in lines],
+print("fastapi", [json.loads(line).get("kind", "result") for line in lines],
       json.loads(lines[-1])["output"])
 """
 
@@ -118,28 +125,47 @@ def test_the_commands_are_the_ones_docs_install_md_gives() -> None:
     assert INSTALL.replace("WHEELHOUSE", "/path/to/runport/wheelhouse") in INSTALL_MD
 
 
-@pytest.mark.skipif(not ENABLED, reason=SKIP_REASON)
-def test_a_fresh_project_installs_from_the_wheelhouse_and_uses_runport(tmp_path: Path) -> None:
-    assert SYSTEM_PYTHON.is_file(), "no Debian Python at /usr/bin/python3"
+@pytest.fixture(scope="module")
+def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every distribution's wheel, built once by the command docs/install.md gives."""
     uv = str(Path(sys.executable).parent / "uv")
-    wheelhouse = tmp_path / "wheelhouse"
+    built = tmp_path_factory.mktemp("wheelhouse")
     for part in WHEELHOUSE.split(" && "):
         argv = [uv if word == ".venv/bin/uv" else word for word in shlex.split(part)]
-        argv = [str(wheelhouse) if word == "wheelhouse" else word for word in argv]
+        argv = [str(built) if word == "wheelhouse" else word for word in argv]
         subprocess.run([*argv, "-q"], cwd=ROOT, check=True, timeout=300)
-    assert len(list(wheelhouse.glob("runport*.whl"))) == 16
+    assert len(list(built.glob("runport*.whl"))) == 16
+    return built
 
-    project = tmp_path / "myproject"  # outside the repository
-    project.mkdir()
+
+def _clean_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("RUNPORT_", "PYTEST_"))}
     env.pop("VIRTUAL_ENV", None)
+    return env
+
+
+def make_project(project: Path, wheelhouse: Path, words: list[str]) -> Path:
+    """A venv of Debian's Python in ``project``, ``pip install``-ed with ``words`` from the
+    wheelhouse (as docs/install.md says); its python."""
+    assert SYSTEM_PYTHON.is_file(), "no Debian Python at /usr/bin/python3"
+    project.mkdir(parents=True, exist_ok=True)
+    env = _clean_env()
     subprocess.run([SYSTEM_PYTHON, "-m", "venv", ".venv"], cwd=project, check=True, env=env)
-    install = shlex.split(INSTALL.replace("WHEELHOUSE", str(wheelhouse)))
-    done = subprocess.run(
-        [*install, "-q"], cwd=project, env=env, capture_output=True, text=True, timeout=600
-    )
+    pip = [".venv/bin/pip", "install", "-q", "--find-links", str(wheelhouse), *words]
+    done = subprocess.run(pip, cwd=project, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-4000:]
-    python = project / ".venv" / "bin" / "python"
+    return project / ".venv" / "bin" / "python"
+
+
+@pytest.mark.skipif(not ENABLED, reason=SKIP_REASON)
+def test_a_fresh_project_installs_from_the_wheelhouse_and_uses_runport(
+    tmp_path: Path, wheelhouse: Path
+) -> None:
+    project = tmp_path / "myproject"  # outside the repository
+    install = shlex.split(INSTALL.replace("WHEELHOUSE", str(wheelhouse)))
+    assert install[:3] == [".venv/bin/pip", "install", "--find-links"]
+    python = make_project(project, wheelhouse, [*install[4:], USERS_OWN])
+    env = _clean_env()
 
     conformance = pytest.importorskip("runport.conformance")
     plain = next(case for case in conformance.CASES if case.name == "plain_text")
@@ -162,7 +188,7 @@ def test_a_fresh_project_installs_from_the_wheelhouse_and_uses_runport(tmp_path:
     assert said[0] == "mock Hello, Ada"
     assert said[1].startswith("openai ")
     assert said[1].endswith(" True")
-    assert said[2] == "starlette ['Delta', 'Complete', 'result'] Hi, Ada"
+    assert said[2] == "fastapi ['Delta', 'Complete', 'result'] Hi, Ada"
     where = subprocess.run(
         [python, "-c", "import runport.mock; print(runport.mock.__file__)"],
         cwd=project,
@@ -185,3 +211,30 @@ def test_a_fresh_project_installs_from_the_wheelhouse_and_uses_runport(tmp_path:
     )
     assert tested.returncode == 0, tested.stdout[-4000:]
     assert "2 passed" in tested.stdout
+
+
+SNIPPETS = [s for s in test_snippets.SNIPPETS if s.marker != "not-run"]
+_PROJECTS: dict[tuple[str, ...], Path] = {}
+
+
+@pytest.mark.skipif(not ENABLED, reason=SKIP_REASON)
+@pytest.mark.parametrize("snippet", SNIPPETS, ids=[snippet.name for snippet in SNIPPETS])
+def test_each_snippet_runs_where_its_page_s_install_line_alone_installed_runport(
+    snippet: test_snippets.Snippet,
+    tmp_path: Path,
+    wheelhouse: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """The page's own install line, and nothing else, builds the venv its blocks run in (one
+    venv per distinct line, built once): a block that needs more than its page says fails."""
+    python = _PROJECTS.get(snippet.install)
+    if python is None:
+        folder = tmp_path_factory.mktemp("project")
+        python = _PROJECTS[snippet.install] = make_project(folder, wheelhouse, [*snippet.install])
+    result = test_snippets.run_snippet(snippet, tmp_path, python)
+    assert result.returncode == 0, (
+        f"{snippet.name} ({snippet.language}), installed with "
+        f"`pip install {shlex.join(snippet.install)}`, exited {result.returncode}\n"
+        f"--- code\n{snippet.code}--- stdout\n{result.stdout[-4000:]}\n"
+        f"--- stderr\n{result.stderr[-4000:]}"
+    )

@@ -17,12 +17,18 @@ give a reason, or the snippet fails:
 - ``<!-- snippet: continues (reason) -->`` the block goes on from the page's previous block of
   the same language (a page that builds a contract once and then uses it): it runs after that
   block's code, in one script, as a reader pasting them one after the other would run it.
+
+Every page with a block that runs says, under its title, the one install line its blocks need
+(``Install for this page: `pip install …```). Here the blocks run in the workspace's venv;
+the own-project tier (tests/test_own_project.py) runs them again, each page's in a venv that
+line alone built from the wheelhouse.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -39,6 +45,7 @@ TIMEOUT_S = 300
 
 _FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})(?P<info>[^`\n]*)$")
 _MARKER = re.compile(r"^<!--\s*snippet:\s*(?P<kind>[\w-]+)\s*(?P<reason>.*?)\s*-->$")
+_INSTALL = re.compile(r"^Install for this page: `pip install (?P<line>[^`]+)`")
 
 
 @dataclass(frozen=True)
@@ -49,6 +56,8 @@ class Snippet:
     code: str
     marker: str | None
     reason: str
+    install: tuple[str, ...] = ()
+    """What the page's install line gives ``pip install`` (shell words), or nothing."""
 
     @property
     def name(self) -> str:
@@ -63,6 +72,7 @@ def documents() -> list[Path]:
 def extract(path: Path) -> list[Snippet]:
     """The runnable fenced blocks of one Markdown file, with the marker comment before each."""
     lines = path.read_text(encoding="utf-8").splitlines()
+    install = install_line(lines)
     snippets: list[Snippet] = []
     index = 0
     while index < len(lines):
@@ -83,9 +93,16 @@ def extract(path: Path) -> list[Snippet]:
                     f"{path}:{index + 1}: 'continues' needs an earlier {language} block"
                 )
                 code = previous[-1].code + code
-            snippets.append(Snippet(path, index + 1, language, code, marker, reason))
+            snippets.append(Snippet(path, index + 1, language, code, marker, reason, install))
         index = end + 1
     return snippets
+
+
+def install_line(lines: list[str]) -> tuple[str, ...]:
+    """The words after ``pip install`` in the page's one install line (nothing without one)."""
+    found = [match["line"] for line in lines if (match := _INSTALL.match(line))]
+    assert len(found) <= 1, f"a page says its install line once, not {len(found)} times"
+    return tuple(shlex.split(found[0])) if found else ()
 
 
 def _marker_before(lines: list[str], fence_index: int) -> tuple[str | None, str]:
@@ -105,6 +122,18 @@ def _marker_before(lines: list[str], fence_index: int) -> tuple[str | None, str]
 SNIPPETS = [snippet for path in documents() for snippet in extract(path)]
 
 
+def test_every_page_that_runs_a_block_says_its_install_line_and_the_extras_exist() -> None:
+    runport = (ROOT / "packages" / "runport" / "pyproject.toml").read_text(encoding="utf-8")
+    extras = set(re.findall(r"^(\w+) = \[", runport.partition("optional-dependencies]")[2], re.M))
+    pages = {s.path: s.install for s in SNIPPETS if s.marker != "not-run"}
+    missing = sorted(str(path.relative_to(ROOT)) for path, line in pages.items() if not line)
+    assert not missing, f"these pages run blocks but say no install line: {missing}"
+    for path, line in pages.items():
+        assert line[0].partition("[")[0] == "runport", f"{path}: {line}"
+        asked = set(line[0].partition("[")[2].rstrip("]").split(",")) - {""}
+        assert asked <= extras, f"{path}: no such runport extra {sorted(asked - extras)}"
+
+
 def test_the_readme_and_every_docs_page_are_scanned() -> None:
     names = {snippet.path.name for snippet in SNIPPETS}
     assert "README.md" in names
@@ -120,10 +149,7 @@ def test_snippet_runs(snippet: Snippet, tmp_path: Path) -> None:
         assert snippet.reason, f"{snippet.name}: a snippet marker must state its reason"
     if snippet.marker == "not-run":
         pytest.skip(f"not run here: {snippet.reason}")
-    env = _environment(tmp_path)
-    with _openai_server(snippet.marker == "openai-server") as server_env:
-        env.update(server_env)
-        result = _run(_command(snippet, tmp_path), tmp_path, env)
+    result = run_snippet(snippet, tmp_path, Path(sys.executable))
     assert result.returncode == 0, (
         f"{snippet.name} ({snippet.language}) exited {result.returncode}\n"
         f"--- code\n{snippet.code}--- stdout\n{result.stdout[-4000:]}\n"
@@ -131,10 +157,19 @@ def test_snippet_runs(snippet: Snippet, tmp_path: Path) -> None:
     )
 
 
+def run_snippet(snippet: Snippet, tmp_path: Path, python: Path) -> subprocess.CompletedProcess[str]:
+    """One block, run as a reader would with ``python`` (and its ``bin`` first on PATH)."""
+    env = _environment(tmp_path, python)
+    with _openai_server(snippet.marker == "openai-server") as server_env:
+        env.update(server_env)
+        return _run(_command(snippet, tmp_path, python), tmp_path, env)
+
+
 def run_python(code: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     """A python block run as ``test_snippet_runs`` runs it: for the docs tests that compare
     what a snippet prints with the block the page shows after it."""
-    return _run(_script(code, tmp_path), tmp_path, _environment(tmp_path))
+    python = Path(sys.executable)
+    return _run(_script(code, tmp_path, python), tmp_path, _environment(tmp_path, python))
 
 
 def _run(
@@ -152,15 +187,15 @@ def _run(
     )
 
 
-def _script(code: str, tmp_path: Path) -> list[str]:
+def _script(code: str, tmp_path: Path, python: Path) -> list[str]:
     script = tmp_path / "snippet.py"
     script.write_text(code, encoding="utf-8")
-    return [sys.executable, str(script)]
+    return [str(python), str(script)]
 
 
-def _command(snippet: Snippet, tmp_path: Path) -> list[str]:
+def _command(snippet: Snippet, tmp_path: Path, python: Path) -> list[str]:
     if snippet.language == "python":
-        return _script(snippet.code, tmp_path)
+        return _script(snippet.code, tmp_path, python)
     code = snippet.code
     if snippet.language == "console":
         code = "".join(
@@ -170,13 +205,13 @@ def _command(snippet: Snippet, tmp_path: Path) -> list[str]:
     return ["bash", "-c", "set -euo pipefail\n" + code]
 
 
-def _environment(tmp_path: Path) -> dict[str, str]:
+def _environment(tmp_path: Path, python: Path) -> dict[str, str]:
     env = {
         key: value
         for key, value in os.environ.items()
         if not key.startswith(("RUNPORT_", "OPENAI_", "PYTEST_"))
     }
-    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env["PATH"] = os.pathsep.join([str(python.parent), env.get("PATH", "")])
     env["HOME"] = str(tmp_path)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["NO_COLOR"] = "1"
