@@ -14,6 +14,11 @@ give a reason, or the snippet fails:
 - ``<!-- snippet: openai-server (reason) -->`` a loopback OpenAI-compatible server is started
   for the block (the conformance suite's scripted upstream, answering with plain text), and
   ``RUNPORT_OPENAI_BASE_URL`` / ``RUNPORT_OPENAI_MODEL`` point at it, as a reader would set them;
+- ``<!-- snippet: vertex-server (reason) -->`` a loopback Vertex AI and its token endpoint
+  (runport.conformance.vertex) are started, answering Gemini's stream, and the variables a
+  reader would set point at them: ``GOOGLE_APPLICATION_CREDENTIALS`` (a service account's key
+  file, whose signed grants the emulation verifies), ``RUNPORT_VERTEX_PROJECT`` and
+  ``RUNPORT_VERTEX_GEMINI_BASE_URL``;
 - ``<!-- snippet: continues (reason) -->`` the block goes on from the page's previous block of
   the same language (a page that builds a contract once and then uses it): it runs after that
   block's code, in one script, as a reader pasting them one after the other would run it.
@@ -26,6 +31,7 @@ line alone built from the wheelhouse.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -40,7 +46,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN_LANGUAGES = frozenset({"python", "sh", "bash", "console"})
-MARKERS = frozenset({"continues", "not-run", "openai-server"})
+MARKERS = frozenset({"continues", "not-run", "openai-server", "vertex-server"})
 TIMEOUT_S = 300
 
 _FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})(?P<info>[^`\n]*)$")
@@ -160,7 +166,8 @@ def test_snippet_runs(snippet: Snippet, tmp_path: Path) -> None:
 def run_snippet(snippet: Snippet, tmp_path: Path, python: Path) -> subprocess.CompletedProcess[str]:
     """One block, run as a reader would with ``python`` (and its ``bin`` first on PATH)."""
     env = _environment(tmp_path, python)
-    with _openai_server(snippet.marker == "openai-server") as server_env:
+    server = _vertex_server if snippet.marker == "vertex-server" else _openai_server
+    with server(snippet.marker in ("openai-server", "vertex-server"), tmp_path) as server_env:
         env.update(server_env)
         return _run(_command(snippet, tmp_path, python), tmp_path, env)
 
@@ -219,7 +226,7 @@ def _environment(tmp_path: Path, python: Path) -> dict[str, str]:
 
 
 @contextmanager
-def _openai_server(wanted: bool) -> Iterator[dict[str, str]]:
+def _openai_server(wanted: bool, tmp_path: Path) -> Iterator[dict[str, str]]:
     if not wanted:
         yield {}
         return
@@ -248,3 +255,23 @@ def test_markers_are_read_from_the_comment_right_before_a_block(tmp_path: Path) 
         ("bash", "malformed", "<!-- snippet -->", 19),
     ]
     assert "sometimes" not in MARKERS
+
+
+_GEMINI_SSE = (
+    b'data: {"candidates": [{"content": {"parts": [{"text": "Hello, Ada"}], "role": "model"}, '
+    b'"finishReason": "STOP", "index": 0}], "usageMetadata": {"promptTokenCount": 4, '
+    b'"candidatesTokenCount": 3, "totalTokenCount": 7}}\r\n\r\n'
+)
+
+
+@contextmanager
+def _vertex_server(wanted: bool, tmp_path: Path) -> Iterator[dict[str, str]]:
+    vertex = pytest.importorskip("runport.conformance.vertex")
+    with vertex.VertexEmulation([("text/event-stream", _GEMINI_SSE)]) as emulation:
+        adc = tmp_path / "service-account.json"
+        adc.write_text(json.dumps(emulation.service_account_info()), encoding="utf-8")
+        yield {
+            "GOOGLE_APPLICATION_CREDENTIALS": str(adc),
+            "RUNPORT_VERTEX_PROJECT": "my-project-1",
+            "RUNPORT_VERTEX_GEMINI_BASE_URL": emulation.base_url,
+        }

@@ -9,7 +9,12 @@ from runport.anthropic._adapter import (
 from runport.anthropic._async_adapter import AsyncAnthropicMessagesAdapter
 from runport.anthropic._codec import ANTHROPIC_VERSION
 from runport.anthropic._request import ANSWER_TOOL
-from runport.anthropic._setup import create_adapter, create_async_adapter
+from runport.anthropic._setup import (
+    create_adapter,
+    create_async_adapter,
+    create_async_vertex_adapter,
+    create_vertex_adapter,
+)
 
 __all__ = [
     "ANSWER_TOOL",
@@ -20,4 +25,6 @@ __all__ = [
     "AsyncAnthropicMessagesAdapter",
     "create_adapter",
     "create_async_adapter",
+    "create_async_vertex_adapter",
+    "create_vertex_adapter",
 ]

@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 from functools import partial
-from typing import Final, Unpack
+from typing import Any, Final, Unpack, cast
 
 import httpx
 
 from runport.anthropic._codec import MessagesCodec
-from runport.http import ClientT, HTTPAdapter, ProviderAdapter, ProviderKeywords
+from runport.http import ClientT, HTTPAdapter, ProviderAdapter, ProviderKeywords, on_vertex
 
 DEFAULT_BASE_URL: Final = "https://api.anthropic.com"
 DEFAULT_MAX_TOKENS: Final = 4096
@@ -18,16 +18,32 @@ DEFAULT_MAX_TOKENS: Final = 4096
 
 class MessagesKeywords(ProviderAdapter[ClientT]):
     """The keywords of both flavours: a provider's (``model``, ``api_key``, ``base_url``, the
-    driver's) and ``max_tokens``."""
+    driver's), ``max_tokens``, and Vertex AI's (``project``, ``location``; ``vertex=True``
+    insists on Vertex AI, so a missing project is an error, not Anthropic's own API)."""
 
     default_base_url = DEFAULT_BASE_URL
 
     def __init__(
-        self, *, max_tokens: int = DEFAULT_MAX_TOKENS, **keywords: Unpack[ProviderKeywords[ClientT]]
+        self,
+        *,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        vertex: bool = False,
+        project: str | None = None,
+        location: str | None = None,
+        **keywords: Unpack[ProviderKeywords[ClientT]],
     ) -> None:
         if type(max_tokens) is not int or max_tokens < 1:
             raise ValueError("max_tokens must be a positive integer")
-        super().__init__(partial(MessagesCodec, max_tokens=max_tokens), **keywords)
+        place = on_vertex(
+            cast(dict[str, Any], keywords),
+            vertex=vertex,
+            project=project,
+            location=location,
+            express=False,
+        )
+        models = None if place is None else place.models("anthropic")
+        codec = partial(MessagesCodec, max_tokens=max_tokens, models=models)
+        super().__init__(codec, **keywords)
 
 
 class AnthropicMessagesAdapter(MessagesKeywords[httpx.Client], HTTPAdapter):

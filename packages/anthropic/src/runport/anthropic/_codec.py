@@ -3,6 +3,7 @@ events or one JSON message the other, with no I/O of its own."""
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 from runport.anthropic._answer import raw_member
@@ -25,6 +26,10 @@ DESCRIPTOR: Final = provider_descriptor(
 )
 
 ANTHROPIC_VERSION: Final = "2023-06-01"
+VERTEX_ANTHROPIC_VERSION: Final = "vertex-2023-10-16"
+"""What Vertex AI wants in the body's ``anthropic_version`` (in place of the header)."""
+_VERTEX_MODEL: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]*")
+"""A model id Vertex AI's path can carry as it is (``claude-sonnet-4@20250514``)."""
 """The ``anthropic-version`` header: the API version whose shapes this codec reads."""
 
 
@@ -32,22 +37,38 @@ class MessagesCodec(JSONAPICodec):
     """``POST /v1/messages``, with ``stream: true`` when streamed. The completion marker is
     ``message_stop``."""
 
-    def __init__(self, *, model: str, api_key: str | None, max_tokens: int) -> None:
+    def __init__(
+        self, *, model: str, api_key: str | None, max_tokens: int, models: str | None = None
+    ) -> None:
+        if models and not _VERTEX_MODEL.fullmatch(model):
+            raise ValueError(
+                "model must name a Claude model on Vertex AI (letters, digits, '.', '_', '-', "
+                f"'@'), e.g. claude-sonnet-4@20250514, not {model!r}"
+            )
+        version = None if models else ANTHROPIC_VERSION  # Vertex AI takes it in the body
         super().__init__(
             DESCRIPTOR,
             distribution="runport-anthropic",
             model=model,
             api_key=api_key,
-            credentials={"anthropic-version": ANTHROPIC_VERSION, "x-api-key": api_key},
+            credentials={"anthropic-version": version, "x-api-key": api_key},
             decoders=(_EventStream.for_codec, _Message.for_codec),
         )
         self.max_tokens = max_tokens
+        self.models = models
+        """Vertex AI's path of a project's Anthropic models; ``None``: Anthropic's own API."""
 
     def encode(self, request: ExecutionRequest, *, stream: bool) -> HTTPRequest:
         body = request_body(
             request.interaction, model=self.model, max_tokens=self.max_tokens, stream=stream
         )
-        return self.post("v1/messages", body, stream=stream)
+        if self.models is None:
+            return self.post("v1/messages", body, stream=stream)
+        # Vertex AI names the model in the path and the version in the body
+        del body["model"]
+        body = {"anthropic_version": VERTEX_ANTHROPIC_VERSION, **body}
+        verb = "streamRawPredict" if stream else "rawPredict"
+        return self.post(f"{self.models}/{self.model}:{verb}", body, stream=stream)
 
 
 class _MessageDecoder(TurnDecoder):

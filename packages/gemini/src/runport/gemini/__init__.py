@@ -6,7 +6,12 @@ from runport.gemini._adapter import (
     GeminiAdapter,
 )
 from runport.gemini._async_adapter import AsyncGeminiAdapter
-from runport.gemini._setup import create_adapter, create_async_adapter
+from runport.gemini._setup import (
+    create_adapter,
+    create_async_adapter,
+    create_async_vertex_adapter,
+    create_vertex_adapter,
+)
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -14,4 +19,6 @@ __all__ = [
     "GeminiAdapter",
     "create_adapter",
     "create_async_adapter",
+    "create_async_vertex_adapter",
+    "create_vertex_adapter",
 ]

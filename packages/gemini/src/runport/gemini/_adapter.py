@@ -4,36 +4,52 @@
 from __future__ import annotations
 
 import re
-from typing import Final, Unpack
+from functools import partial
+from typing import Any, Final, Unpack, cast
 
 import httpx
 
 from runport.gemini._codec import GenerateContentCodec
-from runport.http import ClientT, HTTPAdapter, ProviderAdapter, ProviderKeywords
+from runport.http import ClientT, HTTPAdapter, ProviderAdapter, ProviderKeywords, on_vertex
 
 DEFAULT_BASE_URL: Final = "https://generativelanguage.googleapis.com"
 
 _MODEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
-def make_codec(*, model: str, api_key: str | None) -> GenerateContentCodec:
-    """The codec both flavours share, its model named the way a request path can carry."""
+def make_codec(
+    *, model: str, api_key: str | None, models: str = "v1beta/models"
+) -> GenerateContentCodec:
+    """The codec both flavours share, its model named the way a request path can carry;
+    ``models`` the path of the models (Vertex AI's under a project)."""
     model = model.removeprefix("models/")
     if not _MODEL.fullmatch(model):
         raise ValueError(
             "model must name a Gemini model (letters, digits, '.', '_', '-'), e.g. gemini-2.5-flash"
         )
-    return GenerateContentCodec(model=model, api_key=api_key)
+    return GenerateContentCodec(model=model, api_key=api_key, models=models)
 
 
 class GenerateContentKeywords(ProviderAdapter[ClientT]):
     """The keywords of both flavours: a provider's (``model``, ``api_key``, ``base_url``, the
-    driver's)."""
+    driver's) and Vertex AI's (``project``, ``location``; ``vertex=True`` alone is Vertex's
+    express mode, with an API key)."""
 
     default_base_url = DEFAULT_BASE_URL
 
-    def __init__(self, **keywords: Unpack[ProviderKeywords[ClientT]]) -> None:
-        super().__init__(make_codec, **keywords)
+    def __init__(
+        self,
+        *,
+        vertex: bool = False,
+        project: str | None = None,
+        location: str | None = None,
+        **keywords: Unpack[ProviderKeywords[ClientT]],
+    ) -> None:
+        place = on_vertex(
+            cast(dict[str, Any], keywords), vertex=vertex, project=project, location=location
+        )
+        models = "v1beta/models" if place is None else place.models("google")
+        super().__init__(partial(make_codec, models=models), **keywords)
 
 
 class GeminiAdapter(GenerateContentKeywords[httpx.Client], HTTPAdapter):

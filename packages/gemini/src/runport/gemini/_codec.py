@@ -49,9 +49,10 @@ def retry_delay_ms(body: Any) -> float | None:
 
 class GenerateContentCodec(JSONAPICodec):
     """``POST /v1beta/models/{model}:streamGenerateContent?alt=sse`` streamed,
-    ``:generateContent`` unstreamed; the key goes in ``x-goog-api-key``, never in the URL."""
+    ``:generateContent`` unstreamed (on Vertex AI, ``models`` is the project's path); the key
+    goes in ``x-goog-api-key``, never in the URL."""
 
-    def __init__(self, *, model: str, api_key: str | None) -> None:
+    def __init__(self, *, model: str, api_key: str | None, models: str = "v1beta/models") -> None:
         super().__init__(
             DESCRIPTOR,
             distribution="runport-gemini",
@@ -60,6 +61,8 @@ class GenerateContentCodec(JSONAPICodec):
             credentials={"x-goog-api-key": api_key},
             decoders=(_Chunks.for_codec, _Response.for_codec),
         )
+        self.models = models
+        """The path of the models: ``v1beta/models``, or a Vertex AI project's."""
 
     def retry_after_ms(self, body: Any) -> float | None:
         """The ``retryDelay`` of a ``google.rpc.RetryInfo`` among the error's ``details``
@@ -69,9 +72,9 @@ class GenerateContentCodec(JSONAPICodec):
     def encode(self, request: ExecutionRequest, *, stream: bool) -> HTTPRequest:
         body = request_body(request.interaction)
         if stream:
-            path = f"v1beta/models/{self.model}:streamGenerateContent"
+            path = f"{self.models}/{self.model}:streamGenerateContent"
             return self.post(path, body, stream=True, params={"alt": "sse"})
-        return self.post(f"v1beta/models/{self.model}:generateContent", body, stream=False)
+        return self.post(f"{self.models}/{self.model}:generateContent", body, stream=False)
 
 
 class _ResponseDecoder(TurnDecoder):

@@ -18,3 +18,23 @@ create_adapter = ENVIRONMENT.entry_point(GeminiAdapter)
 
 create_async_adapter = ENVIRONMENT.entry_point(AsyncGeminiAdapter)
 """``create_adapter``'s settings on the event loop (``runport.async_adapters``)."""
+
+VERTEX = ProviderEnvironment(
+    "vertex-gemini",
+    "RUNPORT_VERTEX_GEMINI",
+    api_key=("RUNPORT_VERTEX_API_KEY",),
+    example="RUNPORT_VERTEX_GEMINI_MODEL=gemini-2.5-flash",
+    key_required=False,
+    options={"project": "RUNPORT_VERTEX_PROJECT", "location": "RUNPORT_VERTEX_LOCATION"},
+    fixed={"vertex": True},
+    adapter_base_url=False,
+)
+
+create_vertex_adapter = VERTEX.entry_point(GeminiAdapter)
+"""``runport run … --adapter vertex-gemini``: Gemini on Vertex AI. ``RUNPORT_VERTEX_GEMINI_MODEL``
+is required; ``RUNPORT_VERTEX_PROJECT`` (and ``RUNPORT_VERTEX_LOCATION``, default ``global``)
+with google-auth's default credentials, or, without a project, express mode with
+``RUNPORT_VERTEX_API_KEY``; ``RUNPORT_VERTEX_GEMINI_BASE_URL`` defaults to the location's host."""
+
+create_async_vertex_adapter = VERTEX.entry_point(AsyncGeminiAdapter)
+"""``create_vertex_adapter``'s settings on the event loop (``runport.async_adapters``)."""

@@ -18,6 +18,7 @@ from runport.http._errors import (
     status_error,
     transport_error,
 )
+from runport.http._google import CLOUD_PLATFORM, GoogleAuth, TokenUnavailable, Vertex, on_vertex
 from runport.http._json import check_json_text, encode_json
 from runport.http._json_api import (
     DecoderFactory,
@@ -45,6 +46,7 @@ from runport.http._urls import redact_url
 from runport.http._usage import cache_counts
 
 __all__ = [
+    "CLOUD_PLATFORM",
     "DEFAULT_ASYNC_LIMITS",
     "DEFAULT_TIMEOUT",
     "MAX_RETRY_AFTER_MS",
@@ -55,6 +57,7 @@ __all__ = [
     "CodecCarrier",
     "DecoderFactory",
     "DriverOptions",
+    "GoogleAuth",
     "HTTPAdapter",
     "HTTPRequest",
     "JSONAPICodec",
@@ -68,8 +71,10 @@ __all__ = [
     "SSETurnDecoder",
     "ServerSentEvent",
     "TextPieces",
+    "TokenUnavailable",
     "TurnBuilder",
     "TurnDecoder",
+    "Vertex",
     "cache_counts",
     "cache_key",
     "check_json_text",
@@ -82,6 +87,7 @@ __all__ = [
     "json_headers",
     "json_object",
     "message_parts",
+    "on_vertex",
     "parsed_tool_call",
     "provider_descriptor",
     "provider_text",

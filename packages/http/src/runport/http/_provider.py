@@ -104,6 +104,12 @@ class ProviderEnvironment:
     example: str
     key_required: bool = True
     options: Mapping[str, str] = field(default_factory=dict)
+    fixed: Mapping[str, Any] = field(default_factory=dict)
+    """Keywords always passed as they are (``vertex=True`` for the ``vertex-gemini`` entry)."""
+    adapter_base_url: bool = True
+    """Whether the base URL falls back to the adapter's ``default_base_url``; ``False``: it is
+    passed only when given or set, and the adapter picks its own from the other keywords (a
+    Vertex AI location's host)."""
 
     @property
     def model(self) -> str:
@@ -126,13 +132,16 @@ class ProviderEnvironment:
             required.append((given.get("api_key"), *self.api_key))
         required.append((given.get("model"), self.model))
         found = iter(from_environment(self.adapter, self.example, *required))
+        fallback = kind.default_base_url if self.adapter_base_url else None
         base_url = (
             next(found)
             if kind.default_base_url is None
-            else given.get("base_url") or os.environ.get(self.base_url) or kind.default_base_url
+            else given.get("base_url") or os.environ.get(self.base_url) or fallback
         )
         api_key = next(found) if self.key_required else _first(given.get("api_key"), self.api_key)
-        settings: dict[str, Any] = {"base_url": base_url, "model": next(found), "api_key": api_key}
+        settings: dict[str, Any] = {**self.fixed, "model": next(found), "api_key": api_key}
+        if base_url is not None:
+            settings["base_url"] = base_url
         for keyword, variable in self.options.items():
             value = _first(given.get(keyword), (variable,))
             if value is not None:
@@ -140,7 +149,7 @@ class ProviderEnvironment:
         logging.getLogger(_package(kind)).info(
             "%s adapter: %s, model %s, %s",
             self.adapter,
-            redact_url(base_url),
+            "its default host" if base_url is None else redact_url(base_url),
             settings["model"],
             "with an API key" if api_key else "without an API key",
         )

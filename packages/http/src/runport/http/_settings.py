@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Final, Generic, TypedDict, TypeVar
+from typing import Any, Final, Generic, TypedDict, TypeVar
 
 import httpx
 
@@ -22,6 +22,7 @@ __all__ = [
     "CodecCarrier",
     "DriverOptions",
     "checked_api_key",
+    "request_auth",
     "require",
 ]
 
@@ -158,6 +159,13 @@ class DriverOptions(TypedDict, Generic[ClientT], total=False):
     timeout: float | httpx.Timeout | None
     max_response_bytes: int | None
     deadline: float | None
+    auth: httpx.Auth | None
+
+
+def request_auth(auth: httpx.Auth | None) -> Any:
+    """What ``client.send(…, auth=)`` is given: the adapter's ``auth``, else the client's own
+    (``httpx.USE_CLIENT_DEFAULT``, whose type httpx keeps private)."""
+    return httpx.USE_CLIENT_DEFAULT if auth is None else auth
 
 
 class CodecCarrier(Generic[ClientT]):
@@ -173,8 +181,12 @@ class CodecCarrier(Generic[ClientT]):
         timeout: float | httpx.Timeout | None = None,
         max_response_bytes: int | None = None,
         deadline: float | None = None,
+        auth: httpx.Auth | None = None,
     ) -> None:
         self._codec = codec
+        self._auth = auth
+        """Sent with every request (``client.send(…, auth=)``), the adapter's client or yours:
+        a token that expires (``GoogleAuth``, say) signs each request anew."""
         self._settings = AdapterSettings.build(
             base_url, timeout=timeout, max_response_bytes=max_response_bytes, deadline=deadline
         )
