@@ -18,6 +18,14 @@ from runport.http._errors import (
     status_error,
     transport_error,
 )
+from runport.http._eventstream import (
+    EVENTSTREAM_MAX_MESSAGE_BYTES,
+    EventStreamDecoder,
+    EventStreamMessage,
+    EventStreamTurnDecoder,
+    HeaderValue,
+    eventstream_error,
+)
 from runport.http._json import check_json_text, encode_json
 from runport.http._json_api import (
     DecoderFactory,
@@ -47,6 +55,7 @@ from runport.http._usage import cache_counts
 __all__ = [
     "DEFAULT_ASYNC_LIMITS",
     "DEFAULT_TIMEOUT",
+    "EVENTSTREAM_MAX_MESSAGE_BYTES",
     "MAX_RETRY_AFTER_MS",
     "PROVIDER_TEXT_LIMIT",
     "AsyncHTTPAdapter",
@@ -55,8 +64,12 @@ __all__ = [
     "CodecCarrier",
     "DecoderFactory",
     "DriverOptions",
+    "EventStreamDecoder",
+    "EventStreamMessage",
+    "EventStreamTurnDecoder",
     "HTTPAdapter",
     "HTTPRequest",
+    "HeaderValue",
     "JSONAPICodec",
     "JSONTurnDecoder",
     "PartRules",
@@ -78,6 +91,7 @@ __all__ = [
     "encode_json",
     "error_from_words",
     "error_message",
+    "eventstream_error",
     "from_environment",
     "json_headers",
     "json_object",
