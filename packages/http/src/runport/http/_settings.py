@@ -51,6 +51,8 @@ class AdapterSettings:
     deadline: float | None
     secrets: tuple[str, ...]
     """The credentials in ``base_url``, kept out of every message as the codec's are."""
+    auth: httpx.Auth | httpx._client.UseClientDefault = httpx.USE_CLIENT_DEFAULT
+    """What signs each request (``auth=``), else the client's own ``auth``."""
     urls: dict[tuple[str, tuple[tuple[str, str], ...]], httpx.URL] = field(
         default_factory=dict, compare=False
     )
@@ -71,14 +73,18 @@ class AdapterSettings:
         timeout: float | httpx.Timeout | None,
         max_response_bytes: int | None,
         deadline: float | None,
+        auth: httpx.Auth | None = None,
     ) -> AdapterSettings:
         url = checked_base_url(base_url)
+        if auth is not None and not isinstance(auth, httpx.Auth):
+            raise TypeError("auth must be an httpx.Auth (SigV4Auth, an OAuth token refresher)")
         return cls(
             base_url=url,
             timeout=None if timeout is None else httpx.Timeout(timeout),
             max_response_bytes=check_byte_count(max_response_bytes),
             deadline=check_seconds(deadline),
             secrets=url_secrets(url),
+            auth=httpx.USE_CLIENT_DEFAULT if auth is None else auth,
         )
 
     def http_request(
@@ -152,12 +158,15 @@ class AdapterSettings:
 
 class DriverOptions(TypedDict, Generic[ClientT], total=False):
     """The keywords every provider adapter passes on to its driver unchanged: with
-    ``**options: Unpack[DriverOptions[httpx.Client]]`` a provider names only its own."""
+    ``**options: Unpack[DriverOptions[httpx.Client]]`` a provider names only its own.
+    ``auth`` (an ``httpx.Auth``) signs every request the adapter sends, on any client
+    (SigV4, a refreshed OAuth token); without it a client's own ``auth`` applies."""
 
     http_client: ClientT | None
     timeout: float | httpx.Timeout | None
     max_response_bytes: int | None
     deadline: float | None
+    auth: httpx.Auth | None
 
 
 class CodecCarrier(Generic[ClientT]):
@@ -173,10 +182,15 @@ class CodecCarrier(Generic[ClientT]):
         timeout: float | httpx.Timeout | None = None,
         max_response_bytes: int | None = None,
         deadline: float | None = None,
+        auth: httpx.Auth | None = None,
     ) -> None:
         self._codec = codec
         self._settings = AdapterSettings.build(
-            base_url, timeout=timeout, max_response_bytes=max_response_bytes, deadline=deadline
+            base_url,
+            timeout=timeout,
+            max_response_bytes=max_response_bytes,
+            deadline=deadline,
+            auth=auth,
         )
         if self._settings.base_url.userinfo and codec.secrets:
             # httpx turns the URL's user-info into a Basic Authorization header, in place of
