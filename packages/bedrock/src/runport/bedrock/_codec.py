@@ -114,14 +114,14 @@ class _Assembly(TurnDecoder):
             return
         if type(usage) is not dict:
             raise invalid("usage is not an object")
-        given = usage.get("inputTokens"), usage.get("outputTokens")
-        if not all(type(count) is int and count >= 0 for count in given):
+        given, output = usage.get("inputTokens"), usage.get("outputTokens")
+        if not (type(given) is int and type(output) is int and given >= 0 and output >= 0):
             raise invalid("usage does not hold token counts")
         read, written = cache_counts(
             usage.get("cacheReadInputTokens"), usage.get("cacheWriteInputTokens"), input_tokens=None
         )
         # Converse's inputTokens leaves the cached tokens out: the receipt counts them in.
-        self.turn.usage = (given[0] + (read or 0) + (written or 0), given[1])
+        self.turn.usage = (given + (read or 0) + (written or 0), output)
         self.turn.cache_read_tokens, self.turn.cache_write_tokens = read, written
 
     def stop(self, reason: Any) -> None:

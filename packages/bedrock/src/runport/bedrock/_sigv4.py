@@ -1,5 +1,6 @@
 """SigV4 signing through botocore's signer, as an ``httpx.Auth`` (the extra
-``runport-bedrock[sigv4]``, ``runport[bedrock]``; adr/0057-bedrock-and-the-amazon-eventstream.md)."""
+``runport-bedrock[sigv4]``, ``runport[bedrock]``;
+adr/0057-bedrock-and-the-amazon-eventstream.md)."""
 
 from __future__ import annotations
 

@@ -250,10 +250,7 @@ def eventstream_error(message: EventStreamMessage, secrets: Iterable[str] = ()) 
     else:
         return _invalid(f"an eventstream message has an unknown :message-type ({kind[:40]!r})")
     shown = provider_text(name) or "an exception"
-    code = _EXCEPTIONS.get(name.lower())
-    if code is None:
-        found = error_from_words([name])
-        code = found.code
+    code = _EXCEPTIONS.get(name.lower()) or error_from_words([name]).code
     detail = f"the upstream sent {shown}" + ("" if text is None else f": {text}")
     return PortError(code, detail)
 
