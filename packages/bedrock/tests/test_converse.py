@@ -241,24 +241,16 @@ TOOL_STREAM = [
     event_message("messageStop", {"stopReason": "tool_use"}),
     event_message("metadata", {"usage": {"inputTokens": 30, "outputTokens": 9}}),
 ]
+ASSISTANT_BLOCKS = [
+    {"reasoningContent": {"reasoningText": {"text": "Weather, so", "signature": "c2lnbmVk"}}},
+    {"toolUse": {"toolUseId": "tu_1", "name": "get_weather", "input": {"city": "Oslo"}}},
+]
+"""The assistant turn as Converse answers it, and as a tool run's next request sends it back."""
 TOOL_BODY = {
     "output": {
         "message": {
             "role": "assistant",
-            "content": [
-                {
-                    "reasoningContent": {
-                        "reasoningText": {"text": "Weather, so", "signature": "c2lnbmVk"}
-                    }
-                },
-                {
-                    "toolUse": {
-                        "toolUseId": "tu_1",
-                        "name": "get_weather",
-                        "input": {"city": "Oslo"},
-                    }
-                },
-            ],
+            "content": ASSISTANT_BLOCKS,
         }
     },
     "stopReason": "tool_use",
@@ -324,20 +316,7 @@ def test_a_tool_run_sends_the_calls_results_and_signed_reasoning_back() -> None:
         {"role": "user", "content": [{"text": "Weather in Oslo?"}]},
         {
             "role": "assistant",
-            "content": [
-                {
-                    "reasoningContent": {
-                        "reasoningText": {"text": "Weather, so", "signature": "c2lnbmVk"}
-                    }
-                },
-                {
-                    "toolUse": {
-                        "toolUseId": "tu_1",
-                        "name": "get_weather",
-                        "input": {"city": "Oslo"},
-                    }
-                },
-            ],
+            "content": ASSISTANT_BLOCKS,
         },
         {
             "role": "user",
