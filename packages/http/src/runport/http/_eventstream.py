@@ -23,8 +23,8 @@ import uuid
 import zlib
 from abc import abstractmethod
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
-from typing import Final, TypeAlias
+from types import MappingProxyType
+from typing import Final, NamedTuple, TypeAlias
 
 from runport.contracts import AdapterDescriptor, ErrorCode, ExecutionRequest, StreamEvent
 from runport.http._decoders import TurnDecoder
@@ -44,11 +44,13 @@ EVENTSTREAM_MAX_MESSAGE_BYTES: Final = 16 * 1024 * 1024
 """The longest message the format allows (16 MiB), and a decoder's bound unless given less."""
 
 _PRELUDE: Final = struct.Struct(">III")
-_LENGTHS: Final = struct.Struct(">II")
+_PRELUDE_UNPACK: Final = _PRELUDE.unpack_from
 _CRC: Final = struct.Struct(">I")
-_SHORT: Final = struct.Struct(">H")
-_INTEGERS: Final = {2: struct.Struct(">b"), 3: struct.Struct(">h"), 4: struct.Struct(">i")}
-_LONG: Final = struct.Struct(">q")
+_CRC_UNPACK: Final = _CRC.unpack_from
+_WIDTHS: Final = {2: 1, 3: 2, 4: 4, 5: 8, 8: 8}
+_crc32: Final = zlib.crc32
+_KNOWN_BLOCKS: Final = 32
+"""Distinct header blocks a decoder keeps decoded (a stream has one per event type)."""
 _MINIMUM: Final = _PRELUDE.size + _CRC.size
 _EPOCH: Final = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 
@@ -61,8 +63,7 @@ def _invalid(message: str) -> PortError:
     return PortError(ErrorCode.RUNTIME_INVALID_RESPONSE, message)
 
 
-@dataclass(frozen=True, slots=True)
-class EventStreamMessage:
+class EventStreamMessage(NamedTuple):
     """One decoded message: its headers by name, in order, and its payload."""
 
     headers: Mapping[str, HeaderValue]
@@ -92,126 +93,149 @@ class EventStreamDecoder:
     prelude that declares more is refused before any of its bytes are held, as
     ``TQX_RUNTIME_RESPONSE_TOO_LARGE``; one past the format's own 16 MiB as an invalid
     response.
+
+    Linear in the body whatever its reads: a message that spans reads is held as a list of
+    pieces, joined once, when its last byte has arrived (its prelude says when). A header
+    block seen before is not decoded again: the messages share its (read-only) headers.
     """
 
-    __slots__ = ("_buffer", "_limit")
+    __slots__ = ("_held", "_known", "_limit", "_needed", "_size")
 
     def __init__(self, max_message_bytes: int = EVENTSTREAM_MAX_MESSAGE_BYTES) -> None:
         if type(max_message_bytes) is not int or max_message_bytes < 0:
             raise ValueError("max_message_bytes must be a non-negative int")
         self._limit = min(max_message_bytes, EVENTSTREAM_MAX_MESSAGE_BYTES)
-        self._buffer = bytearray()
+        self._held: list[bytes] = []
+        self._size = 0  # bytes held
+        self._needed = _PRELUDE.size  # bytes the held message needs before it can be read
+        # A stream repeats a few header blocks (one per event type): each is decoded once.
+        self._known: dict[bytes, Mapping[str, HeaderValue]] = {}
 
     def feed(self, data: bytes) -> list[EventStreamMessage]:
-        buffer = self._buffer
-        buffer += data
+        held = self._held
+        if held:
+            held.append(data)
+            self._size += len(data)
+            if self._size < self._needed:
+                return []
+            data = b"".join(held)
+            held.clear()
+            self._size = 0
         messages: list[EventStreamMessage] = []
-        position = 0
-        available = len(buffer)
-        while available - position >= _PRELUDE.size:
-            total, headers_length = self._prelude(buffer, position)
-            if available - position < total:
-                break
-            messages.append(
-                _message(memoryview(buffer)[position : position + total], headers_length)
-            )
-            position += total
-        if position:
-            del buffer[:position]
+        position, available = 0, len(data)
+        needed = _PRELUDE.size
+        known = self._known
+        view = memoryview(data)
+        try:
+            while available - position >= _PRELUDE.size:
+                total, headers_length, crc = _PRELUDE_UNPACK(data, position)
+                if _crc32(view[position : position + 8]) != crc:
+                    raise _invalid("an eventstream message's prelude CRC does not match")
+                if total > self._limit or total < _MINIMUM or headers_length > total - _MINIMUM:
+                    raise self._refused(total)
+                end = position + total
+                if end > available:
+                    needed = total
+                    break
+                body_end = end - _CRC.size
+                if _crc32(view[position:body_end]) != _CRC_UNPACK(data, body_end)[0]:
+                    raise _invalid("an eventstream message's CRC does not match")
+                start = position + _PRELUDE.size
+                payload_start = start + headers_length
+                block = data[start:payload_start]
+                headers = known.get(block)
+                if headers is None:
+                    headers = MappingProxyType(_headers(block, 0, headers_length))
+                    if len(known) < _KNOWN_BLOCKS:
+                        known[block] = headers
+                messages.append(EventStreamMessage(headers, data[payload_start:body_end]))
+                position = end
+        finally:
+            view.release()
+        if position < available:
+            held.append(data[position:])
+            self._size = available - position
+            self._needed = needed
         return messages
 
     def end(self) -> None:
         """The body ended: bytes of a message left unfinished are an invalid response."""
-        if self._buffer:
-            held = len(self._buffer)
-            self._buffer.clear()
+        if self._held:
+            held = self._size
+            self._held.clear()
+            self._size = 0
             where = "prelude" if held < _PRELUDE.size else "message"
             raise _invalid(f"the eventstream body ended inside a {where} ({held} bytes held)")
 
-    def _prelude(self, buffer: bytearray, position: int) -> tuple[int, int]:
-        total, headers_length, crc = _PRELUDE.unpack_from(buffer, position)
-        if zlib.crc32(memoryview(buffer)[position : position + 8]) != crc:
-            raise _invalid("an eventstream message's prelude CRC does not match")
+    def _refused(self, total: int) -> PortError:
         if total < _MINIMUM:
-            raise _invalid(f"an eventstream message declares {total} bytes, fewer than a prelude")
+            return _invalid(f"an eventstream message declares {total} bytes, fewer than a prelude")
+        if total > EVENTSTREAM_MAX_MESSAGE_BYTES:
+            return _invalid(
+                f"an eventstream message declares {total} bytes, more than the format "
+                f"allows ({EVENTSTREAM_MAX_MESSAGE_BYTES})"
+            )
         if total > self._limit:
-            if total > EVENTSTREAM_MAX_MESSAGE_BYTES:
-                raise _invalid(
-                    f"an eventstream message declares {total} bytes, more than the format "
-                    f"allows ({EVENTSTREAM_MAX_MESSAGE_BYTES})"
-                )
-            raise PortError(
+            return PortError(
                 ErrorCode.RUNTIME_RESPONSE_TOO_LARGE,
                 f"an eventstream message declares {total} bytes, past max_response_bytes "
                 f"({self._limit} bytes)",
             )
-        if headers_length > total - _MINIMUM:
-            raise _invalid("an eventstream message's headers run past the message")
-        return total, headers_length
+        return _invalid("an eventstream message's headers run past the message")
 
 
-def _message(frame: memoryview, headers_length: int) -> EventStreamMessage:
-    end = len(frame) - _CRC.size
-    (crc,) = _CRC.unpack_from(frame, end)
-    if zlib.crc32(frame[:end]) != crc:
-        raise _invalid("an eventstream message's CRC does not match")
-    start = _PRELUDE.size
-    headers = _headers(frame[start : start + headers_length])
-    return EventStreamMessage(headers, bytes(frame[start + headers_length : end]))
-
-
-def _headers(data: memoryview) -> dict[str, HeaderValue]:
+def _headers(data: bytes, position: int, end: int) -> dict[str, HeaderValue]:
+    """The headers in ``data[position:end]``; strings (the usual type) first."""
     headers: dict[str, HeaderValue] = {}
-    position, size = 0, len(data)
     try:
-        while position < size:
-            name_length = data[position]
-            position += 1
-            if name_length == 0:
+        while position < end:
+            name_end = position + 1 + data[position]
+            if name_end == position + 1:
                 raise _invalid("an eventstream header has an empty name")
-            name = bytes(data[position : position + name_length]).decode("utf-8")
-            position += name_length
-            kind = data[position]
-            position += 1
+            if name_end >= end:
+                raise _past()
+            name = data[position + 1 : name_end].decode("utf-8")
+            kind = data[name_end]
+            position = name_end + 1
             value: HeaderValue
-            if kind <= 1:
+            if kind == 7 or kind == 6:
+                value_end = position + 2 + ((data[position] << 8) | data[position + 1])
+                if position + 2 > end or value_end > end:
+                    raise _past()
+                raw = data[position + 2 : value_end]
+                value = raw.decode("utf-8") if kind == 7 else raw
+                position = value_end
+            elif kind <= 1:
                 value = kind == 0
-            elif kind in _INTEGERS:
-                integer = _INTEGERS[kind]
-                (value,) = integer.unpack_from(data, position)
-                position += integer.size
-            elif kind == 5 or kind == 8:
-                (number,) = _LONG.unpack_from(data, position)
-                position += _LONG.size
-                value = number if kind == 5 else _EPOCH + datetime.timedelta(milliseconds=number)
-            elif kind == 6 or kind == 7:
-                (length,) = _SHORT.unpack_from(data, position)
-                position += _SHORT.size
-                raw = bytes(data[position : position + length])
-                if len(raw) != length:
-                    raise _invalid("an eventstream header's value runs past its headers")
-                position += length
-                value = raw if kind == 6 else raw.decode("utf-8")
+            elif kind <= 5 or kind == 8:
+                width = _WIDTHS[kind]
+                if position + width > end:
+                    raise _past()
+                value = int.from_bytes(data[position : position + width], "big", signed=True)
+                position += width
+                if kind == 8:
+                    value = _EPOCH + datetime.timedelta(milliseconds=value)
             elif kind == 9:
-                raw = bytes(data[position : position + 16])
-                if len(raw) != 16:
-                    raise _invalid("an eventstream header's value runs past its headers")
+                if position + 16 > end:
+                    raise _past()
+                value = uuid.UUID(bytes=data[position : position + 16])
                 position += 16
-                value = uuid.UUID(bytes=raw)
             else:
                 raise _invalid(f"an eventstream header has an unknown type ({kind})")
             if name in headers:
                 raise _invalid(f"an eventstream message names header {name!r} twice")
             headers[name] = value
-    except struct.error:
-        raise _invalid("an eventstream header's value runs past its headers") from None
     except IndexError:
-        raise _invalid("an eventstream header runs past its headers") from None
+        raise _past() from None
     except UnicodeDecodeError:
         raise _invalid("an eventstream header is not UTF-8") from None
     except OverflowError:
         raise _invalid("an eventstream timestamp header is out of range") from None
     return headers
+
+
+def _past() -> PortError:
+    return _invalid("an eventstream header's value runs past its headers")
 
 
 _EXCEPTIONS: Final = {
@@ -283,11 +307,23 @@ class EventStreamTurnDecoder(TurnDecoder):
         super().__init__(request, adapter, secrets)
 
     def feed(self, data: bytes) -> Iterator[StreamEvent]:
-        for message in self._stream.feed(data):
-            failure = eventstream_error(message, self.secrets)
-            if failure is not None:
+        events = self.turn.events
+        for headers, payload in self._stream.feed(data):
+            kind = headers.get(":message-type", "event")
+            if kind != "event":
+                failure = eventstream_error(EventStreamMessage(headers, payload), self.secrets)
+                assert failure is not None
                 raise failure
-            yield from self.completed(self.frame, message.event_type or "", message.payload)
+            event = headers.get(":event-type")
+            try:
+                self.frame(event if type(event) is str else "", payload)
+            except PortError:
+                yield from events  # what the message completed before it failed
+                events.clear()
+                raise
+            if events:
+                yield from events
+                events.clear()
             if self.finished:
                 return
 
