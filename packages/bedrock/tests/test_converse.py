@@ -325,6 +325,23 @@ def test_a_tool_run_sends_the_calls_results_and_signed_reasoning_back() -> None:
     ]
 
 
+def isolate_from_the_machine_s_aws_chain(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No credential source of the machine's own is consulted (no network, no files)."""
+    for name in (
+        "AWS_SESSION_TOKEN",
+        "AWS_PROFILE",
+        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+        "AWS_CONTAINER_AUTHORIZATION_TOKEN",
+        "AWS_WEB_IDENTITY_TOKEN_FILE",
+        "AWS_ROLE_ARN",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/runport-test")
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/runport-test")
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+
+
 def test_the_entry_points_read_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     bedrock = Bedrock(credentials=Credentials(ACCESS_KEY, SECRET_KEY))
     with serving(bedrock.answering(answer("from env"))) as server:
@@ -333,10 +350,8 @@ def test_the_entry_points_read_the_environment(monkeypatch: pytest.MonkeyPatch) 
         monkeypatch.setenv("AWS_REGION", REGION)
         monkeypatch.setenv("AWS_ACCESS_KEY_ID", ACCESS_KEY)
         monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET_KEY)
-        monkeypatch.delenv("AWS_SESSION_TOKEN", raising=False)
         monkeypatch.delenv("AWS_BEARER_TOKEN_BEDROCK", raising=False)
-        monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/runport-test")
-        monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/runport-test")
+        isolate_from_the_machine_s_aws_chain(monkeypatch)
         with create_adapter() as adapter:
             outcome = run_streamed(adapter, make_request())
         assert outcome.deltas == ["from env"], outcome.error
@@ -393,3 +408,29 @@ def test_async_unstreamed_matches() -> None:
 
         receipt = asyncio.run(main())
     assert receipt.tool_calls[0].arguments == {"city": "Oslo"}
+
+
+def test_no_credentials_in_the_chain_is_said_before_any_request(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    isolate_from_the_machine_s_aws_chain(monkeypatch)
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID", raising=False)
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY", raising=False)
+    with pytest.raises(ValueError, match="no AWS credentials found"):
+        SigV4Auth(REGION)
+
+
+def test_a_message_past_max_response_bytes_is_refused_from_its_prelude() -> None:
+    """A 2 MB message against a 64 KiB bound: refused when its prelude arrives, coded."""
+    big = event_message(
+        "contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "x" * 2_000_000}}
+    )
+    with serving(Bedrock(api_key=KEY).answering([*answer("Start")[:2], big])) as server:
+        adapter = BedrockConverseAdapter(
+            base_url=root(server), model=MODEL, api_key=KEY, max_response_bytes=65536
+        )
+        with adapter:
+            outcome = run_streamed(adapter, make_request())
+    assert outcome.deltas == ["Start"]
+    assert outcome.error is not None
+    assert outcome.error.code == ErrorCode.RUNTIME_RESPONSE_TOO_LARGE

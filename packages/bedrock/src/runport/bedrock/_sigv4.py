@@ -24,7 +24,8 @@ class SigV4Auth(httpx.Auth):
 
     ``credentials`` are botocore's (``botocore.credentials.Credentials``); by default the
     standard AWS chain's (environment, shared files, SSO, container and instance roles), read
-    again at every request so refreshed credentials are used. Pass it to the adapter as
+    again at every request so refreshed credentials are used; a chain that finds none is a
+    ``ValueError`` here, before any request. Pass it to the adapter as
     ``auth=``. The signature covers the method, the path as sent (an ARN model id's
     percent-escapes included), the query, the ``Host`` and every header the request carries
     when it is signed, and the body's SHA-256.
@@ -49,12 +50,27 @@ class SigV4Auth(httpx.Auth):
         self._session = None if credentials is not None else botocore.session.get_session()
         self._signer = botocore.auth.SigV4Auth
         self._request = botocore.awsrequest.AWSRequest
+        if self._session is not None and self._found() is None:
+            raise ValueError(
+                "no AWS credentials found in the standard chain (AWS_ACCESS_KEY_ID and "
+                "AWS_SECRET_ACCESS_KEY, AWS_PROFILE, SSO, a container or instance role): set "
+                "them, or give a Bedrock API key instead"
+            )
+
+    def _found(self) -> Any:
+        """The chain's credentials (``None`` when it has none or a source failed)."""
+        import botocore.exceptions
+
+        assert self._session is not None
+        try:
+            return self._session.get_credentials()
+        except botocore.exceptions.BotoCoreError:
+            return None
 
     def _credentials(self) -> Any:
         if self._given is not None:
             return self._given
-        assert self._session is not None
-        found = self._session.get_credentials()
+        found = self._found()
         if found is None:
             raise httpx.RequestError(
                 "no AWS credentials found in the standard chain for SigV4 signing"
