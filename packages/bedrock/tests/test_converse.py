@@ -22,7 +22,12 @@ from runport.bedrock import (
     region_url,
 )
 from runport.conformance import PROTOCOLS
-from runport.conformance.eventstream import event_message, exception_message
+from runport.conformance.eventstream import (
+    encode_header,
+    encode_message,
+    event_message,
+    exception_message,
+)
 from runport.conformance.loopback import FaultServer, serving
 from runport.conformance.providers import (
     WEATHER,
@@ -434,3 +439,12 @@ def test_a_message_past_max_response_bytes_is_refused_from_its_prelude() -> None
     assert outcome.deltas == ["Start"]
     assert outcome.error is not None
     assert outcome.error.code == ErrorCode.RUNTIME_RESPONSE_TOO_LARGE
+
+
+def test_a_message_type_that_is_no_string_is_an_invalid_response() -> None:
+    odd = encode_message([encode_header(":message-type", "true")], b"{}")
+    with serving(Bedrock(api_key=KEY).answering([*answer("Fine")[:2], odd])) as server:
+        outcome = _streamed(server)
+    assert outcome.deltas == ["Fine"]
+    assert outcome.error is not None
+    assert outcome.error.code == ErrorCode.RUNTIME_INVALID_RESPONSE

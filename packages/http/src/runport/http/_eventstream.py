@@ -312,8 +312,7 @@ class EventStreamTurnDecoder(TurnDecoder):
             kind = headers.get(":message-type", "event")
             if kind != "event":
                 failure = eventstream_error(EventStreamMessage(headers, payload), self.secrets)
-                assert failure is not None
-                raise failure
+                raise failure or _invalid("an eventstream message's :message-type is no string")
             event = headers.get(":event-type")
             try:
                 self.frame(event if type(event) is str else "", payload)
