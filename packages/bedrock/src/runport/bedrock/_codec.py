@@ -185,7 +185,11 @@ class _Events(_Assembly, EventStreamTurnDecoder):
     def frame(self, event: str, payload: bytes) -> None:
         if event == "contentBlockDelta":
             data = json_object(payload, "a contentBlockDelta event")
-            self.delta(data.get("contentBlockIndex"), data.get("delta"))
+            delta = data.get("delta")
+            if type(delta) is dict and type(text := delta.get("text")) is str:
+                self.turn.text(text)  # the usual message: a piece of the answer
+            else:
+                self.delta(data.get("contentBlockIndex"), delta)
         elif event == "contentBlockStart":
             data = json_object(payload, "a contentBlockStart event")
             self.start(data.get("contentBlockIndex"), data.get("start"))
