@@ -307,22 +307,13 @@ class EventStreamTurnDecoder(TurnDecoder):
         super().__init__(request, adapter, secrets)
 
     def feed(self, data: bytes) -> Iterator[StreamEvent]:
-        events = self.turn.events
         for headers, payload in self._stream.feed(data):
             kind = headers.get(":message-type", "event")
             if kind != "event":
                 failure = eventstream_error(EventStreamMessage(headers, payload), self.secrets)
                 raise failure or _invalid("an eventstream message's :message-type is no string")
             event = headers.get(":event-type")
-            try:
-                self.frame(event if type(event) is str else "", payload)
-            except PortError:
-                yield from events  # what the message completed before it failed
-                events.clear()
-                raise
-            if events:
-                yield from events
-                events.clear()
+            yield from self.completed(self.frame, event if type(event) is str else "", payload)
             if self.finished:
                 return
 
