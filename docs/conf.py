@@ -39,7 +39,9 @@ autodoc_inherit_docstrings = False
 # these cannot resolve; listing them here keeps every *runport* reference checked. Private
 # runport types (a ``_module`` in the path) are handled in _ext/runport_docs.py instead.
 _BUILTINS = r"(str|int|float|bool|bytes|object|dict|list|tuple|set|frozenset|type|None)"
-_STDLIB = r"(typing|typing_extensions|collections|abc|enum|types|pathlib|os|datetime|threading)"
+_STDLIB = (
+    r"(typing|typing_extensions|collections|abc|enum|types|pathlib|os|datetime|threading|uuid)"
+)
 nitpick_ignore_regex = [
     ("py:.*", rf"~?{_BUILTINS}"),
     ("py:.*", rf"~?{_STDLIB}(\..*)?"),

@@ -1,6 +1,7 @@
-"""`runport run … --adapter openai|anthropic|gemini` end to end: the CLI finds each provider
-through its entry point, takes key and model from the environment, and streams a real SSE
-response from a server on 127.0.0.1; without the variables it says which are missing."""
+"""`runport run … --adapter openai|anthropic|gemini|bedrock` end to end: the CLI finds each
+provider through its entry point, takes key and model from the environment, and streams a real
+SSE (Bedrock: eventstream) response from a server on 127.0.0.1; without the variables it says
+which are missing."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from typing import Any, ClassVar
 import pytest
 
 from runport.application import create_adapter, create_async_adapter
+from runport.conformance.eventstream import event_message
 
 ROOT = Path(__file__).resolve().parent.parent
 QUICK = ROOT / "examples" / "quickstart"
@@ -91,11 +93,35 @@ def _gemini() -> bytes:
     return b"".join(out)
 
 
-BODIES = {"openai": _openai(), "anthropic": _anthropic(), "gemini": _gemini()}
+def _bedrock() -> bytes:
+    deltas = [
+        event_message("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": piece}})
+        for piece in PIECES
+    ]
+    usage = {"inputTokens": 9, "outputTokens": 3, "totalTokens": 12}
+    return b"".join(
+        [
+            event_message("messageStart", {"role": "assistant"}),
+            *deltas,
+            event_message("contentBlockStop", {"contentBlockIndex": 0}),
+            event_message("messageStop", {"stopReason": "end_turn"}),
+            event_message("metadata", {"usage": usage, "metrics": {"latencyMs": 1}}),
+        ]
+    )
+
+
+BODIES = {
+    "openai": _openai(),
+    "anthropic": _anthropic(),
+    "gemini": _gemini(),
+    "bedrock": _bedrock(),
+}
+ARN = "arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.tiny-v1:0"
 
 
 class _Handler(BaseHTTPRequestHandler):
     body: ClassVar[bytes] = b""
+    content_type: ClassVar[str] = "text/event-stream"
     seen: ClassVar[list[dict[str, Any]]] = []
 
     def do_POST(self) -> None:
@@ -103,7 +129,7 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {k.lower(): v for k, v in self.headers.items()}
         type(self).seen.append({"path": self.path, "headers": headers, "body": payload})
         self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Content-Type", self.content_type)
         self.send_header("Content-Length", str(len(self.body)))
         self.end_headers()
         self.wfile.write(self.body)
@@ -149,13 +175,15 @@ def _run(adapter: str, env: dict[str, str], *options: str) -> subprocess.Complet
 
 
 def _clean_env() -> dict[str, str]:
-    names = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
-    return {
-        k: v
-        for k, v in os.environ.items()
-        if k not in names
-        and not k.startswith(("RUNPORT_OPENAI", "RUNPORT_ANTHROPIC", "RUNPORT_GEMINI"))
-    }
+    names = (
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "GEMINI_API_KEY",
+        "GOOGLE_API_KEY",
+        "AWS_BEARER_TOKEN_BEDROCK",
+    )
+    prefixes = ("RUNPORT_OPENAI", "RUNPORT_ANTHROPIC", "RUNPORT_GEMINI", "RUNPORT_BEDROCK")
+    return {k: v for k, v in os.environ.items() if k not in names and not k.startswith(prefixes)}
 
 
 @pytest.mark.parametrize(
@@ -182,6 +210,14 @@ def _clean_env() -> dict[str, str]:
             "x-goog-api-key",
             "gemini",
         ),
+        (
+            "bedrock",
+            {"AWS_BEARER_TOKEN_BEDROCK": KEY, "RUNPORT_BEDROCK_MODEL": ARN},
+            "/model/arn%3Aaws%3Abedrock%3Aus-east-1%3A123456789012%3Ainference-profile"
+            "%2Fus.tiny-v1%3A0/converse-stream",
+            "authorization",
+            "bedrock-converse",
+        ),
     ],
 )
 def test_run_streams_from_the_provider(
@@ -193,6 +229,9 @@ def test_run_streams_from_the_provider(
     adapter_id: str,
 ) -> None:
     _Handler.body = BODIES[adapter]
+    _Handler.content_type = (
+        "application/vnd.amazon.eventstream" if adapter == "bedrock" else "text/event-stream"
+    )
     base = f"RUNPORT_{adapter.upper()}_BASE_URL"
     url = upstream + "/v1" if adapter == "openai" else upstream  # OpenAI's base names its /v1
     result = _run(adapter, {**_clean_env(), **variables, base: url})
@@ -207,7 +246,7 @@ def test_run_streams_from_the_provider(
     (request,) = _Handler.seen
     assert request["path"] == path
     assert request["headers"][key_header].removeprefix("Bearer ") == KEY
-    if adapter != "gemini":  # Gemini asks for a stream in its path, the others in the body
+    if adapter not in ("gemini", "bedrock"):  # those ask for a stream in the path
         assert request["body"]["stream"] is True
         assert request["body"]["model"] == variables[f"RUNPORT_{adapter.upper()}_MODEL"]
 
@@ -218,6 +257,7 @@ def test_run_streams_from_the_provider(
         ("openai", "RUNPORT_OPENAI_BASE_URL and RUNPORT_OPENAI_MODEL"),
         ("anthropic", "ANTHROPIC_API_KEY and RUNPORT_ANTHROPIC_MODEL"),
         ("gemini", "GEMINI_API_KEY (or GOOGLE_API_KEY) and RUNPORT_GEMINI_MODEL"),
+        ("bedrock", "RUNPORT_BEDROCK_MODEL"),
     ],
 )
 def test_run_without_key_or_model_names_the_variables(adapter: str, named: str) -> None:
@@ -254,6 +294,7 @@ def test_vv_shows_the_wire_on_stderr_without_the_key_or_the_text(upstream: str) 
         ("openai", {"RUNPORT_OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}, "AsyncOpenAIChatAdapter"),
         ("anthropic", {"ANTHROPIC_API_KEY": KEY}, "AsyncAnthropicMessagesAdapter"),
         ("gemini", {"GEMINI_API_KEY": KEY}, "AsyncGeminiAdapter"),
+        ("bedrock", {"AWS_BEARER_TOKEN_BEDROCK": KEY}, "AsyncBedrockConverseAdapter"),
     ],
 )
 def test_every_provider_registers_its_async_twin(

@@ -15,6 +15,8 @@ import pytest
 
 from runport.anthropic import ANSWER_TOOL, AnthropicMessagesAdapter
 from runport.application import RunError, execute_contract, run, run_stream
+from runport.bedrock import BedrockConverseAdapter
+from runport.conformance.eventstream import event_message
 from runport.conformance.loopback import FaultServer, json_reply, seen, serving, stream_reply
 from runport.contracts import ErrorCode
 from runport.gemini import GeminiAdapter
@@ -140,6 +142,33 @@ def gemini(text: str | None, call: dict[str, Any] | None, word: str) -> dict[str
     }
 
 
+def converse(text: str | None, call: dict[str, Any] | None, word: str) -> dict[str, Any]:
+    content: list[dict[str, Any]] = []
+    if text is not None:
+        content.append({"text": text})
+    if call is not None:
+        content.append({"toolUse": {"toolUseId": "tu_1", "name": "get_weather", "input": call}})
+    return {
+        "output": {"message": {"role": "assistant", "content": content}},
+        "stopReason": word,
+        "usage": {"inputTokens": 5, "outputTokens": 7, "totalTokens": 12},
+        "metrics": {"latencyMs": 1},
+    }
+
+
+def converse_stream(text: str | None, call: dict[str, Any] | None, word: str) -> list[bytes]:
+    events: list[tuple[str, dict[str, Any]]] = [("messageStart", {"role": "assistant"})]
+    if text is not None:
+        events.append(("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": text}}))
+    if call is not None:
+        start = {"toolUse": {"toolUseId": "tu_1", "name": "get_weather"}}
+        delta = {"toolUse": {"input": json.dumps(call)}}
+        events.append(("contentBlockStart", {"contentBlockIndex": 1, "start": start}))
+        events.append(("contentBlockDelta", {"contentBlockIndex": 1, "delta": delta}))
+    events.append(("messageStop", {"stopReason": word}))
+    return [event_message(kind, payload) for kind, payload in events]
+
+
 Body = Callable[[str | None, dict[str, Any] | None, str], Any]
 
 
@@ -185,6 +214,15 @@ PROTOCOLS = [
         gemini,
         lambda url: GeminiAdapter(base_url=url.removesuffix("/v1"), model="m", api_key="g-test"),
         {"stop": "STOP", "length": "MAX_TOKENS", "content_filter": "SAFETY"},
+    ),
+    Protocol(
+        "bedrock-converse",
+        converse,
+        lambda url: BedrockConverseAdapter(
+            base_url=url.removesuffix("/v1"), model="m", api_key="bedrock-test"
+        ),
+        {"stop": "end_turn", "length": "max_tokens", "content_filter": "content_filtered"},
+        converse_stream,
     ),
 ]
 

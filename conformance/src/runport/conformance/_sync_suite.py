@@ -21,9 +21,9 @@ class RuntimeAdapterConformance(BlackBoxTests):
 
     ``protocol`` is ``"scenario"`` (the adapter plays ``upstream.scenario``, a
     ``runport.core.Scenario``), ``"openai-chat"``, ``"openai-responses"``,
-    ``"anthropic-messages"``, ``"gemini"`` or any ``WireProtocol`` instance (the adapter
-    talks to ``upstream.base_url``, a loopback server speaking that protocol) or ``None``
-    (black-box checks over ``sample_requests()``).
+    ``"anthropic-messages"``, ``"gemini"``, ``"bedrock-converse"`` or any ``WireProtocol``
+    instance (the adapter talks to ``upstream.base_url``, a loopback server speaking that
+    protocol) or ``None`` (black-box checks over ``sample_requests()``).
     Pass ``upstream.read_timeout`` and ``upstream.api_key`` on. ``make_adapter`` may be called
     several times in one test; each call must return a fresh adapter. An adapter with a
     ``close()`` method is closed when its test ends.

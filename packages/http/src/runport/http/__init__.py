@@ -18,6 +18,14 @@ from runport.http._errors import (
     status_error,
     transport_error,
 )
+from runport.http._eventstream import (
+    EVENTSTREAM_MAX_MESSAGE_BYTES,
+    EventStreamDecoder,
+    EventStreamMessage,
+    EventStreamTurnDecoder,
+    HeaderValue,
+    eventstream_error,
+)
 from runport.http._google import CLOUD_PLATFORM, GoogleAuth, TokenUnavailable, Vertex, on_vertex
 from runport.http._json import check_json_text, encode_json
 from runport.http._json_api import (
@@ -49,6 +57,7 @@ __all__ = [
     "CLOUD_PLATFORM",
     "DEFAULT_ASYNC_LIMITS",
     "DEFAULT_TIMEOUT",
+    "EVENTSTREAM_MAX_MESSAGE_BYTES",
     "MAX_RETRY_AFTER_MS",
     "PROVIDER_TEXT_LIMIT",
     "AsyncHTTPAdapter",
@@ -57,9 +66,13 @@ __all__ = [
     "CodecCarrier",
     "DecoderFactory",
     "DriverOptions",
+    "EventStreamDecoder",
+    "EventStreamMessage",
+    "EventStreamTurnDecoder",
     "GoogleAuth",
     "HTTPAdapter",
     "HTTPRequest",
+    "HeaderValue",
     "JSONAPICodec",
     "JSONTurnDecoder",
     "PartRules",
@@ -83,6 +96,7 @@ __all__ = [
     "encode_json",
     "error_from_words",
     "error_message",
+    "eventstream_error",
     "from_environment",
     "json_headers",
     "json_object",

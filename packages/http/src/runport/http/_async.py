@@ -28,7 +28,7 @@ from runport.contracts import (
 )
 from runport.http._codec import HTTPRequest
 from runport.http._exchange import Exchange, codec_raised, too_deep
-from runport.http._settings import AdapterSettings, CodecCarrier, request_auth
+from runport.http._settings import AdapterSettings, CodecCarrier
 from runport.http._shards import DEFAULT_ASYNC_LIMITS, Shards
 from runport.ports import (
     DEFAULT_DEADLINE_S,
@@ -123,12 +123,12 @@ class AsyncHTTPAdapter(CodecCarrier[httpx.AsyncClient], AsyncRuntimeAdapter):
             return opened, self._settings.deadline or DEFAULT_DEADLINE_S
         exchange, wire = opened
         if self._client is not None:
-            outcome = await _bounded(self._client, exchange, wire, sink, self._settings, self._auth)
+            outcome = await _bounded(self._client, exchange, wire, sink, self._settings)
             return outcome, exchange.remaining()
         shards = self._shards_here()
         shard = shards.take()
         try:
-            outcome = await _bounded(shard.client, exchange, wire, sink, self._settings, self._auth)
+            outcome = await _bounded(shard.client, exchange, wire, sink, self._settings)
         finally:
             shards.give(shard)
         return outcome, exchange.remaining()
@@ -140,13 +140,12 @@ async def _bounded(
     wire: HTTPRequest,
     sink: AsyncSink,
     settings: AdapterSettings,
-    auth: httpx.Auth | None,
 ) -> ExecutionReceipt | PortError:
     http_request = settings.http_request(client, wire, exchange)
     limit = asyncio.timeout(exchange.remaining())
     try:
         async with limit:
-            return await _exchange(client, exchange, http_request, sink, auth)
+            return await _exchange(client, exchange, http_request, sink, settings.auth)
     except TimeoutError:
         if not limit.expired():
             raise  # the sink's own
@@ -158,11 +157,11 @@ async def _exchange(
     exchange: Exchange,
     http_request: httpx.Request,
     sink: AsyncSink,
-    auth: httpx.Auth | None,
+    auth: httpx.Auth | httpx._client.UseClientDefault,
 ) -> ExecutionReceipt | PortError:
     exchange.sending(http_request)
     try:
-        response = await client.send(http_request, stream=True, auth=request_auth(auth))
+        response = await client.send(http_request, stream=True, auth=auth)
     except httpx.HTTPError as error:
         failure = exchange.failed_to_send(error)
         failure.__cause__ = error

@@ -75,6 +75,22 @@ class TurnDecoder(ResponseDecoder):
     def begin(self) -> None:
         """Make the per-call state a subclass keeps beside ``self.turn`` (none by default)."""
 
+    def completed(self, step: Callable[..., object], *arguments: Any) -> Iterator[StreamEvent]:
+        """``step(*arguments)``, one frame's work on the turn, then the events it completed;
+        when it raises, the events it completed before the failure first. For a ``feed``
+        of its own (an eventstream's; a fast path for frames of the usual shape) to hand
+        the rest on alike."""
+        events = self.turn.events
+        try:
+            step(*arguments)
+        except PortError:
+            yield from events  # what the frame completed before it failed
+            events.clear()
+            raise
+        if events:
+            yield from events
+            events.clear()
+
     def receipt(self) -> ExecutionReceipt:
         if not self.complete:
             raise PortError(
@@ -104,21 +120,6 @@ class SSETurnDecoder(TurnDecoder):
             yield from self.completed(self.frame, event, payload)
             if self.finished:
                 return
-
-    def completed(self, step: Callable[..., object], *arguments: Any) -> Iterator[StreamEvent]:
-        """``step(*arguments)``, one frame's work on the turn, then the events it completed;
-        when it raises, the events it completed before the failure first. For a ``feed``
-        of its own (a fast path for frames of the usual shape) to hand the rest on alike."""
-        events = self.turn.events
-        try:
-            step(*arguments)
-        except PortError:
-            yield from events  # what the frame completed before it failed
-            events.clear()
-            raise
-        if events:
-            yield from events
-            events.clear()
 
     @abstractmethod
     def frame(self, event: str, payload: bytes) -> None: ...

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, Final, Generic, TypedDict, TypeVar
+from typing import Final, Generic, TypedDict, TypeVar
 
 import httpx
 
@@ -22,7 +22,6 @@ __all__ = [
     "CodecCarrier",
     "DriverOptions",
     "checked_api_key",
-    "request_auth",
     "require",
 ]
 
@@ -52,6 +51,8 @@ class AdapterSettings:
     deadline: float | None
     secrets: tuple[str, ...]
     """The credentials in ``base_url``, kept out of every message as the codec's are."""
+    auth: httpx.Auth | httpx._client.UseClientDefault = httpx.USE_CLIENT_DEFAULT
+    """What signs each request (``auth=``), else the client's own ``auth``."""
     urls: dict[tuple[str, tuple[tuple[str, str], ...]], httpx.URL] = field(
         default_factory=dict, compare=False
     )
@@ -72,14 +73,18 @@ class AdapterSettings:
         timeout: float | httpx.Timeout | None,
         max_response_bytes: int | None,
         deadline: float | None,
+        auth: httpx.Auth | None = None,
     ) -> AdapterSettings:
         url = checked_base_url(base_url)
+        if auth is not None and not isinstance(auth, httpx.Auth):
+            raise TypeError("auth must be an httpx.Auth (SigV4Auth, an OAuth token refresher)")
         return cls(
             base_url=url,
             timeout=None if timeout is None else httpx.Timeout(timeout),
             max_response_bytes=check_byte_count(max_response_bytes),
             deadline=check_seconds(deadline),
             secrets=url_secrets(url),
+            auth=httpx.USE_CLIENT_DEFAULT if auth is None else auth,
         )
 
     def http_request(
@@ -153,19 +158,15 @@ class AdapterSettings:
 
 class DriverOptions(TypedDict, Generic[ClientT], total=False):
     """The keywords every provider adapter passes on to its driver unchanged: with
-    ``**options: Unpack[DriverOptions[httpx.Client]]`` a provider names only its own."""
+    ``**options: Unpack[DriverOptions[httpx.Client]]`` a provider names only its own.
+    ``auth`` (an ``httpx.Auth``) signs every request the adapter sends, on any client
+    (SigV4, a refreshed OAuth token); without it a client's own ``auth`` applies."""
 
     http_client: ClientT | None
     timeout: float | httpx.Timeout | None
     max_response_bytes: int | None
     deadline: float | None
     auth: httpx.Auth | None
-
-
-def request_auth(auth: httpx.Auth | None) -> Any:
-    """What ``client.send(…, auth=)`` is given: the adapter's ``auth``, else the client's own
-    (``httpx.USE_CLIENT_DEFAULT``, whose type httpx keeps private)."""
-    return httpx.USE_CLIENT_DEFAULT if auth is None else auth
 
 
 class CodecCarrier(Generic[ClientT]):
@@ -184,11 +185,12 @@ class CodecCarrier(Generic[ClientT]):
         auth: httpx.Auth | None = None,
     ) -> None:
         self._codec = codec
-        self._auth = auth
-        """Sent with every request (``client.send(…, auth=)``), the adapter's client or yours:
-        a token that expires (``GoogleAuth``, say) signs each request anew."""
         self._settings = AdapterSettings.build(
-            base_url, timeout=timeout, max_response_bytes=max_response_bytes, deadline=deadline
+            base_url,
+            timeout=timeout,
+            max_response_bytes=max_response_bytes,
+            deadline=deadline,
+            auth=auth,
         )
         if self._settings.base_url.userinfo and codec.secrets:
             # httpx turns the URL's user-info into a Basic Authorization header, in place of

@@ -15,7 +15,7 @@ from runport.contracts import (
     Failed,
 )
 from runport.http._exchange import Exchange, codec_raised, too_deep
-from runport.http._settings import CodecCarrier, request_auth
+from runport.http._settings import CodecCarrier
 from runport.ports import PortError, RuntimeAdapter, Sink
 
 __all__ = ["HTTPAdapter"]
@@ -84,7 +84,7 @@ class HTTPAdapter(CodecCarrier[httpx.Client], RuntimeAdapter):
         http_request = self._settings.http_request(self._client, wire, exchange)
         exchange.sending(http_request)
         try:
-            response = self._client.send(http_request, stream=True, auth=request_auth(self._auth))
+            response = self._client.send(http_request, stream=True, auth=self._settings.auth)
         except httpx.HTTPError as error:
             failure = exchange.failed_to_send(error)
             failure.__cause__ = error

@@ -1,0 +1,237 @@
+"""Amazon Bedrock's Converse API as a sans-IO codec (docs/codecs.md): a Converse body one
+way; ConverseStream's eventstream messages, or Converse's one JSON body, the other."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+from urllib.parse import quote
+
+from runport.bedrock._request import PROVIDER, request_body
+from runport.contracts import (
+    AdapterDescriptor,
+    ErrorCode,
+    ExecutionRequest,
+    Finish,
+)
+from runport.http import (
+    Codec,
+    EventStreamTurnDecoder,
+    HTTPRequest,
+    JSONTurnDecoder,
+    ResponseDecoder,
+    TurnDecoder,
+    cache_counts,
+    encode_json,
+    json_object,
+    provider_descriptor,
+)
+from runport.ports import PortError
+
+DESCRIPTOR: Final = provider_descriptor(
+    "bedrock-converse", provider="aws.bedrock", distribution="runport-bedrock"
+)
+
+EVENTSTREAM: Final = "application/vnd.amazon.eventstream"
+
+FINISHES: Final[dict[str, Finish]] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "tool_use": "tool_calls",
+    "content_filtered": "content_filter",
+    "guardrail_intervened": "content_filter",
+}
+"""Converse ``stopReason`` words normalised (``ExecutionReceipt.finish``); any other is
+``other``."""
+
+
+def invalid(message: str) -> PortError:
+    return PortError(ErrorCode.RUNTIME_INVALID_RESPONSE, message)
+
+
+def model_path(model: str) -> str:
+    """``model`` as one path segment: a model id, an inference profile's id, or an ARN whose
+    ``:`` and ``/`` are percent-encoded, as Bedrock's URLs require."""
+    return quote(model, safe="")
+
+
+class ConverseCodec(Codec):
+    """``POST /model/{modelId}/converse-stream`` streamed (answered in
+    ``application/vnd.amazon.eventstream``), ``/converse`` unstreamed. A Bedrock API key
+    goes as ``Authorization: Bearer``; without one, the request goes unsigned to the client,
+    whose ``auth`` (``SigV4Auth``) signs it."""
+
+    def __init__(self, *, model: str, api_key: str | None) -> None:
+        self.model = model
+        self._descriptor = DESCRIPTOR.model_copy(update={"model": model})
+        base = {
+            "User-Agent": f"runport-bedrock/{DESCRIPTOR.version}",
+            "Content-Type": "application/json",
+        }
+        if api_key:
+            self.secrets = (api_key,)
+            base["Authorization"] = f"Bearer {api_key}"
+        self._stream_headers = {**base, "Accept": EVENTSTREAM}
+        self._json_headers = {**base, "Accept": "application/json"}
+        segment = model_path(model)
+        self._paths = (f"model/{segment}/converse-stream", f"model/{segment}/converse")
+
+    def descriptor(self) -> AdapterDescriptor:
+        return self._descriptor
+
+    def encode(self, request: ExecutionRequest, *, stream: bool) -> HTTPRequest:
+        body = encode_json(request_body(request.interaction))
+        if stream:
+            return HTTPRequest("POST", self._paths[0], body, self._stream_headers)
+        return HTTPRequest("POST", self._paths[1], body, self._json_headers)
+
+    def decoder(
+        self, request: ExecutionRequest, *, stream: bool, media_type: str
+    ) -> ResponseDecoder:
+        events = media_type == EVENTSTREAM or (stream and media_type != "application/json")
+        chosen = _Events if events else _Response
+        return chosen(request, self._descriptor, self.secrets)
+
+    def error_text(self, body: Any) -> Any:
+        """Bedrock's error body: ``{"message": …}`` (``Message`` from some services)."""
+        if type(body) is dict:
+            return body.get("message", body.get("Message"))
+        return None
+
+
+class _Assembly(TurnDecoder):
+    """What both decoders keep per call: the content block each call is in."""
+
+    marker = "messageStop"
+
+    def begin(self) -> None:
+        self._calls: dict[int, int] = {}  # content block index → the turn's call index
+        self._thinking: object = None  # the content block of the open reasoning block
+
+    def usage(self, usage: Any) -> None:
+        if usage is None:
+            return
+        if type(usage) is not dict:
+            raise invalid("usage is not an object")
+        given, output = usage.get("inputTokens"), usage.get("outputTokens")
+        if not (type(given) is int and type(output) is int and given >= 0 and output >= 0):
+            raise invalid("usage does not hold token counts")
+        read, written = cache_counts(
+            usage.get("cacheReadInputTokens"), usage.get("cacheWriteInputTokens"), input_tokens=None
+        )
+        # Converse's inputTokens leaves the cached tokens out: the receipt counts them in.
+        self.turn.usage = (given + (read or 0) + (written or 0), output)
+        self.turn.cache_read_tokens, self.turn.cache_write_tokens = read, written
+
+    def stop(self, reason: Any) -> None:
+        if type(reason) is not str:
+            raise invalid("messageStop has no stopReason")
+        self.turn.finished(reason, FINISHES)
+
+    def start(self, block: Any, start: Any) -> None:
+        use = start.get("toolUse") if type(start) is dict else None
+        if use is None:
+            return
+        if type(use) is not dict or type(use.get("name")) is not str:
+            raise invalid("a toolUse block has no name")
+        call_id = use.get("toolUseId")
+        if block in self._calls or type(block) is not int:
+            raise invalid("a toolUse block's contentBlockIndex is missing or repeated")
+        self._calls[block] = self.turn.open_call(
+            use["name"], call_id if type(call_id) is str else None
+        )
+
+    def delta(self, block: Any, delta: Any) -> None:
+        if type(delta) is not dict:
+            raise invalid("a contentBlockDelta has no delta")
+        text = delta.get("text")
+        if type(text) is str:
+            self.turn.text(text)
+            return
+        use = delta.get("toolUse")
+        if use is not None:
+            call = self._calls.get(block)
+            piece = use.get("input") if type(use) is dict else None
+            if call is None or type(piece) is not str:
+                raise invalid("a toolUse delta belongs to no announced call")
+            self.turn.call_arguments(call, piece)
+            return
+        reasoning = delta.get("reasoningContent")
+        if type(reasoning) is dict:
+            self.reasoning(block, reasoning.get("text"), reasoning.get("signature"))
+        elif "text" in delta:
+            raise invalid("a text delta holds no string")
+
+    def reasoning(self, block: Any, text: Any, signature: Any) -> None:
+        if block != self._thinking or block is None:
+            self._thinking = block
+            self.turn.open_reasoning()
+        if type(text) is str:
+            self.turn.reasoning(text)
+        if type(signature) is str and signature:
+            self.turn.reasoning_metadata({PROVIDER: {"signature": signature}})
+
+    def close(self, block: Any) -> None:
+        call = self._calls.get(block)
+        if call is not None:
+            self.turn.close_call(call)
+
+
+class _Events(_Assembly, EventStreamTurnDecoder):
+    """ConverseStream's events, one per eventstream message; ``messageStop`` completes the
+    turn and the ``metadata`` (usage) after it is read to the body's end."""
+
+    def frame(self, event: str, payload: bytes) -> None:
+        if event == "contentBlockDelta":
+            data = json_object(payload, "a contentBlockDelta event")
+            delta = data.get("delta")
+            if type(delta) is dict and type(text := delta.get("text")) is str:
+                self.turn.text(text)  # the usual message: a piece of the answer
+            else:
+                self.delta(data.get("contentBlockIndex"), delta)
+        elif event == "contentBlockStart":
+            data = json_object(payload, "a contentBlockStart event")
+            self.start(data.get("contentBlockIndex"), data.get("start"))
+        elif event == "contentBlockStop":
+            data = json_object(payload, "a contentBlockStop event")
+            self.close(data.get("contentBlockIndex"))
+        elif event == "messageStop":
+            data = json_object(payload, "a messageStop event")
+            self.stop(data.get("stopReason"))
+            self.turn.close_calls()
+            self.complete = True
+        elif event == "metadata":
+            self.usage(json_object(payload, "a metadata event").get("usage"))
+
+
+class _Response(_Assembly, JSONTurnDecoder):
+    def body(self, data: bytes) -> bool:
+        answer = json_object(data, "the response")
+        output = answer.get("output")
+        message = output.get("message") if type(output) is dict else None
+        content = message.get("content") if type(message) is dict else None
+        if type(content) is not list:
+            raise invalid("the response has no output.message.content list")
+        for index, block in enumerate(content):
+            if type(block) is not dict:
+                raise invalid("a content block is not an object")
+            self._block(index, block)
+        self.stop(answer.get("stopReason"))
+        self.usage(answer.get("usage"))
+        return True
+
+    def _block(self, index: int, block: dict[str, Any]) -> None:
+        if "text" in block:
+            self.delta(index, {"text": block["text"]})
+        elif "toolUse" in block:
+            use = block["toolUse"]
+            self.start(index, {"toolUse": use})
+            arguments = use.get("input") if type(use) is dict else None
+            self.turn.call_arguments(self._calls[index], encode_json(arguments or {}).decode())
+            self.close(index)
+        elif "reasoningContent" in block:
+            content = block["reasoningContent"]
+            text = content.get("reasoningText") if type(content) is dict else None
+            if type(text) is dict:
+                self.reasoning(index, text.get("text"), text.get("signature"))

@@ -1,0 +1,130 @@
+"""runport's wire types as a Converse request body (docs/providers.md, the Bedrock section)."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from runport.contracts import (
+    CompiledInteraction,
+    ContentPart,
+    ImagePart,
+    Message,
+    ReasoningPart,
+    TextPart,
+    ToolSpec,
+)
+from runport.http import PartRules, message_parts, text_content
+
+PROVIDER: Final = "bedrock"
+"""The ``provider_metadata`` key of a reasoning block Bedrock made: ``{"signature": …}``."""
+
+PARTS = PartRules(
+    provider="Amazon Bedrock's Converse API",
+    image_types=frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"}),
+    file_types=frozenset({"application/pdf", "text/plain", "text/csv", "text/html"}),
+    image_urls=False,
+    file_urls=False,
+    max_data_chars=5 * 1024 * 1024 * 4 // 3 + 4,
+)
+"""What a Converse user turn takes: images and documents by their bytes (base64 in JSON), an
+image at most 3.75 MB and a document 4.5 MB (the API's bounds; the larger is checked here)."""
+
+_INFERENCE: Final = {
+    "max_tokens": "maxTokens",
+    "temperature": "temperature",
+    "top_p": "topP",
+}
+
+
+def request_body(interaction: CompiledInteraction) -> dict[str, Any]:
+    """The Converse body (the model goes in the URL, not the body)."""
+    policy = interaction.runtime_policy
+    body: dict[str, Any] = {"messages": _messages(interaction.messages)}
+    system = [
+        {"text": text_content(message, PARTS.provider, index)}
+        for index, message in enumerate(interaction.messages)
+        if message.role in ("system", "developer")
+    ]
+    if system:
+        body["system"] = system
+    inference = {wire: policy[key] for key, wire in _INFERENCE.items() if key in policy}
+    if "stop" in policy:
+        stop = policy["stop"]
+        inference["stopSequences"] = [stop] if isinstance(stop, str) else stop
+    if inference:
+        body["inferenceConfig"] = inference
+    if interaction.tools:
+        body["toolConfig"] = {"tools": [_tool(tool) for tool in interaction.tools]}
+    extra = policy.get("additional_model_request_fields")
+    if isinstance(extra, dict):
+        body["additionalModelRequestFields"] = extra
+    return body
+
+
+def _messages(messages: list[Message]) -> list[dict[str, Any]]:
+    """Conversation turns (system turns went to ``system``); a tool result is a ``toolResult``
+    block in a user turn, and consecutive turns of one role are one turn, as Converse wants
+    user and assistant turns to alternate."""
+    wire: list[dict[str, Any]] = []
+    for index, message in enumerate(messages):
+        if message.role in ("system", "developer"):
+            continue
+        if message.role == "tool":
+            role = "user"
+            result = {"text": text_content(message, PARTS.provider, index)}
+            blocks: list[dict[str, Any]] = [
+                {"toolResult": {"toolUseId": message.tool_call_id or "", "content": [result]}}
+            ]
+        elif message.role == "user":
+            role = "user"
+            blocks = [_block(part) for part in message_parts(messages, index, PARTS)]
+        else:
+            role = "assistant"
+            blocks = _reasoning_blocks(message.reasoning)
+            text = text_content(message, PARTS.provider, index)
+            if text:
+                blocks.append({"text": text})
+            for call in message.tool_calls or ():
+                arguments = call.arguments if isinstance(call.arguments, dict) else {}
+                use = {"toolUseId": call.call_id, "name": call.name, "input": arguments}
+                blocks.append({"toolUse": use})
+        if not blocks:
+            continue
+        if wire and wire[-1]["role"] == role:
+            wire[-1]["content"].extend(blocks)
+        else:
+            wire.append({"role": role, "content": blocks})
+    return wire
+
+
+def _reasoning_blocks(reasoning: list[ReasoningPart] | None) -> list[dict[str, Any]]:
+    """An assistant turn's reasoning as Bedrock made it: only signed blocks of its own go
+    back (a model with reasoning refuses a block without its signature)."""
+    blocks: list[dict[str, Any]] = []
+    for part in reasoning or ():
+        mine = (part.provider_metadata or {}).get(PROVIDER)
+        signature = mine.get("signature") if isinstance(mine, dict) else None
+        if isinstance(signature, str) and signature:
+            text = {"text": part.text, "signature": signature}
+            blocks.append({"reasoningContent": {"reasoningText": text}})
+    return blocks
+
+
+def _block(part: ContentPart) -> dict[str, Any]:
+    if isinstance(part, TextPart):
+        return {"text": part.text}
+    kind = part.media_type.split("/")[1]
+    source = {"bytes": part.data}
+    if isinstance(part, ImagePart):
+        return {"image": {"format": kind, "source": source}}
+    formats = {"plain": "txt", "csv": "csv", "html": "html", "pdf": "pdf"}
+    name = part.filename or "document"
+    return {"document": {"format": formats[kind], "name": name, "source": source}}
+
+
+def _tool(tool: ToolSpec) -> dict[str, Any]:
+    spec: dict[str, Any] = {"name": tool.name}
+    if tool.description:
+        spec["description"] = tool.description
+    spec["inputSchema"] = {"json": tool.parameters}
+    return {"toolSpec": spec}

@@ -1,0 +1,29 @@
+"""Both Bedrock adapters pass the whole conformance suite on the ``bedrock-converse``
+protocol — ConverseStream's eventstream, an exception message mid-answer and a message with a
+wrong CRC among the faults — over real HTTP to the suite's loopback upstream
+(docs/conformance.md)."""
+
+from __future__ import annotations
+
+from runport.bedrock import AsyncBedrockConverseAdapter, BedrockConverseAdapter
+from runport.conformance import (
+    AsyncRuntimeAdapterConformance,
+    RuntimeAdapterConformance,
+    Upstream,
+)
+from runport.conformance.providers import wired
+from runport.ports import AsyncRuntimeAdapter, RuntimeAdapter
+
+
+class TestBedrockConverseAdapter(RuntimeAdapterConformance):
+    protocol = "bedrock-converse"
+
+    def make_adapter(self, upstream: Upstream) -> RuntimeAdapter:
+        return BedrockConverseAdapter(**wired(upstream))
+
+
+class TestAsyncBedrockConverseAdapter(AsyncRuntimeAdapterConformance):
+    protocol = "bedrock-converse"
+
+    def make_adapter(self, upstream: Upstream) -> AsyncRuntimeAdapter:
+        return AsyncBedrockConverseAdapter(**wired(upstream))
