@@ -145,7 +145,7 @@ async def _bounded(
     limit = asyncio.timeout(exchange.remaining())
     try:
         async with limit:
-            return await _exchange(client, exchange, http_request, sink)
+            return await _exchange(client, exchange, http_request, sink, settings.auth)
     except TimeoutError:
         if not limit.expired():
             raise  # the sink's own
@@ -153,15 +153,21 @@ async def _bounded(
 
 
 async def _exchange(
-    client: httpx.AsyncClient, exchange: Exchange, http_request: httpx.Request, sink: AsyncSink
+    client: httpx.AsyncClient,
+    exchange: Exchange,
+    http_request: httpx.Request,
+    sink: AsyncSink,
+    auth: httpx.Auth | httpx._client.UseClientDefault,
 ) -> ExecutionReceipt | PortError:
     exchange.sending(http_request)
     try:
-        response = await client.send(http_request, stream=True)
+        response = await client.send(http_request, stream=True, auth=auth)
     except httpx.HTTPError as error:
         failure = exchange.failed_to_send(error)
         failure.__cause__ = error
         return failure
+    except PortError as error:  # the adapter's auth could not sign the request
+        return error
     try:
         try:
             if not exchange.head(response):

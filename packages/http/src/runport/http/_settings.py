@@ -56,6 +56,9 @@ class AdapterSettings:
     )
     """Each request URL made from ``base_url`` (a codec has a few paths at most): httpx
     parses a URL in Python, and a call's URL is the same every time."""
+    auth: httpx.Auth | httpx._client.UseClientDefault = httpx.USE_CLIENT_DEFAULT
+    """What signs each request as it is sent (``DriverOptions.auth``); unset, the client's
+    own auth, if it has one."""
     heads: dict[
         tuple[tuple[str, str], ...], tuple[list[tuple[bytes, bytes]], httpx.Headers | None]
     ] = field(default_factory=dict, compare=False)
@@ -71,14 +74,18 @@ class AdapterSettings:
         timeout: float | httpx.Timeout | None,
         max_response_bytes: int | None,
         deadline: float | None,
+        auth: httpx.Auth | None = None,
     ) -> AdapterSettings:
         url = checked_base_url(base_url)
+        if auth is not None and not isinstance(auth, httpx.Auth):
+            raise TypeError("auth must be an httpx.Auth")
         return cls(
             base_url=url,
             timeout=None if timeout is None else httpx.Timeout(timeout),
             max_response_bytes=check_byte_count(max_response_bytes),
             deadline=check_seconds(deadline),
             secrets=url_secrets(url),
+            auth=httpx.USE_CLIENT_DEFAULT if auth is None else auth,
         )
 
     def http_request(
@@ -158,6 +165,11 @@ class DriverOptions(TypedDict, Generic[ClientT], total=False):
     timeout: float | httpx.Timeout | None
     max_response_bytes: int | None
     deadline: float | None
+    auth: httpx.Auth | None
+    """Signs each request as it is sent, for credentials a header set once cannot carry
+    (tokens that expire, signatures over the request): Azure's Entra ID tokens, say. It may
+    send a request again once, on the answer it gets (a token refreshed after a 401); a
+    ``PortError`` it raises fails the call with its code, unsent."""
 
 
 class CodecCarrier(Generic[ClientT]):
@@ -173,10 +185,15 @@ class CodecCarrier(Generic[ClientT]):
         timeout: float | httpx.Timeout | None = None,
         max_response_bytes: int | None = None,
         deadline: float | None = None,
+        auth: httpx.Auth | None = None,
     ) -> None:
         self._codec = codec
         self._settings = AdapterSettings.build(
-            base_url, timeout=timeout, max_response_bytes=max_response_bytes, deadline=deadline
+            base_url,
+            timeout=timeout,
+            max_response_bytes=max_response_bytes,
+            deadline=deadline,
+            auth=auth,
         )
         if self._settings.base_url.userinfo and codec.secrets:
             # httpx turns the URL's user-info into a Basic Authorization header, in place of

@@ -84,11 +84,13 @@ class HTTPAdapter(CodecCarrier[httpx.Client], RuntimeAdapter):
         http_request = self._settings.http_request(self._client, wire, exchange)
         exchange.sending(http_request)
         try:
-            response = self._client.send(http_request, stream=True)
+            response = self._client.send(http_request, stream=True, auth=self._settings.auth)
         except httpx.HTTPError as error:
             failure = exchange.failed_to_send(error)
             failure.__cause__ = error
             return failure
+        except PortError as error:  # the adapter's auth could not sign the request
+            return error
         try:
             try:
                 if not exchange.head(response):
