@@ -144,10 +144,12 @@ class AzureOpenAIChat(OpenAIChat):
             "object": "",
             "prompt_filter_results": _PROMPT_FILTERS,
         }
-        opening = [plain.opening[0], _sse(prompt), *(_azure_frame(f, {}) for f in plain.opening[1:])]
-        steps = [
-            Frame(_azure_frame(frame.data, _FILTERS), frame.carries) for frame in plain.steps
+        opening = [
+            plain.opening[0],
+            _sse(prompt),
+            *(_azure_frame(f, {}) for f in plain.opening[1:]),
         ]
+        steps = [Frame(_azure_frame(frame.data, _FILTERS), frame.carries) for frame in plain.steps]
         closing = [_azure_frame(frame, {}) for frame in plain.closing]
         finish = _data(plain.closing[0])
         offsets = {

@@ -53,9 +53,7 @@ class ChatCompletionsKeywords(ProviderAdapter[ClientT]):
             response_format_mode=as_response_format_mode(response_format_mode),
             send_reasoning_as=as_reasoning_field(send_reasoning_as),
             include_usage=not mistral if usage is None else usage,
-            call_ids=as_call_id_rule(
-                call_ids or ("nine_alphanumerics" if mistral else "any")
-            ),
+            call_ids=as_call_id_rule(call_ids or ("nine_alphanumerics" if mistral else "any")),
         )
         super().__init__(codec, **keywords)
 
@@ -76,8 +74,9 @@ class OpenAIChatAdapter(ChatCompletionsKeywords[httpx.Client], HTTPAdapter):
     """A runtime adapter for any server that speaks OpenAI's chat-completions API.
 
     ``execute`` posts without ``stream``; ``execute_streaming`` posts with ``stream: true``
-    (and ``stream_options.include_usage`` unless ``include_usage`` is false) and forwards every text and tool-call fragment as its SSE frame
-    completes. Both feed the same assembler, so they return equal receipts for the same content.
+    (and ``stream_options.include_usage`` unless ``include_usage`` is false) and forwards
+    every text and tool-call fragment as its SSE frame completes. Both feed the same
+    assembler, so they return equal receipts for the same content.
 
     Reasoning (``reasoning_content``, ``reasoning``, ``reasoning_details``, Mistral's
     ``thinking`` parts) is streamed as ``ReasoningDelta`` and kept in ``receipt.reasoning``;

@@ -203,7 +203,10 @@ class AzureChatKeywords(ProviderAdapter[ClientT]):
             path, params = "openai/v1/chat/completions", {}
         else:
             name = checked_deployment(deployment or keywords.get("model", ""))
-            path, params = f"openai/deployments/{quote(name)}/chat/completions", {"api-version": version}
+            path, params = (
+                f"openai/deployments/{quote(name)}/chat/completions",
+                {"api-version": version},
+            )
         usage = as_switch(include_usage, "include_usage")
         codec = partial(
             ChatCompletionsCodec,

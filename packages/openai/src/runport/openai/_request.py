@@ -134,8 +134,7 @@ def request_body(
     body: dict[str, Any] = {
         "model": model,
         "messages": [
-            _message(messages, index, send_reasoning_as, call_ids)
-            for index in range(len(messages))
+            _message(messages, index, send_reasoning_as, call_ids) for index in range(len(messages))
         ],
     }
     if interaction.tools:
