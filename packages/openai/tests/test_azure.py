@@ -114,9 +114,14 @@ def test_the_emulation_refuses_what_azure_refuses(upstream: ScriptedUpstream) ->
 
 @pytest.mark.parametrize(
     ("api_version", "sent"),
-    [("2024-06-01", False), ("2024-08-01-preview", False), ("2024-09-01-preview", True),
-     ("2025-01-01-preview", True), ("preview", True)],
-)  # fmt: skip
+    [
+        ("2024-06-01", False),
+        ("2024-08-01-preview", False),
+        ("2024-09-01-preview", True),
+        ("2025-01-01-preview", True),
+        ("preview", True),
+    ],
+)
 def test_stream_options_follow_the_api_version(api_version: str, sent: bool) -> None:
     with closing(serve()) as upstream:
         adapter = AzureOpenAIChatAdapter(
@@ -171,9 +176,12 @@ def test_a_deployment_is_refused_or_reaches_its_own_path_unchanged(deployment: s
 
 @pytest.mark.parametrize(
     ("keywords", "named"),
-    [({}, "none was given"), ({"api_key": KEY, "ad_token": TOKEN}, "api_key and ad_token"),
-     ({"api_key": KEY, "token_provider": lambda: TOKEN}, "api_key and token_provider")],
-)  # fmt: skip
+    [
+        ({}, "none was given"),
+        ({"api_key": KEY, "ad_token": TOKEN}, "api_key and ad_token"),
+        ({"api_key": KEY, "token_provider": lambda: TOKEN}, "api_key and token_provider"),
+    ],
+)
 def test_exactly_one_credential(keywords: dict[str, Any], named: str) -> None:
     with pytest.raises(ValueError, match=named) as raised:
         AzureOpenAIChatAdapter(base_url="http://127.0.0.1:9", model="m", **keywords)
@@ -248,11 +256,16 @@ class CredentialUnavailableError(Exception):
 
 @pytest.mark.parametrize(
     ("provider", "says"),
-    [(lambda: (_ for _ in ()).throw(CredentialUnavailableError(f"no login {TOKEN}")),
-      "failed (CredentialUnavailableError)"),
-     (lambda: "", "gave no token"), (lambda: None, "gave no token"),
-     (lambda: "tok\nen", "gave no token")],
-)  # fmt: skip
+    [
+        (
+            lambda: (_ for _ in ()).throw(CredentialUnavailableError(f"no login {TOKEN}")),
+            "failed (CredentialUnavailableError)",
+        ),
+        (lambda: "", "gave no token"),
+        (lambda: None, "gave no token"),
+        (lambda: "tok\nen", "gave no token"),
+    ],
+)
 def test_a_token_provider_that_fails_fails_the_call_unsent_and_coded(
     upstream: ScriptedUpstream, provider: Any, says: str
 ) -> None:
@@ -344,7 +357,8 @@ class EchoingKeys(AzureOpenAIChat):
 def test_a_credential_the_upstream_echoes_is_redacted(credential: str) -> None:
     secret = "k3y-42"  # short and plain: only the adapter's own secrets can catch it
     with closing(serve(EchoingKeys(api_keys=("other",), tokens=("other",)))) as upstream:
-        error = failure(AzureOpenAIChatAdapter(base_url=upstream.base_url, model="m",
-                                               **{credential: secret}))  # fmt: skip
+        error = failure(
+            AzureOpenAIChatAdapter(base_url=upstream.base_url, model="m", **{credential: secret})
+        )
     assert error.message.endswith("rejected [redacted]")
     assert secret not in error.message
