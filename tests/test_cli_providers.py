@@ -1,6 +1,7 @@
-"""`runport run … --adapter openai|anthropic|gemini` end to end: the CLI finds each provider
-through its entry point, takes key and model from the environment, and streams a real SSE
-response from a server on 127.0.0.1; without the variables it says which are missing."""
+"""`runport run … --adapter openai|azure-openai|anthropic|gemini` end to end: the CLI finds
+each provider through its entry point, takes key and model from the environment, and streams a
+real SSE response from a server on 127.0.0.1; without the variables it says which are
+missing."""
 
 from __future__ import annotations
 
@@ -91,7 +92,13 @@ def _gemini() -> bytes:
     return b"".join(out)
 
 
-BODIES = {"openai": _openai(), "anthropic": _anthropic(), "gemini": _gemini()}
+BODIES = {
+    "openai": _openai(),
+    "azure-openai": _openai(),
+    "anthropic": _anthropic(),
+    "gemini": _gemini(),
+}
+PREFIXES = {adapter: f"RUNPORT_{adapter.upper().replace('-', '_')}" for adapter in BODIES}
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -153,8 +160,7 @@ def _clean_env() -> dict[str, str]:
     return {
         k: v
         for k, v in os.environ.items()
-        if k not in names
-        and not k.startswith(("RUNPORT_OPENAI", "RUNPORT_ANTHROPIC", "RUNPORT_GEMINI"))
+        if k not in names and not k.startswith(("RUNPORT_", "AZURE_OPENAI_"))
     }
 
 
@@ -167,6 +173,13 @@ def _clean_env() -> dict[str, str]:
             "/v1/chat/completions",
             "authorization",
             "openai-chat",
+        ),
+        (
+            "azure-openai",
+            {"AZURE_OPENAI_API_KEY": KEY, "RUNPORT_AZURE_OPENAI_MODEL": "tiny-prod"},
+            "/openai/deployments/tiny-prod/chat/completions?api-version=2024-10-21",
+            "api-key",
+            "azure-openai-chat",
         ),
         (
             "anthropic",
@@ -193,7 +206,9 @@ def test_run_streams_from_the_provider(
     adapter_id: str,
 ) -> None:
     _Handler.body = BODIES[adapter]
-    base = f"RUNPORT_{adapter.upper()}_BASE_URL"
+    base = f"{PREFIXES[adapter]}_BASE_URL"
+    if adapter == "azure-openai":
+        base = "AZURE_OPENAI_ENDPOINT"  # the variable Azure's own SDK reads
     url = upstream + "/v1" if adapter == "openai" else upstream  # OpenAI's base names its /v1
     result = _run(adapter, {**_clean_env(), **variables, base: url})
     assert result.returncode == 0, result.stderr
@@ -209,13 +224,18 @@ def test_run_streams_from_the_provider(
     assert request["headers"][key_header].removeprefix("Bearer ") == KEY
     if adapter != "gemini":  # Gemini asks for a stream in its path, the others in the body
         assert request["body"]["stream"] is True
-        assert request["body"]["model"] == variables[f"RUNPORT_{adapter.upper()}_MODEL"]
+        assert request["body"]["model"] == variables[f"{PREFIXES[adapter]}_MODEL"]
 
 
 @pytest.mark.parametrize(
     ("adapter", "named"),
     [
         ("openai", "RUNPORT_OPENAI_BASE_URL and RUNPORT_OPENAI_MODEL"),
+        (
+            "azure-openai",
+            "RUNPORT_AZURE_OPENAI_BASE_URL (or AZURE_OPENAI_ENDPOINT) and "
+            "RUNPORT_AZURE_OPENAI_MODEL",
+        ),
         ("anthropic", "ANTHROPIC_API_KEY and RUNPORT_ANTHROPIC_MODEL"),
         ("gemini", "GEMINI_API_KEY (or GOOGLE_API_KEY) and RUNPORT_GEMINI_MODEL"),
     ],
@@ -252,6 +272,11 @@ def test_vv_shows_the_wire_on_stderr_without_the_key_or_the_text(upstream: str) 
     ("adapter", "variables", "kind"),
     [
         ("openai", {"RUNPORT_OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}, "AsyncOpenAIChatAdapter"),
+        (
+            "azure-openai",
+            {"AZURE_OPENAI_ENDPOINT": "http://127.0.0.1:9", "AZURE_OPENAI_AD_TOKEN": KEY},
+            "AsyncAzureOpenAIChatAdapter",
+        ),
         ("anthropic", {"ANTHROPIC_API_KEY": KEY}, "AsyncAnthropicMessagesAdapter"),
         ("gemini", {"GEMINI_API_KEY": KEY}, "AsyncGeminiAdapter"),
     ],
@@ -261,8 +286,26 @@ def test_every_provider_registers_its_async_twin(
 ) -> None:
     """Event-loop surfaces (mcp, serve, batch) build the provider's own async adapter, not a
     sync one bridged onto a worker thread."""
-    for name, value in {**variables, f"RUNPORT_{adapter.upper()}_MODEL": "tiny"}.items():
+    for name, value in {**variables, f"{PREFIXES[adapter]}_MODEL": "tiny"}.items():
         monkeypatch.setenv(name, value)
     built = create_async_adapter(adapter)
     assert type(built).__name__ == kind
     assert built.descriptor() == create_adapter(adapter).descriptor()
+
+
+def test_an_azure_deployment_with_spaces_is_a_coded_usage_error_before_any_request(
+    upstream: str,
+) -> None:
+    env = {
+        **_clean_env(),
+        "AZURE_OPENAI_ENDPOINT": upstream,
+        "AZURE_OPENAI_API_KEY": KEY,
+        "RUNPORT_AZURE_OPENAI_MODEL": "tiny",
+        "RUNPORT_AZURE_OPENAI_DEPLOYMENT": "my deployment",
+    }
+    result = _run("azure-openai", env)
+    assert result.returncode != 0
+    assert "TQX_DATA_INVALID" in result.stdout + result.stderr
+    assert "deployment must be an Azure deployment name" in result.stdout + result.stderr
+    assert KEY not in result.stdout + result.stderr
+    assert _Handler.seen == []
