@@ -14,6 +14,10 @@ give a reason, or the snippet fails:
 - ``<!-- snippet: openai-server (reason) -->`` a loopback OpenAI-compatible server is started
   for the block (the conformance suite's scripted upstream, answering with plain text), and
   ``RUNPORT_OPENAI_BASE_URL`` / ``RUNPORT_OPENAI_MODEL`` point at it, as a reader would set them;
+- ``<!-- snippet: azure-server (reason) -->`` the same with the suite's emulation of an Azure
+  OpenAI resource (``azure-openai-chat``: a deployment's path, an ``api-version``, an
+  ``api-key`` or a bearer token required), and ``AZURE_OPENAI_ENDPOINT``,
+  ``RUNPORT_AZURE_OPENAI_MODEL`` and ``AZURE_OPENAI_API_KEY`` set;
 - ``<!-- snippet: continues (reason) -->`` the block goes on from the page's previous block of
   the same language (a page that builds a contract once and then uses it): it runs after that
   block's code, in one script, as a reader pasting them one after the other would run it.
@@ -34,7 +38,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN_LANGUAGES = frozenset({"python", "sh", "bash", "console"})
-MARKERS = frozenset({"continues", "not-run", "openai-server"})
+MARKERS = frozenset({"azure-server", "continues", "not-run", "openai-server"})
 TIMEOUT_S = 300
 
 _FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})(?P<info>[^`\n]*)$")
@@ -121,7 +125,7 @@ def test_snippet_runs(snippet: Snippet, tmp_path: Path) -> None:
     if snippet.marker == "not-run":
         pytest.skip(f"not run here: {snippet.reason}")
     env = _environment(tmp_path)
-    with _openai_server(snippet.marker == "openai-server") as server_env:
+    with _server(snippet.marker) as server_env:
         env.update(server_env)
         result = _run(_command(snippet, tmp_path), tmp_path, env)
     assert result.returncode == 0, (
@@ -174,7 +178,7 @@ def _environment(tmp_path: Path) -> dict[str, str]:
     env = {
         key: value
         for key, value in os.environ.items()
-        if not key.startswith(("RUNPORT_", "OPENAI_", "PYTEST_"))
+        if not key.startswith(("RUNPORT_", "OPENAI_", "AZURE_OPENAI_", "PYTEST_"))
     }
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     env["HOME"] = str(tmp_path)
@@ -184,15 +188,24 @@ def _environment(tmp_path: Path) -> dict[str, str]:
 
 
 @contextmanager
-def _openai_server(wanted: bool) -> Iterator[dict[str, str]]:
-    if not wanted:
+def _server(marker: str | None) -> Iterator[dict[str, str]]:
+    if marker not in ("openai-server", "azure-server"):
         yield {}
         return
     conformance = pytest.importorskip("runport.conformance")
     plain_text = next(case for case in conformance.CASES if case.name == "plain_text")
-    upstream = conformance.ScriptedUpstream([plain_text] * 8, pacing="off")
+    protocol = "azure-openai-chat" if marker == "azure-server" else "openai-chat"
+    upstream = conformance.ScriptedUpstream([plain_text] * 8, pacing="off", protocol=protocol)
     try:
-        yield {"RUNPORT_OPENAI_BASE_URL": upstream.base_url, "RUNPORT_OPENAI_MODEL": "tiny"}
+        if marker == "azure-server":
+            yield {
+                "AZURE_OPENAI_ENDPOINT": upstream.base_url,
+                "RUNPORT_AZURE_OPENAI_MODEL": "gpt-4o-mini-prod",
+                "AZURE_OPENAI_API_KEY": upstream.api_key,
+            }
+        else:
+            yield {"RUNPORT_OPENAI_BASE_URL": upstream.base_url, "RUNPORT_OPENAI_MODEL": "tiny"}
+        assert all(request.refusal is None for request in upstream.requests)
     finally:
         upstream.close()
 
