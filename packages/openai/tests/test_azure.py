@@ -17,8 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runport.conformance import CASES, ScriptedUpstream
-from runport.conformance._protocols import AzureOpenAIChat
+from runport.conformance import CASES, PROTOCOLS, ScriptedUpstream
 from runport.conformance.providers import make_request
 from runport.contracts import ErrorCode, ExecutionReceipt
 from runport.openai import (
@@ -30,6 +29,8 @@ from runport.openai import (
 )
 from runport.ports import PortError
 
+AzureOpenAIChat: Any = type(PROTOCOLS["azure-openai-chat"])
+"""The suite's emulation of an Azure resource, here told which keys and tokens it takes."""
 PLAIN = next(case for case in CASES if case.name == "plain_text")
 KEY = "azure-key-SECRET-7f3e"
 TOKEN = "eyJ0eXAiOiJKV1QifQ.fresh-entra-token.c2ln"

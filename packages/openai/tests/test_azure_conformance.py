@@ -6,14 +6,16 @@ version) and answers with Azure's content-filter results on every chunk."""
 from __future__ import annotations
 
 from runport.conformance import (
+    PROTOCOLS,
     AsyncRuntimeAdapterConformance,
     RuntimeAdapterConformance,
     Upstream,
 )
-from runport.conformance._protocols import AzureOpenAIChat
 from runport.openai import AsyncAzureOpenAIChatAdapter, AzureOpenAIChatAdapter
 from runport.ports import AsyncRuntimeAdapter, RuntimeAdapter
 
+AzureOpenAIChat = type(PROTOCOLS["azure-openai-chat"])
+"""The suite's emulation of an Azure resource, here told which tokens it takes."""
 ENTRA_TOKEN = "eyJ0eXAiOiJKV1QiLCJhbGciOiJSUzI1NiJ9.conformance-entra-token.c2lnbmF0dXJl"
 
 
