@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Iterator
+from contextlib import contextmanager
 from functools import partial
 from typing import Final, Unpack
 from urllib.parse import quote
@@ -90,28 +91,29 @@ class EntraTokenAuth(httpx.Auth):
                 yield request
 
     def _ask(self) -> object:
-        try:
+        with _asking():
             return self._provider()
-        except PortError:
-            raise
-        except Exception as error:
-            raise PortError(
-                ErrorCode.RUNTIME_PERMANENT,
-                f"the Entra ID token provider failed ({type(error).__name__})",
-            ) from None
+
+
+@contextmanager
+def _asking() -> Iterator[None]:
+    """What the token provider raises, as the call's coded failure: its class named, nothing
+    it said (a message may hold a token, a tenant, a path)."""
+    try:
+        yield
+    except PortError:
+        raise
+    except Exception as error:
+        raise PortError(
+            ErrorCode.RUNTIME_PERMANENT,
+            f"the Entra ID token provider failed ({type(error).__name__})",
+        ) from None
 
 
 async def _awaited(value: object) -> object:
     if inspect.isawaitable(value):
-        try:
+        with _asking():
             return await value
-        except PortError:
-            raise
-        except Exception as error:
-            raise PortError(
-                ErrorCode.RUNTIME_PERMANENT,
-                f"the Entra ID token provider failed ({type(error).__name__})",
-            ) from None
     return value
 
 
