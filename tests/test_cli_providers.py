@@ -1,7 +1,7 @@
-"""`runport run … --adapter openai|anthropic|gemini|bedrock` end to end: the CLI finds each
-provider through its entry point, takes key and model from the environment, and streams a real
-SSE (Bedrock: eventstream) response from a server on 127.0.0.1; without the variables it says
-which are missing."""
+"""`runport run … --adapter openai|azure-openai|anthropic|gemini|bedrock` end to end: the CLI
+finds each provider through its entry point, takes key and model from the environment, and
+streams a real SSE (Bedrock: eventstream) response from a server on 127.0.0.1; without the
+variables it says which are missing."""
 
 from __future__ import annotations
 
@@ -112,11 +112,13 @@ def _bedrock() -> bytes:
 
 BODIES = {
     "openai": _openai(),
+    "azure-openai": _openai(),
     "anthropic": _anthropic(),
     "gemini": _gemini(),
     "bedrock": _bedrock(),
 }
 ARN = "arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.tiny-v1:0"
+PREFIXES = {adapter: f"RUNPORT_{adapter.upper().replace('-', '_')}" for adapter in BODIES}
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -182,8 +184,11 @@ def _clean_env() -> dict[str, str]:
         "GOOGLE_API_KEY",
         "AWS_BEARER_TOKEN_BEDROCK",
     )
-    prefixes = ("RUNPORT_OPENAI", "RUNPORT_ANTHROPIC", "RUNPORT_GEMINI", "RUNPORT_BEDROCK")
-    return {k: v for k, v in os.environ.items() if k not in names and not k.startswith(prefixes)}
+    return {
+        k: v
+        for k, v in os.environ.items()
+        if k not in names and not k.startswith(("RUNPORT_", "AZURE_OPENAI_"))
+    }
 
 
 @pytest.mark.parametrize(
@@ -195,6 +200,13 @@ def _clean_env() -> dict[str, str]:
             "/v1/chat/completions",
             "authorization",
             "openai-chat",
+        ),
+        (
+            "azure-openai",
+            {"AZURE_OPENAI_API_KEY": KEY, "RUNPORT_AZURE_OPENAI_MODEL": "tiny-prod"},
+            "/openai/deployments/tiny-prod/chat/completions?api-version=2024-10-21",
+            "api-key",
+            "azure-openai-chat",
         ),
         (
             "anthropic",
@@ -232,7 +244,9 @@ def test_run_streams_from_the_provider(
     _Handler.content_type = (
         "application/vnd.amazon.eventstream" if adapter == "bedrock" else "text/event-stream"
     )
-    base = f"RUNPORT_{adapter.upper()}_BASE_URL"
+    base = f"{PREFIXES[adapter]}_BASE_URL"
+    if adapter == "azure-openai":
+        base = "AZURE_OPENAI_ENDPOINT"  # the variable Azure's own SDK reads
     url = upstream + "/v1" if adapter == "openai" else upstream  # OpenAI's base names its /v1
     result = _run(adapter, {**_clean_env(), **variables, base: url})
     assert result.returncode == 0, result.stderr
@@ -248,13 +262,18 @@ def test_run_streams_from_the_provider(
     assert request["headers"][key_header].removeprefix("Bearer ") == KEY
     if adapter not in ("gemini", "bedrock"):  # those ask for a stream in the path
         assert request["body"]["stream"] is True
-        assert request["body"]["model"] == variables[f"RUNPORT_{adapter.upper()}_MODEL"]
+        assert request["body"]["model"] == variables[f"{PREFIXES[adapter]}_MODEL"]
 
 
 @pytest.mark.parametrize(
     ("adapter", "named"),
     [
         ("openai", "RUNPORT_OPENAI_BASE_URL and RUNPORT_OPENAI_MODEL"),
+        (
+            "azure-openai",
+            "RUNPORT_AZURE_OPENAI_BASE_URL (or AZURE_OPENAI_ENDPOINT) and "
+            "RUNPORT_AZURE_OPENAI_MODEL",
+        ),
         ("anthropic", "ANTHROPIC_API_KEY and RUNPORT_ANTHROPIC_MODEL"),
         ("gemini", "GEMINI_API_KEY (or GOOGLE_API_KEY) and RUNPORT_GEMINI_MODEL"),
         ("bedrock", "RUNPORT_BEDROCK_MODEL"),
@@ -292,6 +311,11 @@ def test_vv_shows_the_wire_on_stderr_without_the_key_or_the_text(upstream: str) 
     ("adapter", "variables", "kind"),
     [
         ("openai", {"RUNPORT_OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}, "AsyncOpenAIChatAdapter"),
+        (
+            "azure-openai",
+            {"AZURE_OPENAI_ENDPOINT": "http://127.0.0.1:9", "AZURE_OPENAI_AD_TOKEN": KEY},
+            "AsyncAzureOpenAIChatAdapter",
+        ),
         ("anthropic", {"ANTHROPIC_API_KEY": KEY}, "AsyncAnthropicMessagesAdapter"),
         ("gemini", {"GEMINI_API_KEY": KEY}, "AsyncGeminiAdapter"),
         ("bedrock", {"AWS_BEARER_TOKEN_BEDROCK": KEY}, "AsyncBedrockConverseAdapter"),
@@ -302,8 +326,26 @@ def test_every_provider_registers_its_async_twin(
 ) -> None:
     """Event-loop surfaces (mcp, serve, batch) build the provider's own async adapter, not a
     sync one bridged onto a worker thread."""
-    for name, value in {**variables, f"RUNPORT_{adapter.upper()}_MODEL": "tiny"}.items():
+    for name, value in {**variables, f"{PREFIXES[adapter]}_MODEL": "tiny"}.items():
         monkeypatch.setenv(name, value)
     built = create_async_adapter(adapter)
     assert type(built).__name__ == kind
     assert built.descriptor() == create_adapter(adapter).descriptor()
+
+
+def test_an_azure_deployment_with_spaces_is_a_coded_usage_error_before_any_request(
+    upstream: str,
+) -> None:
+    env = {
+        **_clean_env(),
+        "AZURE_OPENAI_ENDPOINT": upstream,
+        "AZURE_OPENAI_API_KEY": KEY,
+        "RUNPORT_AZURE_OPENAI_MODEL": "tiny",
+        "RUNPORT_AZURE_OPENAI_DEPLOYMENT": "my deployment",
+    }
+    result = _run("azure-openai", env)
+    assert result.returncode != 0
+    assert "TQX_DATA_INVALID" in result.stdout + result.stderr
+    assert "deployment must be an Azure deployment name" in result.stdout + result.stderr
+    assert KEY not in result.stdout + result.stderr
+    assert _Handler.seen == []

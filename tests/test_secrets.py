@@ -32,12 +32,18 @@ class EchoingUpstream(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length", "0")))
-        basic = self.headers.get("Authorization", "").removeprefix("Basic ")
+        authorization = self.headers.get("Authorization", "")
+        basic = authorization.removeprefix("Basic ") if authorization.startswith("Basic ") else ""
         user_info = base64.b64decode(basic).decode() if basic else ""
         host = self.headers["Host"]
         url = f"http://{user_info}@{host}{self.path}"
         password = user_info.partition(":")[2]
         message = f"invalid credentials for {url} (password {password} rejected)"
+        sent = self.headers.get("api-key") or authorization.removeprefix("Bearer ")[:64] * (
+            authorization.startswith("Bearer ")
+        )
+        if sent:  # Azure's key or an Entra ID token, put back bare
+            message = f"invalid credentials {sent} for {url}"
         body = json.dumps({"error": {"message": message, "type": "invalid_request_error"}})
         self.send_response(401)
         self.send_header("Content-Type", "application/json")
@@ -64,9 +70,18 @@ def upstream() -> Iterator[str]:
         server.server_close()
 
 
-def cli(*args: str | Path, base_url: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "RUNPORT_"))}
+def cli(
+    *args: str | Path, base_url: str, cwd: Path, azure: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("OPENAI_", "RUNPORT_", "AZURE_OPENAI_"))
+    }
     env.update(RUNPORT_OPENAI_BASE_URL=base_url, RUNPORT_OPENAI_MODEL="m", PYTHONIOENCODING="utf-8")
+    if azure is not None:
+        endpoint = base_url.replace(f"user:{PASSWORD}@", "").split("/v1")[0]
+        env.update(AZURE_OPENAI_ENDPOINT=endpoint, RUNPORT_AZURE_OPENAI_MODEL="m", **azure)
     return subprocess.run(
         [sys.executable, "-m", "runport.cli", *map(str, args)],
         capture_output=True,
@@ -123,4 +138,29 @@ def test_a_batch_output_holds_no_credentials(upstream: str, folder: Path) -> Non
     assert "TQX_RUNTIME_PERMANENT" in output
     assert_no_secret("the batch output", output)
     assert_no_secret("the batch summary", (folder / "out.summary.json").read_text())
+    assert_no_secret("runport batch's stderr", done.stderr + done.stdout)
+
+
+@pytest.mark.parametrize("variable", ["AZURE_OPENAI_API_KEY", "AZURE_OPENAI_AD_TOKEN"])
+def test_an_azure_credential_the_upstream_echoes_reaches_no_output(
+    upstream: str, folder: Path, variable: str
+) -> None:
+    """Azure's ``api-key`` (or an Entra ID token) put back bare in the 401's message: short
+    and plain, only the adapter's own secrets can catch it."""
+    azure = {variable: API_KEY_VALUE}
+    done = cli("run", "contract.yaml", "--input", "input.json", "--adapter", "azure-openai",
+               base_url=upstream, cwd=folder, azure=azure)  # fmt: skip
+    assert done.returncode != 0
+    assert "invalid credentials [redacted] for" in done.stdout + done.stderr
+    assert_no_secret("runport run's output", done.stdout + done.stderr)
+    done = cli("record", "contract.yaml", "--input", "input.json", "--adapter", "azure-openai",
+               "--out", "refused.yaml", base_url=upstream, cwd=folder, azure=azure)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert_no_secret("the recorded scenario", (folder / "refused.yaml").read_text())
+    assert_no_secret("runport record's stderr", done.stderr + done.stdout)
+    done = cli("batch", "contract.yaml", "--inputs", "rows.jsonl", "--adapter", "azure-openai",
+               "--out", "out.jsonl", base_url=upstream, cwd=folder, azure=azure)  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "TQX_RUNTIME_PERMANENT" in (folder / "out.jsonl").read_text(encoding="utf-8")
+    assert_no_secret("the batch output", (folder / "out.jsonl").read_text(encoding="utf-8"))
     assert_no_secret("runport batch's stderr", done.stderr + done.stdout)

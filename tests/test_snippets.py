@@ -19,6 +19,10 @@ give a reason, or the snippet fails:
   reader would set point at them: ``GOOGLE_APPLICATION_CREDENTIALS`` (a service account's key
   file, whose signed grants the emulation verifies), ``RUNPORT_VERTEX_PROJECT`` and
   ``RUNPORT_VERTEX_GEMINI_BASE_URL``;
+- ``<!-- snippet: azure-server (reason) -->`` the same with the suite's emulation of an Azure
+  OpenAI resource (``azure-openai-chat``: a deployment's path, an ``api-version``, an
+  ``api-key`` or a bearer token required), and ``AZURE_OPENAI_ENDPOINT``,
+  ``RUNPORT_AZURE_OPENAI_MODEL`` and ``AZURE_OPENAI_API_KEY`` set;
 - ``<!-- snippet: continues (reason) -->`` the block goes on from the page's previous block of
   the same language (a page that builds a contract once and then uses it): it runs after that
   block's code, in one script, as a reader pasting them one after the other would run it.
@@ -46,7 +50,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN_LANGUAGES = frozenset({"python", "sh", "bash", "console"})
-MARKERS = frozenset({"continues", "not-run", "openai-server", "vertex-server"})
+MARKERS = frozenset({"azure-server", "continues", "not-run", "openai-server", "vertex-server"})
 TIMEOUT_S = 300
 
 _FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})(?P<info>[^`\n]*)$")
@@ -166,8 +170,8 @@ def test_snippet_runs(snippet: Snippet, tmp_path: Path) -> None:
 def run_snippet(snippet: Snippet, tmp_path: Path, python: Path) -> subprocess.CompletedProcess[str]:
     """One block, run as a reader would with ``python`` (and its ``bin`` first on PATH)."""
     env = _environment(tmp_path, python)
-    server = _vertex_server if snippet.marker == "vertex-server" else _openai_server
-    with server(snippet.marker in ("openai-server", "vertex-server"), tmp_path) as server_env:
+    server = _vertex_server if snippet.marker == "vertex-server" else _served
+    with server(snippet.marker, tmp_path) as server_env:
         env.update(server_env)
         return _run(_command(snippet, tmp_path, python), tmp_path, env)
 
@@ -216,7 +220,7 @@ def _environment(tmp_path: Path, python: Path) -> dict[str, str]:
     env = {
         key: value
         for key, value in os.environ.items()
-        if not key.startswith(("RUNPORT_", "OPENAI_", "PYTEST_"))
+        if not key.startswith(("RUNPORT_", "OPENAI_", "AZURE_OPENAI_", "PYTEST_"))
     }
     env["PATH"] = os.pathsep.join([str(python.parent), env.get("PATH", "")])
     env["HOME"] = str(tmp_path)
@@ -226,15 +230,24 @@ def _environment(tmp_path: Path, python: Path) -> dict[str, str]:
 
 
 @contextmanager
-def _openai_server(wanted: bool, tmp_path: Path) -> Iterator[dict[str, str]]:
-    if not wanted:
+def _served(marker: str | None, tmp_path: Path) -> Iterator[dict[str, str]]:
+    if marker not in ("openai-server", "azure-server"):
         yield {}
         return
     conformance = pytest.importorskip("runport.conformance")
     plain_text = next(case for case in conformance.CASES if case.name == "plain_text")
-    upstream = conformance.ScriptedUpstream([plain_text] * 8, pacing="off")
+    protocol = "azure-openai-chat" if marker == "azure-server" else "openai-chat"
+    upstream = conformance.ScriptedUpstream([plain_text] * 8, pacing="off", protocol=protocol)
     try:
-        yield {"RUNPORT_OPENAI_BASE_URL": upstream.base_url, "RUNPORT_OPENAI_MODEL": "tiny"}
+        if marker == "azure-server":
+            yield {
+                "AZURE_OPENAI_ENDPOINT": upstream.base_url,
+                "RUNPORT_AZURE_OPENAI_MODEL": "gpt-4o-mini-prod",
+                "AZURE_OPENAI_API_KEY": upstream.api_key,
+            }
+        else:
+            yield {"RUNPORT_OPENAI_BASE_URL": upstream.base_url, "RUNPORT_OPENAI_MODEL": "tiny"}
+        assert all(request.refusal is None for request in upstream.requests)
     finally:
         upstream.close()
 
@@ -265,7 +278,7 @@ _GEMINI_SSE = (
 
 
 @contextmanager
-def _vertex_server(wanted: bool, tmp_path: Path) -> Iterator[dict[str, str]]:
+def _vertex_server(marker: str | None, tmp_path: Path) -> Iterator[dict[str, str]]:
     vertex = pytest.importorskip("runport.conformance.vertex")
     with vertex.VertexEmulation([("text/event-stream", _GEMINI_SSE)]) as emulation:
         adc = tmp_path / "service-account.json"

@@ -12,6 +12,7 @@ from types import MappingProxyType
 from typing import Final
 
 from runport.conformance._protocols._anthropic_messages import AnthropicMessages
+from runport.conformance._protocols._azure_openai_chat import AzureOpenAIChat
 from runport.conformance._protocols._bedrock_converse import BedrockConverse
 from runport.conformance._protocols._gemini import Gemini
 from runport.conformance._protocols._openai_chat import OpenAIChat
@@ -27,6 +28,7 @@ PROTOCOLS: Final[Mapping[str, WireProtocol]] = MappingProxyType(
         for protocol in (
             Scenario(),
             OpenAIChat(),
+            AzureOpenAIChat(),
             OpenAIResponses(),
             AnthropicMessages(),
             Gemini(),

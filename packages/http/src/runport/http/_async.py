@@ -166,6 +166,8 @@ async def _exchange(
         failure = exchange.failed_to_send(error)
         failure.__cause__ = error
         return failure
+    except PortError as error:  # the adapter's auth could not sign the request
+        return error
     try:
         try:
             if not exchange.head(response):

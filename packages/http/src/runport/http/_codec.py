@@ -14,7 +14,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from runport.contracts import AdapterDescriptor, ExecutionReceipt, ExecutionRequest, StreamEvent
+from runport.contracts import (
+    AdapterDescriptor,
+    ErrorCode,
+    ExecutionReceipt,
+    ExecutionRequest,
+    StreamEvent,
+)
 
 __all__ = ["Codec", "HTTPRequest", "ResponseDecoder"]
 
@@ -75,7 +81,10 @@ class Codec(ABC):
     carry. ``error_text`` picks the provider's own message out of a decoded JSON error body
     (return it raw: the driver bounds and redacts it); the default finds none.
     ``retry_after_ms`` reads a back-off hint the body carries (Gemini's ``RetryInfo``), used
-    when the response's headers name none; the default reads none. ``secrets``
+    when the response's headers name none; the default reads none. ``error_code`` classifies
+    a non-2xx answer the codec knows better than its status does (a provider's retryable 424,
+    a 429 that is a spent quota, not a throttle); ``None``, the default, keeps the status's
+    own reading (docs/codecs.md). ``secrets``
     are strings the driver removes from any provider text before it reaches a message; a codec
     with any (an API key it sends) refuses a ``base_url`` with user-info, whose Basic
     credentials would take the key's place.
@@ -100,4 +109,10 @@ class Codec(ABC):
         return None
 
     def retry_after_ms(self, body: Any) -> float | None:
+        return None
+
+    def error_code(self, status: int, body: Any) -> ErrorCode | None:
+        """The code of a non-2xx answer with this ``status`` and decoded JSON ``body`` (``None``
+        when the body is not JSON or was not read), or ``None`` for the status's own: 429
+        rate limited, 408 timeout, 5xx unavailable, another 4xx permanent."""
         return None

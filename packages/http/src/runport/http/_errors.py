@@ -98,10 +98,13 @@ def status_error(
     text: str | None = None,
     *,
     body_retry_after_ms: float | None = None,
+    code: ErrorCode | None = None,
 ) -> PortError:
     """A non-2xx answer. ``text`` is the provider's message, already through ``provider_text``;
     ``body_retry_after_ms`` a back-off the body asked for (the codec's reading), taken when the
-    headers name none, and clamped as they are.
+    headers name none, and clamped as they are. ``code`` is the codec's own classification
+    (``Codec.error_code``), taken in place of the status's reading: 429 rate limited, 408
+    timeout, 5xx unavailable, another 4xx permanent.
 
     The label is the standard phrase for the status: the reason phrase the server wrote is
     never read.
@@ -111,32 +114,39 @@ def status_error(
     if after is None and body_retry_after_ms is not None:
         number = float(body_retry_after_ms)
         after = None if math.isnan(number) or number < 0 else _clamp(number)
-    if status == 429:
+    if code is None:
+        code = _status_code(status)
+    if code is ErrorCode.RUNTIME_RATE_LIMITED:
         return PortError(
-            ErrorCode.RUNTIME_RATE_LIMITED,
+            code,
             _with_text(f"the upstream throttled the request ({label})", text),
             retry_after_ms=after,
         )
-    if status == 408:
-        return PortError(
-            ErrorCode.RUNTIME_TIMEOUT, _with_text(f"the upstream timed out ({label})", text)
-        )
-    if 500 <= status <= 599:
+    if code is ErrorCode.RUNTIME_TIMEOUT:
+        return PortError(code, _with_text(f"the upstream timed out ({label})", text))
+    if code is ErrorCode.RUNTIME_UNAVAILABLE:
         # A 503 often says when to come back; the hint is passed on as it is for a 429.
         return PortError(
-            ErrorCode.RUNTIME_UNAVAILABLE,
-            _with_text(f"the upstream failed ({label})", text),
-            retry_after_ms=after,
+            code, _with_text(f"the upstream failed ({label})", text), retry_after_ms=after
         )
-    if 400 <= status <= 499:
+    if code is ErrorCode.RUNTIME_INVALID_RESPONSE:
         return PortError(
-            ErrorCode.RUNTIME_PERMANENT,
-            _with_text(f"the upstream refused the request ({label})", text),
+            code, f"the upstream answered {label}, which is not a response to the request"
         )
-    return PortError(
-        ErrorCode.RUNTIME_INVALID_RESPONSE,
-        f"the upstream answered {label}, which is not a response to the request",
-    )
+    return PortError(code, _with_text(f"the upstream refused the request ({label})", text))
+
+
+def _status_code(status: int) -> ErrorCode:
+    """The code a status has when the codec says nothing of it."""
+    if status == 429:
+        return ErrorCode.RUNTIME_RATE_LIMITED
+    if status == 408:
+        return ErrorCode.RUNTIME_TIMEOUT
+    if 500 <= status <= 599:
+        return ErrorCode.RUNTIME_UNAVAILABLE
+    if 400 <= status <= 499:
+        return ErrorCode.RUNTIME_PERMANENT
+    return ErrorCode.RUNTIME_INVALID_RESPONSE
 
 
 def retry_after_ms(headers: Mapping[str, str]) -> int | None:

@@ -293,12 +293,15 @@ class Exchange:
     def error(self, response: httpx.Response, body: bytes | None) -> PortError:
         """The ``PortError`` for a non-2xx response; ``body`` is what could be read of it
         (``None`` when reading it failed)."""
-        text = hint = None
+        text = hint = decoded = None
         if body:
             decoded = _loads(body)
             text = provider_text(self.codec.error_text(decoded), self.secrets)
             hint = self.codec.retry_after_ms(decoded)
-        return status_error(response.status_code, response.headers, text, body_retry_after_ms=hint)
+        code = self.codec.error_code(response.status_code, decoded)
+        return status_error(
+            response.status_code, response.headers, text, body_retry_after_ms=hint, code=code
+        )
 
     def body_reads(self, response: httpx.Response) -> Iterator[bytes]:
         """The sync driver's reads of the body as sent: the network's, or, for a response

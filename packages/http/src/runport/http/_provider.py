@@ -91,7 +91,9 @@ class ProviderEnvironment:
     adapter's ``default_base_url``); ``api_key`` the key's variables, the first one set wins;
     ``example`` what a setting looks like, for the message naming what is missing. The key
     is required unless ``key_required`` is false (a local server needs none). ``options``
-    maps further keywords to their variables, passed on only when set.
+    maps further keywords to their variables, passed on only when set. ``base_url_also``
+    names further variables the base URL is read from, after the prefix's own (the
+    provider's own SDK's name for it, ``AZURE_OPENAI_ENDPOINT``).
 
     ``entry_point(kind)`` is the ``runport.adapters`` (or ``runport.async_adapters``)
     factory that builds ``kind`` from them and logs, at INFO on the provider's logger, where
@@ -110,6 +112,7 @@ class ProviderEnvironment:
     """Whether the base URL falls back to the adapter's ``default_base_url``; ``False``: it is
     passed only when given or set, and the adapter picks its own from the other keywords (a
     Vertex AI location's host)."""
+    base_url_also: tuple[str, ...] = ()
 
     @property
     def model(self) -> str:
@@ -127,7 +130,8 @@ class ProviderEnvironment:
         one still missing is named at once."""
         required: list[tuple[str | None, *tuple[str, ...]]] = []
         if kind.default_base_url is None:
-            required.append((given.get("base_url"), self.base_url))
+            variables: tuple[str, ...] = (self.base_url, *self.base_url_also)
+            required.append((given.get("base_url"), *variables))
         if self.key_required:
             required.append((given.get("api_key"), *self.api_key))
         required.append((given.get("model"), self.model))
@@ -136,7 +140,7 @@ class ProviderEnvironment:
         base_url = (
             next(found)
             if kind.default_base_url is None
-            else given.get("base_url") or os.environ.get(self.base_url) or fallback
+            else _first(given.get("base_url"), (self.base_url, *self.base_url_also)) or fallback
         )
         api_key = next(found) if self.key_required else _first(given.get("api_key"), self.api_key)
         settings: dict[str, Any] = {**self.fixed, "model": next(found), "api_key": api_key}
@@ -181,7 +185,13 @@ class ProviderEnvironment:
         return create
 
     def _variables(self) -> str:
-        named = [self.base_url, self.model, *self.api_key, *self.options.values()]
+        named = [
+            self.base_url,
+            *self.base_url_also,
+            self.model,
+            *self.api_key,
+            *self.options.values(),
+        ]
         return ", ".join(f"``{name}``" for name in named)
 
 

@@ -58,6 +58,9 @@ class AdapterSettings:
     )
     """Each request URL made from ``base_url`` (a codec has a few paths at most): httpx
     parses a URL in Python, and a call's URL is the same every time."""
+    auth: httpx.Auth | httpx._client.UseClientDefault = httpx.USE_CLIENT_DEFAULT
+    """What signs each request as it is sent (``DriverOptions.auth``); unset, the client's
+    own auth, if it has one."""
     heads: dict[
         tuple[tuple[str, str], ...], tuple[list[tuple[bytes, bytes]], httpx.Headers | None]
     ] = field(default_factory=dict, compare=False)
@@ -167,6 +170,10 @@ class DriverOptions(TypedDict, Generic[ClientT], total=False):
     max_response_bytes: int | None
     deadline: float | None
     auth: httpx.Auth | None
+    """Signs each request as it is sent, for credentials a header set once cannot carry
+    (tokens that expire, signatures over the request): Azure's Entra ID tokens, say. It may
+    send a request again once, on the answer it gets (a token refreshed after a 401); a
+    ``PortError`` it raises fails the call with its code, unsent."""
 
 
 class CodecCarrier(Generic[ClientT]):

@@ -1,6 +1,6 @@
 """OpenAI's APIs as runtime adapters, streamed over SSE: chat completions, for any
-OpenAI-compatible server (docs/providers.md), and the Responses API
-(docs/providers-openai-responses.md)."""
+OpenAI-compatible server and for Azure OpenAI's deployments (docs/providers.md), and the
+Responses API (docs/providers-openai-responses.md)."""
 
 from runport.openai._adapter import (
     DEFAULT_MAX_RESPONSE_BYTES,
@@ -8,7 +8,14 @@ from runport.openai._adapter import (
     OpenAIChatAdapter,
 )
 from runport.openai._async_adapter import AsyncOpenAIChatAdapter
-from runport.openai._request import ResponseFormatMode
+from runport.openai._azure import (
+    DEFAULT_AZURE_API_VERSION,
+    AsyncAzureOpenAIChatAdapter,
+    AzureOpenAIChatAdapter,
+    EntraTokenAuth,
+    TokenProvider,
+)
+from runport.openai._request import CallIdRule, ResponseFormatMode
 from runport.openai._responses import (
     AsyncOpenAIResponsesAdapter,
     OpenAIResponsesAdapter,
@@ -16,20 +23,30 @@ from runport.openai._responses import (
 from runport.openai._setup import (
     create_adapter,
     create_async_adapter,
+    create_async_azure_adapter,
     create_async_responses_adapter,
+    create_azure_adapter,
     create_responses_adapter,
 )
 
 __all__ = [
+    "DEFAULT_AZURE_API_VERSION",
     "DEFAULT_MAX_RESPONSE_BYTES",
     "DEFAULT_TIMEOUT",
+    "AsyncAzureOpenAIChatAdapter",
     "AsyncOpenAIChatAdapter",
     "AsyncOpenAIResponsesAdapter",
+    "AzureOpenAIChatAdapter",
+    "CallIdRule",
+    "EntraTokenAuth",
     "OpenAIChatAdapter",
     "OpenAIResponsesAdapter",
     "ResponseFormatMode",
+    "TokenProvider",
     "create_adapter",
     "create_async_adapter",
+    "create_async_azure_adapter",
     "create_async_responses_adapter",
+    "create_azure_adapter",
     "create_responses_adapter",
 ]

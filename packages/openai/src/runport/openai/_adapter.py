@@ -11,10 +11,13 @@ from runport.http import DEFAULT_TIMEOUT as _HTTP_DEFAULT_TIMEOUT
 from runport.http import ClientT, HTTPAdapter, ProviderAdapter, ProviderKeywords
 from runport.openai._codec import ChatCompletionsCodec
 from runport.openai._request import (
+    CallIdRule,
     ReasoningField,
     ResponseFormatMode,
+    as_call_id_rule,
     as_reasoning_field,
     as_response_format_mode,
+    as_switch,
 )
 from runport.ports import DEFAULT_MAX_RESPONSE_BYTES as _PORT_MAX_RESPONSE_BYTES
 
@@ -28,7 +31,9 @@ seconds to connect. A stream that stalls for a whole read timeout fails as ``TIM
 
 class ChatCompletionsKeywords(ProviderAdapter[ClientT]):
     """The keywords of both flavours: a provider's (``base_url``, ``model``, ``api_key``, the
-    driver's), ``response_format_mode`` and ``send_reasoning_as``."""
+    driver's), ``response_format_mode``, ``send_reasoning_as``, ``include_usage`` and
+    ``call_ids``. The last two follow the server when unset: Mistral's API (a
+    ``mistral.ai`` host) gets no ``stream_options`` and nine-alphanumeric call ids."""
 
     endpoint = "/chat/completions"
 
@@ -37,22 +42,41 @@ class ChatCompletionsKeywords(ProviderAdapter[ClientT]):
         *,
         response_format_mode: ResponseFormatMode = "json_schema",
         send_reasoning_as: ReasoningField | None = None,
+        include_usage: bool | None = None,
+        call_ids: CallIdRule | None = None,
         **keywords: Unpack[ProviderKeywords[ClientT]],
     ) -> None:
+        mistral = _is_mistral(keywords.get("base_url"))
+        usage = as_switch(include_usage, "include_usage")
         codec = partial(
             ChatCompletionsCodec,
             response_format_mode=as_response_format_mode(response_format_mode),
             send_reasoning_as=as_reasoning_field(send_reasoning_as),
+            include_usage=not mistral if usage is None else usage,
+            call_ids=as_call_id_rule(call_ids or ("nine_alphanumerics" if mistral else "any")),
         )
         super().__init__(codec, **keywords)
+
+
+def _is_mistral(base_url: str | None) -> bool:
+    """Whether ``base_url`` is Mistral's own API, which refuses ``stream_options`` (422) and
+    any tool-call id but nine letters and digits (400)."""
+    if not base_url:
+        return False
+    try:
+        host = httpx.URL(base_url).host
+    except httpx.InvalidURL:
+        return False  # the base URL's own check says what is wrong with it
+    return host == "mistral.ai" or host.endswith(".mistral.ai")
 
 
 class OpenAIChatAdapter(ChatCompletionsKeywords[httpx.Client], HTTPAdapter):
     """A runtime adapter for any server that speaks OpenAI's chat-completions API.
 
     ``execute`` posts without ``stream``; ``execute_streaming`` posts with ``stream: true``
-    (and ``include_usage``) and forwards every text and tool-call fragment as its SSE frame
-    completes. Both feed the same assembler, so they return equal receipts for the same content.
+    (and ``stream_options.include_usage`` unless ``include_usage`` is false) and forwards
+    every text and tool-call fragment as its SSE frame completes. Both feed the same
+    assembler, so they return equal receipts for the same content.
 
     Reasoning (``reasoning_content``, ``reasoning``, ``reasoning_details``, Mistral's
     ``thinking`` parts) is streamed as ``ReasoningDelta`` and kept in ``receipt.reasoning``;

@@ -151,6 +151,10 @@ class ChunkAssembly:
                 if finish is not None:
                     self._finish(finish)
         usage = chunk.get("usage")
+        if usage is None:
+            groq = chunk.get("x_groq")  # Groq streams its usage here, on the last chunk
+            if type(groq) is dict:
+                usage = groq.get("usage")
         if usage is not None:
             self._usage(usage)
 

@@ -3,13 +3,14 @@ way, SSE frames or one JSON completion the other, with no I/O of its own."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from pydantic_core import from_json
 
 from runport.contracts import (
     AdapterDescriptor,
+    ErrorCode,
     ExecutionReceipt,
     ExecutionRequest,
     StreamEvent,
@@ -24,8 +25,13 @@ from runport.http import (
     provider_descriptor,
 )
 from runport.openai._chunks import ChunkAssembly
-from runport.openai._errors import error_frame, error_message, invalid
-from runport.openai._request import ReasoningField, ResponseFormatMode, request_body
+from runport.openai._errors import error_frame, error_message, invalid, spent_quota
+from runport.openai._request import (
+    CallIdRule,
+    ReasoningField,
+    ResponseFormatMode,
+    request_body,
+)
 from runport.ports import PortError
 
 DESCRIPTOR = provider_descriptor("openai-chat", provider="openai", distribution="runport-openai")
@@ -34,7 +40,8 @@ DESCRIPTOR = provider_descriptor("openai-chat", provider="openai", distribution=
 
 class BearerCodec(JSONAPICodec):
     """What OpenAI's two protocols share: the key as ``Authorization: Bearer`` (none when
-    absent), how a structured answer is asked for, and OpenAI's error shapes."""
+    absent) or bare in the header ``api_key_header`` names (Azure's ``api-key``), how a
+    structured answer is asked for, and OpenAI's error shapes."""
 
     def __init__(
         self,
@@ -44,13 +51,16 @@ class BearerCodec(JSONAPICodec):
         api_key: str | None,
         response_format_mode: ResponseFormatMode,
         decoders: tuple[DecoderFactory, DecoderFactory],
+        api_key_header: str = "Authorization",
     ) -> None:
+        bearer = api_key_header.lower() == "authorization"
+        key = f"Bearer {api_key}" if api_key and bearer else api_key
         super().__init__(
             descriptor,
             distribution="runport-openai",
             model=model,
             api_key=api_key,
-            credentials={"Authorization": f"Bearer {api_key}" if api_key else None},
+            credentials={api_key_header: key},
             decoders=decoders,
         )
         self.response_format_mode: ResponseFormatMode = response_format_mode
@@ -58,11 +68,22 @@ class BearerCodec(JSONAPICodec):
     def error_text(self, body: Any) -> Any:
         return error_message(body)
 
+    def error_code(self, status: int, body: Any) -> ErrorCode | None:
+        """A 429 that says the account's quota is spent (``insufficient_quota``) is
+        permanent: waiting does not refill it, so a host's retry would only spend its
+        budget. Any other status keeps its own reading."""
+        if status == 429 and spent_quota(body):
+            return ErrorCode.RUNTIME_PERMANENT
+        return None
+
 
 class ChatCompletionsCodec(BearerCodec):
-    """``POST …/chat/completions``, with ``stream: true`` (and ``include_usage``) when
-    streamed. The completion marker is ``data: [DONE]`` (or a clean end of the body after a
-    finish reason)."""
+    """``POST …/chat/completions``, with ``stream: true`` (and ``stream_options.include_usage``
+    unless ``include_usage`` is false) when streamed. The completion marker is
+    ``data: [DONE]`` (or a clean end of the body after a finish reason). ``path`` and
+    ``params`` say where it posts under the base URL (Azure's deployments and
+    ``api-version``); ``call_ids`` the rule the tool-call ids sent back keep; ``secrets``
+    further credentials kept out of every message (a token the adapter's auth sends)."""
 
     def __init__(
         self,
@@ -71,15 +92,28 @@ class ChatCompletionsCodec(BearerCodec):
         api_key: str | None,
         response_format_mode: ResponseFormatMode,
         send_reasoning_as: ReasoningField | None = None,
+        include_usage: bool = True,
+        call_ids: CallIdRule = "any",
+        api_key_header: str = "Authorization",
+        descriptor: AdapterDescriptor = DESCRIPTOR,
+        path: str = "chat/completions",
+        params: Mapping[str, str] | None = None,
+        secrets: tuple[str, ...] = (),
     ) -> None:
         super().__init__(
-            DESCRIPTOR,
+            descriptor,
             model=model,
             api_key=api_key,
             response_format_mode=response_format_mode,
             decoders=(_ChunkStream.for_codec, _Completion.for_codec),
+            api_key_header=api_key_header,
         )
         self.send_reasoning_as: ReasoningField | None = send_reasoning_as
+        self.include_usage = include_usage
+        self.call_ids: CallIdRule = call_ids
+        self._path = path
+        self._params = dict(params or {})
+        self.secrets = (*self.secrets, *(secret for secret in secrets if secret))
 
     def encode(self, request: ExecutionRequest, *, stream: bool) -> HTTPRequest:
         body = request_body(
@@ -88,8 +122,10 @@ class ChatCompletionsCodec(BearerCodec):
             stream=stream,
             response_format_mode=self.response_format_mode,
             send_reasoning_as=self.send_reasoning_as,
+            include_usage=self.include_usage,
+            call_ids=self.call_ids,
         )
-        return self.post("chat/completions", body, stream=stream)
+        return self.post(self._path, body, stream=stream, params=self._params)
 
 
 class _ChunkDecoder(TurnDecoder):

@@ -27,6 +27,17 @@ def error_message(body: Any) -> Any:
     return None
 
 
+def spent_quota(body: Any) -> bool:
+    """Whether an error body says the account's quota is spent (OpenAI's
+    ``insufficient_quota``, as its ``type`` or its ``code``), not that it is throttled."""
+    if type(body) is not dict:
+        return False
+    error = body.get("error")
+    if type(error) is not dict:
+        return False
+    return "insufficient_quota" in (error.get("type"), error.get("code"))
+
+
 def error_frame(error: Any, secrets: Iterable[str] = ()) -> PortError:
     """``{"error": …}`` in a body or SSE frame: classified by its ``type``/``code`` words.
 

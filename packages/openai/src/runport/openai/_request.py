@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from typing import Any, Literal
@@ -38,6 +39,24 @@ def as_response_format_mode(value: str) -> ResponseFormatMode:
     )
 
 
+_SWITCHES = {"true": True, "1": True, "yes": True, "on": True,
+             "false": False, "0": False, "no": False, "off": False}  # fmt: skip
+
+
+def as_switch(value: bool | str | None, name: str) -> bool | None:
+    """A yes/no keyword: a ``bool``, ``None`` (the adapter decides), or, from an environment
+    variable, ``true``/``false`` (``1``/``0``, ``yes``/``no``, ``on``/``off``; empty is unset)."""
+    if value is None or type(value) is bool:
+        return value
+    if isinstance(value, str):
+        if not value.strip():
+            return None
+        switch = _SWITCHES.get(value.strip().lower())
+        if switch is not None:
+            return switch
+    raise ValueError(f"{name} must be true or false (or unset), not {value!r}")
+
+
 ReasoningField = Literal["reasoning_content", "reasoning"]
 """The field an assistant message's reasoning text is sent back in, for a server that wants
 it (``send_reasoning_as``): DeepSeek's thinking mode wants ``reasoning_content`` back on a
@@ -59,6 +78,39 @@ def as_reasoning_field(value: str | None) -> ReasoningField | None:
     )
 
 
+CallIdRule = Literal["any", "nine_alphanumerics"]
+"""What the tool-call ids sent back must look like: ``any`` (as they came), or
+``nine_alphanumerics``, Mistral's rule (``[A-Za-z0-9]{9}``, else a 400): an id that breaks it
+goes out as nine letters and digits derived from it, the same in the assistant's call and in
+the tool's answer, so the pair still matches."""
+
+CALL_ID_RULES: tuple[CallIdRule, ...] = ("any", "nine_alphanumerics")
+
+_NINE_ALPHANUMERICS = re.compile(r"[A-Za-z0-9]{9}")
+_ALPHANUMERICS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def as_call_id_rule(value: str) -> CallIdRule:
+    for rule in CALL_ID_RULES:
+        if value == rule:
+            return rule
+    raise ValueError(f"call_ids must be one of {', '.join(CALL_ID_RULES)}, not {value!r}")
+
+
+def sent_call_id(call_id: str, rule: CallIdRule) -> str:
+    """``call_id`` as the server's ``rule`` takes it: unchanged when it fits, else nine
+    alphanumerics from its SHA-256 (one id always maps to one, distinct ids to distinct ones
+    but for a chance of about one in 10^16 per pair)."""
+    if rule == "any" or _NINE_ALPHANUMERICS.fullmatch(call_id):
+        return call_id
+    number = int.from_bytes(hashlib.sha256(call_id.encode("utf-8")).digest()[:8], "big")
+    digits = []
+    for _ in range(9):
+        number, digit = divmod(number, 62)
+        digits.append(_ALPHANUMERICS[digit])
+    return "".join(digits)
+
+
 PASS_THROUGH = ("temperature", "top_p", "max_tokens", "seed", "stop", "tool_choice")
 """``runtime_policy`` keys sent as the API names them; the others are runport's own."""
 
@@ -72,12 +124,17 @@ def request_body(
     stream: bool,
     response_format_mode: ResponseFormatMode,
     send_reasoning_as: ReasoningField | None = None,
+    include_usage: bool = True,
+    call_ids: CallIdRule = "any",
 ) -> dict[str, Any]:
+    """The body; streamed, it asks for the usage chunk (``stream_options.include_usage``)
+    unless ``include_usage`` is false: Mistral refuses the field (422), and so do Azure API
+    versions before 2024-09-01 (400)."""
     messages = interaction.messages
     body: dict[str, Any] = {
         "model": model,
         "messages": [
-            _message(messages, index, send_reasoning_as) for index in range(len(messages))
+            _message(messages, index, send_reasoning_as, call_ids) for index in range(len(messages))
         ],
     }
     if interaction.tools:
@@ -94,7 +151,8 @@ def request_body(
         body["prompt_cache_key"] = prompt_cache_key
     if stream:
         body["stream"] = True
-        body["stream_options"] = {"include_usage": True}
+        if include_usage:
+            body["stream_options"] = {"include_usage": True}
     return body
 
 
@@ -128,7 +186,10 @@ def _part(part: ContentPart) -> dict[str, Any]:
 
 
 def _message(
-    messages: list[Message], index: int, send_reasoning_as: ReasoningField | None
+    messages: list[Message],
+    index: int,
+    send_reasoning_as: ReasoningField | None,
+    call_ids: CallIdRule = "any",
 ) -> dict[str, Any]:
     message = messages[index]
     wire: dict[str, Any] = {"role": message.role, "content": _content(messages, index)}
@@ -139,14 +200,14 @@ def _message(
         # `content: null` beside tool calls, and OpenAI accepts "".
         wire["tool_calls"] = [
             {
-                "id": call.call_id,
+                "id": sent_call_id(call.call_id, call_ids),
                 "type": "function",
                 "function": {"name": call.name, "arguments": arguments_text(call.arguments)},
             }
             for call in message.tool_calls
         ]
     if message.tool_call_id is not None:
-        wire["tool_call_id"] = message.tool_call_id
+        wire["tool_call_id"] = sent_call_id(message.tool_call_id, call_ids)
     return wire
 
 

@@ -6,6 +6,7 @@ from dataclasses import replace
 from runport.http import ProviderEnvironment
 from runport.openai._adapter import OpenAIChatAdapter
 from runport.openai._async_adapter import AsyncOpenAIChatAdapter
+from runport.openai._azure import AsyncAzureOpenAIChatAdapter, AzureOpenAIChatAdapter
 from runport.openai._responses import AsyncOpenAIResponsesAdapter, OpenAIResponsesAdapter
 
 CHAT = ProviderEnvironment(
@@ -17,12 +18,14 @@ CHAT = ProviderEnvironment(
     options={
         "response_format_mode": "RUNPORT_OPENAI_RESPONSE_FORMAT",
         "send_reasoning_as": "RUNPORT_OPENAI_SEND_REASONING_AS",
+        "include_usage": "RUNPORT_OPENAI_INCLUDE_USAGE",
     },
 )
 """There is no default server or model: a run must say where it goes; local servers need no
 key. ``RUNPORT_OPENAI_RESPONSE_FORMAT`` is ``json_schema`` (unset), ``json_object`` or
 ``none``; ``RUNPORT_OPENAI_SEND_REASONING_AS`` ``reasoning_content`` or ``reasoning`` (unset,
-no reasoning text is sent back)."""
+no reasoning text is sent back); ``RUNPORT_OPENAI_INCLUDE_USAGE`` ``true`` or ``false``
+(unset: true, but for Mistral's API, which refuses ``stream_options``)."""
 
 RESPONSES = replace(
     CHAT,
@@ -41,3 +44,33 @@ create_responses_adapter = RESPONSES.entry_point(OpenAIResponsesAdapter)
 
 create_async_responses_adapter = RESPONSES.entry_point(AsyncOpenAIResponsesAdapter)
 """``create_responses_adapter``'s settings on the event loop."""
+
+AZURE = ProviderEnvironment(
+    "azure-openai",
+    "RUNPORT_AZURE_OPENAI",
+    api_key=("AZURE_OPENAI_API_KEY",),
+    example=(
+        "AZURE_OPENAI_ENDPOINT=https://NAME.openai.azure.com, "
+        "RUNPORT_AZURE_OPENAI_MODEL=my-gpt-4o-deployment, AZURE_OPENAI_API_KEY=…"
+    ),
+    key_required=False,
+    options={
+        "deployment": "RUNPORT_AZURE_OPENAI_DEPLOYMENT",
+        "api_version": "RUNPORT_AZURE_OPENAI_API_VERSION",
+        "ad_token": "AZURE_OPENAI_AD_TOKEN",
+        "include_usage": "RUNPORT_AZURE_OPENAI_INCLUDE_USAGE",
+        "response_format_mode": "RUNPORT_AZURE_OPENAI_RESPONSE_FORMAT",
+    },
+    base_url_also=("AZURE_OPENAI_ENDPOINT",),
+)
+"""Azure OpenAI: the resource's endpoint and the deployment (the model's variable) are
+required, and one credential: ``AZURE_OPENAI_API_KEY`` (sent as ``api-key``) or
+``AZURE_OPENAI_AD_TOKEN`` (an Entra ID token). ``RUNPORT_AZURE_OPENAI_DEPLOYMENT`` names a
+deployment other than the model, ``RUNPORT_AZURE_OPENAI_API_VERSION`` the ``api-version``
+(``v1`` for the v1 endpoint), ``RUNPORT_AZURE_OPENAI_INCLUDE_USAGE`` ``true``/``false``."""
+
+create_azure_adapter = AZURE.entry_point(AzureOpenAIChatAdapter)
+"""``runport run … --adapter azure-openai``."""
+
+create_async_azure_adapter = AZURE.entry_point(AsyncAzureOpenAIChatAdapter)
+"""``create_azure_adapter``'s settings on the event loop."""
