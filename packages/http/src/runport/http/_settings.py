@@ -51,8 +51,6 @@ class AdapterSettings:
     deadline: float | None
     secrets: tuple[str, ...]
     """The credentials in ``base_url``, kept out of every message as the codec's are."""
-    auth: httpx.Auth | httpx._client.UseClientDefault = httpx.USE_CLIENT_DEFAULT
-    """What signs each request (``auth=``), else the client's own ``auth``."""
     urls: dict[tuple[str, tuple[tuple[str, str], ...]], httpx.URL] = field(
         default_factory=dict, compare=False
     )
