@@ -40,6 +40,7 @@ __all__ = [
     "grammar_problem",
     "leaks",
     "opaque_leaks",
+    "reported_chain",
     "validity",
 ]
 
@@ -172,6 +173,35 @@ def validity(receipt: ExecutionReceipt, schema: dict[str, Any]) -> bool | None:
     return schema_accepts(schema, receipt.output)
 
 
+def reported_chain(error: BaseException | None) -> list[BaseException]:
+    """The exceptions a traceback of ``error`` shows, in the order Python reports them from the
+    raised one: its ``__cause__`` when set, else its ``__context__`` unless
+    ``__suppress_context__`` (``raise … from None``) hides it — never more than eight."""
+    chain: list[BaseException] = []
+    while error is not None and len(chain) < 8 and all(error is not seen for seen in chain):
+        chain.append(error)
+        if error.__cause__ is not None:
+            error = error.__cause__
+        elif error.__suppress_context__:
+            error = None
+        else:
+            error = error.__context__
+    return chain
+
+
+def _error_places(outcome: Outcome, *, details: bool) -> list[tuple[str, str]]:
+    """Each exception of the reported chain (``reported_chain``) as (where, its texts)."""
+    places = []
+    for depth, error in enumerate(reported_chain(outcome.error)):
+        where = "the raised exception" if depth == 0 else f"its cause/context #{depth}"
+        where += f" ({type(error).__name__})"
+        texts = [str(error), repr(error), *(repr(arg) for arg in error.args)]
+        if details:
+            texts += [str(getattr(error, name, "")) for name in ("message", "detail")]
+        places.append((where, "\n".join(texts)))
+    return places
+
+
 def leaks(outcome: Outcome, secrets: Sequence[str]) -> list[str]:
     """Where a planted secret shows up in what the caller can see (law 10)."""
     places: list[tuple[str, str]] = []
@@ -179,15 +209,7 @@ def leaks(outcome: Outcome, secrets: Sequence[str]) -> list[str]:
         places.append((f"event #{index} ({event.kind})", event.model_dump_json()))
     if outcome.receipt is not None:
         places.append(("the returned receipt", outcome.receipt.model_dump_json()))
-    error: BaseException | None = outcome.error
-    depth = 0
-    while error is not None and depth < 8:
-        where = "the raised exception" if depth == 0 else f"its cause/context #{depth}"
-        texts = [str(error), repr(error), *(repr(arg) for arg in error.args)]
-        texts += [str(getattr(error, name, "")) for name in ("message", "detail")]
-        places.append((where, "\n".join(texts)))
-        error = error.__cause__ or error.__context__
-        depth += 1
+    places += _error_places(outcome, details=True)
     for index, line in enumerate(outcome.logs):
         places.append((f"log record #{index}", line))
     found = []
@@ -205,15 +227,7 @@ def opaque_leaks(outcome: Outcome, opaque: Sequence[str]) -> list[str]:
     for index, event in enumerate([*outcome.events, *outcome.after_stop]):
         if not isinstance(event, Complete):
             places.append((f"event #{index} ({event.kind})", event.model_dump_json()))
-    error: BaseException | None = outcome.error
-    depth = 0
-    while error is not None and depth < 8:
-        texts = [str(error), repr(error), *(repr(arg) for arg in error.args)]
-        places.append(
-            ("the raised exception" if depth == 0 else f"its cause #{depth}", "\n".join(texts))
-        )
-        error = error.__cause__ or error.__context__
-        depth += 1
+    places += _error_places(outcome, details=False)
     for index, line in enumerate(outcome.logs):
         places.append((f"log record #{index}", line))
     return [
