@@ -41,6 +41,7 @@ from runport.contracts import (
     Usage,
 )
 from runport.core import Scenario, build_receipt, parse_json_text
+from runport.http import provider_text
 from runport.mock import ScriptedRuntime
 from runport.ports import AsyncRuntimeAdapter, AsyncSink, PortError, RuntimeAdapter, Sink, deliver
 
@@ -316,8 +317,27 @@ _DESCRIPTOR = AdapterDescriptor(
 )
 
 
-def _status_error(status: int, headers: httpx.Headers, body: bytes, *, leak: bool) -> PortError:
-    extra = f": {body.decode('utf-8', 'replace')}" if leak else ""
+def _shown(body: bytes | Any, leak: bool | str) -> str:
+    """What a client shows of an error body (or an error frame's error object): nothing;
+    the body (``True``); the body blanked as a key redactor would (``"redacted"``); or the
+    provider's own message, as it came (``"message"``)."""
+    if not leak:
+        return ""
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else json.dumps(body)
+    if leak == "redacted":
+        return f": {provider_text(text)}"
+    if leak == "message":
+        error = json.loads(text) if isinstance(body, bytes) else {"error": body}
+        error = error.get("error", error) if isinstance(error, dict) else error
+        message = error.get("message") if isinstance(error, dict) else error
+        return f": {message}" if isinstance(message, str) else ""
+    return f": {text}"
+
+
+def _status_error(
+    status: int, headers: httpx.Headers, body: bytes, *, leak: bool | str
+) -> PortError:
+    extra = _shown(body, leak)
     if status == 429:
         retry = headers.get("Retry-After")
         retry_ms = int(float(retry) * 1000) if retry and retry.isdigit() else None
@@ -331,9 +351,9 @@ def _status_error(status: int, headers: httpx.Headers, body: bytes, *, leak: boo
     return PortError(ErrorCode.RUNTIME_PERMANENT, f"HTTP {status}{extra}")
 
 
-def _error_frame(error: Any, *, leak: bool) -> PortError:
+def _error_frame(error: Any, *, leak: bool | str) -> PortError:
     kind = f"{error.get('type', '')} {error.get('code', '')}" if isinstance(error, dict) else ""
-    extra = f": {json.dumps(error)}" if leak else ""
+    extra = _shown(error, leak)
     if "rate_limit" in kind:
         return PortError(ErrorCode.RUNTIME_RATE_LIMITED, f"error frame{extra}")
     if "server" in kind or "overloaded" in kind:
@@ -420,7 +440,7 @@ class _SSEFrames(abc.ABC):
     protocols: bytes in, each frame's ``data`` to ``_absorb``, with the byte bound kept; the
     protocol's ``_absorb`` tracks its completion marker."""
 
-    def __init__(self, bound: int, *, leak: bool) -> None:
+    def __init__(self, bound: int, *, leak: bool | str) -> None:
         self.bound = bound
         self.leak = leak
         self.complete = False
@@ -447,7 +467,7 @@ class _SSEFrames(abc.ABC):
 class _Frames(_SSEFrames):
     """Chat completions' frames: ``[DONE]`` (or a finish reason) completes the stream."""
 
-    def __init__(self, bound: int, *, leak: bool, reasoning: str = "keep") -> None:
+    def __init__(self, bound: int, *, leak: bool | str, reasoning: str = "keep") -> None:
         super().__init__(bound, leak=leak)
         self.turn = _Turn(reasoning)
 
@@ -469,7 +489,7 @@ class _Frames(_SSEFrames):
 class _Body:
     """A non-streamed answer: bytes in, within the bound; then its receipt."""
 
-    def __init__(self, bound: int, *, leak: bool, reasoning: str = "keep") -> None:
+    def __init__(self, bound: int, *, leak: bool | str, reasoning: str = "keep") -> None:
         self.bound = bound
         self.leak = leak
         self.reasoning = reasoning
@@ -485,7 +505,7 @@ class _Body:
 
 
 def _completion(
-    data: bytes, request: ExecutionRequest, *, leak: bool, reasoning: str = "keep"
+    data: bytes, request: ExecutionRequest, *, leak: bool | str, reasoning: str = "keep"
 ) -> ExecutionReceipt:
     """The receipt of a non-streamed answer."""
     try:
@@ -515,7 +535,7 @@ class _ChatClient:
         read_timeout: float,
         buffer: bool = False,
         truncation_ok: bool = False,
-        leak: bool = False,
+        leak: bool | str = False,
         ignore_bound: bool = False,
         keep_open: bool = False,
         ignore_cancel: bool = False,
@@ -868,7 +888,7 @@ class _MessagesTurn:
 class _MessagesFrames(_SSEFrames):
     """The Messages API's event stream: ``message_stop`` completes it."""
 
-    def __init__(self, bound: int, *, leak: bool) -> None:
+    def __init__(self, bound: int, *, leak: bool | str) -> None:
         super().__init__(bound, leak=leak)
         self.turn = _MessagesTurn()
 
