@@ -10,10 +10,10 @@ import httpx
 from runport.conformance import ScriptedUpstream
 from runport.conformance._cases import CASES_BY_NAME
 from runport.conformance._checks import leaks, reported_chain
-from runport.conformance._planted import DETAIL_FIELD, plant
-from runport.http import provider_text
 from runport.conformance._observe import Outcome
+from runport.conformance._planted import DETAIL_FIELD, plant
 from runport.contracts import ErrorCode, Failed
+from runport.http import provider_text
 from runport.ports import PortError
 
 SECRET = "sk-runport-conformance-0123456789abcdef01234567"
@@ -41,9 +41,7 @@ def _failed(error: PortError) -> Outcome:
     return Outcome(events=[Failed(code=error.code, message=error.message)], error=error)
 
 
-def test_law_10_reads_an_exception_as_python_reports_it_raise_from_none_hides_the_context() -> (
-    None
-):
+def test_law_10_reads_an_exception_as_python_reports_it_raise_from_none_hides_the_context() -> None:
     hidden = _mapped(suppress=True)
     assert reported_chain(hidden) == [hidden]
     assert leaks(_failed(hidden), [SECRET]) == []
