@@ -40,6 +40,10 @@ class Broken(NamedTuple):
 RESPONSES: Final = "MiniResponsesAdapter"
 ASYNC_RESPONSES: Final = "AsyncMiniResponsesAdapter"
 
+REASONING_CASES: Final = ("reasoning_then_text", "reasoning_then_tool_call",
+                           "several_reasoning_blocks", "oversize_reasoning",
+                           "truncated_after_reasoning")  # fmt: skip
+
 NO_READ_TIMEOUT: Final = "300.0"
 """What an adapter's own default read timeout might be: minutes."""
 
@@ -137,6 +141,12 @@ BROKEN: Final = (
     Broken("DropsReasoning", "openai-chat", _mini(drop_reasoning=True),
            "test_law_4_order_and_promptness", "never reached the sink (dropped, not held back)",
            "reasoning_then_text"),
+    Broken("DropsReasoningEverywhere", "openai-chat", _mini(drop_reasoning=True),
+           "test_law_1_grammar", "supports_reasoning = False", "reasoning_then_text",
+           also=(*(f"test_law_1_grammar[{case}]" for case in REASONING_CASES[1:]),
+                 "test_law_4_order_and_promptness[several_reasoning_blocks]",
+                 "test_law_3_assembly[several_reasoning_blocks]",
+                 "test_law_1_grammar[plain_text]")),
     Broken("MixesReasoningIntoAnswer", "openai-chat", _mini(mix_reasoning=True),
            "test_law_3_assembly", "reasoning entered the answer", "reasoning_then_text"),
     Broken("LosesSignature", "anthropic-messages", _mini("MiniMessagesAdapter",
@@ -335,6 +345,22 @@ def test_a_buffering_adapter_is_named_by_law_4_in_whichever_test_meets_it_first(
     assert all(report.failed for report in mine)
     assert all("law 4 (order and promptness) broken" in str(r.longrepr) for r in mine)
     assert all("(it buffers)" in str(report.longrepr) for report in mine)
+
+
+def test_one_dropped_reasoning_event_is_one_failure_pointing_at_supports_reasoning(
+    reports: dict[str, list[pytest.TestReport]],
+) -> None:
+    """Not a failure per reasoning case, each waiting out the pacing bound: the first tells
+    the cause and the author's way out; the other reasoning cases skip, naming it; a case
+    without reasoning still runs (and passes)."""
+    mine = {r.nodeid.split("::")[-1]: r for r in _calls(reports["TestDropsReasoningEverywhere"])}
+    failed = sorted(name for name, report in mine.items() if report.failed)
+    assert failed == ["test_law_1_grammar[reasoning_then_text]"], failed
+    assert "supports_reasoning = False" in str(mine[failed[0]].longrepr)
+    assert mine["test_law_1_grammar[plain_text]"].passed
+    skipped = [report for name, report in mine.items() if report.skipped]
+    assert len(skipped) == len(mine) - 2
+    assert all("'reasoning_then_text'" in str(report.longrepr) for report in skipped)
 
 
 @pytest.mark.parametrize("member", [b.name for b in BROKEN] + [c[0] for c in CONTROLS])
