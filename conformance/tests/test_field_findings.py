@@ -4,16 +4,30 @@ test of the check it changed (docs/conformance.md)."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import httpx
+import pytest
 
-from runport.conformance import ScriptedUpstream
-from runport.conformance._cases import CASES_BY_NAME
-from runport.conformance._checks import leaks, reported_chain
+from runport.conformance import (
+    ScenarioUpstream,
+    ScriptedUpstream,
+    StreamViolation,
+    check_stream,
+)
+from runport.conformance._cases import CASES_BY_NAME, Case
+from runport.conformance._checks import (
+    leaks,
+    opaque_values,
+    reasoning_problems,
+    reported_chain,
+)
 from runport.conformance._observe import Outcome
 from runport.conformance._planted import DETAIL_FIELD, plant
-from runport.contracts import ErrorCode, Failed
+from runport.conformance._protocols import resolve
+from runport.contracts import ErrorCode, Failed, StreamEvent, ToolCallDelta
 from runport.http import provider_text
+from runport.mock import ScriptedRuntime
 from runport.ports import PortError
 
 SECRET = "sk-runport-conformance-0123456789abcdef01234567"
@@ -105,3 +119,68 @@ def test_a_frame_without_the_marker_is_left_as_it_was() -> None:
         b'data: {"error": {"message": "x"}}\n\n'
     )
     assert plant(b"data: {not json m-1\n\n", "m-1", "c-1") == b"data: {not json m-1\n\n"
+
+
+# -- a receipt's reasoning: what the protocol needs back, nothing more --------------------------
+
+
+def _expected_reasoning(protocol: str, name: str) -> tuple[Case, list[dict[str, Any]]]:
+    case = resolve(protocol).played(CASES_BY_NAME[name])
+    return case, case.expected_receipt()["reasoning"]
+
+
+def test_an_openai_chat_receipt_needs_no_provider_metadata_on_its_reasoning() -> None:
+    case, expected = _expected_reasoning("openai-chat", "several_reasoning_blocks")
+    assert expected
+    assert all("provider_metadata" in part for part in expected)
+    bare = [{"text": part["text"]} for part in expected]
+    assert reasoning_problems(bare, expected, opaque_values(case)) == []
+    other = [{"text": "not it"}, *bare[1:]]
+    assert reasoning_problems(other, expected, opaque_values(case))
+
+
+def test_a_signature_the_upstream_sent_must_be_kept_however_the_adapter_keys_it() -> None:
+    case, expected = _expected_reasoning("anthropic-messages", "reasoning_then_tool_call")
+    signatures = opaque_values(case)
+    assert signatures
+    rekeyed = [
+        {"text": part["text"], "provider_metadata": {"mine": {"sig": list(_values(part))}}}
+        for part in expected
+    ]
+    assert reasoning_problems(rekeyed, expected, signatures) == []
+    lost = [{"text": part["text"]} for part in expected]
+    (problem,) = reasoning_problems(lost, expected, signatures)
+    assert "provider_metadata lacks" in problem
+    assert signatures[0] in problem
+
+
+def _values(part: dict[str, Any]) -> list[str]:
+    metadata = part.get("provider_metadata") or {}
+    return [value for inner in metadata.values() for value in inner.values()]
+
+
+# -- a tool call's index is its position in the turn, for every protocol ------------------------
+
+
+@pytest.mark.parametrize("shift", [1, 2])
+def test_check_stream_refuses_a_call_numbered_other_than_by_its_position_in_the_turn(
+    shift: int,
+) -> None:
+    case = CASES_BY_NAME["one_tool_call"]
+    events: list[StreamEvent] = []
+    receipt = ScriptedRuntime(ScenarioUpstream([case]).scenario).execute_streaming(
+        case.request(), events.append
+    )
+    check_stream(events, receipt)
+    renumbered = [
+        event.model_copy(update={"index": event.index + shift})
+        if isinstance(event, ToolCallDelta)
+        else event
+        for event in events
+    ]
+    with pytest.raises(StreamViolation) as caught:
+        check_stream(renumbered, receipt)
+    assert caught.value.law == 3
+    first = next(at for at, event in enumerate(events) if isinstance(event, ToolCallDelta))
+    assert caught.value.index == first
+    assert "is not the call's position in the turn" in caught.value.problem

@@ -152,6 +152,9 @@ BROKEN: Final = (
     Broken("LosesSignature", "anthropic-messages", _mini("MiniMessagesAdapter",
            lose_signature=True), "test_reasoning_sent_back",
            "Invalid `signature` in `thinking` block", "reasoning_then_tool_call"),
+    Broken("NumbersCallsByBlock", "anthropic-messages", _mini("MiniMessagesAdapter",
+           block_index=True), "test_law_3_assembly", "is not the call's position in the turn",
+           "reasoning_then_tool_call"),
     Broken("AsyncLosesSignature", "anthropic-messages", _mini("AsyncMiniMessagesAdapter",
            lose_signature=True), "test_reasoning_sent_back",
            "Invalid `signature` in `thinking` block", "reasoning_then_tool_call",
@@ -223,6 +226,7 @@ CONTROLS: Final = (
     ("ControlStarved", "openai-chat", "sync", _mini(starved="'frames'")),
     ("ControlStarvedUnseen", "openai-chat", "sync", _mini(starved="'request'")),
     ("ControlShowsProviderMessage", "openai-chat", "sync", _mini(leak="'message'")),
+    ("ControlBareReasoning", "openai-chat", "sync", _mini(bare_reasoning=True)),
 )
 STARVED_CHECKS: Final = {
     "TestControlStarved": ("test_law_1_grammar[stall_after_deltas]",
@@ -238,9 +242,15 @@ OWN_CHECKS: Final = {
         f"test_law_10_no_secrets[{case}]" for case in ("rate_limited", "error_frame",
                                                         "garbage_frame", "failure_before_delta")
     ),
+    "TestControlBareReasoning": tuple(
+        f"test_receipt_matches_case[{case}]" for case in ("reasoning_then_text",
+                                                          "several_reasoning_blocks")
+    ),
 }  # fmt: skip
 """Controls that run only these checks: ``ControlShowsProviderMessage`` shows the provider's
-own error message as it came, unredacted — what docs/upstream-safety.md allows."""
+own error message as it came, unredacted — what docs/upstream-safety.md allows;
+``ControlBareReasoning`` keeps reasoning without runport's own ``provider_metadata``, which the
+``openai-chat`` protocol needs none of back."""
 BASES: Final = {
     "sync": "RuntimeAdapterConformance",
     "composite": "RuntimeAdapterConformance",

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pydantic import TypeAdapter
 
-from runport.conformance._cases import schema_accepts
+from runport.conformance._cases import Case, Thought, schema_accepts
 from runport.contracts import (
     Complete,
     Delta,
@@ -38,8 +38,12 @@ __all__ = [
     "diff",
     "dump",
     "grammar_problem",
+    "index_problem",
     "leaks",
     "opaque_leaks",
+    "opaque_values",
+    "reasoning_problems",
+    "receipt_problems",
     "reported_chain",
     "validity",
 ]
@@ -119,6 +123,30 @@ def check_stream(
     problems = assembler.assembly_problems(receipt)
     if problems:
         raise StreamViolation(3, None, "; ".join(problems))
+    at, problem = index_problem(events)
+    if problem is not None:
+        raise StreamViolation(3, at, problem)
+
+
+def index_problem(events: Sequence[StreamEvent]) -> tuple[int | None, str | None]:
+    """Where a ``ToolCallDelta.index`` is not the call's position in the turn, and why: a
+    turn's calls are numbered 0, 1, … (their places in ``receipt.tool_calls``), whatever the
+    wire numbers — a content block's or an output item's index counts other blocks too."""
+    indices = sorted({event.index for event in events if isinstance(event, ToolCallDelta)})
+    if indices == list(range(len(indices))):
+        return None, None
+    wrong = next(number for place, number in enumerate(indices) if number != place)
+    at = next(
+        place
+        for place, event in enumerate(events)
+        if isinstance(event, ToolCallDelta) and event.index == wrong
+    )
+    return at, (
+        f"tool-call index {wrong} is not the call's position in the turn: the turn's "
+        f"{len(indices)} call(s) are numbered 0 to {len(indices) - 1}, their places in "
+        f"receipt.tool_calls (ToolCallDelta.index is not a content block's or an output "
+        f"item's index); seen {indices}"
+    )
 
 
 def grammar_problem(outcome: Outcome) -> str | None:
@@ -150,6 +178,65 @@ def diff(seen: dict[str, Any], expected: dict[str, Any]) -> list[str]:
         if json.dumps(one, sort_keys=True) != json.dumps(other, sort_keys=True):
             problems.append(f"{key}: {clip(one)} != expected {clip(other)}")
     return problems
+
+
+def _strings(value: Any) -> set[str]:
+    if isinstance(value, str):
+        return {value}
+    if isinstance(value, dict):
+        return {text for item in value.values() for text in _strings(item)}
+    if isinstance(value, list):
+        return {text for item in value for text in _strings(item)}
+    return set()
+
+
+def opaque_values(case: Case) -> list[str]:
+    """The case's reasoning signatures and redacted data: opaque values the provider sent that
+    a later turn sends back (kept in the receipt, shown nowhere else)."""
+    return [
+        value
+        for step in case.steps
+        if isinstance(step, Thought)
+        for value in (step.signature, step.redacted)
+        if value
+    ]
+
+
+def reasoning_problems(seen: Any, expected: Any, opaque: Sequence[str]) -> list[str]:
+    """How a receipt's ``reasoning`` falls short of what the protocol played: the same parts
+    with the same texts, each part's ``provider_metadata`` holding the opaque values its block
+    came with (``opaque``: signatures, redacted data) — what a later turn must send back.
+    Anything else in ``provider_metadata`` is the adapter's own business."""
+    seen_parts = seen if isinstance(seen, list) else []
+    expected_parts = expected if isinstance(expected, list) else []
+    texts = [part.get("text") for part in seen_parts]
+    wanted = [part.get("text") for part in expected_parts]
+    if texts != wanted:
+        return [f"reasoning: the parts' texts are {clip(texts)}, the upstream's {clip(wanted)}"]
+    problems = []
+    for number, (mine, theirs) in enumerate(zip(seen_parts, expected_parts, strict=True)):
+        needed = sorted(_strings(theirs.get("provider_metadata")) & set(opaque))
+        kept = _strings(mine.get("provider_metadata"))
+        missing = [value for value in needed if value not in kept]
+        if missing:
+            problems.append(
+                f"reasoning part #{number}: provider_metadata lacks {clip(missing)}, which "
+                "the upstream sent with the block (a signature or redacted data: a later turn "
+                f"must send it back); it holds {clip(mine.get('provider_metadata'))}"
+            )
+    return problems
+
+
+def receipt_problems(
+    seen: dict[str, Any], expected: dict[str, Any], opaque: Sequence[str]
+) -> list[str]:
+    """``diff`` of two receipts as JSON, reasoning judged by ``reasoning_problems``."""
+    mine, theirs = dict(seen), dict(expected)
+    problems = diff(
+        {key: value for key, value in mine.items() if key != "reasoning"},
+        {key: value for key, value in theirs.items() if key != "reasoning"},
+    )
+    return problems + reasoning_problems(mine.get("reasoning"), theirs.get("reasoning"), opaque)
 
 
 def clip(value: Any, limit: int = 120) -> str:
