@@ -4,6 +4,9 @@ test of the check it changed (docs/conformance.md)."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -184,3 +187,96 @@ def test_check_stream_refuses_a_call_numbered_other_than_by_its_position_in_the_
     first = next(at for at, event in enumerate(events) if isinstance(event, ToolCallDelta))
     assert caught.value.index == first
     assert "is not the call's position in the turn" in caught.value.problem
+
+
+# -- authors ------------------------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+
+AUTHOR = """
+from runport.conformance import RuntimeAdapterConformance
+from runport.mock import ScriptedRuntime
+
+
+class TestMine(RuntimeAdapterConformance):
+    protocol = "scenario"
+
+    def make_adapter(self, upstream):
+        return ScriptedRuntime(upstream.scenario)
+"""
+
+NOT_A_PROTOCOL = """
+from runport.conformance import WireProtocol
+
+not_one = "openai-chat"
+
+
+class Mine(WireProtocol):
+    name = "mine"
+
+    def recognise(self, request):
+        return True
+
+    def stream(self, case, context):
+        raise NotImplementedError
+
+    def body(self, case, context):
+        raise NotImplementedError
+
+    def error_frame(self, case, context):
+        raise NotImplementedError
+"""
+
+
+def test_a_failing_port_error_is_shown_with_its_message() -> None:
+    error = PortError(ErrorCode.RUNTIME_UNAVAILABLE, "HTTP 503 Service Unavailable")
+    assert Outcome(error=error).ending() == (
+        "raised PortError(TQX_RUNTIME_UNAVAILABLE): 'HTTP 503 Service Unavailable'"
+    )
+
+
+def test_collecting_only_is_not_a_run_that_checked_nothing(tmp_path: Path) -> None:
+    (tmp_path / "test_mine.py").write_text(AUTHOR, encoding="utf-8")
+    (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--co", "-q", "-p", "no:cacheprovider", "test_mine.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "test_law_1_grammar" in done.stdout
+    assert "NOTHING CHECKED" not in done.stdout
+
+
+def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "my_protocols.py").write_text(NOT_A_PROTOCOL, encoding="utf-8")
+    (tmp_path / "my_factories.py").write_text("def good(upstream):\n    return None\n")
+    code = "import sys; from runport.cli._main import main; sys.exit(main(sys.argv[1:]))"
+    return subprocess.run(
+        [sys.executable, "-c", code, "conformance", "my_factories:good", *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_the_cli_takes_a_wire_protocol_as_module_attr_and_says_what_is_not_one(
+    tmp_path: Path,
+) -> None:
+    refused = _cli(tmp_path, "--protocol", "my_protocols:not_one")
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert "is a str, not a WireProtocol" in refused.stderr
+    missing = _cli(tmp_path, "--protocol", "my_protocols:nothing_here")
+    assert missing.returncode == 1
+    assert "cannot load it" in missing.stderr
+
+
+def test_the_adapter_guide_lists_what_authors_reuse_and_warns_about_sdk_retries() -> None:
+    guide = (ROOT / "docs" / "adapter-guide.md").read_text(encoding="utf-8")
+    table = guide.split("## What to reuse", 1)[1].split("\n## ", 1)[0]
+    for name in ("core.TurnBuilder", "core.parse_json_text", "core.is_text_schema"):
+        assert f"`runport.{name}" in table, name
+    assert "max_retries=0" in guide
