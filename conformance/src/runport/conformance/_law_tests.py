@@ -413,8 +413,9 @@ class LawTests(ConformanceBase):
 
     @over(select_all)
     def test_law_10_no_secrets(self, case: Case, conformance_harness: Harness) -> None:
-        """The planted API key and the provider's response bodies appear in no event,
-        receipt, error or log record, streamed or not."""
+        """The planted API key, and what the upstream planted in its error bodies beyond the
+        provider's own message, appear in no event, receipt, log record or exception as
+        Python reports it, streamed or not (docs/upstream-safety.md: the message may)."""
         upstream, played = self._both_ways(conformance_harness, case, capture_logs=True)
         opaque = opaque_values(case)
         for mode, outcome in played:
