@@ -133,8 +133,9 @@ class Upstream:
 
     @property
     def secrets(self) -> tuple[str, ...]:
-        """What must never appear in events, errors, receipts or logs (law 10): the API key,
-        and the body canary (``runport.conformance._planted``)."""
+        """What must never appear in events, errors, receipts or logs (law 10). These are the
+        API key and the body canary, which the upstream plants in error bodies beside the
+        provider's message."""
         return (self.api_key, self.body_canary)
 
     def close(self) -> None:
