@@ -17,7 +17,7 @@ from typing import Any, Final, NoReturn, Protocol
 import pytest
 
 from runport.conformance._cases import Case
-from runport.conformance._observe import Outcome, Recorder, broken, observe
+from runport.conformance._observe import Outcome, Recorder, broken, first_difference, observe
 from runport.conformance._protocols import PROTOCOLS, UnknownProtocol, resolve
 from runport.conformance._upstream import (
     READ_TIMEOUT,
@@ -358,11 +358,8 @@ class Harness:
         and, when it was reasoning, its later reasoning cases skip, pointing here."""
         owner = type(self.suite)
         seen = outcome.progress
-        at = next(
-            (i for i, (one, other) in enumerate(zip(seen, expected, strict=False)) if one != other),
-            min(len(seen), len(expected)),
-        )
-        lost = expected[at] if at < len(expected) else None
+        at = first_difference(seen, expected)
+        lost = expected[at] if at is not None and at < len(expected) else None
         reasoning = isinstance(lost, ReasoningDelta)
         owner._runport_drops = (case, "reasoning" if reasoning else "progress")  # type: ignore[attr-defined]
         advice = (

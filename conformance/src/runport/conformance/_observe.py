@@ -39,6 +39,7 @@ __all__ = [
     "Outcome",
     "Recorder",
     "broken",
+    "first_difference",
     "observe",
     "render_events",
 ]
