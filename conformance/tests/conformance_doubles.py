@@ -41,6 +41,7 @@ from runport.contracts import (
     Usage,
 )
 from runport.core import Scenario, build_receipt, parse_json_text
+from runport.http import provider_text
 from runport.mock import ScriptedRuntime
 from runport.ports import AsyncRuntimeAdapter, AsyncSink, PortError, RuntimeAdapter, Sink, deliver
 
@@ -316,8 +317,27 @@ _DESCRIPTOR = AdapterDescriptor(
 )
 
 
-def _status_error(status: int, headers: httpx.Headers, body: bytes, *, leak: bool) -> PortError:
-    extra = f": {body.decode('utf-8', 'replace')}" if leak else ""
+def _shown(body: bytes | Any, leak: bool | str) -> str:
+    """What a client shows of an error body (or an error frame's error object): nothing;
+    the body (``True``); the body blanked as a key redactor would (``"redacted"``); or the
+    provider's own message, as it came (``"message"``)."""
+    if not leak:
+        return ""
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else json.dumps(body)
+    if leak == "redacted":
+        return f": {provider_text(text)}"
+    if leak == "message":
+        error = json.loads(text) if isinstance(body, bytes) else {"error": body}
+        error = error.get("error", error) if isinstance(error, dict) else error
+        message = error.get("message") if isinstance(error, dict) else error
+        return f": {message}" if isinstance(message, str) else ""
+    return f": {text}"
+
+
+def _status_error(
+    status: int, headers: httpx.Headers, body: bytes, *, leak: bool | str
+) -> PortError:
+    extra = _shown(body, leak)
     if status == 429:
         retry = headers.get("Retry-After")
         retry_ms = int(float(retry) * 1000) if retry and retry.isdigit() else None
@@ -331,9 +351,9 @@ def _status_error(status: int, headers: httpx.Headers, body: bytes, *, leak: boo
     return PortError(ErrorCode.RUNTIME_PERMANENT, f"HTTP {status}{extra}")
 
 
-def _error_frame(error: Any, *, leak: bool) -> PortError:
+def _error_frame(error: Any, *, leak: bool | str) -> PortError:
     kind = f"{error.get('type', '')} {error.get('code', '')}" if isinstance(error, dict) else ""
-    extra = f": {json.dumps(error)}" if leak else ""
+    extra = _shown(error, leak)
     if "rate_limit" in kind:
         return PortError(ErrorCode.RUNTIME_RATE_LIMITED, f"error frame{extra}")
     if "server" in kind or "overloaded" in kind:
@@ -343,7 +363,9 @@ def _error_frame(error: Any, *, leak: bool) -> PortError:
 
 class _Turn:
     """``reasoning`` says what becomes of ``reasoning_content``: ``"keep"`` (streamed as
-    ``ReasoningDelta``, one part per turn), ``"drop"`` or ``"mix"`` (into the answer)."""
+    ``ReasoningDelta``, one part per turn), ``"bare"`` (kept, without runport's own
+    ``provider_metadata``: the protocol needs none back), ``"drop"`` or ``"mix"`` (into the
+    answer)."""
 
     def __init__(self, reasoning: str = "keep") -> None:
         self.text: list[str] = []
@@ -365,7 +387,7 @@ class _Turn:
         for choice in chunk.get("choices") or []:
             delta = choice.get("delta") or choice.get("message") or {}
             thought = delta.get("reasoning_content")
-            if thought and self.reasoning == "keep":
+            if thought and self.reasoning in ("keep", "bare"):
                 self.thoughts.append(thought)
                 yield ReasoningDelta(text=thought)
             elif thought and self.reasoning == "mix":
@@ -407,7 +429,9 @@ class _Turn:
             reasoning=[
                 ReasoningPart(
                     text="".join(self.thoughts),
-                    provider_metadata={"openai": {"field": "reasoning_content"}},
+                    provider_metadata=None
+                    if self.reasoning == "bare"
+                    else {"openai": {"field": "reasoning_content"}},
                 )
             ]
             if self.thoughts
@@ -420,7 +444,7 @@ class _SSEFrames(abc.ABC):
     protocols: bytes in, each frame's ``data`` to ``_absorb``, with the byte bound kept; the
     protocol's ``_absorb`` tracks its completion marker."""
 
-    def __init__(self, bound: int, *, leak: bool) -> None:
+    def __init__(self, bound: int, *, leak: bool | str) -> None:
         self.bound = bound
         self.leak = leak
         self.complete = False
@@ -447,7 +471,7 @@ class _SSEFrames(abc.ABC):
 class _Frames(_SSEFrames):
     """Chat completions' frames: ``[DONE]`` (or a finish reason) completes the stream."""
 
-    def __init__(self, bound: int, *, leak: bool, reasoning: str = "keep") -> None:
+    def __init__(self, bound: int, *, leak: bool | str, reasoning: str = "keep") -> None:
         super().__init__(bound, leak=leak)
         self.turn = _Turn(reasoning)
 
@@ -469,7 +493,7 @@ class _Frames(_SSEFrames):
 class _Body:
     """A non-streamed answer: bytes in, within the bound; then its receipt."""
 
-    def __init__(self, bound: int, *, leak: bool, reasoning: str = "keep") -> None:
+    def __init__(self, bound: int, *, leak: bool | str, reasoning: str = "keep") -> None:
         self.bound = bound
         self.leak = leak
         self.reasoning = reasoning
@@ -485,7 +509,7 @@ class _Body:
 
 
 def _completion(
-    data: bytes, request: ExecutionRequest, *, leak: bool, reasoning: str = "keep"
+    data: bytes, request: ExecutionRequest, *, leak: bool | str, reasoning: str = "keep"
 ) -> ExecutionReceipt:
     """The receipt of a non-streamed answer."""
     try:
@@ -515,12 +539,13 @@ class _ChatClient:
         read_timeout: float,
         buffer: bool = False,
         truncation_ok: bool = False,
-        leak: bool = False,
+        leak: bool | str = False,
         ignore_bound: bool = False,
         keep_open: bool = False,
         ignore_cancel: bool = False,
         drop_reasoning: bool = False,
         mix_reasoning: bool = False,
+        bare_reasoning: bool = False,
         starved: str = "",
     ) -> None:
         self._starved = starved
@@ -529,7 +554,15 @@ class _ChatClient:
         upstream's frames unread) or before it sends (``"request"``, the upstream sees
         nothing)."""
         self._read_timeout = read_timeout
-        self._reasoning = "drop" if drop_reasoning else "mix" if mix_reasoning else "keep"
+        self._reasoning = (
+            "drop"
+            if drop_reasoning
+            else "mix"
+            if mix_reasoning
+            else "bare"
+            if bare_reasoning
+            else "keep"
+        )
         self._url = base_url.rstrip("/") + "/chat/completions"
         self._headers = {"Authorization": f"Bearer {api_key}"}
         self._timeout = httpx.Timeout(read_timeout, connect=5.0)
@@ -786,7 +819,11 @@ _MESSAGES_DESCRIPTOR = AdapterDescriptor(
 class _MessagesTurn:
     """One Messages API turn: content blocks in, events and a receipt out."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, block_index: bool = False) -> None:
+        self.block_index = block_index
+        """Number each call by its content block (the broken variant), not by its place
+        among the turn's calls."""
+        self.labels: list[int] = []
         self.text: list[str] = []
         self.blocks: list[tuple[list[str], dict[str, Any]]] = []
         self.calls: list[tuple[str, str, list[str]]] = []
@@ -801,7 +838,10 @@ class _MessagesTurn:
             number = len(self.calls)
             self.calls.append((block.get("id") or f"call_{number}", block["name"], []))
             self.at[index] = ("call", number)
-            yield ToolCallDelta(index=number, call_id=self.calls[number][0], name=block["name"])
+            self.labels.append(index if self.block_index else number)
+            yield ToolCallDelta(
+                index=self.labels[number], call_id=self.calls[number][0], name=block["name"]
+            )
         elif kind in ("thinking", "redacted_thinking"):
             metadata = {"type": kind}
             if kind == "redacted_thinking":
@@ -831,7 +871,7 @@ class _MessagesTurn:
             call_id, name, fragments = self.calls[self.at[index][1]]
             fragments.append(delta["partial_json"])
             yield ToolCallDelta(
-                index=self.at[index][1],
+                index=self.labels[self.at[index][1]],
                 call_id=call_id,
                 name=name,
                 arguments_fragment=delta["partial_json"],
@@ -842,7 +882,9 @@ class _MessagesTurn:
         if what == "call" and not self.calls[number][2]:
             call_id, name, fragments = self.calls[number]
             fragments.append("{}")
-            yield ToolCallDelta(index=number, call_id=call_id, name=name, arguments_fragment="{}")
+            yield ToolCallDelta(
+                index=self.labels[number], call_id=call_id, name=name, arguments_fragment="{}"
+            )
 
     def receipt(self, request: ExecutionRequest) -> ExecutionReceipt:
         calls = [
@@ -868,9 +910,9 @@ class _MessagesTurn:
 class _MessagesFrames(_SSEFrames):
     """The Messages API's event stream: ``message_stop`` completes it."""
 
-    def __init__(self, bound: int, *, leak: bool) -> None:
+    def __init__(self, bound: int, *, leak: bool | str, block_index: bool = False) -> None:
         super().__init__(bound, leak=leak)
-        self.turn = _MessagesTurn()
+        self.turn = _MessagesTurn(block_index=block_index)
 
     def _absorb(self, data: bytes) -> list[StreamEvent]:
         try:
@@ -982,6 +1024,7 @@ class _Messages:
     """What turns a mini chat client into a Messages API client (sync or async)."""
 
     _lose_signature: bool
+    _block_index: bool = False
 
     def _setup(self, base_url: str, api_key: str, lose_signature: bool) -> None:
         self._url = base_url.rstrip("/") + "/v1/messages"
@@ -998,7 +1041,8 @@ class _Messages:
         return body
 
     def _frames(self, request: ExecutionRequest) -> Any:
-        return _MessagesFrames(self._bound(request), leak=self._leak)  # type: ignore[attr-defined]
+        bound = self._bound(request)  # type: ignore[attr-defined]
+        return _MessagesFrames(bound, leak=self._leak, block_index=self._block_index)  # type: ignore[attr-defined]
 
     def _body_reader(self, request: ExecutionRequest) -> Any:
         return _MessagesBody(self._bound(request), leak=self._leak)  # type: ignore[attr-defined]
@@ -1009,9 +1053,12 @@ class MiniMessagesAdapter(_Messages, MiniChatAdapter):
     streamed as ``ReasoningDelta`` and sent back, signatures intact, in the next turn;
     ``lose_signature`` sends them back without their signatures."""
 
-    def __init__(self, *, lose_signature: bool = False, **options: Any) -> None:
+    def __init__(
+        self, *, lose_signature: bool = False, block_index: bool = False, **options: Any
+    ) -> None:
         super().__init__(**options)
         self._setup(options["base_url"], options["api_key"], lose_signature)
+        self._block_index = block_index
 
 
 class AsyncMiniMessagesAdapter(_Messages, AsyncMiniChatAdapter):

@@ -3,9 +3,10 @@
 All broken adapters — sync, async and composite, built with and without the read timeout —
 go into one generated test module, run in-process by ``pytest.main`` with only the expected
 checks selected (by node id); each must fail there with a message naming the law item. The
-unbroken controls run the same checks and pass, so the failures come from the breakage, not
-from the harness. The verdict budget is proven by counting call-bound expiries (a call the
-suite had to give up on): there is none, for any member.
+unbroken controls run each member's first check (and a few checks of their own) and pass, so
+the failures come from the breakage, not from the harness. The verdict budget is proven by
+counting call-bound expiries (a call the suite had to give up on): there is none, for any
+member.
 """
 
 from __future__ import annotations
@@ -39,6 +40,10 @@ class Broken(NamedTuple):
 
 RESPONSES: Final = "MiniResponsesAdapter"
 ASYNC_RESPONSES: Final = "AsyncMiniResponsesAdapter"
+
+REASONING_CASES: Final = ("reasoning_then_text", "reasoning_then_tool_call",
+                           "several_reasoning_blocks", "oversize_reasoning",
+                           "truncated_after_reasoning")  # fmt: skip
 
 NO_READ_TIMEOUT: Final = "300.0"
 """What an adapter's own default read timeout might be: minutes."""
@@ -99,6 +104,9 @@ BROKEN: Final = (
            "test_law_9_truncation", "passed off as complete"),
     Broken("LeaksBodies", "openai-chat", _mini(leak=True),
            "test_law_10_no_secrets", "the provider's response body appears in", "rate_limited"),
+    Broken("LeaksBodiesRedacted", "openai-chat", _mini(leak="'redacted'"),
+           "test_law_10_no_secrets", "the provider's response body appears in", "rate_limited",
+           also=("test_law_10_no_secrets[error_frame]",)),
     Broken("IgnoresBound", "openai-chat", _mini(ignore_bound=True),
            "test_law_8_bounds", "should fail with TQX_RUNTIME_RESPONSE_TOO_LARGE"),
     Broken("KeepsConnectionOpen", "openai-chat", _mini(keep_open=True),
@@ -134,11 +142,20 @@ BROKEN: Final = (
     Broken("DropsReasoning", "openai-chat", _mini(drop_reasoning=True),
            "test_law_4_order_and_promptness", "never reached the sink (dropped, not held back)",
            "reasoning_then_text"),
+    Broken("DropsReasoningEverywhere", "openai-chat", _mini(drop_reasoning=True),
+           "test_law_1_grammar", "supports_reasoning = False", "reasoning_then_text",
+           also=(*(f"test_law_1_grammar[{case}]" for case in REASONING_CASES[1:]),
+                 "test_law_4_order_and_promptness[several_reasoning_blocks]",
+                 "test_law_3_assembly[several_reasoning_blocks]",
+                 "test_law_1_grammar[plain_text]")),
     Broken("MixesReasoningIntoAnswer", "openai-chat", _mini(mix_reasoning=True),
            "test_law_3_assembly", "reasoning entered the answer", "reasoning_then_text"),
     Broken("LosesSignature", "anthropic-messages", _mini("MiniMessagesAdapter",
            lose_signature=True), "test_reasoning_sent_back",
            "Invalid `signature` in `thinking` block", "reasoning_then_tool_call"),
+    Broken("NumbersCallsByBlock", "anthropic-messages", _mini("MiniMessagesAdapter",
+           block_index=True), "test_law_3_assembly", "is not the call's position in the turn",
+           "reasoning_then_tool_call"),
     Broken("AsyncLosesSignature", "anthropic-messages", _mini("AsyncMiniMessagesAdapter",
            lose_signature=True), "test_reasoning_sent_back",
            "Invalid `signature` in `thinking` block", "reasoning_then_tool_call",
@@ -209,6 +226,8 @@ CONTROLS: Final = (
     ("ControlOllama", "ollama-chat", "sync", _ollama()),
     ("ControlStarved", "openai-chat", "sync", _mini(starved="'frames'")),
     ("ControlStarvedUnseen", "openai-chat", "sync", _mini(starved="'request'")),
+    ("ControlShowsProviderMessage", "openai-chat", "sync", _mini(leak="'message'")),
+    ("ControlBareReasoning", "openai-chat", "sync", _mini(bare_reasoning=True)),
 )
 STARVED_CHECKS: Final = {
     "TestControlStarved": ("test_law_1_grammar[stall_after_deltas]",
@@ -219,6 +238,20 @@ STARVED_CHECKS: Final = {
 stall cases' half-second read window, as a loaded machine's thread can: before reading the
 frames, or before the upstream saw the request) run besides the sync chat checks: a timeout
 that fired before the upstream's frames could arrive is the machine's, and must not fail."""
+OWN_CHECKS: Final = {
+    "TestControlShowsProviderMessage": tuple(
+        f"test_law_10_no_secrets[{case}]" for case in ("rate_limited", "error_frame",
+                                                        "garbage_frame", "failure_before_delta")
+    ),
+    "TestControlBareReasoning": tuple(
+        f"test_receipt_matches_case[{case}]" for case in ("reasoning_then_text",
+                                                          "several_reasoning_blocks")
+    ),
+}  # fmt: skip
+"""Controls that run only these checks: ``ControlShowsProviderMessage`` shows the provider's
+own error message as it came, unredacted — what docs/upstream-safety.md allows;
+``ControlBareReasoning`` keeps reasoning without runport's own ``provider_metadata``, which the
+``openai-chat`` protocol needs none of back."""
 BASES: Final = {
     "sync": "RuntimeAdapterConformance",
     "composite": "RuntimeAdapterConformance",
@@ -261,16 +294,20 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[pytest.T
     module.write_text(_module(), encoding="utf-8")
     ids = [node for b in BROKEN for node in _nodes(module, f"Test{b.name}", b)]
     for name, protocol, flavour, _ in CONTROLS:
+        if f"Test{name}" in OWN_CHECKS:
+            continue
         ids += sorted(
             {
                 node
                 for b in BROKEN
                 if (b.protocol, b.flavour) == (protocol, flavour) and NO_READ_TIMEOUT not in b.make
-                for node in _nodes(module, f"Test{name}", b)
+                for node in _nodes(module, f"Test{name}", b)[:1]  # its first check
             }
         )
     ids += [
-        f"{module}::{cls}::{check}" for cls, checks in STARVED_CHECKS.items() for check in checks
+        f"{module}::{cls}::{check}"
+        for cls, checks in (*STARVED_CHECKS.items(), *OWN_CHECKS.items())
+        for check in checks
     ]
     by_class: dict[str, list[pytest.TestReport]] = {}
     for report in run_inner(folder, *ids).reports:
@@ -319,6 +356,22 @@ def test_a_buffering_adapter_is_named_by_law_4_in_whichever_test_meets_it_first(
     assert all(report.failed for report in mine)
     assert all("law 4 (order and promptness) broken" in str(r.longrepr) for r in mine)
     assert all("(it buffers)" in str(report.longrepr) for report in mine)
+
+
+def test_one_dropped_reasoning_event_is_one_failure_pointing_at_supports_reasoning(
+    reports: dict[str, list[pytest.TestReport]],
+) -> None:
+    """Not a failure per reasoning case, each waiting out the pacing bound: the first tells
+    the cause and the author's way out; the other reasoning cases skip, naming it; a case
+    without reasoning still runs (and passes)."""
+    mine = {r.nodeid.split("::")[-1]: r for r in _calls(reports["TestDropsReasoningEverywhere"])}
+    failed = sorted(name for name, report in mine.items() if report.failed)
+    assert failed == ["test_law_1_grammar[reasoning_then_text]"], failed
+    assert "supports_reasoning = False" in str(mine[failed[0]].longrepr)
+    assert mine["test_law_1_grammar[plain_text]"].passed
+    skipped = [report for name, report in mine.items() if report.skipped]
+    assert len(skipped) == len(mine) - 2
+    assert all("'reasoning_then_text'" in str(report.longrepr) for report in skipped)
 
 
 @pytest.mark.parametrize("member", [b.name for b in BROKEN] + [c[0] for c in CONTROLS])

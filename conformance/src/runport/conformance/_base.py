@@ -99,6 +99,9 @@ class ConformanceBase:
     _runport_capabilities: frozenset[str] | None = None
     _runport_buffers: ClassVar[str | None] = None
     """The case in which the adapter was first seen to hold a frame's event back (law 4)."""
+    _runport_drops: ClassVar[tuple[str, str] | None] = None
+    """The case in which the adapter was first seen to drop progress events, and which kind
+    (``"reasoning"``: its later reasoning cases skip; any drop: later calls run unpaced)."""
     _runport_read_timeout_ignored: ClassVar[str | None] = None
     """How a stall showed that the adapter does not honour ``upstream.read_timeout``."""
 

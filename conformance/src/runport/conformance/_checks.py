@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pydantic import TypeAdapter
 
-from runport.conformance._cases import schema_accepts
+from runport.conformance._cases import Case, Thought, schema_accepts
 from runport.contracts import (
     Complete,
     Delta,
@@ -38,8 +38,13 @@ __all__ = [
     "diff",
     "dump",
     "grammar_problem",
+    "index_problem",
     "leaks",
     "opaque_leaks",
+    "opaque_values",
+    "reasoning_problems",
+    "receipt_problems",
+    "reported_chain",
     "validity",
 ]
 
@@ -118,6 +123,30 @@ def check_stream(
     problems = assembler.assembly_problems(receipt)
     if problems:
         raise StreamViolation(3, None, "; ".join(problems))
+    at, problem = index_problem(events)
+    if problem is not None:
+        raise StreamViolation(3, at, problem)
+
+
+def index_problem(events: Sequence[StreamEvent]) -> tuple[int | None, str | None]:
+    """Where a ``ToolCallDelta.index`` is not the call's position in the turn, and why: a
+    turn's calls are numbered 0, 1, … (their places in ``receipt.tool_calls``), whatever the
+    wire numbers — a content block's or an output item's index counts other blocks too."""
+    indices = sorted({event.index for event in events if isinstance(event, ToolCallDelta)})
+    if indices == list(range(len(indices))):
+        return None, None
+    wrong = next(number for place, number in enumerate(indices) if number != place)
+    at = next(
+        place
+        for place, event in enumerate(events)
+        if isinstance(event, ToolCallDelta) and event.index == wrong
+    )
+    return at, (
+        f"tool-call index {wrong} is not the call's position in the turn: the turn's "
+        f"{len(indices)} call(s) are numbered 0 to {len(indices) - 1}, their places in "
+        f"receipt.tool_calls (ToolCallDelta.index is not a content block's or an output "
+        f"item's index); seen {indices}"
+    )
 
 
 def grammar_problem(outcome: Outcome) -> str | None:
@@ -151,6 +180,65 @@ def diff(seen: dict[str, Any], expected: dict[str, Any]) -> list[str]:
     return problems
 
 
+def _strings(value: Any) -> set[str]:
+    if isinstance(value, str):
+        return {value}
+    if isinstance(value, dict):
+        return {text for item in value.values() for text in _strings(item)}
+    if isinstance(value, list):
+        return {text for item in value for text in _strings(item)}
+    return set()
+
+
+def opaque_values(case: Case) -> list[str]:
+    """The case's reasoning signatures and redacted data: opaque values the provider sent that
+    a later turn sends back (kept in the receipt, shown nowhere else)."""
+    return [
+        value
+        for step in case.steps
+        if isinstance(step, Thought)
+        for value in (step.signature, step.redacted)
+        if value
+    ]
+
+
+def reasoning_problems(seen: Any, expected: Any, opaque: Sequence[str]) -> list[str]:
+    """How a receipt's ``reasoning`` falls short of what the protocol played: the same parts
+    with the same texts, each part's ``provider_metadata`` holding the opaque values its block
+    came with (``opaque``: signatures, redacted data) — what a later turn must send back.
+    Anything else in ``provider_metadata`` is the adapter's own business."""
+    seen_parts = seen if isinstance(seen, list) else []
+    expected_parts = expected if isinstance(expected, list) else []
+    texts = [part.get("text") for part in seen_parts]
+    wanted = [part.get("text") for part in expected_parts]
+    if texts != wanted:
+        return [f"reasoning: the parts' texts are {clip(texts)}, the upstream's {clip(wanted)}"]
+    problems = []
+    for number, (mine, theirs) in enumerate(zip(seen_parts, expected_parts, strict=True)):
+        needed = sorted(_strings(theirs.get("provider_metadata")) & set(opaque))
+        kept = _strings(mine.get("provider_metadata"))
+        missing = [value for value in needed if value not in kept]
+        if missing:
+            problems.append(
+                f"reasoning part #{number}: provider_metadata lacks {clip(missing)}, which "
+                "the upstream sent with the block (a signature or redacted data: a later turn "
+                f"must send it back); it holds {clip(mine.get('provider_metadata'))}"
+            )
+    return problems
+
+
+def receipt_problems(
+    seen: dict[str, Any], expected: dict[str, Any], opaque: Sequence[str]
+) -> list[str]:
+    """``diff`` of two receipts as JSON, reasoning judged by ``reasoning_problems``."""
+    mine, theirs = dict(seen), dict(expected)
+    problems = diff(
+        {key: value for key, value in mine.items() if key != "reasoning"},
+        {key: value for key, value in theirs.items() if key != "reasoning"},
+    )
+    return problems + reasoning_problems(mine.get("reasoning"), theirs.get("reasoning"), opaque)
+
+
 def clip(value: Any, limit: int = 120) -> str:
     text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -172,6 +260,35 @@ def validity(receipt: ExecutionReceipt, schema: dict[str, Any]) -> bool | None:
     return schema_accepts(schema, receipt.output)
 
 
+def reported_chain(error: BaseException | None) -> list[BaseException]:
+    """The exceptions a traceback of ``error`` shows, in the order Python reports them from the
+    raised one: its ``__cause__`` when set, else its ``__context__`` unless
+    ``__suppress_context__`` (``raise … from None``) hides it — never more than eight."""
+    chain: list[BaseException] = []
+    while error is not None and len(chain) < 8 and all(error is not seen for seen in chain):
+        chain.append(error)
+        if error.__cause__ is not None:
+            error = error.__cause__
+        elif error.__suppress_context__:
+            error = None
+        else:
+            error = error.__context__
+    return chain
+
+
+def _error_places(outcome: Outcome, *, details: bool) -> list[tuple[str, str]]:
+    """Each exception of the reported chain (``reported_chain``) as (where, its texts)."""
+    places = []
+    for depth, error in enumerate(reported_chain(outcome.error)):
+        where = "the raised exception" if depth == 0 else f"its cause/context #{depth}"
+        where += f" ({type(error).__name__})"
+        texts = [str(error), repr(error), *(repr(arg) for arg in error.args)]
+        if details:
+            texts += [str(getattr(error, name, "")) for name in ("message", "detail")]
+        places.append((where, "\n".join(texts)))
+    return places
+
+
 def leaks(outcome: Outcome, secrets: Sequence[str]) -> list[str]:
     """Where a planted secret shows up in what the caller can see (law 10)."""
     places: list[tuple[str, str]] = []
@@ -179,15 +296,7 @@ def leaks(outcome: Outcome, secrets: Sequence[str]) -> list[str]:
         places.append((f"event #{index} ({event.kind})", event.model_dump_json()))
     if outcome.receipt is not None:
         places.append(("the returned receipt", outcome.receipt.model_dump_json()))
-    error: BaseException | None = outcome.error
-    depth = 0
-    while error is not None and depth < 8:
-        where = "the raised exception" if depth == 0 else f"its cause/context #{depth}"
-        texts = [str(error), repr(error), *(repr(arg) for arg in error.args)]
-        texts += [str(getattr(error, name, "")) for name in ("message", "detail")]
-        places.append((where, "\n".join(texts)))
-        error = error.__cause__ or error.__context__
-        depth += 1
+    places += _error_places(outcome, details=True)
     for index, line in enumerate(outcome.logs):
         places.append((f"log record #{index}", line))
     found = []
@@ -205,15 +314,7 @@ def opaque_leaks(outcome: Outcome, opaque: Sequence[str]) -> list[str]:
     for index, event in enumerate([*outcome.events, *outcome.after_stop]):
         if not isinstance(event, Complete):
             places.append((f"event #{index} ({event.kind})", event.model_dump_json()))
-    error: BaseException | None = outcome.error
-    depth = 0
-    while error is not None and depth < 8:
-        texts = [str(error), repr(error), *(repr(arg) for arg in error.args)]
-        places.append(
-            ("the raised exception" if depth == 0 else f"its cause #{depth}", "\n".join(texts))
-        )
-        error = error.__cause__ or error.__context__
-        depth += 1
+    places += _error_places(outcome, details=False)
     for index, line in enumerate(outcome.logs):
         places.append((f"log record #{index}", line))
     return [

@@ -12,12 +12,12 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Sequence
-from typing import Any, Final, Protocol
+from typing import Any, Final, NoReturn, Protocol
 
 import pytest
 
 from runport.conformance._cases import Case
-from runport.conformance._observe import Outcome, Recorder, broken, observe
+from runport.conformance._observe import Outcome, Recorder, broken, first_difference, observe
 from runport.conformance._protocols import PROTOCOLS, UnknownProtocol, resolve
 from runport.conformance._upstream import (
     READ_TIMEOUT,
@@ -30,7 +30,7 @@ from runport.conformance._upstream import (
     Upstream,
 )
 from runport.conformance._wire_protocol import WireProtocol
-from runport.contracts import ErrorCode, ExecutionRequest, Failed
+from runport.contracts import ErrorCode, ExecutionRequest, Failed, ReasoningDelta
 from runport.ports import AsyncRuntimeAdapter, RuntimeAdapter
 
 __all__ = [
@@ -120,13 +120,23 @@ class Harness:
                     f"the adapter does not honour upstream.read_timeout ({ignored}); "
                     f"the stall cases wait for that fix — see {READ_TIMEOUT_TEST}"
                 )
+        drops = getattr(owner, "_runport_drops", None)
+        if drops is not None and drops[1] == "reasoning" and any(case.reasons for case in plan):
+            pytest.skip(
+                f"the adapter dropped reasoning events in case {drops[0]!r} (law 4 failed "
+                "there, once); its reasoning cases wait for that fix, or for "
+                "supports_reasoning = False"
+            )
         upstream: Upstream
         if self.protocol is None:
             upstream = BlackBoxUpstream()
         elif self.protocol.in_process:
             upstream = ScenarioUpstream(plan, protocol=self.protocol)
         else:
-            if getattr(owner, "_runport_buffers", None) is not None and not strict:
+            shown = getattr(owner, "_runport_buffers", None) or getattr(
+                owner, "_runport_drops", None
+            )
+            if shown is not None and not strict:  # proven once: not paid for again
                 pacing = "off"
             upstream = ScriptedUpstream(
                 plan,
@@ -331,15 +341,7 @@ class Harness:
                 owed, seen = record.held_at or (0, 0)
                 if case is not None and outcome.progress[:owed] != expected[:owed]:
                     # what was held for was never delivered, not even late: dropped
-                    broken(
-                        4,
-                        record.case,
-                        "progress events differ from the upstream's, in content or order: "
-                        "what the upstream sent never reached the sink (dropped, not held back)",
-                        seen=outcome.progress,
-                        expected=expected,
-                        outcome=outcome,
-                    )
+                    self._dropped(record.case, outcome, expected)
                 owner._runport_buffers = record.case  # type: ignore[attr-defined]
                 broken(  # the sequences as they stood when the upstream held the next frame
                     4,
@@ -349,6 +351,32 @@ class Harness:
                     expected=None if case is None else case.progress()[:owed],
                     outcome=outcome,
                 )
+
+    def _dropped(self, case: str, outcome: Outcome, expected: list[Any]) -> NoReturn:
+        """Fail on events the upstream sent and the sink never got, once per cause: the class
+        keeps what was dropped, so its later calls run unpaced (no bound to wait out again)
+        and, when it was reasoning, its later reasoning cases skip, pointing here."""
+        owner = type(self.suite)
+        seen = outcome.progress
+        at = first_difference(seen, expected)
+        lost = expected[at] if at is not None and at < len(expected) else None
+        reasoning = isinstance(lost, ReasoningDelta)
+        owner._runport_drops = (case, "reasoning" if reasoning else "progress")  # type: ignore[attr-defined]
+        advice = (
+            "; an adapter that cannot carry reasoning says so: supports_reasoning = False in "
+            "the suite class (its reasoning cases then skip)"
+            if reasoning
+            else ""
+        )
+        broken(
+            4,
+            case,
+            "progress events differ from the upstream's, in content or order: what the "
+            f"upstream sent never reached the sink (dropped, not held back){advice}",
+            seen=seen,
+            expected=expected,
+            outcome=outcome,
+        )
 
     # -- the event loop (async adapters) ----------------------------------------------------------
 

@@ -20,11 +20,18 @@ from runport.conformance._caller_stops import after_stop, stop_plan
 from runport.conformance._cases import (
     CASES_BY_NAME,
     Case,
-    Thought,
     follow_up_case,
     sentinel_case,
 )
-from runport.conformance._checks import diff, dump, grammar_problem, leaks, opaque_leaks
+from runport.conformance._checks import (
+    diff,
+    dump,
+    grammar_problem,
+    index_problem,
+    leaks,
+    opaque_leaks,
+    opaque_values,
+)
 from runport.conformance._composite import check_composite
 from runport.conformance._harness import Harness, protocol_of
 from runport.conformance._observe import Outcome, broken
@@ -160,6 +167,9 @@ class LawTests(ConformanceBase):
                 seen=outcome.events,
                 expected=[*case.progress(), "Complete"],
             )
+        at, problem = index_problem(outcome.progress)
+        if problem is not None:
+            broken(3, case.name, f"event #{at}: {problem}", seen=outcome.events)
         answer = case.answer()
         if case.reasons and (assembler.text != answer or outcome.receipt.text != answer):
             broken(
@@ -403,16 +413,11 @@ class LawTests(ConformanceBase):
 
     @over(select_all)
     def test_law_10_no_secrets(self, case: Case, conformance_harness: Harness) -> None:
-        """The planted API key and the provider's response bodies appear in no event,
-        receipt, error or log record, streamed or not."""
+        """The planted API key, and what the upstream planted in its error bodies beyond the
+        provider's own message, appear in no event, receipt, log record or exception as
+        Python reports it, streamed or not (docs/upstream-safety.md: the message may)."""
         upstream, played = self._both_ways(conformance_harness, case, capture_logs=True)
-        opaque = [
-            value
-            for step in case.steps
-            if isinstance(step, Thought)
-            for value in (step.signature, step.redacted)
-            if value
-        ]
+        opaque = opaque_values(case)
         for mode, outcome in played:
             found = leaks(outcome, upstream.secrets)
             if opaque:

@@ -39,6 +39,7 @@ __all__ = [
     "Outcome",
     "Recorder",
     "broken",
+    "first_difference",
     "observe",
     "render_events",
 ]
@@ -170,7 +171,8 @@ class Outcome:
                 if self.error.retry_after_ms is None
                 else f" retry_after_ms={self.error.retry_after_ms}"
             )
-            return f"raised PortError({self.error.code}{extra})"
+            said = _short(self.error.message, 160) if self.error.message else "no message"
+            return f"raised PortError({self.error.code}{extra}): {said}"
         if self.error is self.stop:
             return "let the sink's exception propagate"
         if isinstance(self.error, asyncio.CancelledError):

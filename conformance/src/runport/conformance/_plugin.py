@@ -191,6 +191,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     pass (``runport conformance`` and the terminal summary say which class and why)."""
     if hasattr(session.config, "workerinput"):  # a pytest-xdist worker: the controller judges
         return
+    if session.config.option.collectonly:  # nothing was meant to run: nothing to judge
+        return
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if reporter is None:
         return
@@ -204,7 +206,7 @@ def pytest_terminal_summary(
     terminalreporter: TerminalReporter, exitstatus: int, config: pytest.Config
 ) -> None:
     run = _Run(terminalreporter, config)
-    if not run.owner:
+    if not run.owner or config.option.collectonly:
         return
     table = run.table()
     unchecked = config.stash.get(UNCHECKED, run.unchecked())

@@ -32,6 +32,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from runport.conformance._cases import Case
 from runport.conformance._frame_pacing import PACING_BOUND, Pacer, Pacing
+from runport.conformance._planted import Planted, body_canary, message_marker
 from runport.conformance._protocols import PROTOCOLS, UnknownProtocol, resolve
 from runport.conformance._responses import (
     Response,
@@ -110,7 +111,10 @@ class Upstream:
     def __init__(self, *, read_timeout: float = READ_TIMEOUT) -> None:
         self.read_timeout = read_timeout
         self.api_key = "sk-runport-conformance-" + secrets.token_hex(12)
-        self.body_marker = "RUNPORT-BODY-" + secrets.token_hex(8)
+        self.body_marker = message_marker()
+        """What a protocol writes in the provider's error messages (a caller may see it)."""
+        self.body_canary = body_canary()
+        """What the suite plants in error bodies beside that message (a caller may not)."""
         self.model = MODEL
 
     @property
@@ -129,8 +133,10 @@ class Upstream:
 
     @property
     def secrets(self) -> tuple[str, ...]:
-        """What must never appear in events, errors, receipts or logs (law 10)."""
-        return (self.api_key, self.body_marker)
+        """What must never appear in events, errors, receipts or logs (law 10). These are the
+        API key and the body canary, which the upstream plants in error bodies beside the
+        provider's message."""
+        return (self.api_key, self.body_canary)
 
     def close(self) -> None:
         """Release what the upstream holds (nothing, unless it is a server)."""
@@ -381,12 +387,13 @@ class _Handler(BaseHTTPRequestHandler):
                 record.refusal = rule.reason
                 self._plain(rule.status, rule.body, wire.body_content_type)
                 return
-            context = WireContext(
-                model=upstream.model, marker=upstream.body_marker, request=request
-            )
+            garbage = case.fault is not None and case.fault.kind == "garbage"
+            marker = upstream.body_canary if garbage else upstream.body_marker
+            context = WireContext(model=upstream.model, marker=marker, request=request)
             render = stream_response if record.stream else body_response
+            planted: Any = Planted(wire, upstream.body_canary)
             try:
-                response = render(wire, case, context)
+                response = render(planted, case, context)
             except Exception as error:  # the protocol's own code: say so, do not hang up
                 record.protocol_error = "".join(traceback.format_exception(error)).rstrip()
                 self._plain(500, b'{"error": {"message": "the WireProtocol failed"}}')

@@ -54,8 +54,9 @@ class WireRequest:
 @dataclass(frozen=True)
 class WireContext:
     """What a rendering may need besides the case: the model the upstream names, the marker
-    (a planted secret the suite looks for in everything the adapter shows: put it in error
-    messages, as a provider's error text would be), and the request being answered."""
+    (put it in error messages, as a provider's error text would be: a caller may see the
+    provider's message; the suite plants what it may not see beside it, see
+    docs/upstream-safety.md), and the request being answered."""
 
     model: str
     marker: str

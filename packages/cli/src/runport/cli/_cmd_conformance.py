@@ -1,5 +1,8 @@
 """``runport conformance MODULE:FACTORY [--protocol P]``: the conformance suite from the shell.
 
+``P`` is a built-in protocol's name, or ``MODULE:ATTR`` naming a ``WireProtocol`` of the
+author's own (an instance, or a class made with no arguments).
+
 ``runport-conformance`` is an optional extra (it brings pytest and hypothesis), so it is
 imported only here, when the command runs; without it the command says how to install it in
 one line. A factory that makes ``AsyncRuntimeAdapter``s gets the async suite (the choice is
@@ -10,7 +13,11 @@ report; a run in which every check was skipped exits 1, saying nothing was check
 from __future__ import annotations
 
 import argparse
+import importlib
 import importlib.util
+import os
+import sys
+from typing import Any
 
 from runport.cli._errors import USAGE, CliError
 
@@ -24,9 +31,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--protocol",
-        choices=PROTOCOLS,
         default="scenario",
-        help="what the factory's adapter speaks (default: scenario)",
+        metavar="PROTOCOL",
+        help=(
+            "what the factory's adapter speaks: "
+            + ", ".join(PROTOCOLS)
+            + ", or MODULE:ATTR naming a WireProtocol (default: scenario)"
+        ),
     )
 
 
@@ -44,11 +55,12 @@ def run_conformance_command(target: str, *, protocol: str) -> int:
     from runport.cli import _conformance_checks as checks
     from runport.conformance import ConformanceUsageError, run_conformance
 
+    chosen = _protocol(protocol)
     checks.reset()
     try:
         code = run_conformance(
             target,
-            protocol=None if protocol == "none" else protocol,
+            protocol=chosen,
             pytest_args=("-p", checks.__name__),
         )
     except ConformanceUsageError as error:
@@ -60,3 +72,34 @@ def run_conformance_command(target: str, *, protocol: str) -> int:
             "name the protocol the adapter speaks, or hand the factory the suite's upstream)",
         )
     return 0 if code == 0 else USAGE
+
+
+def _protocol(name: str) -> Any:
+    """A built-in protocol's name as it is (``none``: ``None``), or the ``WireProtocol`` that
+    ``MODULE:ATTR`` names (a class is made with no arguments)."""
+    if name in PROTOCOLS:
+        return None if name == "none" else name
+    from runport.conformance import WireProtocol
+
+    module_name, _, attribute = name.partition(":")
+    if not module_name or not attribute:
+        raise CliError(
+            "usage",
+            f"--protocol {name!r}: expected one of {', '.join(PROTOCOLS)}, or MODULE:ATTR "
+            "naming a WireProtocol",
+        )
+    if os.getcwd() not in sys.path:  # the author's module, found where they stand
+        sys.path.insert(0, os.getcwd())
+    try:
+        value = getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError) as error:
+        raise CliError("usage", f"--protocol {name!r}: cannot load it ({error})") from None
+    if isinstance(value, type) and issubclass(value, WireProtocol):
+        value = value()
+    if not isinstance(value, WireProtocol):
+        raise CliError(
+            "usage",
+            f"--protocol {name!r} is a {type(value).__name__}, not a WireProtocol "
+            "(runport.conformance.WireProtocol)",
+        )
+    return value
