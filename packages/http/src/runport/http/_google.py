@@ -105,17 +105,17 @@ def on_vertex(
 class GoogleAuth(httpx.Auth):
     """Signs each request with a Google OAuth access token (``Authorization: Bearer``).
 
-        ``credentials`` are google-auth credentials; by default the application's default
-        credentials (``google.auth.default``: ``GOOGLE_APPLICATION_CREDENTIALS``, the gcloud
-        login, the metadata server), scoped to ``CLOUD_PLATFORM``. The token is refreshed before
-        it expires (google-auth's own margin); a request answered 401 gets one fresh token and is
-        sent once more, and a second 401 is the caller's (``TQX_RUNTIME_PERMANENT``, as any). A
+    ``credentials`` are google-auth credentials; by default the application's default
+    credentials (``google.auth.default``: ``GOOGLE_APPLICATION_CREDENTIALS``, the gcloud
+    login, the metadata server), scoped to ``CLOUD_PLATFORM``. The token is refreshed before
+    it expires (google-auth's own margin); a request answered 401 gets one fresh token and is
+    sent once more, and a second 401 is the caller's (``TQX_RUNTIME_PERMANENT``, as any). A
     token that cannot be had fails the call before anything is sent: ``TQX_RUNTIME_PERMANENT``
     when the token endpoint refused it, ``TQX_RUNTIME_UNAVAILABLE`` when it could not be reached
-    (``TokenUnavailable``, an ``httpx.HTTPError``, carries which). Refreshing is
-        google-auth's blocking call: on the event loop it runs on a worker thread. The token
-        endpoint is reached with httpx, under the same guard as a model request in tests
-        (``RUNPORT_ALLOW_MODEL_REQUESTS``)."""
+    (``TokenUnavailable``, an ``httpx.HTTPError``, carries which). Refreshing is google-auth's
+    blocking call: on the event loop it runs on a worker thread. The token endpoint is reached
+    with httpx, under the same guard as a model request in tests
+    (``RUNPORT_ALLOW_MODEL_REQUESTS``)."""
 
     requires_request_body = True  # a request sent again after a 401 carries its body again
 
