@@ -176,11 +176,7 @@ class ChunkAssembly:
             # DeepSeek's reasoning shape, beside a null (or empty) ``content``.
             opened = self._field is not None
             if (content is None or content == "") and "content" in delta and opened:
-                piece = delta.get("reasoning_content")
-                if piece is None:
-                    piece = delta.get("reasoning")
-                if type(piece) is str and piece:
-                    return self.turn.reasoning_event(piece)
+                return self._reasoning_event(delta)
             return None
         if size == 1:
             if content:
@@ -191,12 +187,7 @@ class ChunkAssembly:
             if calls is None:
                 if self._field is None:
                     return None  # the turn's first piece opens its block: the long way
-                piece = delta.get("reasoning_content")
-                if piece is None:
-                    piece = delta.get("reasoning")
-                if type(piece) is str and piece:
-                    return self.turn.reasoning_event(piece)
-                return None
+                return self._reasoning_event(delta)
             if type(calls) is not list or len(calls) != 1:
                 return None
             fragment = calls[0]
@@ -212,6 +203,14 @@ class ChunkAssembly:
                 return None
             return self.turn.arguments_event(number, arguments)
         return None
+
+    def _reasoning_event(self, delta: dict[str, Any]) -> StreamEvent | None:
+        """A delta's piece of reasoning (``reasoning_content``, else ``reasoning``) as the
+        event of the block already open; ``None``: the long way."""
+        piece = delta.get("reasoning_content")
+        if piece is None:
+            piece = delta.get("reasoning")
+        return self.turn.reasoning_event(piece) if type(piece) is str and piece else None
 
     # -- a whole completion --------------------------------------------------------------------
 
