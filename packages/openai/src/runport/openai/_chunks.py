@@ -146,7 +146,9 @@ class ChunkAssembly:
                 finish = choice.get("finish_reason")
                 if finish is not None:
                     self._finish(finish)
-        self._usage(chunk)
+        usage = chunk.get("usage")
+        if usage is not None:
+            self._usage(usage)
 
     def single_event(self, chunk: Any) -> StreamEvent | None:
         """The one event of a chunk in a shape nearly every frame of a long stream has — one
@@ -244,7 +246,7 @@ class ChunkAssembly:
         finish = choice.get("finish_reason")
         if finish is not None:
             self._finish(finish)
-        self._usage(completion)
+        self._usage(completion.get("usage"))
 
     def close(self) -> None:
         """The completion marker arrived: a call still without a name is refused, and
@@ -437,8 +439,7 @@ class ChunkAssembly:
             raise error_frame(value["error"], self._secrets)
         return value
 
-    def _usage(self, answer: dict[str, Any]) -> None:
-        usage = answer.get("usage")
+    def _usage(self, usage: Any) -> None:
         if usage is not None:
             take_usage(self.turn, usage, input_key="prompt", output_key="completion")
 
