@@ -19,7 +19,7 @@ from typing import Any
 from runport.application._contract import ContractSource, Unsupported, checked_interaction
 from runport.application._errors import RunError, RunPartial, Stage
 from runport.application._history import repair_history
-from runport.application._options import RunOptions, Settings, Sleep, settings
+from runport.application._options import RunOptions, Sleep, settings
 from runport.application._partial import snapshots_for
 from runport.application._relay import TurnWatch
 from runport.application._state import Retry, RunResult, RunState, log
@@ -36,11 +36,34 @@ from runport.contracts import (
 from runport.core import ContractError
 from runport.ports import error_type
 
-__all__ = ["Attempt", "Finished", "Outcome", "Plan", "Raised", "Show", "Step", "Wait", "planned"]
+__all__ = [
+    "Attempt",
+    "Finished",
+    "Outcome",
+    "Plan",
+    "Raised",
+    "RunCall",
+    "Show",
+    "Step",
+    "Wait",
+    "planned",
+]
 
 _INPUT_CODES = frozenset(
     {ErrorCode.VALUE_REQUIRED, ErrorCode.VALUE_SCHEMA, ErrorCode.VALUE_UNKNOWN}
 )
+
+
+@dataclass(frozen=True, slots=True)
+class RunCall:
+    """One run as its caller asked for it: the public functions' arguments, the adapter and
+    the event handler aside (the drivers hold those)."""
+
+    contract_or_path: ContractSource
+    inputs: Mapping[str, Any] | None
+    context: Mapping[str, Any] | None
+    options: RunOptions
+    partial_output: bool = False
 
 
 @dataclass(frozen=True)
@@ -139,17 +162,13 @@ def run_plan(state: RunState, streamed: bool, partial_output: bool = False) -> P
                     raise state.stopped(shown.error, None) from shown.error
 
 
-def start_run(
-    contract_or_path: ContractSource,
-    descriptor: AdapterDescriptor,
-    inputs: Mapping[str, Any] | None,
-    context: Mapping[str, Any] | None,
-    options: Settings,
-) -> RunState:
+def start_run(call: RunCall, descriptor: AdapterDescriptor) -> RunState:
     """Compile the contract and check the adapter before any call (``checked_interaction``;
     ``RunError`` otherwise)."""
     try:
-        interaction = checked_interaction(contract_or_path, inputs, context, lambda: descriptor)
+        interaction = checked_interaction(
+            call.contract_or_path, call.inputs, call.context, lambda: descriptor
+        )
     except ContractError as error:
         first = error.diagnostics[0]
         stage: Stage = "input" if first.code in _INPUT_CODES else "compile"
@@ -165,6 +184,7 @@ def start_run(
         raise RunError(
             "compile", diagnostic.code, RunPartial(), diagnostic.message, diagnostics=(diagnostic,)
         ) from None
+    options = settings(call.options)
     implementations = {tool.name: tool for tool in map(as_tool, options.tools)}
     offered = {spec.name: spec for spec in interaction.tools or []}
     for tool in implementations.values():
@@ -174,25 +194,17 @@ def start_run(
 
 
 @contextmanager
-def planned(
-    contract_or_path: ContractSource,
-    descriptor: AdapterDescriptor,
-    inputs: Mapping[str, Any] | None,
-    context: Mapping[str, Any] | None,
-    options: RunOptions,
-    streamed: bool,
-    partial_output: bool = False,
-) -> Iterator[Plan]:
+def planned(call: RunCall, descriptor: AdapterDescriptor, streamed: bool) -> Iterator[Plan]:
     """The checked run's plan, for a driver to walk inside the block: settings resolved,
     contract compiled, adapter checked. The run's observer is told that the run started and —
     however the block ends, cancellation included — how it ended, so both drivers report a run
     the same way (the plan itself reports a success, as it finishes)."""
-    state = start_run(contract_or_path, descriptor, inputs, context, settings(options))
+    state = start_run(call, descriptor)
     interaction = state.interaction
     scope = state.scope = state.options.observer.run_started(
         interaction.contract_id, interaction.contract_version, descriptor, streamed=streamed
     )
-    plan = run_plan(state, streamed, partial_output)
+    plan = run_plan(state, streamed, call.partial_output)
     try:
         yield plan
     except RunError as error:

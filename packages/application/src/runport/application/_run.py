@@ -17,7 +17,16 @@ from typing import TYPE_CHECKING, Any
 from runport.application._contract import ContractSource
 from runport.application._execute import show_terminal
 from runport.application._options import RunOptions
-from runport.application._plan import Attempt, Finished, Outcome, Raised, Step, Wait, planned
+from runport.application._plan import (
+    Attempt,
+    Finished,
+    Outcome,
+    Raised,
+    RunCall,
+    Step,
+    Wait,
+    planned,
+)
 from runport.application._relay import AsyncRunSink, RunSink, arelay, relay
 from runport.application._state import RunResult
 from runport.contracts import Failed
@@ -38,7 +47,7 @@ def run(
     """Drive model turns until a schema-valid answer: tools run, corrections asked, retryable
     failures retried (docs/runs.md; ``RunOptions`` lists the keywords). Raises
     :class:`RunError` with the partial evidence otherwise."""
-    return _drive(contract_or_path, adapter, inputs, context, options, None)
+    return _drive(RunCall(contract_or_path, inputs, context, options), adapter, None)
 
 
 def run_stream(
@@ -62,7 +71,8 @@ def run_stream(
     retried attempt's ``Failed`` is never shown. An exception raised by ``on_event`` ends the
     run as ``RunError(stage="model", code="TQX_CALLER_STOPPED")``.
     """
-    return _drive(contract_or_path, adapter, inputs, context, options, on_event, partial_output)
+    call = RunCall(contract_or_path, inputs, context, options, partial_output)
+    return _drive(call, adapter, on_event)
 
 
 async def arun(
@@ -75,7 +85,7 @@ async def arun(
 ) -> RunResult:
     """``run`` on an async adapter (retries wait with ``asyncio.sleep`` unless ``sleep`` is
     given). Tools are plain functions, called on the loop."""
-    return await _adrive(contract_or_path, adapter, inputs, context, options, None)
+    return await _adrive(RunCall(contract_or_path, inputs, context, options), adapter, None)
 
 
 async def arun_stream(
@@ -89,24 +99,12 @@ async def arun_stream(
     **options: Unpack[RunOptions],
 ) -> RunResult:
     """``run_stream`` on an async adapter; ``on_event`` may return an awaitable."""
-    return await _adrive(
-        contract_or_path, adapter, inputs, context, options, on_event, partial_output
-    )
+    call = RunCall(contract_or_path, inputs, context, options, partial_output)
+    return await _adrive(call, adapter, on_event)
 
 
-def _drive(
-    contract_or_path: ContractSource,
-    adapter: RuntimeAdapter,
-    inputs: Mapping[str, Any] | None,
-    context: Mapping[str, Any] | None,
-    options: RunOptions,
-    on_event: RunSink | None,
-    partial_output: bool = False,
-) -> RunResult:
-    descriptor, streamed = adapter.descriptor(), on_event is not None
-    with planned(
-        contract_or_path, descriptor, inputs, context, options, streamed, partial_output
-    ) as plan:
+def _drive(call: RunCall, adapter: RuntimeAdapter, on_event: RunSink | None) -> RunResult:
+    with planned(call, adapter.descriptor(), streamed=on_event is not None) as plan:
         step = next(plan)
         while not isinstance(step, Finished):
             step = plan.send(_perform(adapter, step, on_event))
@@ -129,18 +127,9 @@ def _perform(adapter: RuntimeAdapter, step: Step, on_event: RunSink | None) -> O
 
 
 async def _adrive(
-    contract_or_path: ContractSource,
-    adapter: AsyncRuntimeAdapter,
-    inputs: Mapping[str, Any] | None,
-    context: Mapping[str, Any] | None,
-    options: RunOptions,
-    on_event: AsyncRunSink | None,
-    partial_output: bool = False,
+    call: RunCall, adapter: AsyncRuntimeAdapter, on_event: AsyncRunSink | None
 ) -> RunResult:
-    descriptor, streamed = adapter.descriptor(), on_event is not None
-    with planned(
-        contract_or_path, descriptor, inputs, context, options, streamed, partial_output
-    ) as plan:
+    with planned(call, adapter.descriptor(), streamed=on_event is not None) as plan:
         step = next(plan)
         while not isinstance(step, Finished):
             step = plan.send(await _aperform(adapter, step, on_event))

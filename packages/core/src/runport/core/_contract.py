@@ -431,13 +431,38 @@ def _cross_field_problems(data: Mapping[Any, Any]) -> list[Diagnostic]:
     return problems
 
 
+def _mappings(items: object) -> Iterator[tuple[int, Mapping[str, Any]]]:
+    """The members of a list that are mappings, with their indexes (whatever else is there,
+    the contract model refuses)."""
+    if isinstance(items, list):
+        for index, item in enumerate(items):
+            if isinstance(item, Mapping):
+                yield index, item
+
+
+class _Unique:
+    """Tells of a list member whose ``key`` repeats an earlier member's."""
+
+    def __init__(self, root: str, key: str, what: str) -> None:
+        self._root, self._key, self._what = root, key, what
+        self._first_at: dict[str, int] = {}
+
+    def check(self, index: int, member: Mapping[str, Any]) -> Iterator[Diagnostic]:
+        value = member.get(self._key)
+        if not isinstance(value, str):
+            return
+        first = self._first_at.setdefault(value, index)
+        if first != index:
+            yield _problem(
+                ErrorCode.CONTRACT_INVALID,
+                f"/{self._root}/{index}/{self._key}",
+                f"duplicate {self._what} {value!r} (first at /{self._root}/{first})",
+            )
+
+
 def _tool_problems(tools: object) -> Iterator[Diagnostic]:
-    if not isinstance(tools, list):
-        return
-    first_at: dict[str, int] = {}
-    for index, tool in enumerate(tools):
-        if not isinstance(tool, Mapping):
-            continue
+    names = _Unique("tools", "name", "tool name")
+    for index, tool in _mappings(tools):
         parameters = tool.get("parameters")
         if _schema_checkable(parameters):
             for reason in schema_problems(parameters):
@@ -446,35 +471,13 @@ def _tool_problems(tools: object) -> Iterator[Diagnostic]:
                     f"/tools/{index}/parameters",
                     f"invalid schema: {reason}",
                 )
-        name = tool.get("name")
-        if isinstance(name, str):
-            if name in first_at:
-                yield _problem(
-                    ErrorCode.CONTRACT_INVALID,
-                    f"/tools/{index}/name",
-                    f"duplicate tool name {name!r} (first at /tools/{first_at[name]})",
-                )
-            else:
-                first_at[name] = index
+        yield from names.check(index, tool)
 
 
 def _eval_problems(evals: object, output_schema: object) -> Iterator[Diagnostic]:
-    if not isinstance(evals, list):
-        return
-    first_at: dict[str, int] = {}
-    for index, item in enumerate(evals):
-        if not isinstance(item, Mapping):
-            continue
-        eval_id = item.get("id")
-        if isinstance(eval_id, str):
-            if eval_id in first_at:
-                yield _problem(
-                    ErrorCode.CONTRACT_INVALID,
-                    f"/evals/{index}/id",
-                    f"duplicate eval id {eval_id!r} (first at /evals/{first_at[eval_id]})",
-                )
-            else:
-                first_at[eval_id] = index
+    ids = _Unique("evals", "id", "eval id")
+    for index, item in _mappings(evals):
+        yield from ids.check(index, item)
         # An eval without fake_output has nothing to check; an explicit null is checked.
         if isinstance(output_schema, dict) and "fake_output" in item:
             fake = item["fake_output"]

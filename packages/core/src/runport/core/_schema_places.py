@@ -25,25 +25,9 @@ from referencing.jsonschema import DRAFT202012
 
 from runport.core._schema import Checked, checked_errors, checked_schema
 from runport.core._schema_patterns import _compiled
-from runport.core._schema_quick import Quick, _always, quick_check
+from runport.core._schema_quick import ANNOTATIONS, Quick, _always, quick_check
 from runport.core._schema_refs import LOCAL_ONLY, local_resolve, nested_ids
 
-_ANNOTATIONS: Final = frozenset(
-    {
-        "title",
-        "description",
-        "$comment",
-        "examples",
-        "deprecated",
-        "default",
-        "readOnly",
-        "writeOnly",
-        "$schema",
-        "$anchor",
-        "$defs",
-        "definitions",
-    }
-)
 _DYNAMIC: Final = ("$dynamicRef", "$recursiveRef")
 _MOST_KEYS: Final = 1024
 """Keys a place remembers its members' places for; past it (a map with many distinct keys)
@@ -273,7 +257,7 @@ def _asserts(schema: Any) -> bool:
     if schema is True:
         return False
     if type(schema) is dict:
-        return not schema.keys() <= _ANNOTATIONS
+        return not schema.keys() <= ANNOTATIONS
     return True
 
 

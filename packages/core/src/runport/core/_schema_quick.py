@@ -36,7 +36,7 @@ _TYPES: Final[dict[str, Quick]] = {
     ),
     "number": lambda value: not isinstance(value, bool) and isinstance(value, int | float),
 }
-_ANNOTATIONS: Final = frozenset(
+ANNOTATIONS: Final = frozenset(
     {
         "title",
         "description",
@@ -55,6 +55,8 @@ _ANNOTATIONS: Final = frozenset(
         "contentSchema",
     }
 )
+"""Keywords that assert nothing of a value (under Draft 2020-12 the ``content*`` ones are
+annotations too): a schema of these alone accepts everything."""
 _COUNTS: Final = {
     "minLength": (str, False),
     "maxLength": (str, True),
@@ -111,7 +113,7 @@ class _Compiler:
             raise _Unsupported  # False (never valid) and anything else
         checks: list[Quick] = []
         for keyword, argument in schema.items():
-            if keyword in _ANNOTATIONS or (root and keyword == "$id"):
+            if keyword in ANNOTATIONS or (root and keyword == "$id"):
                 continue
             check = self._keyword(keyword, argument, schema)
             if check is not _always:

@@ -27,7 +27,7 @@ from runport.contracts import (
     StreamEvent,
 )
 from runport.http._codec import HTTPRequest
-from runport.http._exchange import Exchange, codec_raised, too_deep
+from runport.http._exchange import Exchange, codec_failure
 from runport.http._settings import AdapterSettings, CodecCarrier
 from runport.http._shards import DEFAULT_ASYNC_LIMITS, Shards
 from runport.ports import (
@@ -162,12 +162,8 @@ async def _exchange(
     exchange.sending(http_request)
     try:
         response = await client.send(http_request, stream=True, auth=auth)
-    except httpx.HTTPError as error:
-        failure = exchange.failed_to_send(error)
-        failure.__cause__ = error
-        return failure
-    except PortError as error:  # the adapter's auth could not sign the request
-        return error
+    except (httpx.HTTPError, PortError) as error:  # PortError: the adapter's auth refused
+        return exchange.failed_to_send(error)
     try:
         try:
             if not exchange.head(response):
@@ -175,33 +171,22 @@ async def _exchange(
         except PortError as error:
             return error
         reads = exchange.abody_reads(response)
-        ended = False
         while True:
             try:
-                raw = await anext(reads)
-            except StopAsyncIteration:
-                events = exchange.end()
-                ended = True
+                raw = await anext(reads, None)
             except httpx.HTTPError as error:
                 return exchange.interrupted(error)
-            else:
-                try:
-                    events = exchange.feed(raw)
-                except PortError as error:
-                    return error
+            events = exchange.take(raw)
             try:
                 for event in events:  # the hot loop: one turn per event
                     delivered = sink(event)
                     if delivered is not None:
                         await delivered  # backpressure: nothing more is read until it is done
             except (PortError, RecursionError) as error:
-                if not codec_raised(events):
-                    raise  # the sink's own: it propagates as it is
-                return error if isinstance(error, PortError) else too_deep()
-            if ended or exchange.stopped:
-                return exchange.receipt()
-            if exchange.finished:
-                await _drain(reads, exchange)
+                return codec_failure(error, events)  # or, the sink's own, raised again as it is
+            if exchange.settled(raw):
+                if exchange.drains(raw):
+                    await _drain(reads, exchange)
                 return exchange.receipt()
     finally:
         await response.aclose()
@@ -218,15 +203,11 @@ async def _drain(reads: AsyncIterator[bytes], exchange: Exchange) -> None:
 
 
 async def _error_body(response: httpx.Response, exchange: Exchange) -> bytes | None:
-    pieces: list[bytes] = []
-    held = 0
+    gathered = exchange.error_body()
     try:
         async for raw in exchange.abody_reads(response):
-            piece = exchange.error_piece(raw, held)
-            if piece is None:
+            if not gathered.add(raw):
                 return None
-            pieces.append(piece)
-            held += len(piece)
     except (httpx.HTTPError, PortError):
         return None
-    return b"".join(pieces)
+    return gathered.body()

@@ -279,14 +279,44 @@ class Exchange:
             return self.passed()
         return transport_error(error)
 
-    def failed_to_send(self, error: httpx.HTTPError) -> PortError:
+    def failed_to_send(self, error: httpx.HTTPError | PortError) -> PortError:
+        """Nothing came back: the transport failed, or the adapter's ``auth`` could not sign
+        the request (its ``PortError`` is the call's failure as it is)."""
+        if isinstance(error, PortError):
+            log.debug("%s: not sent, %s (the request's auth)", self.target, error.code)
+            return error
         failure = (
             self.passed()
             if isinstance(error, httpx.TimeoutException) and time.monotonic() > self.expires
             else transport_error(error)
         )
         log.debug("%s: not sent, %s (%s)", self.target, failure.code, type(error).__name__)
+        failure.__cause__ = error
         return failure
+
+    # -- between two reads of a success body ---------------------------------------------------
+
+    def take(self, raw: bytes | None) -> Iterator[StreamEvent]:
+        """The events of one read of a success body (``None``: the body ended cleanly). Every
+        failure, the bound's and the deadline's as the codec's, comes while they are drawn,
+        so the drivers tell it from a sink's exception in one place (``codec_failure``)."""
+        if raw is None:
+            return self.end()
+        try:
+            return self.feed(raw)
+        except PortError as error:
+            return _failing(error)
+
+    def settled(self, raw: bytes | None) -> bool:
+        """Whether the call has its outcome once the events of ``raw`` are delivered: the body
+        ended, the deadline stopped a whole answer, or the decoder finished (then what follows
+        is drained first, see ``drains``)."""
+        return raw is None or self.stopped or self.finished
+
+    def drains(self, raw: bytes | None) -> bool:
+        """Whether a settled call reads on to the body's end before its receipt, so the
+        connection goes back to the pool."""
+        return raw is not None and not self.stopped
 
     # -- an error response ---------------------------------------------------------------------
 
@@ -325,15 +355,36 @@ class Exchange:
     def error_room(self) -> int:
         return min(self.limit, ERROR_BODY_LIMIT)
 
-    def error_piece(self, raw: bytes, held: int) -> bytes | None:
-        """A piece of an error body, decompressed; ``None`` once the error bound is reached."""
-        room = self.error_room() - held
+    def error_body(self) -> ErrorBody:
+        """What the drivers gather a non-2xx body in, read by read."""
+        return ErrorBody(self.error_room(), self._inflater)
+
+
+class ErrorBody:
+    """A non-2xx body, decompressed, gathered up to the error bound."""
+
+    __slots__ = ("_inflater", "_pieces", "_room")
+
+    def __init__(self, room: int, inflater: _Inflater | None) -> None:
+        self._room = room
+        self._inflater = inflater
+        self._pieces: list[bytes] = []
+
+    def add(self, raw: bytes) -> bool:
+        """Take one read; ``False`` once the bound is passed (the body is then unread)."""
         if self._inflater is not None:
-            inflated = self._inflater.feed(raw, room)
+            inflated = self._inflater.feed(raw, self._room)
             if inflated is None:
-                return None
+                return False
             raw = inflated
-        return raw if len(raw) <= room else None
+        if len(raw) > self._room:
+            return False
+        self._room -= len(raw)
+        self._pieces.append(raw)
+        return True
+
+    def body(self) -> bytes:
+        return b"".join(self._pieces)
 
 
 def _read_already() -> httpx.DecodingError:
@@ -367,11 +418,19 @@ async def _once(body: bytes) -> AsyncIterator[bytes]:
     yield body
 
 
-def codec_raised(events: Iterator[StreamEvent]) -> bool:
-    """Whether an exception that left a delivery loop came from the codec's events rather
-    than from the sink. A generator that raised is finished (no frame); a sink raising leaves
-    the generator suspended at its ``yield``; a list's iterator never raises."""
-    return inspect.isgenerator(events) and events.gi_frame is None
+def codec_failure(error: PortError | RecursionError, events: Iterator[StreamEvent]) -> PortError:
+    """The failure an exception that left a delivery loop stands for when the codec's events
+    raised it; when the sink raised it, the same exception again (it propagates as it is). A
+    generator that raised is finished (no frame); a sink raising leaves the generator
+    suspended at its ``yield``; a list's iterator never raises."""
+    if not (inspect.isgenerator(events) and events.gi_frame is None):
+        raise error  # the sink's own
+    return error if isinstance(error, PortError) else too_deep()
+
+
+def _failing(error: PortError) -> Iterator[StreamEvent]:
+    yield from ()
+    raise error
 
 
 def too_deep() -> PortError:

@@ -14,7 +14,7 @@ from runport.contracts import (
     ExecutionRequest,
     Failed,
 )
-from runport.http._exchange import Exchange, codec_raised, too_deep
+from runport.http._exchange import Exchange, codec_failure
 from runport.http._settings import CodecCarrier
 from runport.ports import PortError, RuntimeAdapter, Sink
 
@@ -85,12 +85,8 @@ class HTTPAdapter(CodecCarrier[httpx.Client], RuntimeAdapter):
         exchange.sending(http_request)
         try:
             response = self._client.send(http_request, stream=True, auth=self._settings.auth)
-        except httpx.HTTPError as error:
-            failure = exchange.failed_to_send(error)
-            failure.__cause__ = error
-            return failure
-        except PortError as error:  # the adapter's auth could not sign the request
-            return error
+        except (httpx.HTTPError, PortError) as error:  # PortError: the adapter's auth refused
+            return exchange.failed_to_send(error)
         try:
             try:
                 if not exchange.head(response):
@@ -98,20 +94,12 @@ class HTTPAdapter(CodecCarrier[httpx.Client], RuntimeAdapter):
             except PortError as error:
                 return error
             reads = exchange.body_reads(response)
-            ended = False
             while True:
                 try:
-                    raw = next(reads)
-                except StopIteration:
-                    events = exchange.end()
-                    ended = True
+                    raw = next(reads, None)
                 except httpx.HTTPError as error:
                     return exchange.interrupted(error)
-                else:
-                    try:
-                        events = exchange.feed(raw)
-                    except PortError as error:
-                        return error
+                events = exchange.take(raw)
                 try:
                     if sink is None:
                         for _ in events:
@@ -120,13 +108,10 @@ class HTTPAdapter(CodecCarrier[httpx.Client], RuntimeAdapter):
                         for event in events:  # the hot loop: one turn per event
                             sink(event)
                 except (PortError, RecursionError) as error:
-                    if not codec_raised(events):
-                        raise  # the sink's own: it propagates as it is
-                    return error if isinstance(error, PortError) else too_deep()
-                if ended or exchange.stopped:
-                    return exchange.receipt()
-                if exchange.finished:
-                    _drain(reads, exchange)
+                    return codec_failure(error, events)  # or, the sink's own, raised again as it is
+                if exchange.settled(raw):
+                    if exchange.drains(raw):
+                        _drain(reads, exchange)
                     return exchange.receipt()
         finally:
             response.close()
@@ -143,15 +128,11 @@ def _drain(reads: Iterator[bytes], exchange: Exchange) -> None:
 
 
 def _error_body(response: httpx.Response, exchange: Exchange) -> bytes | None:
-    pieces: list[bytes] = []
-    held = 0
+    gathered = exchange.error_body()
     try:
         for raw in exchange.body_reads(response):
-            piece = exchange.error_piece(raw, held)
-            if piece is None:
+            if not gathered.add(raw):
                 return None
-            pieces.append(piece)
-            held += len(piece)
     except (httpx.HTTPError, PortError):
         return None
-    return b"".join(pieces)
+    return gathered.body()

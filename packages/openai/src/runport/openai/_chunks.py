@@ -129,11 +129,7 @@ class ChunkAssembly:
 
     def feed_chunk(self, chunk: Any) -> None:
         """One ``chat.completion.chunk`` (already JSON-decoded)."""
-        if type(chunk) is not dict:
-            raise invalid("a stream frame is not a JSON object")
-        if chunk.get("error") is not None:
-            raise error_frame(chunk["error"], self._secrets)
-        choices = chunk.get("choices")
+        choices = self._answer(chunk, "a stream frame").get("choices")
         if choices:
             if type(choices) is not list:
                 raise invalid("a stream frame's choices is not a list")
@@ -186,11 +182,7 @@ class ChunkAssembly:
             # DeepSeek's reasoning shape, beside a null (or empty) ``content``.
             opened = self._field is not None
             if (content is None or content == "") and "content" in delta and opened:
-                piece = delta.get("reasoning_content")
-                if piece is None:
-                    piece = delta.get("reasoning")
-                if type(piece) is str and piece:
-                    return self.turn.reasoning_event(piece)
+                return self._reasoning_event(delta)
             return None
         if size == 1:
             if content:
@@ -201,12 +193,7 @@ class ChunkAssembly:
             if calls is None:
                 if self._field is None:
                     return None  # the turn's first piece opens its block: the long way
-                piece = delta.get("reasoning_content")
-                if piece is None:
-                    piece = delta.get("reasoning")
-                if type(piece) is str and piece:
-                    return self.turn.reasoning_event(piece)
-                return None
+                return self._reasoning_event(delta)
             if type(calls) is not list or len(calls) != 1:
                 return None
             fragment = calls[0]
@@ -223,15 +210,19 @@ class ChunkAssembly:
             return self.turn.arguments_event(number, arguments)
         return None
 
+    def _reasoning_event(self, delta: dict[str, Any]) -> StreamEvent | None:
+        """A delta's piece of reasoning (``reasoning_content``, else ``reasoning``) as the
+        event of the block already open; ``None``: the long way."""
+        piece = delta.get("reasoning_content")
+        if piece is None:
+            piece = delta.get("reasoning")
+        return self.turn.reasoning_event(piece) if type(piece) is str and piece else None
+
     # -- a whole completion --------------------------------------------------------------------
 
     def feed_completion(self, completion: Any) -> None:
         """A whole ``chat.completion`` (the non-streamed answer), read as one big chunk."""
-        if type(completion) is not dict:
-            raise invalid("the response is not a JSON object")
-        if completion.get("error") is not None:
-            raise error_frame(completion["error"], self._secrets)
-        choices = completion.get("choices")
+        choices = self._answer(completion, "the response").get("choices")
         if type(choices) is not list or not choices:
             raise invalid("the response has no choices")
         choice = next(
@@ -259,9 +250,7 @@ class ChunkAssembly:
         finish = choice.get("finish_reason")
         if finish is not None:
             self._finish(finish)
-        usage = completion.get("usage")
-        if usage is not None:
-            self._usage(usage)
+        self._usage(completion.get("usage"))
 
     def close(self) -> None:
         """The completion marker arrived: a call still without a name is refused, and
@@ -445,6 +434,19 @@ class ChunkAssembly:
         self._slots[index] = number = index if fresh else max(taken, default=-1) + 1
         return number
 
+    def _answer(self, value: Any, what: str) -> dict[str, Any]:
+        """A chunk or a completion as the object it must be, unless the upstream sent an error
+        in its place (then that error, as the call's failure)."""
+        if type(value) is not dict:
+            raise invalid(f"{what} is not a JSON object")
+        if value.get("error") is not None:
+            raise error_frame(value["error"], self._secrets)
+        return value
+
+    def _usage(self, usage: Any) -> None:
+        if usage is not None:
+            take_usage(self.turn, usage, input_key="prompt", output_key="completion")
+
     def _finish(self, finish: Any) -> None:
         if type(finish) is not str:
             raise invalid("a finish_reason is not a string")
@@ -452,28 +454,35 @@ class ChunkAssembly:
         if self._refused:
             self.turn.finish = "content_filter"
 
-    def _usage(self, usage: Any) -> None:
-        if type(usage) is not dict:
-            raise invalid("usage is not an object")
-        counts = usage.get("prompt_tokens"), usage.get("completion_tokens")
-        if counts == (None, None):
-            return  # a usage object without counts reports nothing: none is invented
-        for count in counts:
-            if count is not None and (type(count) is not int or count < 0):
-                raise invalid("usage does not hold token counts")
-        details = usage.get("completion_tokens_details")
-        reasoning = None
-        if details is not None:
-            if type(details) is not dict:
-                raise invalid("usage's completion_tokens_details is not an object")
-            reasoning = details.get("reasoning_tokens")
-            if reasoning is not None and (type(reasoning) is not int or reasoning < 0):
-                raise invalid("usage does not hold token counts")
-        self.turn.usage = (counts[0] or 0, counts[1] or 0)
-        self.turn.reasoning_tokens = reasoning or None
-        self.turn.cache_read_tokens, _ = cache_counts(
-            cached_tokens(usage, "prompt_tokens_details"), input_tokens=counts[0] or 0
-        )
+
+def take_usage(turn: TurnBuilder, usage: Any, *, input_key: str, output_key: str) -> None:
+    """A usage object's counts onto ``turn``. OpenAI's two APIs name the same counts apart,
+    ``KEY_tokens`` with ``input_key`` and ``output_key`` as KEY (``prompt``/``completion`` in
+    chat completions, ``input``/``output`` in Responses); the reasoning tokens are among the
+    output's ``KEY_tokens_details``, the cached ones among the input's. A usage object without
+    counts reports nothing: none is invented."""
+    if type(usage) is not dict:
+        raise invalid("usage is not an object")
+    counts = usage.get(f"{input_key}_tokens"), usage.get(f"{output_key}_tokens")
+    if counts == (None, None):
+        return
+    for count in counts:
+        if count is not None and (type(count) is not int or count < 0):
+            raise invalid("usage does not hold token counts")
+    details_key = f"{output_key}_tokens_details"
+    details = usage.get(details_key)
+    reasoning = None
+    if details is not None:
+        if type(details) is not dict:
+            raise invalid(f"usage's {details_key} is not an object")
+        reasoning = details.get("reasoning_tokens")
+        if reasoning is not None and (type(reasoning) is not int or reasoning < 0):
+            raise invalid("usage does not hold token counts")
+    turn.usage = (counts[0] or 0, counts[1] or 0)
+    turn.reasoning_tokens = reasoning or None
+    turn.cache_read_tokens, _ = cache_counts(
+        cached_tokens(usage, f"{input_key}_tokens_details"), input_tokens=counts[0] or 0
+    )
 
 
 def cached_tokens(usage: dict[str, Any], key: str) -> Any:

@@ -10,8 +10,7 @@ from pydantic import JsonValue
 
 from runport.contracts import Finish
 from runport.core import TurnBuilder
-from runport.http import cache_counts
-from runport.openai._chunks import cached_tokens
+from runport.openai._chunks import take_usage
 from runport.openai._errors import error_frame, invalid
 from runport.openai._responses._request import PROVIDER
 
@@ -445,7 +444,9 @@ class OutputAssembly:
         if status == "failed":
             error = response.get("error")
             raise error_frame(error if type(error) is dict else None, self._secrets)
-        self._usage(response.get("usage"))
+        usage = response.get("usage")
+        if usage is not None:
+            take_usage(self.turn, usage, input_key="input", output_key="output")
         turn = self.turn
         if status == "incomplete":
             details = response.get("incomplete_details")
@@ -457,31 +458,6 @@ class OutputAssembly:
             turn.finished("content_filter", FINISHES)
         else:  # calls are numbered from 0 in the order of function-call items
             turn.finished("tool_calls" if turn.has_call(0) else "stop", FINISHES)
-
-    def _usage(self, usage: Any) -> None:
-        if usage is None:
-            return
-        if type(usage) is not dict:
-            raise invalid("usage is not an object")
-        counts = usage.get("input_tokens"), usage.get("output_tokens")
-        if counts == (None, None):
-            return
-        for count in counts:
-            if count is not None and (type(count) is not int or count < 0):
-                raise invalid("usage does not hold token counts")
-        details = usage.get("output_tokens_details")
-        reasoning = None
-        if details is not None:
-            if type(details) is not dict:
-                raise invalid("usage's output_tokens_details is not an object")
-            reasoning = details.get("reasoning_tokens")
-            if reasoning is not None and (type(reasoning) is not int or reasoning < 0):
-                raise invalid("usage does not hold token counts")
-        self.turn.usage = (counts[0] or 0, counts[1] or 0)
-        self.turn.reasoning_tokens = reasoning or None
-        self.turn.cache_read_tokens, _ = cache_counts(
-            cached_tokens(usage, "input_tokens_details"), input_tokens=counts[0] or 0
-        )
 
 
 def _key(data: dict[str, Any]) -> Any:

@@ -195,22 +195,13 @@ def _reasoning(policy: dict[str, Any]) -> dict[str, Any] | None:
     reasoning = reasoning_policy(policy)
     if reasoning is None:
         return None
-    out: dict[str, Any] = {}
-    effort = reasoning.get("effort")
-    if effort is not None:
-        if not isinstance(effort, str) or not effort:
+    fields = {"effort": reasoning.get("effort"), "summary": reasoning.get("summary", "auto")}
+    for key, value in fields.items():
+        if value is not None and (not isinstance(value, str) or not value):
             raise PortError(
-                ErrorCode.DATA_INVALID, "runtime_policy.reasoning.effort must be a string"
+                ErrorCode.DATA_INVALID, f"runtime_policy.reasoning.{key} must be a string"
             )
-        out["effort"] = effort
-    summary = reasoning.get("summary", "auto")
-    if summary is not None:
-        if not isinstance(summary, str) or not summary:
-            raise PortError(
-                ErrorCode.DATA_INVALID, "runtime_policy.reasoning.summary must be a string"
-            )
-        out["summary"] = summary
-    return out
+    return {key: value for key, value in fields.items() if value is not None}
 
 
 def _text_format(

@@ -70,6 +70,7 @@ class History:
         self.messages: list[Message] = []
         self._call_ids: set[str] = set()
         self._answered: set[str] = set()
+        self._asked: dict[str, Any] = {chat_name: ""}
 
     @classmethod
     def begin(
@@ -101,10 +102,6 @@ class History:
         files = FileInputs(contract, inputs, inputs_field)
         return cls(contract, name, dict(inputs), context, files)
 
-    @property
-    def chat_name(self) -> str:
-        return self._chat_name
-
     def claim_call(self, call_id: str, where: str) -> None:
         """A tool call's id, seen once in the whole conversation."""
         if not call_id:
@@ -119,6 +116,18 @@ class History:
             return False
         self._answered.add(call_id)
         return True
+
+    def user_message(self, text: str, files: Sequence[SentFile], where: str, *, last: bool) -> None:
+        """A user message: an earlier one joins the conversation (``user``); the last is what
+        the run answers, its text the chat input and its files the inputs they bind to."""
+        if last:
+            self._asked = {self._chat_name: text, **self.files.bind(files, where)}
+        else:
+            self.user(text, where, files)
+
+    def run_inputs(self) -> dict[str, Any]:
+        """The run's inputs: the request's, with what the last user message gives."""
+        return {**self._inputs, **self._asked}
 
     def user(self, text: str, where: str, files: Sequence[SentFile] = ()) -> None:
         """An earlier user message as the model saw it: rendered through the contract, its

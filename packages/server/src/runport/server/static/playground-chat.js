@@ -150,25 +150,12 @@ async function sendChat(event) {
       setChatRunning(false, "refused");
       return;
     }
-    const reader = response.body.getReader();
-    const decoder = new TextDecoder();
     const open = {};
-    let buffer = "";
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buffer += decoder.decode(value, { stream: true });
-      let cut;
-      while ((cut = buffer.indexOf("\n\n")) >= 0) {
-        const frame = buffer.slice(0, cut);
-        buffer = buffer.slice(cut + 2);
-        // an SSE frame's lines: "id: <run>:<seq>", ": ping" heartbeats, and its data lines
-        const lines = frame.split("\n").filter((line) => line.startsWith("data:"));
-        const data = lines.map((line) => line.slice(5).replace(/^ /, "")).join("\n");
-        if (lines.length && data !== "[DONE]") applyChunk(answer, JSON.parse(data), open);
-      }
-      if (!drawn) { drawn = true; requestAnimationFrame(draw); }
-    }
+    await readFrames(
+      response,
+      (name, data) => { if (data !== "[DONE]") applyChunk(answer, JSON.parse(data), open); },
+      () => { if (!drawn) { drawn = true; requestAnimationFrame(draw); } },
+    );
     settle(answer);
     setChatRunning(false, answer.error ? "failed" : "done");
   } catch (error) {

@@ -359,7 +359,10 @@ function stoppedByUs() {
   show("receipt");
 }
 
-async function readEvents(response, signal) {
+// A streamed response's SSE frames, read as they arrive (the chat page reads its own with it):
+// onFrame(name, data) for each frame with data lines (their text joined; "id:" lines and
+// ": ping" heartbeats pass), afterRead() after each network read.
+async function readFrames(response, onFrame, afterRead = () => {}) {
   const reader = response.body.getReader();
   const decoder = new TextDecoder();
   let buffer = "";
@@ -377,9 +380,16 @@ async function readEvents(response, signal) {
         if (line.startsWith("event:")) name = line.slice(6).trim();
         else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
       }
-      if (data.length && !signal.aborted) onEvent(name, JSON.parse(data.join("\n")));
+      if (data.length) onFrame(name, data.join("\n"));
     }
+    afterRead();
   }
+}
+
+function readEvents(response, signal) {
+  return readFrames(response, (name, data) => {
+    if (!signal.aborted) onEvent(name, JSON.parse(data));
+  });
 }
 
 async function run(event) {

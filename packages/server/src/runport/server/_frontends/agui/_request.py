@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import Field, JsonValue
 
-from runport.contracts import FilePart, ImagePart, Message, ToolCall
+from runport.contracts import Message, ToolCall
 from runport.core import Contract, JsonLimitError, parse_json_text
 from runport.server._body import parse_json_object
 from runport.server._frontends._chat import DEFAULT_MAX_CHAT_MESSAGES, History
@@ -266,10 +266,7 @@ def parse_agui(
         max_messages=max_messages,
         what="thread",
     )
-    files, name = history.files, history.chat_name
     last = len(messages) - 1
-    text = ""
-    bound: dict[str, ImagePart | FilePart] = {}
     for index, raw in enumerate(messages):
         where = f"message {index}"
         message = _message(raw, where)
@@ -277,10 +274,7 @@ def parse_agui(
             raise bad("the last message must be the user's: it is what the run answers")
         if isinstance(message, UserMessage):
             text, sent = _user_content(message.content, where)
-            if index < last:
-                history.user(text, where, sent)
-            else:
-                bound = files.bind(sent, where)
+            history.user_message(text, sent, where, last=index == last)
         elif isinstance(message, AssistantMessage):
             calls = _tool_calls(message.tool_calls, where, history)
             history.messages.append(
@@ -302,7 +296,7 @@ def parse_agui(
         # reasoning and activity messages are what a UI showed: never sent back unsealed
     call = ChatCall(
         thread_id,
-        {**inputs, name: text, **bound},
+        history.run_inputs(),
         None,
         history.messages,
         None,

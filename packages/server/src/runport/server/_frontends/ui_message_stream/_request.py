@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import Field, JsonValue
 
-from runport.contracts import FilePart, ImagePart, Message, ReasoningPart, ToolCall
+from runport.contracts import Message, ReasoningPart, ToolCall
 from runport.core import Contract
 from runport.server._body import parse_json_object
 from runport.server._frontends._chat import DEFAULT_MAX_CHAT_MESSAGES, History, tool_content
@@ -253,10 +253,7 @@ def parse_chat(
         what="chat",
     )
     assistant = AssistantTurns(history, reasoning_key, contract_id=contract.id, chat_id=request.id)
-    files, name = history.files, history.chat_name
     last = len(messages) - 1
-    text = ""
-    bound: dict[str, ImagePart | FilePart] = {}
     for index, raw in enumerate(messages):
         where = f"message {index}"
         if not isinstance(raw, dict):
@@ -265,10 +262,7 @@ def parse_chat(
         role, parts = message.role, message.parts
         if role == "user":
             text, sent = _user_parts(parts, where)
-            if index < last:
-                history.user(text, where, sent)
-            else:
-                bound = files.bind(sent, where)
+            history.user_message(text, sent, where, last=index == last)
         elif index == last:
             raise bad("the last message must be the user's: it is what the run answers")
         elif role == "assistant":
@@ -279,7 +273,7 @@ def parse_chat(
             raise bad(f"{where} has an unknown role {role!r}")
     return ChatCall(
         request.id,
-        {**inputs, name: text, **bound},
+        history.run_inputs(),
         context,
         history.messages,
         request.message_id,
