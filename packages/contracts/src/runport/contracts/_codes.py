@@ -157,6 +157,7 @@ _MEANINGS: dict[ErrorCode, str] = {
     ErrorCode.APPROVALS_INVALID: (
         "A paused run's approvals do not answer its pending calls: a decision for a call that"
         " is not pending, a pending call without one, a decision that is not true, false or a"
-        " reason, or approvals without a continuation; nothing was run."
+        " reason, approvals without a continuation, or an approved call whose tool the run was"
+        " not given; nothing was run and the continuation is not spent."
     ),
 }
