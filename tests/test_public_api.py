@@ -30,6 +30,7 @@ PUBLIC = {
         "ToolResult",
         "OutputSnapshot",
         "AnswerRejected",
+        "ToolApprovalRequest",
         "RunEvent",
         "Complete",
         "Failed",
@@ -326,6 +327,9 @@ PUBLIC = {
     },
     "runport.application": {
         "execute_contract",
+        "ContinuationSeal",
+        "ContinuationLedger",
+        "MemoryContinuationLedger",
         "SnapshotPace",
         "DEFAULT_SNAPSHOT_EVERY_BELOW",
         "DEFAULT_SNAPSHOT_RATIO",

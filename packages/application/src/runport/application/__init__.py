@@ -1,7 +1,9 @@
 r"""Application services over the runtime port (docs/runs.md, docs/async.md):
 ``execute_contract`` for one turn, ``run``/``run_stream`` for tool turns and correction rounds,
-``Fallback``, adapter discovery — and their event-loop twins (``aexecute_contract``, ``arun``,
-``arun_stream``, ``astream``, ``astream_run``, ``AsyncFallback``) with the bridges
+``Fallback``, adapter discovery, a person in the loop (a run paused for approvals, resumed
+from its sealed continuation: ``ContinuationSeal``) — and their event-loop twins
+(``aexecute_contract``, ``arun``, ``arun_stream``, ``astream``, ``astream_run``,
+``AsyncFallback``) with the bridges
 ``to_async``/``to_sync`` — and what every surface shares: the folder of contracts it serves
 (``load_catalog``) and the adapter it builds per call (``adapter_factory``,
 ``async_adapter_factory``); and ``run_batch``/``abatch``, a contract over many rows, with the
@@ -38,19 +40,24 @@ from runport.application._batch import (
 )
 from runport.application._bridges import BridgeUsageError, CallerGone, to_async, to_sync
 from runport.application._catalog import Catalog, CatalogError, input_schema, load_catalog
+from runport.application._continuation import (
+    ContinuationLedger,
+    ContinuationSeal,
+    MemoryContinuationLedger,
+)
 from runport.application._define import define_contract, output_as
 from runport.application._errors import RunError, RunPartial
 from runport.application._execute import aexecute_contract, execute_contract
 from runport.application._fallback import AsyncFallback, Fallback
 from runport.application._history import repair_history
 from runport.application._options import RunOptions
+from runport.application._result import RunResult
 from runport.application._run import arun, arun_stream, run, run_stream
 from runport.application._snapshot_pace import (
     DEFAULT_SNAPSHOT_EVERY_BELOW,
     DEFAULT_SNAPSHOT_RATIO,
     SnapshotPace,
 )
-from runport.application._state import RunResult
 from runport.application._tools import Tool
 
 __all__ = [
@@ -70,8 +77,11 @@ __all__ = [
     "CallerGone",
     "Catalog",
     "CatalogError",
+    "ContinuationLedger",
+    "ContinuationSeal",
     "EventStream",
     "Fallback",
+    "MemoryContinuationLedger",
     "RowRunner",
     "RunError",
     "RunOptions",

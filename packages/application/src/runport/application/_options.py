@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
+from runport.application._continuation import ContinuationSeal, default_seal
 from runport.application._tools import Tool
 from runport.contracts import Message
 from runport.ports import RunObserver
 
 ToolLike = Tool | Callable[..., Any]
 Sleep = Callable[[float], Awaitable[None] | None]
+Decision = bool | str
+"""A person's answer to a ``ToolApprovalRequest``: ``True`` runs the call, ``False`` or a
+reason (a string) denies it."""
 
 _UNOBSERVED = RunObserver()
 
@@ -30,6 +34,11 @@ class RunOptions(TypedDict, total=False):
     ``random``: the jitter source, a float in [0, 1) (``random.random``). ``observer``: a
     ``runport.ports.RunObserver`` told when the run starts, retries, corrects, runs a tool and
     ends (``runport.otel.RunTracer`` makes spans of it; docs/observability.md).
+
+    A person in the loop (docs/runs.md): ``continuation`` (a paused ``RunResult``'s) and
+    ``approvals`` (``{call_id: True | False | "reason"}``, one per pending call) resume a
+    paused run; ``continuation_seal`` (a ``ContinuationSeal``) seals and opens continuations
+    (this process's own random key unless given).
     """
 
     tools: Sequence[ToolLike]
@@ -41,6 +50,9 @@ class RunOptions(TypedDict, total=False):
     sleep: Sleep
     random: Callable[[], float]
     observer: RunObserver
+    continuation: str | None
+    approvals: Mapping[str, Decision] | None
+    continuation_seal: ContinuationSeal
 
 
 @dataclass(frozen=True)
@@ -56,6 +68,13 @@ class Settings:
     sleep: Sleep | None = None
     random: Callable[[], float] = random.random
     observer: RunObserver = _UNOBSERVED
+    continuation: str | None = None
+    approvals: Mapping[str, Decision] | None = None
+    continuation_seal: ContinuationSeal | None = None
+
+    @property
+    def seal(self) -> ContinuationSeal:
+        return self.continuation_seal or default_seal()
 
     def __post_init__(self) -> None:
         for name, least in (("max_turns", 1), ("max_corrections", 0), ("max_attempts", 1)):
@@ -67,6 +86,9 @@ class Settings:
             raise ValueError(f"max_retry_wait must be a number of seconds >= 0, not {wait!r}")
         if not isinstance(self.observer, RunObserver):
             raise TypeError(f"observer must be a runport.ports.RunObserver, not {self.observer!r}")
+        seal = self.continuation_seal
+        if seal is not None and not isinstance(seal, ContinuationSeal):
+            raise TypeError(f"continuation_seal must be a ContinuationSeal, not {seal!r}")
 
 
 def settings(options: RunOptions) -> Settings:

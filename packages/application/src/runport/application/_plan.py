@@ -16,22 +16,21 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from runport.application._approvals import opened, refuse_stray_approvals, resume
 from runport.application._contract import ContractSource, Unsupported, checked_interaction
 from runport.application._errors import RunError, RunPartial, Stage
 from runport.application._history import repair_history
 from runport.application._options import RunOptions, Sleep, settings
 from runport.application._partial import snapshots_for
 from runport.application._relay import TurnWatch
-from runport.application._state import Retry, RunResult, RunState, log
+from runport.application._state import Between, Retry, RunResult, RunState, log
 from runport.application._tools import as_tool
 from runport.contracts import (
     AdapterDescriptor,
-    AnswerRejected,
     ErrorCode,
     ExecutionReceipt,
     ExecutionRequest,
     Failed,
-    ToolResult,
 )
 from runport.core import ContractError
 from runport.ports import error_type
@@ -89,7 +88,7 @@ class Show:
     """Step: hand ``event`` to the caller's event handler — a turn's held-back ``Failed``, or
     what the run adds between turns; send back ``None`` (or ``Raised``)."""
 
-    event: Failed | ToolResult | AnswerRejected
+    event: Failed | Between
 
 
 @dataclass(frozen=True)
@@ -117,10 +116,22 @@ def run_plan(state: RunState, streamed: bool, partial_output: bool = False) -> P
     The sync and async drivers only perform the steps, so both make every decision the
     same way — which turn comes next, whether a failure is retried, what the caller sees.
     Streamed, the caller is also shown what happens between turns (``ToolResult``,
-    ``AnswerRejected``) and, with ``partial_output``, each attempt's answer as it parses.
+    ``AnswerRejected``, ``ToolApprovalRequest``) and, with ``partial_output``, each attempt's
+    answer as it parses. A resumed run first answers its decided calls; a round that paused
+    for a person ends the run with the paused result.
     """
     schema = state.interaction.output_schema
+    between = state.resumed
     while True:
+        for event in between:
+            if streamed:
+                shown = yield Show(event)
+                if isinstance(shown, Raised):
+                    raise state.stopped(shown.error, None) from shown.error
+        if state.paused is not None:
+            state.scope.succeeded(state.paused.usage, len(state.paused.receipts))
+            yield Finished(state.paused)
+            return
         request = state.next_request()
         attempt = 0
         while True:
@@ -155,20 +166,23 @@ def run_plan(state: RunState, streamed: bool, partial_output: bool = False) -> P
             state.scope.succeeded(after.usage, len(after.receipts))
             yield Finished(after)
             return
-        for event in after:
-            if streamed:
-                shown = yield Show(event)
-                if isinstance(shown, Raised):
-                    raise state.stopped(shown.error, None) from shown.error
+        between = after
 
 
 def start_run(call: RunCall, descriptor: AdapterDescriptor) -> RunState:
     """Compile the contract and check the adapter before any call (``checked_interaction``;
     ``RunError`` otherwise)."""
+    options = settings(call.options)
+    paused = None
     try:
-        interaction = checked_interaction(
-            call.contract_or_path, call.inputs, call.context, lambda: descriptor
-        )
+        if options.continuation is None:
+            refuse_stray_approvals(options)
+            interaction = checked_interaction(
+                call.contract_or_path, call.inputs, call.context, lambda: descriptor
+            )
+        else:
+            paused = opened(call.contract_or_path, descriptor, call.inputs, call.context, options)
+            interaction = paused.interaction
     except ContractError as error:
         first = error.diagnostics[0]
         stage: Stage = "input" if first.code in _INPUT_CODES else "compile"
@@ -184,13 +198,15 @@ def start_run(call: RunCall, descriptor: AdapterDescriptor) -> RunState:
         raise RunError(
             "compile", diagnostic.code, RunPartial(), diagnostic.message, diagnostics=(diagnostic,)
         ) from None
-    options = settings(call.options)
     implementations = {tool.name: tool for tool in map(as_tool, options.tools)}
     offered = {spec.name: spec for spec in interaction.tools or []}
     for tool in implementations.values():
         offered.setdefault(tool.name, tool.spec())
     repaired, warnings = repair_history(options.history or ())
-    return RunState(interaction, implementations, offered, repaired, warnings, options)
+    state = RunState(interaction, implementations, offered, repaired, warnings, options)
+    if paused is not None:
+        resume(state, paused)
+    return state
 
 
 @contextmanager

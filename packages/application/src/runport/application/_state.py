@@ -11,17 +11,16 @@ import json
 import logging
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
 
 from pydantic import JsonValue
 
+from runport.application._approvals import held_for_approval, pause
 from runport.application._contract import not_json, unusable_turn
-from runport.application._define import output_as
 from runport.application._errors import RunError, RunPartial, Stage
 from runport.application._history import place_history
-from runport.application._json import JSONResult
 from runport.application._options import Settings
 from runport.application._relay import TurnWatch, failure_message
+from runport.application._result import RunResult as RunResult
 from runport.application._tools import Tool, tool_result_text
 from runport.contracts import (
     AnswerRejected,
@@ -31,6 +30,7 @@ from runport.contracts import (
     ExecutionRequest,
     Failed,
     Message,
+    ToolApprovalRequest,
     ToolCall,
     ToolResult,
     ToolSpec,
@@ -40,33 +40,13 @@ from runport.contracts import (
 from runport.core import schema_errors, validate_output
 from runport.ports import CorrectionStage, PortError, RunScope, error_type
 
-T = TypeVar("T")
-
 _BACKOFF_BASE_S = 0.5
 _BACKOFF_CAP_S = 8.0
 
 log = logging.getLogger("runport.application")
 
 
-@dataclass(frozen=True)
-class RunResult(JSONResult):
-    """The canonical outcome of a run; equal for ``run`` and ``run_stream`` on the same upstream.
-    ``model_dump_json()`` writes it as events are written (``model_validate_json`` reads it)."""
-
-    output: JsonValue
-    output_schema_valid: bool
-    receipts: tuple[ExecutionReceipt, ...]
-    messages: tuple[Message, ...]
-    usage: Usage
-    warnings: tuple[str, ...] = ()
-
-    def output_as(self, kind: type[T]) -> T:
-        """The answer as an instance of ``kind`` (the contract's output type: a pydantic model,
-        ``str``, …), so a caller gets a typed value without re-parsing JSON."""
-        return output_as(self.output, kind)
-
-
-Between = ToolResult | AnswerRejected
+Between = ToolResult | AnswerRejected | ToolApprovalRequest
 """What the caller is shown between two turns of a run."""
 
 
@@ -127,6 +107,10 @@ class RunState:
         self.options = options
         self.corrections = 0
         self.scope = RunScope()
+        self.resumed: Iterator[Between] = iter(())
+        """A resumed run's decided calls, run as they are read, before its next turn."""
+        self.paused: RunResult | None = None
+        """Set when the round just read paused the run for a person's decisions."""
 
     def partial(self, text: str | None = None) -> RunPartial:
         return RunPartial(tuple(self.receipts), tuple(self.messages), text)
@@ -257,11 +241,12 @@ class RunState:
         )
         self.scope.correction(self.corrections, stage, tuple(details))
 
-    def run_tools(self, calls: Sequence[ToolCall]) -> Iterator[ToolResult]:
+    def run_tools(self, calls: Sequence[ToolCall]) -> Iterator[ToolResult | ToolApprovalRequest]:
         """Answer every call, in order, and say how each went. Rejected calls spend one
         correction for the batch before anything runs (past the budget, nothing runs). Two
         calls under one id end the run before anything runs: their results could not be told
-        apart, and every provider refuses such a history (adr/0044)."""
+        apart, and every provider refuses such a history (adr/0044). Calls whose tool needs a
+        person's approval are held, and the round ends by pausing the run (adr/0059)."""
         duplicate = _duplicate_id(calls)
         if duplicate is not None:
             raise self.fail(
@@ -270,6 +255,7 @@ class RunState:
                 f"the model made two tool calls under one id {duplicate!r}: no tool was run",
             )
         problems = [(call, self.problem(call)) for call in calls]
+        held = held_for_approval(self, problems)
         rejected = [f"{call.name}: {problem}" for call, problem in problems if problem]
         if rejected:
             self.spend_correction(
@@ -283,6 +269,8 @@ class RunState:
                 self.messages.append(self._tool_message(call, content))
                 yield ToolResult(call_id=call.call_id, name=call.name, error=problem)
                 continue
+            if call in held:
+                continue
             ran = self.call_tool(call)
             if isinstance(ran, RunError):
                 yield ToolResult(call_id=call.call_id, name=call.name, error=ran.message)
@@ -290,6 +278,8 @@ class RunState:
             text, output = ran
             self.messages.append(self._tool_message(call, text))
             yield ToolResult(call_id=call.call_id, name=call.name, output=output)
+        if held:
+            yield from pause(self, held)
 
     @staticmethod
     def _tool_message(call: ToolCall, content: str) -> Message:
@@ -357,16 +347,19 @@ class RunState:
             )
         )
 
-    def result(self, final: ExecutionReceipt) -> RunResult:
+    def usage(self) -> Usage:
         usage = Usage()
         for receipt in self.receipts:
             if receipt.usage is not None:
                 usage = usage + receipt.usage
+        return usage
+
+    def result(self, final: ExecutionReceipt) -> RunResult:
         return RunResult(
             output=final.output,
             output_schema_valid=True,
             receipts=tuple(self.receipts),
             messages=tuple(self.messages),
-            usage=usage,
+            usage=self.usage(),
             warnings=tuple(self.warnings),
         )

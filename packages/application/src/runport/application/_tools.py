@@ -9,6 +9,10 @@ from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError, create_m
 
 from runport.contracts import ToolSpec, canonical_json
 
+ApprovalRule = bool | Callable[[dict[str, Any]], bool]
+"""Whether a call needs a person's approval: always, never, or as a predicate over the call's
+arguments."""
+
 
 class ToolArgumentsError(ValueError):
     """Arguments a tool's own signature refuses (after the JSON Schema accepted them)."""
@@ -20,6 +24,10 @@ class Tool:
 
     Build one with :meth:`Tool.from_function`; the schema comes from the function's type hints, so
     what the model is told and what the function receives cannot drift apart.
+
+    ``needs_approval`` (``False``): ``True``, or a predicate over a call's arguments that says
+    so, makes a run pause before calling the function, until a person approves or denies the
+    call (docs/runs.md, "A person in the loop").
     """
 
     name: str
@@ -27,6 +35,7 @@ class Tool:
     parameters: Mapping[str, JsonValue]
     function: Callable[..., Any]
     arguments_model: type[BaseModel] | None = None
+    needs_approval: ApprovalRule = False
 
     @classmethod
     def from_function(
@@ -35,6 +44,7 @@ class Tool:
         *,
         name: str | None = None,
         description: str | None = None,
+        needs_approval: ApprovalRule = False,
     ) -> Tool:
         """A tool from a typed function: the name, the description (its docstring) and the
         JSON Schema of its arguments (its type hints) all come from the function itself."""
@@ -60,6 +70,7 @@ class Tool:
             parameters=schema,
             function=fn,
             arguments_model=model,
+            needs_approval=needs_approval,
         )
 
     def spec(self) -> ToolSpec:
@@ -78,6 +89,13 @@ class Tool:
                 f"{'/'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in error.errors()
             )
         return None
+
+    def asks_approval(self, arguments: Mapping[str, Any]) -> bool:
+        """Whether this call (its arguments already checked) waits for a person's decision."""
+        rule = self.needs_approval
+        if isinstance(rule, bool):
+            return rule
+        return bool(rule(dict(arguments)))
 
     def call(self, arguments: Mapping[str, Any]) -> Any:
         """Call the function with arguments already checked against the offered schema."""

@@ -27,6 +27,7 @@ from runport.contracts import (
     OutputSnapshot,
     RunEvent,
     StreamEvent,
+    ToolApprovalRequest,
     ToolResult,
 )
 from runport.ports import RuntimeAdapter
@@ -90,7 +91,9 @@ def turn_events(sink: Callable[[StreamEvent], None]) -> Callable[[RunEvent], Non
         return sink  # type: ignore[return-value]
 
     def turns_only(event: RunEvent) -> None:
-        if not isinstance(event, ToolResult | AnswerRejected | OutputSnapshot):
+        if not isinstance(
+            event, ToolResult | AnswerRejected | OutputSnapshot | ToolApprovalRequest
+        ):
             sink(event)
 
     return turns_only

@@ -38,6 +38,8 @@ class ErrorCode(StrEnum):
     CHAT_BUSY = "TQX_CHAT_BUSY"
     OUTPUT_TRUNCATED = "TQX_OUTPUT_TRUNCATED"
     OUTPUT_REFUSED = "TQX_OUTPUT_REFUSED"
+    CONTINUATION_INVALID = "TQX_CONTINUATION_INVALID"
+    APPROVALS_INVALID = "TQX_APPROVALS_INVALID"
 
     @property
     def retryable(self) -> bool:
@@ -146,5 +148,16 @@ _MEANINGS: dict[ErrorCode, str] = {
     ErrorCode.OUTPUT_REFUSED: (
         "The provider withheld the answer (finish content_filter: a content filter, a safety"
         " stop or a refusal); the turn's receipt is kept."
+    ),
+    ErrorCode.CONTINUATION_INVALID: (
+        "A paused run's continuation was not sealed by this key (forged, changed, or sealed"
+        " elsewhere), is malformed, has expired, was already resumed once, or belongs to"
+        " another contract: nothing was run."
+    ),
+    ErrorCode.APPROVALS_INVALID: (
+        "A paused run's approvals do not answer its pending calls: a decision for a call that"
+        " is not pending, a pending call without one, a decision that is not true, false or a"
+        " reason, approvals without a continuation, or an approved call whose tool the run was"
+        " not given; nothing was run and the continuation is not spent."
     ),
 }

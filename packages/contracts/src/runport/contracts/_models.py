@@ -305,6 +305,17 @@ class AnswerRejected(_Wire):
     correcting: bool = True
 
 
+class ToolApprovalRequest(_Wire):
+    """The model called a tool that needs a person's approval: the run pauses before running
+    it, and goes on when the caller answers (docs/runs.md, "A person in the loop"). Made by the
+    application's run, never by an adapter."""
+
+    kind: Literal["ToolApprovalRequest"] = "ToolApprovalRequest"
+    call_id: Annotated[str, Field(min_length=1)]
+    name: Annotated[str, Field(min_length=1)]
+    arguments: dict[str, JsonValue] = Field(default_factory=dict)
+
+
 RunEvent = Annotated[
     Delta
     | ReasoningDelta
@@ -313,11 +324,13 @@ RunEvent = Annotated[
     | Failed
     | ToolResult
     | OutputSnapshot
-    | AnswerRejected,
+    | AnswerRejected
+    | ToolApprovalRequest,
     Field(discriminator="kind"),
 ]
 """What a run's caller receives: every turn's ``StreamEvent`` members, and between them what
-the application adds: ``ToolResult``, ``OutputSnapshot`` and ``AnswerRejected``."""
+the application adds: ``ToolResult``, ``OutputSnapshot``, ``AnswerRejected`` and, when a run
+pauses for a person, ``ToolApprovalRequest``."""
 
 
 class OperationEnvelope(_Wire):

@@ -130,9 +130,11 @@ def create_app(
     is refused with 408.
 
     ``tools`` are the functions a chat's run may call (``POST /v1/contracts/{id}/chat`` and
-    ``/agui``, docs/frontends.md). ``reasoning_key`` seals the reasoning metadata those routes
-    send to the browser, so a later request can send it back to the provider and nothing
-    else (a random key per app when none is given: servers behind one balancer share one).
+    ``/agui``, docs/frontends.md); one that ``needs_approval`` is refused (``ValueError``),
+    as the chat routes carry no approval requests. ``reasoning_key`` seals the reasoning
+    metadata those routes send to the browser, so a later request can send it back to the
+    provider and nothing else (a random key per app when none is given: servers behind one
+    balancer share one).
     Their runs also send a structured answer as it fills in (the UI stream's
     ``data-runport-output`` parts, AG-UI's ``STATE_SNAPSHOT``/``STATE_DELTA``);
     ``partial_output=False`` sends it only once it is whole. A text answer is its own deltas
@@ -144,6 +146,14 @@ def create_app(
     by ``DELETE /v1/runs/{run_id}`` or after ``orphan_timeout`` seconds that no client reads it.
     """
     catalog = contracts if isinstance(contracts, Catalog) else Catalog.of(contracts)
+    waiting = [t.name for t in tools if isinstance(t, Tool) and t.needs_approval is not False]
+    if waiting:
+        # a paused run needs its continuation carried to a person and back: the chat
+        # protocols carry no approvals (docs/runs.md: run it yourself with run(..., approvals=))
+        raise ValueError(
+            f"tools that need approval cannot be served: {', '.join(waiting)} (the chat "
+            "routes carry no approval requests; resume such runs with run(continuation=…)"
+        )
     secret = token_secret(token)
     limit = check_byte_count(max_body_bytes, "max_body_bytes")
     if not limit:
