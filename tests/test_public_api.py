@@ -135,7 +135,12 @@ PUBLIC = {
         "create_async_adapter",
     },
     "runport.http": {
+        "CLOUD_PLATFORM",
         "DEFAULT_ASYNC_LIMITS",
+        "GoogleAuth",
+        "TokenUnavailable",
+        "Vertex",
+        "on_vertex",
         "DEFAULT_TIMEOUT",
         "MAX_RETRY_AFTER_MS",
         "PROVIDER_TEXT_LIMIT",
@@ -216,6 +221,8 @@ PUBLIC = {
         "AsyncAnthropicMessagesAdapter",
         "create_adapter",
         "create_async_adapter",
+        "create_async_vertex_adapter",
+        "create_vertex_adapter",
     },
     "runport.gemini": {
         "DEFAULT_BASE_URL",
@@ -223,6 +230,8 @@ PUBLIC = {
         "GeminiAdapter",
         "create_adapter",
         "create_async_adapter",
+        "create_async_vertex_adapter",
+        "create_vertex_adapter",
     },
     "runport.openai": {
         "AsyncAzureOpenAIChatAdapter",
