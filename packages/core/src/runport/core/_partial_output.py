@@ -89,7 +89,7 @@ class _Snapshot(OutputSnapshot):
     if TYPE_CHECKING:  # not an annotation pydantic sees: it would make a private attribute
         _made: Any
 
-    @property  # type: ignore[override]
+    @property
     def __dict__(self) -> dict[str, Any]:  # type: ignore[override]
         made = _get_made(self)
         if type(made) is dict:
@@ -116,18 +116,20 @@ class _Snapshot(OutputSnapshot):
     def _plain(self) -> OutputSnapshot:
         return OutputSnapshot.model_construct(**self.__dict__)
 
-    def __copy__(self) -> OutputSnapshot:
+    def __copy__(self) -> OutputSnapshot:  # type: ignore[override]  # a plain one
         return self._plain()
 
-    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> OutputSnapshot:
+    def __deepcopy__(  # type: ignore[override]  # a plain one
+        self, memo: dict[int, Any] | None = None
+    ) -> OutputSnapshot:
         return self._plain().__deepcopy__(memo)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_plain, (dict(self.__dict__),))
 
 
-_get_made = _Snapshot.__dict__["_made"].__get__
-_set_made = _Snapshot.__dict__["_made"].__set__
+_get_made = vars(_Snapshot)["_made"].__get__  # the slot itself, under the overridden ``__dict__``
+_set_made = vars(_Snapshot)["_made"].__set__
 
 
 def _field(name: str) -> property:
@@ -136,7 +138,7 @@ def _field(name: str) -> property:
 
 
 # Set after the class is made, where pydantic's class machinery does not take them for fields.
-_Snapshot.kind = "OutputSnapshot"  # type: ignore[misc]  # a constant: reading it builds nothing
+_Snapshot.kind = "OutputSnapshot"  # a constant: reading it builds nothing
 for _name in _NAMES[1:]:
     setattr(_Snapshot, _name, _field(_name))
 _Snapshot.__pydantic_fields_set__ = property(lambda self: set(_NAMES))  # type: ignore[assignment]
@@ -226,11 +228,23 @@ class PartialOutput:
                 holder.text = grown  # type: ignore[union-attr]
                 top = self._top
                 snapshot = _new(_Snapshot)
+                made: tuple[Any, ...]
                 if top is None:
                     made = (self, self._offset, None, None, False, None, 0, "", holder, len(grown))
                 else:
                     count = len(top.members)
-                    made = (self, self._offset, None, None, False, top, count, top.key, holder, len(grown))
+                    made = (
+                        self,
+                        self._offset,
+                        None,
+                        None,
+                        False,
+                        top,
+                        count,
+                        top.key,
+                        holder,
+                        len(grown),
+                    )
                 _set_made(snapshot, made)
                 return snapshot
         elif state == _NUMBER and not text.lstrip(NUMBER_SET):
@@ -275,15 +289,7 @@ class PartialOutput:
                         run = text if stop - position == end else text[position:stop]
                         if not run.isprintable() and BAD_CHAR.search(run) is not None:
                             self._bad_char(run, position)
-                        if self._in_key:
-                            self._key.append(run)
-                        else:
-                            holder = self._text
-                            grown = holder.text  # type: ignore[union-attr]
-                            holder.text = ""  # type: ignore[union-attr]  # the local is the one reference: it grows in place
-                            grown += run
-                            holder.text = grown  # type: ignore[union-attr]
-                            changed = True
+                        changed = self._add(run) or changed
                         position = stop
                         if stop == end:
                             break
@@ -304,15 +310,7 @@ class PartialOutput:
                         stop = _RUN.match(text, position).end()  # type: ignore[union-attr]
                         if stop > position:
                             decoded = scanstring(text[position:stop] + '"', 0)[0]
-                            if self._in_key:
-                                self._key.append(decoded)
-                            else:
-                                holder = self._text
-                                grown = holder.text  # type: ignore[union-attr]
-                                holder.text = ""  # type: ignore[union-attr]
-                                grown += decoded
-                                holder.text = grown  # type: ignore[union-attr]
-                                changed = True
+                            changed = self._add(decoded) or changed
                             position = stop
                         else:
                             self._state = state
@@ -329,9 +327,7 @@ class PartialOutput:
                         continue
                     if char in _CLOSING and (char == "}") is top.is_object:  # type: ignore[union-attr]
                         position += 1
-                        frame = top
-                        state, value, top = self._end_container()
-                        closed = self._member_closed(closed, frame.pointer, frame.node, value)  # type: ignore[union-attr]
+                        state, top, closed = self._end_container(closed)
                         continue
                     if char in _WHITESPACE:
                         position = _SPACES.match(text, position).end()  # type: ignore[union-attr]
@@ -396,9 +392,7 @@ class PartialOutput:
                         changed = True
                     elif char == "]" and state == _VALUE_OR_END:
                         position += 1
-                        frame = top
-                        state, value, top = self._end_container()
-                        closed = self._member_closed(closed, frame.pointer, frame.node, value)  # type: ignore[union-attr]
+                        state, top, closed = self._end_container(closed)
                         continue
                     elif char in _WHITESPACE:
                         position = _SPACES.match(text, position).end()  # type: ignore[union-attr]
@@ -413,9 +407,7 @@ class PartialOutput:
                         position += 1
                     elif char == "}" and state == _KEY_OR_END:
                         position += 1
-                        frame = top
-                        state, value, top = self._end_container()
-                        closed = self._member_closed(closed, frame.pointer, frame.node, value)  # type: ignore[union-attr]
+                        state, top, closed = self._end_container(closed)
                     elif char in _WHITESPACE:
                         position = _SPACES.match(text, position).end()  # type: ignore[union-attr]
                     else:
@@ -457,14 +449,7 @@ class PartialOutput:
                         node = node.child(index)
                     members.append(value)
                 state = _AFTER
-                if closed is None:
-                    closed = [pointer]
-                else:
-                    closed.append(pointer)
-                if node is not None:
-                    check = node.check
-                    if check is not None and not check(value):
-                        self._report(node, pointer, value)
+                closed = self._member_closed(closed, pointer, node, value)
         except _Stop:
             return None
         self._state = state
@@ -639,16 +624,18 @@ class PartialOutput:
             position + at,
         )
 
-    def _add(self, piece: str) -> None:
+    def _add(self, piece: str) -> bool:
+        """Add ``piece`` to the open key or string: true when that changed the value."""
         if self._in_key:
             self._key.append(piece)
-            return
+            return False
         holder = self._text
         assert holder is not None
         grown = holder.text
         holder.text = ""  # the local is then the string's one reference: it grows in place
         grown += piece
         holder.text = grown
+        return True
 
     def _unescape(self, text: str, position: int) -> int:
         """Decode the escape at ``position``, which a run of whole escapes did not take: the
@@ -744,21 +731,23 @@ class PartialOutput:
         self._depth += 1
         return _KEY_OR_END if is_object else _VALUE_OR_END
 
-    def _end_container(self) -> tuple[int, Any, _Frame | None]:
-        """Close the innermost container: the state after it, its value, the new innermost."""
+    def _end_container(self, closed: list[str] | None) -> tuple[int, _Frame | None, list[str]]:
+        """Close the innermost container: the state after it, the new innermost, and
+        ``closed`` with the container's pointer added (its value checked)."""
         frame = self._top
         assert frame is not None
         top = self._top = frame.parent
         self._depth -= 1
         value = dict(frame.members) if frame.is_object else frame.members
+        closed = self._member_closed(closed, frame.pointer, frame.node, value)
         if top is None:
             self._result = value
-            return _DONE, value, None
+            return _DONE, None, closed
         if top.is_object:
             top.members.append((top.key, value))
         else:
             top.members.append(value)
-        return _AFTER, value, top
+        return _AFTER, top, closed
 
     def _report(self, place: SchemaPlace, pointer: str, value: Any) -> None:
         for inner, message in place.errors(value):
