@@ -474,6 +474,9 @@ def test_a_snapshot_is_an_output_snapshot_in_every_way_a_caller_can_look() -> No
     assert pickle.loads(pickle.dumps(early)) == plain
     assert copy.deepcopy(early) == plain
     assert early.model_copy(update={"completed": ["/x"]}).completed == ["/x"]
+    assert early.model_fields_set == plain.model_fields_set | {"kind", "completed", "problems"}
+    assert early.model_dump(exclude_unset=True) == plain.model_dump()
+    assert copy.copy(early) == plain
     match early:
         case OutputSnapshot(value={"a": [1, {"b": text}]}):
             assert text == "cd"
