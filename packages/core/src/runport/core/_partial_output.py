@@ -62,12 +62,12 @@ _NOTHING: Final[Any] = object()
 _refs = getattr(sys, "getrefcount", None)  # CPython's; elsewhere every value is built afresh
 
 
-def _count_refs(entry: list[Any]) -> int:
+def _count_refs(entry: tuple[Any, ...]) -> int:
     """The references to the container ``entry`` holds, counted as the builder counts them."""
     return _refs(entry[1]) if _refs is not None else 0
 
 
-_ALONE: Final = _count_refs([None, []])  # held by the builder's entry alone
+_ALONE: Final = _count_refs((None, [], 0))  # held by the builder's entry alone
 _MADE_AT: Final = 4  # where a snapshot's view starts in what it was made from
 
 
@@ -206,9 +206,9 @@ class PartialOutput:
         self._error: PartialJSONError | None = None
         self._problems: list[Diagnostic] | None = None
         self._reported: set[tuple[str, str]] = set()
-        # The containers of the value last built, root first: [frame, container, members in
-        # it, its key], and the offset of the snapshot it was built for (_built).
-        self._shown: list[list[Any]] = []
+        # The containers of the value last built, root first: (frame, container, members in
+        # it), and the offset of the snapshot it was built for (_built).
+        self._shown: list[tuple[Any, ...]] = []
         self._shown_at = -1
 
     # ---- reading ------------------------------------------------------------------------
@@ -524,53 +524,57 @@ class PartialOutput:
         """
         if made[_MADE_AT]:
             return made[_MADE_AT + 1]
-        top, count, key, holder, length = made[_MADE_AT + 1 :]
+        _, top, count, key, holder, length = made[_MADE_AT:]
         value = _NOTHING if holder is None else holder.text[:length]
         if top is None:
             return None if value is _NOTHING else value
-        path = []  # (frame, members shown, key of the open member), innermost first
+        frames = []  # open then, innermost first
         frame = top
         while frame is not None:
-            path.append((frame, count, key))
-            count = frame.index
-            key = frame.parent_key
+            frames.append(frame)
             frame = frame.parent
-        path.reverse()
-        shown = self._shown if made[1] >= self._shown_at else []
-        reused = []  # root first: the entry to reuse, or None from the first not reusable on
-        for depth, (frame, _, _) in enumerate(path):
-            entry = shown[depth] if depth < len(shown) else None
-            if entry is None or entry[0] is not frame or _count_refs(entry) != _ALONE + (depth > 0):
-                break
-            reused.append(entry)
+        depth = len(frames)
+        shown = self._shown  # root first: (frame, container, members in it)
+        reused = 0  # how many of them, from the root, no one else holds
+        if _refs is not None and made[1] >= self._shown_at:
+            alone = _ALONE
+            for entry in shown:
+                if reused == depth or entry[0] is not frames[depth - 1 - reused]:
+                    break
+                if _refs(entry[1]) != alone:
+                    break
+                reused += 1
+                alone = _ALONE + 1  # a container below the root: its parent holds it too
         kept = []
-        for depth in range(len(path) - 1, -1, -1):
-            frame, count, key = path[depth]
+        size = 0  # members in the open containers
+        for index, frame in enumerate(frames):
             members = frame.members
-            if depth < len(reused):
-                entry = reused[depth]
-                container, before = entry[1], entry[2]
-                if frame.is_object:
-                    if count > before:
-                        container.update(members[before:count])
-                else:
+            is_object = frame.is_object
+            if depth - 1 - index < reused:
+                container, before = shown[depth - 1 - index][1:]
+                if not is_object:
                     container[before:] = members[before:count]
-            elif frame.is_object:
+                elif count > before:
+                    container.update(members[before:count])
+            elif is_object:
                 container = dict(members[:count]) if count else {}
             else:
                 container = members[:count]
             if value is not _NOTHING:
-                if frame.is_object:
+                if is_object:
                     container[key] = value
                 else:
                     container.append(value)
-            kept.append([frame, container, count, key])
+            kept.append((frame, container, count))
+            size += count
             value = container
-        kept.reverse()
+            count = frame.index
+            key = frame.parent_key
         # Kept, an open string is copied by each piece that grows it (it is no longer the
-        # reader's alone): it is kept only while it is shorter than the open containers are
-        # big, so that copy never costs more than building them afresh would.
-        if holder is None or length <= sum(entry[2] for entry in kept):
+        # reader's alone): it is kept only while it is no longer than the open containers'
+        # members, so that copy never costs more than building them afresh would.
+        if holder is None or length <= size:
+            kept.reverse()
             self._shown = kept
             self._shown_at = made[1]
         else:
