@@ -2,22 +2,30 @@
 streamed in deltas of 1–6 characters, side by side in one process:
 
 - ``delta path``     the mock (``ScriptedRuntime``) streaming the answer through
-                     ``runport.application.run_stream`` with an ``on_event`` sink that counts:
-                     the least a run's streaming costs (the mock walks a list in memory);
-- ``with snapshots`` the same run with ``partial_output=True``: core's ``PartialOutput`` fed
+                     ``runport.application.execute_contract`` with an ``on_event`` sink that
+                     counts: the least a run's streaming costs (the mock walks a list in
+                     memory);
+- ``never reads``    the same call with ``partial_output=True``: core's ``PartialOutput`` fed
                      each ``Delta``, an ``OutputSnapshot`` after each one that changed the value,
-                     every closed subtree checked against its part of the schema;
-- ``openai path``    the same run through ``OpenAIChatAdapter``, one chat-completions SSE frame
-                     per delta read from memory in 64 KiB reads (httpx with an in-memory
+                     every closed subtree checked against its part of the schema; the sink
+                     tells events apart with ``isinstance`` and never touches a snapshot;
+- ``reads kind``     that call with a sink that dispatches on ``event.kind``, as the docs'
+                     loops do;
+- ``reads values``   that call with a sink that reads every snapshot's ``value``,
+                     ``completed`` and ``problems``, as a UI rendering each one does;
+- ``openai path``    the same call through ``OpenAIChatAdapter``, one chat-completions SSE
+                     frame per delta read from memory in 64 KiB reads (httpx with an in-memory
                      transport, as ``streaming_overhead.py`` does, so only this process's own
                      reading is timed): what streaming an answer from a provider costs;
-- ``openai+snap``    that run with ``partial_output=True``;
+- ``oa never``, ``oa kind``, ``oa values``  that call with ``partial_output=True`` and each
+                     of the three sinks;
 - ``feed alone``     ``PartialOutput.feed`` over the same deltas with no run around it;
 - ``floor alone``    ``FloorLexer``, which only decides which deltas get a snapshot (asserted to
                      decide as the reader does on every delta) and does nothing else: the
                      least a pure-Python reader pays per delta;
-- ``floor in run``   the mock's run with the reader swapped for that lexer handing on one
-                     ready-made snapshot: the least a run pays for snapshots in pure Python;
+- ``floor in run``   the mock's call with the reader swapped for that lexer handing on one
+                     ready-made snapshot (the ``never reads`` sink): the least a run pays for
+                     snapshots in pure Python;
 - ``json.loads``     one parse of the final text (the least any reader of the answer pays);
 - ``from_json``      ``pydantic_core.from_json(prefix, allow_partial="trailing-strings")`` on
                      every prefix, what peers do per delta: quadratic, so above 100 KB it is
@@ -28,8 +36,8 @@ streamed in deltas of 1–6 characters, side by side in one process:
 - ``partial-json``   ``partial_json_parser.loads(prefix)`` per delta, sampled like
                      ``from_json`` (only when installed).
 
-Then the cost of reading one snapshot taken halfway through the 1 MB answer: its whole value
-(built on first access), and the same value by ``json.loads`` of a completed prefix.
+Then the cost of reading one snapshot taken halfway through the 1 MB answer, and the same
+value by ``json.loads`` of a completed prefix.
 
 Times are CPU time (``time.process_time``), repetitions interleaved and the median reported.
 Not run in CI: timings belong to a quiet machine, not to a test verdict.
@@ -55,8 +63,8 @@ import httpx
 import pydantic_core
 from streaming_overhead import BodyTransport, tail, text_frame  # the sibling benchmark's frames
 
-import runport.application._plan as application_plan
-from runport.application import run_stream
+import runport.application._envelope as application_envelope
+from runport.application import execute_contract
 from runport.contracts import Delta, OutputSnapshot
 from runport.core import PartialOutput, parse_contract, parse_scenario
 from runport.mock import ScriptedRuntime
@@ -158,9 +166,8 @@ def timed(work: Callable[[], object]) -> float:
     return time.process_time() - start
 
 
-def counted_run(bench: Any, adapter: Any, partial: bool) -> dict[str, int]:
-    """One ``run_stream`` of ``bench`` through ``adapter``, its deltas and snapshots counted."""
-    counts = {"deltas": 0, "snapshots": 0}
+def never_reads(counts: dict[str, int]) -> Callable[[object], None]:
+    """A sink that tells events apart by type and never touches a snapshot."""
 
     def sink(event: object) -> None:
         if isinstance(event, Delta):
@@ -168,16 +175,66 @@ def counted_run(bench: Any, adapter: Any, partial: bool) -> dict[str, int]:
         elif isinstance(event, OutputSnapshot):
             counts["snapshots"] += 1
 
-    result = run_stream(bench, adapter, on_event=sink, partial_output=partial)
-    assert result.output_schema_valid
+    return sink
+
+
+def reads_kind(counts: dict[str, int]) -> Callable[[object], None]:
+    """A sink that dispatches on ``event.kind``, as the docs' loops do."""
+
+    def sink(event: Any) -> None:
+        kind = event.kind
+        if kind == "Delta":
+            counts["deltas"] += 1
+        elif kind == "OutputSnapshot":
+            counts["snapshots"] += 1
+
+    return sink
+
+
+def reads_values(counts: dict[str, int]) -> Callable[[object], None]:
+    """A sink that reads every snapshot's fields, as a UI rendering each one does."""
+
+    def sink(event: object) -> None:
+        if isinstance(event, Delta):
+            counts["deltas"] += 1
+        elif isinstance(event, OutputSnapshot):
+            counts["snapshots"] += 1
+            event.value  # noqa: B018  # the read is the work measured
+            event.completed  # noqa: B018
+            event.problems  # noqa: B018
+
+    return sink
+
+
+CONSUMERS: dict[str, Callable[[dict[str, int]], Callable[[Any], None]]] = {
+    "never reads": never_reads,
+    "reads kind": reads_kind,
+    "reads values": reads_values,
+}
+OA = {"never reads": "oa never", "reads kind": "oa kind", "reads values": "oa values"}
+
+
+def counted_run(
+    bench: Any, adapter: Any, partial: bool, consumer: str = "never reads"
+) -> dict[str, int]:
+    """One ``execute_contract`` of ``bench`` through ``adapter``, its deltas and snapshots
+    counted by the sink of ``consumer``."""
+    counts = {"deltas": 0, "snapshots": 0}
+    sink = CONSUMERS[consumer](counts)
+    envelope = execute_contract(bench, adapter, on_event=sink, partial_output=partial)
+    assert envelope.ok, envelope.diagnostics
     return counts
 
 
-def run_delta_path(bench: Any, play: Any, partial: bool) -> Callable[[], object]:
-    return lambda: counted_run(bench, ScriptedRuntime(play), partial)
+def run_delta_path(
+    bench: Any, play: Any, partial: bool, consumer: str = "never reads"
+) -> Callable[[], object]:
+    return lambda: counted_run(bench, ScriptedRuntime(play), partial, consumer)
 
 
-def run_openai_path(bench: Any, body: bytes, partial: bool) -> Callable[[], object]:
+def run_openai_path(
+    bench: Any, body: bytes, partial: bool, consumer: str = "never reads"
+) -> Callable[[], object]:
     def work() -> object:
         with httpx.Client(transport=BodyTransport(body, 65536)) as http:
             adapter = OpenAIChatAdapter(
@@ -186,7 +243,7 @@ def run_openai_path(bench: Any, body: bytes, partial: bool) -> Callable[[], obje
                 http_client=http,
                 max_response_bytes=MAX_BYTES,
             )
-            return counted_run(bench, adapter, partial)
+            return counted_run(bench, adapter, partial, consumer)
 
     return work
 
@@ -305,18 +362,18 @@ def floor_alone(pieces: list[str]) -> Callable[[], object]:
 
 
 def floor_in_run(bench: Any, play: Any) -> Callable[[], object]:
-    """The mock's run with partial output, the reader swapped for ``FloorSnapshots`` (by
+    """The mock's call with partial output, the reader swapped for ``FloorSnapshots`` (by
     replacing the application's private factory, for this measurement only): the least a run
     can pay for snapshots with any pure-Python reader."""
     run = run_delta_path(bench, play, True)
 
     def work() -> object:
-        made = application_plan.snapshots_for
-        application_plan.snapshots_for = lambda schema, wanted: FloorSnapshots()  # type: ignore[assignment,return-value]
+        made = application_envelope.snapshots_for
+        application_envelope.snapshots_for = lambda schema, wanted: FloorSnapshots()  # type: ignore[assignment,return-value]
         try:
             return run()
         finally:
-            application_plan.snapshots_for = made
+            application_envelope.snapshots_for = made
 
     return work
 
@@ -379,9 +436,9 @@ def main() -> None:
         body = sse_body(pieces)
         contenders: dict[str, Callable[[], object]] = {
             "delta path": run_delta_path(bench, play, False),
-            "with snapshots": run_delta_path(bench, play, True),
+            **{name: run_delta_path(bench, play, True, name) for name in CONSUMERS},
             "openai path": run_openai_path(bench, body, False),
-            "openai+snap": run_openai_path(bench, body, True),
+            **{OA[name]: run_openai_path(bench, body, True, name) for name in CONSUMERS},
             "feed alone": feed_alone(pieces),
             "floor alone": floor_alone(pieces),
             "floor in run": floor_in_run(bench, play),
@@ -390,7 +447,9 @@ def main() -> None:
         if ijson is not None:
             contenders["ijson"] = ijson_fed(pieces)
         counts = run_delta_path(bench, play, True)()
-        assert run_openai_path(bench, body, True)() == counts
+        for name in CONSUMERS:
+            assert run_delta_path(bench, play, True, name)() == counts
+            assert run_openai_path(bench, body, True, name)() == counts
         assert floor_in_run(bench, play)() == counts
         reader, lexer = PartialOutput(SCHEMA), FloorLexer()
         assert [reader.feed(each) is not None for each in pieces] == [
@@ -432,27 +491,37 @@ def main() -> None:
     print(" every 100th at 100 KB and every 2,000th at 1 MB)")
     print()
     print(
-        "| answer | snapshots add (ns/byte) | ÷ delta path | openai: snapshots add ÷ its path "
-        "| floor in run adds ÷ delta path | from_json ÷ snapshots added |"
+        "| answer | consumer | snapshots add (ns/byte) | ÷ delta path | openai: snapshots add "
+        "÷ its path |"
     )
-    print("|---|---|---|---|---|---|")
-    added_at = {}
+    print("|---|---|---|---|---|")
+    added_at: dict[str, dict[int, float]] = {name: {} for name in CONSUMERS}
     for size, length, _, _, median, _ in rows:
-        added = median["with snapshots"] - median["delta path"]
-        added_openai = median["openai+snap"] - median["openai path"]
-        added_at[size] = added / length
+        for name in CONSUMERS:
+            added = median[name] - median["delta path"]
+            added_openai = median[OA[name]] - median["openai path"]
+            added_at[name][size] = added / length
+            print(
+                f"| {length / 1000:,.0f} KB | {name} | {added / length * 1e9:,.0f} | "
+                f"{added / median['delta path']:.2f}× | "
+                f"{added_openai / median['openai path']:.2f}× |"
+            )
+    print()
+    print("| answer | floor in run adds ÷ delta path | from_json ÷ snapshots added (never reads) |")
+    print("|---|---|---|")
+    for _, length, _, _, median, _ in rows:
+        added = median["never reads"] - median["delta path"]
         print(
-            f"| {length / 1000:,.0f} KB | {added / length * 1e9:,.0f} | "
-            f"{added / median['delta path']:.2f}× | "
-            f"{added_openai / median['openai path']:.2f}× | "
+            f"| {length / 1000:,.0f} KB | "
             f"{(median['floor in run'] - median['delta path']) / median['delta path']:.2f}× | "
             f"{median['from_json'] / added:,.0f}× |"
         )
-    smallest, largest = min(added_at), max(added_at)
-    print(
-        f"extra cost per byte, {largest:,} ÷ {smallest:,} characters: "
-        f"{added_at[largest] / added_at[smallest]:.2f}×"
-    )
+    for name, at in added_at.items():
+        smallest, largest = min(at), max(at)
+        print(
+            f"{name}: extra cost per byte, {largest:,} ÷ {smallest:,} characters: "
+            f"{at[largest] / at[smallest]:.2f}×"
+        )
     reading(rows[-1][1])
 
 
@@ -461,8 +530,10 @@ def reading(size: int) -> None:
     pieces = deltas(text)
     half = len(pieces) // 2
     output = PartialOutput(SCHEMA)
-    snapshots = [output.feed(piece) for piece in pieces[:half]]
-    snapshot = next(s for s in reversed(snapshots) if s is not None)
+    snapshot = None
+    for piece in pieces[:half]:
+        snapshot = output.feed(piece) or snapshot
+    assert snapshot is not None
     prefix = "".join(pieces[:half])
     build = time.process_time()
     value = snapshot.value

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from typing import Any
 
 from hypothesis import assume, given, settings
@@ -473,6 +474,9 @@ def test_a_snapshot_is_an_output_snapshot_in_every_way_a_caller_can_look() -> No
     assert pickle.loads(pickle.dumps(early)) == plain
     assert copy.deepcopy(early) == plain
     assert early.model_copy(update={"completed": ["/x"]}).completed == ["/x"]
+    assert early.model_fields_set == plain.model_fields_set | {"kind", "completed", "problems"}
+    assert early.model_dump(exclude_unset=True) == plain.model_dump()
+    assert copy.copy(early) == plain
     match early:
         case OutputSnapshot(value={"a": [1, {"b": text}]}):
             assert text == "cd"
@@ -496,3 +500,69 @@ def test_each_way_of_reading_builds_the_value_from_the_same_moment() -> None:
         output.feed('c", "d"]')
         assert snapshot is not None
         assert read(snapshot) == ["ab"]
+
+
+# ---- a snapshot read as it comes, kept or let go (ADR 0058) -------------------------------------
+
+
+@settings(max_examples=settings.default.max_examples // 2, deadline=None)
+@given(st.data())
+def test_a_snapshot_equals_one_built_eagerly_at_its_moment_however_it_is_read(
+    data: st.DataObject,
+) -> None:
+    """Every snapshot equals the plain ``OutputSnapshot`` built from the text so far at its
+    moment — whether the consumer reads each one and lets it go (its containers are then
+    reused for the next), reads some, keeps them all, or keeps one value and not its
+    snapshot — and a value once read never changes afterwards."""
+    answer = data.draw(written())
+    pieces = data.draw(cuts(answer.text))
+    keep = data.draw(st.sampled_from(["nothing", "snapshots", "values", "some"]))
+    output = PartialOutput({})
+    kept: list[tuple[Any, str]] = []
+    for piece in [*pieces, None]:
+        snapshot = output.feed(piece) if piece is not None else output.close()
+        if snapshot is None:
+            continue
+        eager = OutputSnapshot.model_construct(
+            value=json.loads(json.dumps(output.value)),
+            completed=list(snapshot.completed),
+            problems=list(snapshot.problems),
+        )
+        if keep == "some" and not data.draw(st.booleans()):
+            del snapshot
+            continue
+        assert snapshot == eager
+        assert same(snapshot.value, eager.value)
+        assert snapshot.model_dump_json() == eager.model_dump_json()
+        if keep == "snapshots":
+            kept.append((snapshot, snapshot.model_dump_json()))
+        elif keep == "values":
+            kept.append((snapshot.value, json.dumps(snapshot.value)))
+        del snapshot, eager  # let go before the next piece: its containers may be reused
+    for held, then in kept:
+        now = held.model_dump_json() if isinstance(held, OutputSnapshot) else json.dumps(held)
+        assert now == then
+
+
+def test_reading_kind_builds_nothing() -> None:
+    output = PartialOutput({})
+    snapshot = output.feed('{"a": ["b", "c')
+    assert snapshot is not None
+    assert snapshot.kind == "OutputSnapshot"
+    output.feed('d"]}')
+    assert snapshot.value == {"a": ["b", "c"]}  # built now, as it was when it was made
+
+
+def test_a_long_open_string_is_not_kept_by_the_builder() -> None:
+    """A consumer reading each value of one long string leaves the reader's string its own,
+    so the reader keeps growing it in place (the builder keeps none of it)."""
+    output = PartialOutput({"type": "object"})
+    output.feed('{"a": [1, 2], "text": "')
+    size = 100
+    for _ in range(50):
+        snapshot = output.feed("x" * size)  # a new piece each time, not a constant
+        assert snapshot is not None
+        text = snapshot.value["text"]
+        del snapshot
+        assert sys.getrefcount(text) == 3  # the reader's, this local's and the argument's
+        del text

@@ -11,11 +11,12 @@ failures, bounds, the end of the text) are methods.
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Mapping
 from json.decoder import scanstring  # type: ignore[attr-defined]  # typeshed omits it
 from typing import TYPE_CHECKING, Any, Final
 
-from pydantic import BaseModel, JsonValue
+from pydantic import JsonValue
 
 from runport.contracts import MAX_INT_DIGITS, MAX_JSON_DEPTH, Diagnostic, ErrorCode, OutputSnapshot
 from runport.core._partial_json import (
@@ -55,42 +56,52 @@ from runport.core._partial_json import (
 )
 from runport.core._schema_places import SchemaPlace, schema_places
 
-_FIELDS: Final = BaseModel.__dict__["__dict__"]  # the instance dict itself, under any override
-_FIELDS_SET: Final = BaseModel.__dict__["__pydantic_fields_set__"]
-_EXTRA: Final = BaseModel.__dict__["__pydantic_extra__"]
-_PRIVATE: Final = BaseModel.__dict__["__pydantic_private__"]
 _NAMES: Final = ("kind", "value", "completed", "problems")
 _CLOSING: Final = frozenset("]}")
+_NOTHING: Final[Any] = object()
+_refs = getattr(sys, "getrefcount", None)  # CPython's; elsewhere every value is built afresh
+
+
+def _count_refs(entry: tuple[Any, ...]) -> int:
+    """The references to the container ``entry`` holds, counted as the builder counts them."""
+    return _refs(entry[1]) if _refs is not None else 0
+
+
+_ALONE: Final = _count_refs((None, [], 0))  # held by the builder's entry alone
+_MADE_AT: Final = 4  # where a snapshot's view starts in what it was made from
 
 
 class _Snapshot(OutputSnapshot):
-    """An ``OutputSnapshot`` made of what it was made from until anything reads it.
+    """An ``OutputSnapshot`` made of what it was made from until a field is read (ADR 0058).
 
-    A snapshot is made per delta, so making one is one object and one slot: ``_made`` holds the
-    view of the value followed by the lists for ``completed`` and ``problems`` (``None`` for
-    none), in one tuple. Reading a field,
-    serializing (pydantic reads a model's ``__dict__``), comparing, copying or pickling builds
-    the fields — the value from its view, as it was when the snapshot was made — and pydantic's
-    own slots. It compares equal to the plain ``OutputSnapshot`` with the same fields, prints as
-    one and pickles into one.
+    A snapshot is made per delta, so making one is one object and one slot: ``_made`` holds
+    the reader that made it, the reader's offset then, the lists for ``completed`` and
+    ``problems`` (``None`` for none) and the view of the value — until any field but ``kind``
+    (a constant) is read, serialized, compared, copied or pickled; then it holds the fields,
+    the value built as it was when the snapshot was made. Pydantic reads a model's fields from
+    its ``__dict__``, which is here the fields, built when first asked for; the three
+    attributes pydantic documents beside it hold what ``model_construct`` would put there. It
+    compares equal to the plain ``OutputSnapshot`` with the same fields, prints as one, and
+    copies and pickles into one.
     """
 
     __slots__ = ("_made",)
     if TYPE_CHECKING:  # not an annotation pydantic sees: it would make a private attribute
-        _made: tuple[Any, ...] | None
+        _made: Any
 
-    def _fields(self) -> dict[str, Any]:
+    @property
+    def __dict__(self) -> dict[str, Any]:  # type: ignore[override]
         made = _get_made(self)
-        if made is not None:
-            _open(self, made)
-        fields: dict[str, Any] = _FIELDS.__get__(self)
+        if type(made) is dict:
+            return made
+        fields = {
+            "kind": "OutputSnapshot",
+            "value": made[0]._built(made),
+            "completed": [] if made[2] is None else made[2],
+            "problems": [] if made[3] is None else made[3],
+        }
+        _set_made(self, fields)
         return fields
-
-    def _replace_fields(self, fields: dict[str, Any]) -> None:
-        _set_made(self, None)  # a copy being made: the fields come whole
-        _FIELDS.__set__(self, fields)
-
-    __dict__ = property(_fields, _replace_fields)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, OutputSnapshot):
@@ -102,53 +113,37 @@ class _Snapshot(OutputSnapshot):
     def __repr_name__(self) -> str:
         return "OutputSnapshot"
 
+    def _plain(self) -> OutputSnapshot:
+        return OutputSnapshot.model_construct(**self.__dict__)
+
+    def __copy__(self) -> OutputSnapshot:  # type: ignore[override]  # a plain one
+        return self._plain()
+
+    def __deepcopy__(  # type: ignore[override]  # a plain one
+        self, memo: dict[int, Any] | None = None
+    ) -> OutputSnapshot:
+        return self._plain().__deepcopy__(memo)
+
     def __reduce__(self) -> tuple[Any, ...]:
         return (_plain, (dict(self.__dict__),))
 
 
-_get_made = _Snapshot.__dict__["_made"].__get__
-_set_made = _Snapshot.__dict__["_made"].__set__
-
-
-def _open(snapshot: _Snapshot, made: tuple[Any, ...]) -> None:
-    view, completed, problems = made[:-2], made[-2], made[-1]
-    _FIELDS.__set__(
-        snapshot,
-        {
-            "kind": "OutputSnapshot",
-            "value": build(view),
-            "completed": [] if completed is None else completed,
-            "problems": [] if problems is None else problems,
-        },
-    )
-    _FIELDS_SET.__set__(snapshot, set(_NAMES))
-    _EXTRA.__set__(snapshot, None)
-    _PRIVATE.__set__(snapshot, None)
-    _set_made(snapshot, None)
-
-
-def _pydantic_slot(slot: Any) -> property:
-    """One of pydantic's own slots, set when the snapshot's fields are built (or copied)."""
-
-    def get(self: _Snapshot) -> Any:
-        made = _get_made(self)
-        if made is not None:
-            _open(self, made)
-        return slot.__get__(self)
-
-    return property(get, slot.__set__)
+_get_made = vars(_Snapshot)["_made"].__get__  # the slot itself, under the overridden ``__dict__``
+_set_made = vars(_Snapshot)["_made"].__set__
 
 
 def _field(name: str) -> property:
-    # A data descriptor on the class outranks the instance dict, which is empty until built.
+    # A data descriptor on the class outranks the instance's own dict, which stays empty.
     return property(lambda self: self.__dict__[name])
 
 
-for _name in _NAMES:
+# Set after the class is made, where pydantic's class machinery does not take them for fields.
+_Snapshot.kind = "OutputSnapshot"  # a constant: reading it builds nothing
+for _name in _NAMES[1:]:
     setattr(_Snapshot, _name, _field(_name))
-_Snapshot.__pydantic_fields_set__ = _pydantic_slot(_FIELDS_SET)  # type: ignore[assignment]
-_Snapshot.__pydantic_extra__ = _pydantic_slot(_EXTRA)  # type: ignore[assignment]
-_Snapshot.__pydantic_private__ = _pydantic_slot(_PRIVATE)  # type: ignore[assignment]
+_Snapshot.__pydantic_fields_set__ = property(lambda self: set(_NAMES))  # type: ignore[assignment]
+_Snapshot.__pydantic_extra__ = None
+_Snapshot.__pydantic_private__ = None
 _new = object.__new__
 
 
@@ -182,6 +177,8 @@ class PartialOutput:
         "_result",
         "_root",
         "_scalar",
+        "_shown",
+        "_shown_at",
         "_state",
         "_text",
         "_top",
@@ -209,6 +206,10 @@ class PartialOutput:
         self._error: PartialJSONError | None = None
         self._problems: list[Diagnostic] | None = None
         self._reported: set[tuple[str, str]] = set()
+        # The containers of the value last built, root first: (frame, container, members in
+        # it), and the offset of the snapshot it was built for (_built).
+        self._shown: list[tuple[Any, ...]] = []
+        self._shown_at = -1
 
     # ---- reading ------------------------------------------------------------------------
 
@@ -227,11 +228,24 @@ class PartialOutput:
                 holder.text = grown  # type: ignore[union-attr]
                 top = self._top
                 snapshot = _new(_Snapshot)
+                made: tuple[Any, ...]
                 if top is None:
-                    _set_made(snapshot, (False, None, 0, "", holder, len(grown), None, None))
+                    made = (self, self._offset, None, None, False, None, 0, "", holder, len(grown))
                 else:
-                    made = (False, top, len(top.members), top.key, holder, len(grown), None, None)
-                    _set_made(snapshot, made)
+                    count = len(top.members)
+                    made = (
+                        self,
+                        self._offset,
+                        None,
+                        None,
+                        False,
+                        top,
+                        count,
+                        top.key,
+                        holder,
+                        len(grown),
+                    )
+                _set_made(snapshot, made)
                 return snapshot
         elif state == _NUMBER and not text.lstrip(NUMBER_SET):
             # more of a number, which has not ended
@@ -275,15 +289,7 @@ class PartialOutput:
                         run = text if stop - position == end else text[position:stop]
                         if not run.isprintable() and BAD_CHAR.search(run) is not None:
                             self._bad_char(run, position)
-                        if self._in_key:
-                            self._key.append(run)
-                        else:
-                            holder = self._text
-                            grown = holder.text  # type: ignore[union-attr]
-                            holder.text = ""  # type: ignore[union-attr]  # the local is the one reference: it grows in place
-                            grown += run
-                            holder.text = grown  # type: ignore[union-attr]
-                            changed = True
+                        changed = self._add(run) or changed
                         position = stop
                         if stop == end:
                             break
@@ -304,15 +310,7 @@ class PartialOutput:
                         stop = _RUN.match(text, position).end()  # type: ignore[union-attr]
                         if stop > position:
                             decoded = scanstring(text[position:stop] + '"', 0)[0]
-                            if self._in_key:
-                                self._key.append(decoded)
-                            else:
-                                holder = self._text
-                                grown = holder.text  # type: ignore[union-attr]
-                                holder.text = ""  # type: ignore[union-attr]
-                                grown += decoded
-                                holder.text = grown  # type: ignore[union-attr]
-                                changed = True
+                            changed = self._add(decoded) or changed
                             position = stop
                         else:
                             self._state = state
@@ -329,9 +327,7 @@ class PartialOutput:
                         continue
                     if char in _CLOSING and (char == "}") is top.is_object:  # type: ignore[union-attr]
                         position += 1
-                        frame = top
-                        state, value, top = self._end_container()
-                        closed = self._member_closed(closed, frame.pointer, frame.node, value)  # type: ignore[union-attr]
+                        state, top, closed = self._end_container(closed)
                         continue
                     if char in _WHITESPACE:
                         position = _SPACES.match(text, position).end()  # type: ignore[union-attr]
@@ -396,9 +392,7 @@ class PartialOutput:
                         changed = True
                     elif char == "]" and state == _VALUE_OR_END:
                         position += 1
-                        frame = top
-                        state, value, top = self._end_container()
-                        closed = self._member_closed(closed, frame.pointer, frame.node, value)  # type: ignore[union-attr]
+                        state, top, closed = self._end_container(closed)
                         continue
                     elif char in _WHITESPACE:
                         position = _SPACES.match(text, position).end()  # type: ignore[union-attr]
@@ -413,9 +407,7 @@ class PartialOutput:
                         position += 1
                     elif char == "}" and state == _KEY_OR_END:
                         position += 1
-                        frame = top
-                        state, value, top = self._end_container()
-                        closed = self._member_closed(closed, frame.pointer, frame.node, value)  # type: ignore[union-attr]
+                        state, top, closed = self._end_container(closed)
                     elif char in _WHITESPACE:
                         position = _SPACES.match(text, position).end()  # type: ignore[union-attr]
                     else:
@@ -457,41 +449,13 @@ class PartialOutput:
                         node = node.child(index)
                     members.append(value)
                 state = _AFTER
-                if closed is None:
-                    closed = [pointer]
-                else:
-                    closed.append(pointer)
-                if node is not None:
-                    check = node.check
-                    if check is not None and not check(value):
-                        self._report(node, pointer, value)
+                closed = self._member_closed(closed, pointer, node, value)
         except _Stop:
             return None
         self._state = state
         if closed is None and not changed:
             return None
-        snapshot = _new(_Snapshot)
-        problems = self._problems  # made by this piece's closing subtrees, if any
-        if problems is not None:
-            self._problems = None
-        if state == _DONE:
-            _set_made(snapshot, (True, self._result, closed, problems))
-            return snapshot
-        holder = None if self._in_key else self._text
-        _set_made(
-            snapshot,
-            (
-                False,
-                top,
-                len(top.members) if top is not None else 0,
-                top.key if top is not None else "",
-                holder,
-                len(holder.text) if holder is not None else 0,
-                closed,
-                problems,
-            ),
-        )
-        return snapshot
+        return self._snapshot(closed)
 
     def close(self) -> OutputSnapshot | None:
         """The answer's text has ended: the last snapshot, when ending it completed the value
@@ -517,11 +481,7 @@ class PartialOutput:
                 return None
         except _Stop:
             return None
-        problems = self._problems
-        self._problems = None
-        snapshot = _new(_Snapshot)
-        _set_made(snapshot, (True, value, closed, problems))
-        return snapshot
+        return self._snapshot(closed)
 
     @property
     def value(self) -> JsonValue:
@@ -539,6 +499,87 @@ class PartialOutput:
         (``code`` ``TQX_OUTPUT_SCHEMA``, the receipt's output will be the text) or passed a
         JSON bound (``TQX_RUNTIME_INVALID_RESPONSE``, the call fails with it)."""
         return self._error
+
+    def _snapshot(self, closed: list[str] | None) -> OutputSnapshot:
+        """The snapshot of this moment, with the subtrees that closed and the problems found
+        since the last one."""
+        problems = self._problems  # made by this piece's closing subtrees, if any
+        if problems is not None:
+            self._problems = None
+        snapshot = _new(_Snapshot)
+        _set_made(snapshot, (self, self._offset, closed, problems, *self._view()))
+        return snapshot
+
+    def _built(self, made: tuple[Any, ...]) -> Any:
+        """The value of a snapshot made from ``made``, as it was then: a new list or dict for
+        each container open at that moment, the closed members in them shared.
+
+        A consumer that reads every snapshot's value as it comes would otherwise copy every
+        open container's members per snapshot — quadratic in the answer. So the containers
+        last built are kept, and a later snapshot's value reuses each one that no one else
+        holds any more (the consumer let go of the snapshot and its value: only the builder
+        and the container's parent refer to it, ``sys.getrefcount`` says), adding only the
+        members that arrived since. A container still held is never changed: the value is
+        built afresh from there down.
+        """
+        if made[_MADE_AT]:
+            return made[_MADE_AT + 1]
+        _, top, count, key, holder, length = made[_MADE_AT:]
+        value = _NOTHING if holder is None else holder.text[:length]
+        if top is None:
+            return None if value is _NOTHING else value
+        frames = []  # open then, innermost first
+        frame = top
+        while frame is not None:
+            frames.append(frame)
+            frame = frame.parent
+        depth = len(frames)
+        shown = self._shown  # root first: (frame, container, members in it)
+        reused = 0  # how many of them, from the root, no one else holds
+        if _refs is not None and made[1] >= self._shown_at:
+            alone = _ALONE
+            for entry in shown:
+                if reused == depth or entry[0] is not frames[depth - 1 - reused]:
+                    break
+                if _refs(entry[1]) != alone:
+                    break
+                reused += 1
+                alone = _ALONE + 1  # a container below the root: its parent holds it too
+        kept = []
+        size = 0  # members in the open containers
+        for index, frame in enumerate(frames):
+            members = frame.members
+            is_object = frame.is_object
+            if depth - 1 - index < reused:
+                container, before = shown[depth - 1 - index][1:]
+                if not is_object:
+                    container[before:] = members[before:count]
+                elif count > before:
+                    container.update(members[before:count])
+            elif is_object:
+                container = dict(members[:count]) if count else {}
+            else:
+                container = members[:count]
+            if value is not _NOTHING:
+                if is_object:
+                    container[key] = value
+                else:
+                    container.append(value)
+            kept.append((frame, container, count))
+            size += count
+            value = container
+            count = frame.index
+            key = frame.parent_key
+        # Kept, an open string is copied by each piece that grows it (it is no longer the
+        # reader's alone): it is kept only while it is no longer than the open containers'
+        # members, so that copy never costs more than building them afresh would.
+        if holder is None or length <= size:
+            kept.reverse()
+            self._shown = kept
+            self._shown_at = made[1]
+        else:
+            self._shown = []
+        return value
 
     def _view(self) -> View:
         if self._state == _DONE:
@@ -587,16 +628,18 @@ class PartialOutput:
             position + at,
         )
 
-    def _add(self, piece: str) -> None:
+    def _add(self, piece: str) -> bool:
+        """Add ``piece`` to the open key or string: true when that changed the value."""
         if self._in_key:
             self._key.append(piece)
-            return
+            return False
         holder = self._text
         assert holder is not None
         grown = holder.text
         holder.text = ""  # the local is then the string's one reference: it grows in place
         grown += piece
         holder.text = grown
+        return True
 
     def _unescape(self, text: str, position: int) -> int:
         """Decode the escape at ``position``, which a run of whole escapes did not take: the
@@ -692,21 +735,23 @@ class PartialOutput:
         self._depth += 1
         return _KEY_OR_END if is_object else _VALUE_OR_END
 
-    def _end_container(self) -> tuple[int, Any, _Frame | None]:
-        """Close the innermost container: the state after it, its value, the new innermost."""
+    def _end_container(self, closed: list[str] | None) -> tuple[int, _Frame | None, list[str]]:
+        """Close the innermost container: the state after it, the new innermost, and
+        ``closed`` with the container's pointer added (its value checked)."""
         frame = self._top
         assert frame is not None
         top = self._top = frame.parent
         self._depth -= 1
         value = dict(frame.members) if frame.is_object else frame.members
+        closed = self._member_closed(closed, frame.pointer, frame.node, value)
         if top is None:
             self._result = value
-            return _DONE, value, None
+            return _DONE, None, closed
         if top.is_object:
             top.members.append((top.key, value))
         else:
             top.members.append(value)
-        return _AFTER, value, top
+        return _AFTER, top, closed
 
     def _report(self, place: SchemaPlace, pointer: str, value: Any) -> None:
         for inner, message in place.errors(value):
@@ -777,7 +822,7 @@ class PartialJSON:
         if last is None:
             return []
         made = _get_made(last)  # read without building the value
-        return list(last.completed if made is None else made[-2] or ())
+        return list(made["completed"] if type(made) is dict else made[2] or ())
 
     @property
     def done(self) -> bool:
