@@ -133,9 +133,9 @@ class Gemini(WireProtocol):
         """Calls whole; a ``STOP`` turn that made calls finishes ``tool_calls``, as every
         other protocol's does (the wire has no word of its own for it)."""
         case = super().play(calls_whole(case))
-        if case.finish_reason == "STOP" and any(isinstance(s, Call) for s in case.steps):
-            if case.finish != "tool_calls":
-                case = replace(case, finish="tool_calls")
+        calls = any(isinstance(step, Call) for step in case.steps)
+        if case.finish_reason == "STOP" and calls and case.finish != "tool_calls":
+            case = replace(case, finish="tool_calls")
         return case
 
     def reasoning_metadata(

@@ -48,9 +48,9 @@ def _event(step: Text | Thought | Call) -> dict[str, Any] | None:
 
 class Scenario(WireProtocol):
     """The runport mock's own script: ``upstream.scenario`` holds one turn per planned call;
-    reasoning is one part per block, ``{"mock": {"signature": …}}`` when signed; a turn ends
-every way runport names (``length``, ``content_filter``, ``pause``) and counts cache reads
-and writes."""
+        reasoning is one part per block, ``{"mock": {"signature": …}}`` when signed; a turn ends
+    every way runport names (``length``, ``content_filter``, ``pause``) and counts cache reads
+    and writes."""
 
     name: ClassVar[str] = "scenario"
     endpoint: ClassVar[str] = "play upstream.scenario"
