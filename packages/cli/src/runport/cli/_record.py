@@ -5,8 +5,9 @@ Every event the adapter streamed becomes a scenario event — ``Delta`` a ``delt
 ``ReasoningDelta`` a ``reasoning_delta`` (the last piece of each of the receipt's reasoning
 blocks carrying the block's signature, when the provider gave one), ``ToolCallDelta`` a
 ``tool_call_delta``, the receipt's usage (cache counts too) a ``usage`` before the ``finish``
-(with the receipt's finish reason, and its ``finish`` where that is another word), ``Failed`` a ``fail`` with its code and message — so the mock replays the same
-stream and builds the same receipt. Of a reasoning block's provider metadata only its signature
+(with the receipt's finish reason, and its ``finish`` where that is another word), ``Failed``
+a ``fail`` with its code and message — so the mock replays the same stream and builds the same
+receipt. Of a reasoning block's provider metadata only its signature
 is kept (the mock's ``{"mock": {"signature": ...}}``); a redacted block (no text) is not
 recorded. Redaction replaces values by
 JSON pointer, in the inputs (``/inputs/…``, ``/context/…``) or the answer (``/output…``).

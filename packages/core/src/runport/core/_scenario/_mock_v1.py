@@ -33,8 +33,8 @@ arguments_fragment?}``, ``delay{ms > 0}`` (a virtual clock; nothing sleeps),
 cache_write_tokens?}`` (summed over the turn; the cache counts are parts of
 ``input_tokens``), ``finish{finish_reason?, finish?, output?}`` (``finish_reason`` any word:
 one of runport's own, such as ``length`` or ``pause``, is the receipt's ``finish`` too, any
-other is ``other`` unless ``finish`` names runport's word for it) and ``fail{code, message, retry_after_ms?}``. Every turn
-ends in exactly one terminal (``finish`` or ``fail``).
+other is ``other`` unless ``finish`` names runport's word for it) and ``fail{code, message,
+retry_after_ms?}``. Every turn ends in exactly one terminal (``finish`` or ``fail``).
 In ``tool_call_delta`` a call's first fragment must name the tool; ``call_id`` defaults to
 ``call_<index>`` (as docs/wire-types.md has adapters do for upstreams that send none); later
 fragments of the same call may leave ``name``/``call_id`` out (they are filled in from the
@@ -52,7 +52,6 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, JsonValue, field_validator
 
 from runport.contracts import Finish
-
 from runport.core._scenario._decoding import (
     Count,
     File,
@@ -262,9 +261,7 @@ def _mock_turn(data: object, where: Where) -> ScenarioTurn:
                     )
                 )
             else:
-                events.append(
-                    FinishEvent(finish_reason=parsed.finish_reason, finish=parsed.finish)
-                )
+                events.append(FinishEvent(finish_reason=parsed.finish_reason, finish=parsed.finish))
         else:
             assert isinstance(parsed, _FailFile)
             events.append(

@@ -118,9 +118,7 @@ class FinishEvent(Value):
         )
 
     def __hash__(self) -> int:
-        return hash(
-            (self.finish_reason, self.finish, self.has_output, canonical_json(self.output))
-        )
+        return hash((self.finish_reason, self.finish, self.has_output, canonical_json(self.output)))
 
 
 class FailEvent(Value):
