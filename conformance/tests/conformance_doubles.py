@@ -32,6 +32,7 @@ from runport.contracts import (
     ExecutionReceipt,
     ExecutionRequest,
     Failed,
+    Finish,
     Message,
     ReasoningDelta,
     ReasoningPart,
@@ -365,12 +366,17 @@ class _Turn:
     """``reasoning`` says what becomes of ``reasoning_content``: ``"keep"`` (streamed as
     ``ReasoningDelta``, one part per turn), ``"bare"`` (kept, without runport's own
     ``provider_metadata``: the protocol needs none back), ``"drop"`` or ``"mix"`` (into the
-    answer)."""
+    answer). ``cut_ok`` reports a turn cut by the token limit as ``stop`` (the answer passed
+    off as complete); ``drop_cache`` leaves the cache reads out of the usage."""
 
-    def __init__(self, reasoning: str = "keep") -> None:
+    def __init__(
+        self, reasoning: str = "keep", *, cut_ok: bool = False, drop_cache: bool = False
+    ) -> None:
         self.text: list[str] = []
         self.thoughts: list[str] = []
         self.reasoning = reasoning
+        self.cut_ok = cut_ok
+        self.drop_cache = drop_cache
         self.calls: dict[int, tuple[str, str, list[str]]] = {}
         self.finish_reason: str | None = None
         self.usage: Usage | None = None
@@ -380,9 +386,11 @@ class _Turn:
             raise PortError(ErrorCode.RUNTIME_INVALID_RESPONSE, "a chunk is not an object")
         usage = chunk.get("usage")
         if isinstance(usage, dict):
+            details = usage.get("prompt_tokens_details") or {}
             self.usage = Usage(
                 input_tokens=usage.get("prompt_tokens", 0),
                 output_tokens=usage.get("completion_tokens", 0),
+                cache_read_tokens=None if self.drop_cache else details.get("cached_tokens"),
             )
         for choice in chunk.get("choices") or []:
             delta = choice.get("delta") or choice.get("message") or {}
@@ -413,6 +421,8 @@ class _Turn:
                 )
             if choice.get("finish_reason"):
                 self.finish_reason = choice["finish_reason"]
+                if self.cut_ok and self.finish_reason == "length":
+                    self.finish_reason = "stop"
 
     def receipt(self, request: ExecutionRequest) -> ExecutionReceipt:
         calls = [
@@ -471,9 +481,11 @@ class _SSEFrames(abc.ABC):
 class _Frames(_SSEFrames):
     """Chat completions' frames: ``[DONE]`` (or a finish reason) completes the stream."""
 
-    def __init__(self, bound: int, *, leak: bool | str, reasoning: str = "keep") -> None:
+    def __init__(
+        self, bound: int, *, leak: bool | str, reasoning: str = "keep", **quirks: bool
+    ) -> None:
         super().__init__(bound, leak=leak)
-        self.turn = _Turn(reasoning)
+        self.turn = _Turn(reasoning, **quirks)
 
     def _absorb(self, data: bytes) -> list[StreamEvent]:
         if data == b"[DONE]":
@@ -493,10 +505,13 @@ class _Frames(_SSEFrames):
 class _Body:
     """A non-streamed answer: bytes in, within the bound; then its receipt."""
 
-    def __init__(self, bound: int, *, leak: bool | str, reasoning: str = "keep") -> None:
+    def __init__(
+        self, bound: int, *, leak: bool | str, reasoning: str = "keep", **quirks: bool
+    ) -> None:
         self.bound = bound
         self.leak = leak
         self.reasoning = reasoning
+        self.quirks = quirks
         self.data = bytearray()
 
     def feed(self, piece: bytes) -> None:
@@ -505,11 +520,18 @@ class _Body:
             raise PortError(ErrorCode.RUNTIME_RESPONSE_TOO_LARGE, "too large")
 
     def receipt(self, request: ExecutionRequest) -> ExecutionReceipt:
-        return _completion(bytes(self.data), request, leak=self.leak, reasoning=self.reasoning)
+        return _completion(
+            bytes(self.data), request, leak=self.leak, reasoning=self.reasoning, **self.quirks
+        )
 
 
 def _completion(
-    data: bytes, request: ExecutionRequest, *, leak: bool | str, reasoning: str = "keep"
+    data: bytes,
+    request: ExecutionRequest,
+    *,
+    leak: bool | str,
+    reasoning: str = "keep",
+    **quirks: bool,
 ) -> ExecutionReceipt:
     """The receipt of a non-streamed answer."""
     try:
@@ -518,7 +540,7 @@ def _completion(
         raise PortError(ErrorCode.RUNTIME_INVALID_RESPONSE, "not JSON") from None
     if isinstance(completion, dict) and "error" in completion:
         raise _error_frame(completion["error"], leak=leak)
-    turn = _Turn(reasoning)
+    turn = _Turn(reasoning, **quirks)
     for _ in turn.absorb(completion):
         pass
     return turn.receipt(request)
@@ -547,7 +569,10 @@ class _ChatClient:
         mix_reasoning: bool = False,
         bare_reasoning: bool = False,
         starved: str = "",
+        cut_ok: bool = False,
+        drop_cache: bool = False,
     ) -> None:
+        self._quirks = {"cut_ok": cut_ok, "drop_cache": drop_cache}
         self._starved = starved
         """Its first call sleeps through a half-second read window, then times out by its own
         clock, as a thread a loaded machine starved: before its first read (``"frames"``, the
@@ -617,10 +642,12 @@ class _ChatClient:
         return body
 
     def _body_reader(self, request: ExecutionRequest) -> Any:
-        return _Body(self._bound(request), leak=self._leak, reasoning=self._reasoning)
+        bound = self._bound(request)
+        return _Body(bound, leak=self._leak, reasoning=self._reasoning, **self._quirks)
 
     def _frames(self, request: ExecutionRequest) -> Any:
-        return _Frames(self._bound(request), leak=self._leak, reasoning=self._reasoning)
+        bound = self._bound(request)
+        return _Frames(bound, leak=self._leak, reasoning=self._reasoning, **self._quirks)
 
     def _refused(self, response: httpx.Response, body: bytes) -> PortError:
         return _status_error(response.status_code, response.headers, body, leak=self._leak)
@@ -816,8 +843,18 @@ _MESSAGES_DESCRIPTOR = AdapterDescriptor(
 )
 
 
+_STOP_REASONS: Final[dict[str, Finish]] = {
+    "end_turn": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "refusal": "content_filter",
+    "pause_turn": "pause",
+}
+
+
 class _MessagesTurn:
-    """One Messages API turn: content blocks in, events and a receipt out."""
+    """One Messages API turn: content blocks in, events and a receipt out; the input count
+    holds the cache's reads and writes (ADR 0051)."""
 
     def __init__(self, *, block_index: bool = False) -> None:
         self.block_index = block_index
@@ -830,7 +867,15 @@ class _MessagesTurn:
         self.at: dict[int, tuple[str, int]] = {}
         self.finish_reason: str | None = None
         self.usage = [0, 0]
+        self.cache = [0, 0]
         self.reported = False
+
+    def input_usage(self, usage: dict[str, Any]) -> None:
+        self.cache = [
+            usage.get("cache_read_input_tokens") or 0,
+            usage.get("cache_creation_input_tokens") or 0,
+        ]
+        self.usage[0] = usage.get("input_tokens", 0) + sum(self.cache)
 
     def start(self, index: int, block: dict[str, Any]) -> Iterator[StreamEvent]:
         kind = block.get("type")
@@ -897,7 +942,15 @@ class _MessagesTurn:
             text="".join(self.text) or None,
             tool_calls=calls,
             finish_reason=self.finish_reason,
-            usage=Usage(input_tokens=self.usage[0], output_tokens=self.usage[1])
+            finish=_STOP_REASONS.get(self.finish_reason or "", "other")
+            if self.finish_reason
+            else None,
+            usage=Usage(
+                input_tokens=self.usage[0],
+                output_tokens=self.usage[1],
+                cache_read_tokens=self.cache[0],
+                cache_write_tokens=self.cache[1],
+            )
             if self.reported
             else None,
             reasoning=[
@@ -908,11 +961,16 @@ class _MessagesTurn:
 
 
 class _MessagesFrames(_SSEFrames):
-    """The Messages API's event stream: ``message_stop`` completes it."""
+    """The Messages API's event stream: ``message_stop`` completes it. ``late_usage`` reads
+    the usage of ``message_delta`` only, so the cache counts ``message_start`` alone carries
+    are lost (the broken variant)."""
 
-    def __init__(self, bound: int, *, leak: bool | str, block_index: bool = False) -> None:
+    def __init__(
+        self, bound: int, *, leak: bool | str, block_index: bool = False, late_usage: bool = False
+    ) -> None:
         super().__init__(bound, leak=leak)
         self.turn = _MessagesTurn(block_index=block_index)
+        self.late_usage = late_usage
 
     def _absorb(self, data: bytes) -> list[StreamEvent]:
         try:
@@ -927,7 +985,7 @@ class _MessagesFrames(_SSEFrames):
             usage = value["message"].get("usage")
             if usage:
                 turn.reported = True
-                turn.usage[0] = usage.get("input_tokens", 0)
+                turn.input_usage({} if self.late_usage else usage)
         elif kind == "content_block_start":
             return list(turn.start(value["index"], value["content_block"]))
         elif kind == "content_block_delta":
@@ -968,7 +1026,8 @@ class _MessagesBody(_Body):
         usage = message.get("usage")
         if usage:
             turn.reported = True
-            turn.usage = [usage.get("input_tokens", 0), usage.get("output_tokens", 0)]
+            turn.input_usage(usage)
+            turn.usage[1] = usage.get("output_tokens", 0)
         return turn.receipt(request)
 
 
@@ -1025,11 +1084,15 @@ class _Messages:
 
     _lose_signature: bool
     _block_index: bool = False
+    _late_usage: bool = False
 
-    def _setup(self, base_url: str, api_key: str, lose_signature: bool) -> None:
+    def _setup(
+        self, base_url: str, api_key: str, lose_signature: bool, late_usage: bool = False
+    ) -> None:
         self._url = base_url.rstrip("/") + "/v1/messages"
         self._headers = {"x-api-key": api_key, "anthropic-version": "2023-06-01"}
         self._lose_signature = lose_signature
+        self._late_usage = late_usage
 
     def descriptor(self) -> AdapterDescriptor:
         return _MESSAGES_DESCRIPTOR
@@ -1042,7 +1105,9 @@ class _Messages:
 
     def _frames(self, request: ExecutionRequest) -> Any:
         bound = self._bound(request)  # type: ignore[attr-defined]
-        return _MessagesFrames(bound, leak=self._leak, block_index=self._block_index)  # type: ignore[attr-defined]
+        return _MessagesFrames(  # type: ignore[attr-defined]
+            bound, leak=self._leak, block_index=self._block_index, late_usage=self._late_usage
+        )
 
     def _body_reader(self, request: ExecutionRequest) -> Any:
         return _MessagesBody(self._bound(request), leak=self._leak)  # type: ignore[attr-defined]
@@ -1051,13 +1116,19 @@ class _Messages:
 class MiniMessagesAdapter(_Messages, MiniChatAdapter):
     """A minimal Anthropic Messages API client with extended thinking: thinking blocks
     streamed as ``ReasoningDelta`` and sent back, signatures intact, in the next turn;
-    ``lose_signature`` sends them back without their signatures."""
+    ``lose_signature`` sends them back without their signatures; ``late_usage`` loses the
+    cache counts only ``message_start`` carries."""
 
     def __init__(
-        self, *, lose_signature: bool = False, block_index: bool = False, **options: Any
+        self,
+        *,
+        lose_signature: bool = False,
+        block_index: bool = False,
+        late_usage: bool = False,
+        **options: Any,
     ) -> None:
         super().__init__(**options)
-        self._setup(options["base_url"], options["api_key"], lose_signature)
+        self._setup(options["base_url"], options["api_key"], lose_signature, late_usage)
         self._block_index = block_index
 
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from runport.conformance import CASES, Case, ScriptedUpstream, WireContext, WireRequest
 from runport.conformance import PROTOCOLS as BUILT_IN
-from runport.conformance._cases import Call, Text
+from runport.conformance._cases import CASES_BY_NAME, Call, Text
 from runport.conformance._responses import Response, body_response, stream_response
 from runport.conformance._rewrites import json_answer
 from runport.conformance._strategies import generated_case
@@ -26,6 +26,12 @@ MARKER = "RUNPORT-BODY-0123456789abcdef"
 
 def played_as(case: Case, protocol: str) -> Case:
     return BUILT_IN[protocol].played(case)
+
+
+def playable(case: Case, protocol: str) -> None:
+    """Skip ``case`` where ``protocol``'s wire cannot say it (the suite never plays it there)."""
+    if not case.requires <= BUILT_IN[protocol].features:
+        pytest.skip(f"{protocol} cannot say {case.name}: the suite never plays it there")
 
 
 def render(
@@ -40,8 +46,12 @@ def render(
 
 def meaning(case: Case) -> dict[str, Any]:
     """What a turn says, whatever its fragmentation: text, calls in first-seen order (with the
-    upstream's ids; a missing one is ``call_<n>``, counted in the order played), usage."""
+    upstream's ids; a missing one is ``call_<n>``, counted in the order played), usage (but
+    cache writes, which only some wires report)."""
     receipt = case.expected_receipt() if not case.fails else {}
+    usage = receipt.get("usage")
+    if usage is not None:
+        usage = {key: count for key, count in usage.items() if key != "cache_write_tokens"}
     sent = {step.call_id for step in case.steps if isinstance(step, Call)}
     calls = [
         {**call, "call_id": call["call_id"] if call["call_id"] in sent else None}
@@ -54,7 +64,7 @@ def meaning(case: Case) -> dict[str, Any]:
         # A JSON answer means its value: Anthropic's is played without the spacing.
         "text": json.loads(text) if json_answer(case) else text,
         "calls": [calls[index] for index in order],
-        "usage": receipt.get("usage"),
+        "usage": usage,
         "fault": case.fault,
     }
 
@@ -70,6 +80,7 @@ def call_events(case: Case) -> dict[int, list[str]]:
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
 def test_a_played_case_means_the_same_and_plays_as_itself(protocol: str, case: Case) -> None:
+    playable(case, protocol)
     played = played_as(case, protocol)
     assert played_as(played, protocol) == played
     assert meaning(played) == meaning(case)
@@ -97,6 +108,39 @@ def test_finish_reasons_are_the_protocols_own() -> None:
     assert played_as(text, "anthropic-messages").finish_reason == "end_turn"
     assert played_as(tools, "gemini").finish_reason == "STOP"
     assert played_as(text, "openai-chat") is text
+
+
+def test_each_protocol_says_how_a_turn_ended_in_its_own_words() -> None:
+    """The turn-end cases keep runport's word for the end (``finish``) beside the wire's."""
+    ends = {name: CASES_BY_NAME[name] for name in ("cut_mid_answer", "refused", "paused")}
+    words = {
+        "anthropic-messages": ("max_tokens", "refusal", "pause_turn"),
+        "gemini": ("MAX_TOKENS", "SAFETY", None),
+        "openai-chat": ("length", "content_filter", None),
+        "openai-responses": ("length", "content_filter", None),
+        "scenario": ("length", "content_filter", "pause"),
+    }
+    for protocol, said in words.items():
+        wire = BUILT_IN[protocol]
+        for (name, case), word in zip(ends.items(), said, strict=True):
+            if word is None:
+                assert not case.requires <= wire.features, (protocol, name)
+                continue
+            played = wire.played(case)
+            assert (played.finish_reason, played.expected_finish) == (
+                word,
+                {"cut_mid_answer": "length", "refused": "content_filter", "paused": "pause"}[name],
+            )
+    tools = CASES_BY_NAME["one_tool_call"]
+    assert BUILT_IN["gemini"].played(tools).expected_finish == "tool_calls"
+
+
+def test_cache_writes_are_played_only_where_the_wire_reports_them() -> None:
+    case = CASES_BY_NAME["cache_usage"]
+    for protocol, wire in BUILT_IN.items():
+        counts = wire.played(case).expected_receipt()["usage"]
+        assert counts["cache_read_tokens"] == 1024
+        assert ("cache_write_tokens" in counts) == ("cache_writes" in wire.features), protocol
 
 
 # -- reading the renderings back -----------------------------------------------------------
@@ -130,6 +174,7 @@ def completes(protocol: str, frames: list[tuple[str, Any]]) -> bool:
 def test_the_stream_carries_the_marker_exactly_when_the_turn_completes(
     protocol: str, case: Case
 ) -> None:
+    playable(case, protocol)
     played = played_as(case, protocol)
     response = render(protocol, played, stream=True, model="m", marker=MARKER)
     fault = case.fault

@@ -24,7 +24,7 @@ from runport.application import (
     run_stream,
 )
 from runport.contracts import Complete, ErrorCode, RunEvent
-from runport.core import parse_scenario
+from runport.core import load_contract, parse_scenario
 from runport.mock import AsyncScriptedRuntime, ScriptedRuntime
 
 CONTRACT = Path(__file__).parent / "data" / "weather.yaml"
@@ -146,6 +146,23 @@ def test_a_paused_turn_is_sent_back_and_the_model_asked_again() -> None:
         assert [r.finish for r in result.receipts] == ["pause", "stop"]
         assert [m.role for m in result.messages] == ["system", "user", "assistant", "assistant"]
         assert result.messages[2].content == "Searching… "
+
+
+def test_an_answer_continued_across_paused_turns_is_the_whole_answer() -> None:
+    # a structured answer split by two pauses: no turn's text is an answer on its own
+    script = scenario(
+        turn("pause", '{"city": "Del'), turn("pause", 'ft", "celsius"'), turn("stop", ": 12.5}")
+    )
+    for result in every_driver(script):
+        assert isinstance(result, RunResult)
+        assert result.output == {"city": "Delft", "celsius": 12.5}
+        assert [r.text for r in result.receipts] == ['{"city": "Del', 'ft", "celsius"', ": 12.5}"]
+        assert result.output_schema_valid
+    # a text answer is the text of every turn, not the last turn's alone
+    text = scenario(turn("pause", "The Rhine "), turn("stop", "is 1,233 km long."))
+    prose = load_contract(CONTRACT).model_copy(update={"output_schema": {"type": "string"}})
+    outcome = run(prose, ScriptedRuntime(text), inputs=INPUTS)
+    assert outcome.output == "The Rhine is 1,233 km long."
 
 
 def test_a_turn_paused_forever_ends_with_max_turns() -> None:

@@ -313,7 +313,7 @@ def test_capture_content_writes_tool_calls_and_tool_results_as_parts(
             "parts": [
                 {"type": "tool_call", "id": "c2", "name": "depth", "arguments": {"river": "Rhine"}}
             ],
-            "finish_reason": "tool_calls",
+            "finish_reason": "tool_call",  # the conventions' word, whatever the provider's
         }
     ]
 
@@ -421,3 +421,26 @@ def test_answer_text_reaches_the_span_exactly_when_asked(pieces: list[str], capt
         [message] = json.loads(str(attributes["gen_ai.output.messages"]))
         assert message["parts"] == [{"type": "text", "content": "".join(pieces)}]
     recorded.shutdown()
+
+
+@pytest.mark.parametrize(
+    ("finish", "word"),
+    [
+        ({"finish_reason": "end_turn", "finish": "stop"}, "stop"),
+        ({"finish_reason": "MAX_TOKENS", "finish": "length"}, "length"),
+        ({"finish_reason": "STOP", "finish": "tool_calls"}, "tool_call"),
+        ({"finish_reason": "refusal", "finish": "content_filter"}, "content_filter"),
+        ({"finish_reason": "pause_turn", "finish": "pause"}, "pause"),
+        ({"finish_reason": "a_new_word"}, "other"),
+    ],
+)
+def test_finish_reasons_are_the_receipts_finish_never_the_providers_word(
+    recorded: Recorded, finish: dict[str, str], word: str
+) -> None:
+    """adr/0050: one vocabulary for every provider, as the conventions spell it."""
+    script = [{"kind": "delta", "text": "ok"}, {"kind": "finish", **finish}]
+    receipt = traced(recorded, script).execute(make_request())
+
+    assert receipt.finish_reason == finish["finish_reason"]
+    attributes = dict(recorded.only_span().attributes or {})
+    assert attributes["gen_ai.response.finish_reasons"] == (word,)

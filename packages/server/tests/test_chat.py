@@ -12,7 +12,8 @@ import pytest
 
 from runport.application import async_adapter_factory
 from runport.contracts import ExecutionRequest, Message
-from runport.mock import AsyncEmitter, AsyncFunctionRuntime
+from runport.core import parse_scenario
+from runport.mock import AsyncEmitter, AsyncFunctionRuntime, AsyncScriptedRuntime
 from runport.server import MemoryEventLog, create_app, serve_in_background
 
 from .chat_tools import TOOLS
@@ -641,3 +642,30 @@ def test_a_cut_turn_ends_the_ui_stream_and_ag_ui_with_its_code_and_is_asked_for_
     ]
     assert events[-1]["type"] == "RUN_ERROR"
     assert events[-1]["code"] == "TQX_OUTPUT_TRUNCATED"
+
+
+def test_the_ui_finish_reason_is_the_receipts_finish_not_the_providers_word() -> None:
+    """adr/0050: Anthropic's ``end_turn`` ends the stream ``stop``, never ``other``."""
+    scenario = AsyncScriptedRuntime(
+        parse_scenario(
+            {
+                "api_version": "runport.mock/v1",
+                "id": "anthropic-words",
+                "turns": [
+                    {
+                        "events": [
+                            {"kind": "delta", "text": '{"coat": "wool"}'},
+                            {"kind": "finish", "finish_reason": "end_turn", "finish": "stop"},
+                        ]
+                    }
+                ],
+            }
+        )
+    )
+    app = create_app(catalog(), scenario, tools=TOOLS)
+    with serve_in_background(app) as url, httpx.Client(base_url=url, timeout=30) as http:
+        sent = chunks(http.post(CHAT, json=chat_body(user("Delft"))).text)
+    (receipt,) = [chunk["data"] for chunk in sent if chunk["type"] == "data-runport-receipt"]
+    assert receipt["finish_reason"] == "end_turn"
+    assert sent[-1]["type"] == "finish"
+    assert sent[-1]["finishReason"] == "stop"

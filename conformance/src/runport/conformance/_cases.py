@@ -14,13 +14,14 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, get_args
 
 from runport.contracts import (
     CompiledInteraction,
     Delta,
     ErrorCode,
     ExecutionRequest,
+    Finish,
     Message,
     ReasoningDelta,
     ToolCallDelta,
@@ -40,6 +41,9 @@ __all__ = [
     "block_signature",
     "thought_blocks",
 ]
+
+FINISHES: Final = frozenset(get_args(Finish))
+"""runport's words for how a turn ended (``ExecutionReceipt.finish``)."""
 
 Progress = Delta | ReasoningDelta | ToolCallDelta
 """A progress event, the only kind a script foretells one by one."""
@@ -92,10 +96,18 @@ class Call:
 
 @dataclass(frozen=True)
 class UsageStep:
-    """Token counts the upstream reports (after the finish, as chat-completions does)."""
+    """Token counts the upstream reports (after the finish, as chat-completions does).
+
+    ``input_tokens`` counts every input token, cached or not; ``cache_read`` and
+    ``cache_write`` are the parts of it read from and written to the prompt cache (ADR 0051),
+    each written the way the protocol's wire says it (Anthropic's ``input_tokens`` leaves
+    them out). A protocol without ``cache_writes`` plays the case with no writes.
+    """
 
     input_tokens: int
     output_tokens: int
+    cache_read: int = 0
+    cache_write: int = 0
 
 
 Step = Text | Thought | Call | UsageStep
@@ -286,6 +298,12 @@ class Case:
                 usage = usage or {"input_tokens": 0, "output_tokens": 0}
                 usage["input_tokens"] += step.input_tokens
                 usage["output_tokens"] += step.output_tokens
+                for key, count in (
+                    ("cache_read_tokens", step.cache_read),
+                    ("cache_write_tokens", step.cache_write),
+                ):
+                    if count:
+                        usage[key] = usage.get(key, 0) + count
         receipt: dict[str, Any] = {
             "request_fingerprint": independent_request_fingerprint(
                 self.request().interaction.model_dump(mode="json")
@@ -312,6 +330,20 @@ class Case:
         if reasoning:
             receipt["reasoning"] = reasoning
         return receipt
+
+    @property
+    def expected_finish(self) -> str | None:
+        """The receipt's ``finish``: the protocol's word for the end (``finish``), else the
+        finish reason when it is runport's own word; ``None`` when the suite cannot tell (a
+        protocol's own word it gave no ``finishes`` entry for)."""
+        if self.finish is not None:
+            return self.finish
+        return self.finish_reason if self.finish_reason in FINISHES else None
+
+    def cache_counts(self) -> tuple[int, int]:
+        """The cache reads and writes the upstream reports, summed over its usage steps."""
+        usage = [step for step in self.steps if isinstance(step, UsageStep)]
+        return sum(s.cache_read for s in usage), sum(s.cache_write for s in usage)
 
     def answer(self) -> str | None:
         """The answer text the script sends (never any of its reasoning)."""
@@ -439,6 +471,21 @@ API's ``response.incomplete``)."""
 _CODED_ERRORS: Final = frozenset({"coded_error_frames"})
 """Cases a wire says only if its error frame carries any error code (the Responses API's
 ``response.failed``; the others have one kind of error frame, a server error)."""
+
+_CUT: Final = frozenset({"cut_turns"})
+"""Cases a wire says only if it can end a turn at the output-token limit with the turn's
+output so far (a ``length`` finish: ``length``, ``max_tokens``, ``MAX_TOKENS``,
+``response.incomplete``)."""
+_CUT_CALLS: Final = frozenset({"cut_turns", "cut_calls"})
+"""... and can send a call whose arguments were cut (a wire that sends calls whole cannot)."""
+_REFUSALS: Final = frozenset({"refusals"})
+"""Cases a wire says only if it ends a turn as refused or content-filtered."""
+_PAUSES: Final = frozenset({"pause_turns"})
+"""Cases a wire says only if it pauses a turn for the client to continue (Anthropic's
+``pause_turn``)."""
+_CACHE: Final = frozenset({"cache_usage"})
+"""Cases a wire says only if its usage counts prompt-cache reads (``cache_writes``: and
+writes)."""
 
 REDACTED_DATA: Final = "RUNPORT-REDACTED-" + hashlib.sha256(b"redacted").hexdigest()[:32]
 
@@ -640,6 +687,54 @@ CASES: Final[tuple[Case, ...]] = (
         (Text("Well,"),),
         finish_reason="content_filter",
         requires=_INCOMPLETE,
+    ),
+    Case(
+        "cut_mid_answer",
+        "a structured answer cut by the output-token limit mid-string (finish length)",
+        (Text('{"city": "Pa'), Text('ris", "tempera'), UsageStep(20, 16)),
+        finish_reason="length",
+        schema=WEATHER_SCHEMA,
+        requires=_CUT,
+    ),
+    Case(
+        "cut_mid_tool_call",
+        "a sentence, then a call cut by the output-token limit mid-arguments (finish length)",
+        (
+            Text("Checking."),
+            Call(0, name="get_weather", call_id="call_c1"),
+            Call(0, '{"city": "Pa'),
+            UsageStep(30, 12),
+        ),
+        finish_reason="length",
+        tools=True,
+        requires=_CUT_CALLS,
+    ),
+    Case(
+        "cut_reasoning_only",
+        "reasoning only, cut by the output-token limit before any answer (finish length)",
+        (Thought("The user wants "), Thought("a long"), UsageStep(12, 64)),
+        finish_reason="length",
+        requires=_CUT,
+    ),
+    Case(
+        "refused",
+        "a sentence, then the turn ends refused (finish content_filter)",
+        (Text("I can't help"), Text(" with that."), UsageStep(15, 7)),
+        finish_reason="content_filter",
+        requires=_REFUSALS,
+    ),
+    Case(
+        "paused",
+        "a sentence, then the turn is paused for the client to continue (finish pause)",
+        (Text("Searching"), Text(" the web."), UsageStep(40, 6)),
+        finish_reason="pause",
+        requires=_PAUSES,
+    ),
+    Case(
+        "cache_usage",
+        "an answer whose usage counts prompt-cache reads and writes",
+        (Text("Cached."), UsageStep(1200, 3, cache_read=1024, cache_write=128)),
+        requires=_CACHE,
     ),
     Case(
         "failed_rate_limited",

@@ -38,6 +38,7 @@ from runport.conformance._harness import Harness, protocol_of
 from runport.conformance._law_tests import LawTests
 from runport.conformance._observe import Outcome, broken
 from runport.conformance._strategies import generated_case
+from runport.conformance._turn_end_tests import TurnEndTests
 from runport.contracts import (
     AdapterDescriptor,
     Delta,
@@ -48,9 +49,9 @@ __all__ = ["ReceiptTests"]
 THREADS: Final = 8
 
 
-class ReceiptTests(LawTests):
-    """Receipts, event shapes, descriptor, threads, reuse, generated turns (see
-    ``RuntimeAdapterConformance``)."""
+class ReceiptTests(TurnEndTests, LawTests):
+    """Receipts, event shapes, descriptor, threads, reuse, generated turns, and how a turn
+    ended and what it cost (``TurnEndTests``; see ``RuntimeAdapterConformance``)."""
 
     # -- receipts, descriptor, wire -------------------------------------------------------------
 

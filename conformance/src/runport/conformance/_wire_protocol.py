@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
-from runport.conformance._cases import Case, Thought, block_signature, thought_blocks
+from runport.conformance._cases import Case, Thought, UsageStep, block_signature, thought_blocks
 
 __all__ = [
     "Frame",
@@ -135,8 +135,11 @@ class WireProtocol(abc.ABC):
     that is not one already: the receipt must carry it beside the word as sent."""
     features: ClassVar[frozenset[str]] = frozenset()
     """What the wire can say beyond the common ground, such as ``"redacted_reasoning"`` (a redacted
-    reasoning block, a signature without text). A case that needs a feature is played only
-    by protocols that have it."""
+    reasoning block, a signature without text), ``"cut_turns"`` (a turn ended by the
+    output-token limit, ``finish_reason`` ``length``), ``"cut_calls"`` (a call cut
+    mid-arguments), ``"refusals"`` (``content_filter``), ``"pause_turns"`` (``pause``),
+    ``"cache_usage"`` (a ``UsageStep``'s ``cache_read``) and ``"cache_writes"`` (its
+    ``cache_write``). A case that needs a feature is played only by protocols that have it."""
     in_process: ClassVar[bool] = False
     """True for the one protocol an adapter plays in-process (``scenario``): no server; each
     transcript's frames are ``runport.mock/v1`` events as JSON, one turn of
@@ -160,10 +163,18 @@ class WireProtocol(abc.ABC):
         """``case`` as this wire can say it, for rendering and for every expectation. The
         default keeps the steps (a reasoning step with no text only where the wire has
         ``redacted_reasoning``) and renames the finish reason (``finish_reasons``). Must be
-        idempotent: a played case plays as itself."""
+        idempotent: a played case plays as itself. Cache writes are dropped where the wire has
+        no ``cache_writes``."""
         steps = case.steps
         if "redacted_reasoning" not in self.features:
             steps = tuple(step for step in steps if not _empty_thought(step))
+        if "cache_writes" not in self.features:
+            steps = tuple(
+                replace(step, cache_write=0)
+                if isinstance(step, UsageStep) and step.cache_write
+                else step
+                for step in steps
+            )
         reason = case.finish_reason
         if reason is not None:
             reason = self.finish_reasons.get(reason, reason)

@@ -65,6 +65,17 @@ def _usage(case: Case) -> UsageStep | None:
     return next((step for step in case.steps if isinstance(step, UsageStep)), None)
 
 
+def _input_usage(usage: UsageStep) -> dict[str, int]:
+    """The input counts as the API writes them: ``input_tokens`` only the tokens after the
+    last cache breakpoint, the cache's reads and writes beside it (the stream sends these in
+    ``message_start`` only)."""
+    counts = {"input_tokens": usage.input_tokens - usage.cache_read - usage.cache_write}
+    if usage.cache_read or usage.cache_write:
+        counts["cache_creation_input_tokens"] = usage.cache_write
+        counts["cache_read_input_tokens"] = usage.cache_read
+    return counts
+
+
 def _input(case: Case, index: int) -> dict[str, Any]:
     joined = "".join(s.fragment for s in case.steps if isinstance(s, Call) and s.index == index)
     value = json.loads(joined)
@@ -171,7 +182,7 @@ def _transcript(case: Case, forced: str | None, model: str) -> Transcript:
         "stop_sequence": None,
     }
     if usage is not None:
-        message["usage"] = {"input_tokens": usage.input_tokens, "output_tokens": 1}
+        message["usage"] = {**_input_usage(usage), "output_tokens": 1}
     opening = [_event("message_start", {"message": message}), _event("ping", {})]
     steps: list[Frame] = []
     block = -1
@@ -264,10 +275,7 @@ def _message(case: Case, forced: str | None, model: str) -> bytes:
     }
     usage = _usage(case)
     if usage is not None:
-        message["usage"] = {
-            "input_tokens": usage.input_tokens,
-            "output_tokens": usage.output_tokens,
-        }
+        message["usage"] = {**_input_usage(usage), "output_tokens": usage.output_tokens}
     encoded = json_bytes(message)
     if forced:
         # The answer's tokens as the model wrote them, only the spacing gone.
@@ -308,7 +316,9 @@ class AnthropicMessages(WireProtocol):
     """The Messages API: ``POST {base_url}/v1/messages``; content blocks one after another
     (calls in blocks), its own stop reasons, ``message_stop`` the completion marker; thinking
     blocks kept one part per block, and sent back intact (the API refuses a tool run's next
-    turn otherwise)."""
+    turn otherwise); ``max_tokens``, ``refusal`` and ``pause_turn`` ends; cache reads and
+    writes beside ``input_tokens`` (in ``message_start`` when streamed). A call cut
+    mid-arguments is not played: the message body has no form for it."""
 
     name: ClassVar[str] = "anthropic-messages"
     endpoint: ClassVar[str] = "POST {base_url}/v1/messages"
@@ -317,13 +327,26 @@ class AnthropicMessages(WireProtocol):
         "stop": "end_turn",
         "tool_calls": "tool_use",
         "length": "max_tokens",
+        "content_filter": "refusal",
+        "pause": "pause_turn",
     }
     finishes: ClassVar[Mapping[str, str]] = {
         "end_turn": "stop",
         "tool_use": "tool_calls",
         "max_tokens": "length",
+        "refusal": "content_filter",
+        "pause_turn": "pause",
     }
-    features: ClassVar[frozenset[str]] = frozenset({"redacted_reasoning"})
+    features: ClassVar[frozenset[str]] = frozenset(
+        {
+            "redacted_reasoning",
+            "cut_turns",
+            "refusals",
+            "pause_turns",
+            "cache_usage",
+            "cache_writes",
+        }
+    )
 
     def recognise(self, request: WireRequest) -> bool | str:
         if request.path.rstrip("/") != "/v1/messages":

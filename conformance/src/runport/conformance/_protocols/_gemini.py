@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any, ClassVar, Final
 
 from runport.conformance._cases import (
@@ -84,13 +85,14 @@ def _usage(case: Case) -> dict[str, Any]:
     usage = next((step for step in case.steps if isinstance(step, UsageStep)), None)
     if usage is None:
         return {}
-    return {
-        "usageMetadata": {
-            "promptTokenCount": usage.input_tokens,
-            "candidatesTokenCount": usage.output_tokens,
-            "totalTokenCount": usage.input_tokens + usage.output_tokens,
-        }
+    metadata: dict[str, Any] = {
+        "promptTokenCount": usage.input_tokens,
+        "candidatesTokenCount": usage.output_tokens,
+        "totalTokenCount": usage.input_tokens + usage.output_tokens,
     }
+    if usage.cache_read:
+        metadata["cachedContentTokenCount"] = usage.cache_read
+    return {"usageMetadata": metadata}
 
 
 _PATH: Final = re.compile(r"/v1beta/models/([^/:]+):(streamGenerateContent|generateContent)")
@@ -99,7 +101,8 @@ _PATH: Final = re.compile(r"/v1beta/models/([^/:]+):(streamGenerateContent|gener
 class Gemini(WireProtocol):
     """The Gemini API: ``POST {base_url}/v1beta/models/{model}:streamGenerateContent?alt=sse``
     (``:generateContent`` unstreamed); each call whole, ``finishReason`` the completion
-    marker, thought parts kept one part per run, ``{"gemini": {"thoughtSignature": …}}``."""
+    marker, thought parts kept one part per run, ``{"gemini": {"thoughtSignature": …}}``;
+    cache reads as ``cachedContentTokenCount`` (no writes: a cache is a separate resource)."""
 
     name: ClassVar[str] = "gemini"
     endpoint: ClassVar[str] = "POST {base_url}/v1beta/models/{model}:streamGenerateContent?alt=sse"
@@ -114,6 +117,7 @@ class Gemini(WireProtocol):
         "MAX_TOKENS": "length",
         "SAFETY": "content_filter",
     }
+    features: ClassVar[frozenset[str]] = frozenset({"cut_turns", "refusals", "cache_usage"})
 
     def recognise(self, request: WireRequest) -> bool | str:
         found = _PATH.fullmatch(request.path)
@@ -126,7 +130,13 @@ class Gemini(WireProtocol):
         return True
 
     def play(self, case: Case) -> Case:
-        return super().play(calls_whole(case))
+        """Calls whole; a ``STOP`` turn that made calls finishes ``tool_calls``, as every
+        other protocol's does (the wire has no word of its own for it)."""
+        case = super().play(calls_whole(case))
+        calls = any(isinstance(step, Call) for step in case.steps)
+        if case.finish_reason == "STOP" and calls and case.finish != "tool_calls":
+            case = replace(case, finish="tool_calls")
+        return case
 
     def reasoning_metadata(
         self, number: int, block: Sequence[Thought], signature: str | None

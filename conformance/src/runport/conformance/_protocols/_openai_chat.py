@@ -40,12 +40,15 @@ def _chunk(model: str, delta: dict[str, Any], finish_reason: str | None = None) 
     )
 
 
-def _usage(step: UsageStep) -> dict[str, int]:
-    return {
+def _usage(step: UsageStep) -> dict[str, Any]:
+    usage: dict[str, Any] = {
         "prompt_tokens": step.input_tokens,
         "completion_tokens": step.output_tokens,
         "total_tokens": step.input_tokens + step.output_tokens,
     }
+    if step.cache_read:
+        usage["prompt_tokens_details"] = {"cached_tokens": step.cache_read, "audio_tokens": 0}
+    return usage
 
 
 def _error_body(marker: str, kind: str, code: str) -> bytes:
@@ -147,11 +150,15 @@ def _completion(case: Case, model: str) -> dict[str, Any]:
 class OpenAIChat(WireProtocol):
     """Chat completions: ``POST {base_url}/chat/completions`` under ``/v1``; the completion
     marker a ``finish_reason`` (and ``data: [DONE]``); reasoning as ``reasoning_content``,
-    kept as one part per turn."""
+    kept as one part per turn; cache reads as ``prompt_tokens_details.cached_tokens`` (the
+    API reports no cache writes)."""
 
     name: ClassVar[str] = "openai-chat"
     endpoint: ClassVar[str] = "POST {base_url}/chat/completions"
     root: ClassVar[str] = "/v1"
+    features: ClassVar[frozenset[str]] = frozenset(
+        {"cut_turns", "cut_calls", "refusals", "cache_usage"}
+    )
 
     def recognise(self, request: WireRequest) -> bool | str:
         if not request.path.rstrip("/").endswith("/chat/completions"):

@@ -107,7 +107,7 @@ def _usage(case: Case) -> dict[str, Any] | None:
         return None
     return {
         "input_tokens": step.input_tokens,
-        "input_tokens_details": {"cached_tokens": 0},
+        "input_tokens_details": {"cached_tokens": step.cache_read},
         "output_tokens": step.output_tokens,
         "output_tokens_details": {"reasoning_tokens": 0},
         "total_tokens": step.input_tokens + step.output_tokens,
@@ -332,7 +332,16 @@ class OpenAIResponses(WireProtocol):
     name: ClassVar[str] = "openai-responses"
     endpoint: ClassVar[str] = "POST {base_url}/responses"
     root: ClassVar[str] = "/v1"
-    features: ClassVar[frozenset[str]] = frozenset({"incomplete_turns", "coded_error_frames"})
+    features: ClassVar[frozenset[str]] = frozenset(
+        {
+            "incomplete_turns",
+            "coded_error_frames",
+            "cut_turns",
+            "cut_calls",
+            "refusals",
+            "cache_usage",
+        }
+    )
 
     def recognise(self, request: WireRequest) -> bool | str:
         if not request.path.rstrip("/").endswith("/responses"):

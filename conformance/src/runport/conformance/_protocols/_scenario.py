@@ -48,11 +48,16 @@ def _event(step: Text | Thought | Call) -> dict[str, Any] | None:
 
 class Scenario(WireProtocol):
     """The runport mock's own script: ``upstream.scenario`` holds one turn per planned call;
-    reasoning is one part per block, ``{"mock": {"signature": …}}`` when signed."""
+        reasoning is one part per block, ``{"mock": {"signature": …}}`` when signed; a turn ends
+    every way runport names (``length``, ``content_filter``, ``pause``) and counts cache reads
+    and writes."""
 
     name: ClassVar[str] = "scenario"
     endpoint: ClassVar[str] = "play upstream.scenario"
     in_process: ClassVar[bool] = True
+    features: ClassVar[frozenset[str]] = frozenset(
+        {"cut_turns", "cut_calls", "refusals", "pause_turns", "cache_usage", "cache_writes"}
+    )
 
     def recognise(self, request: WireRequest) -> bool | str:
         return "a scenario is played in-process, not requested over HTTP"
@@ -72,6 +77,10 @@ class Scenario(WireProtocol):
                     steps.append(Frame(json_bytes(event), 1))
             else:
                 counts = {"input_tokens": step.input_tokens, "output_tokens": step.output_tokens}
+                if step.cache_read:
+                    counts["cache_read_tokens"] = step.cache_read
+                if step.cache_write:
+                    counts["cache_write_tokens"] = step.cache_write
                 usage.append(Frame(json_bytes({"kind": "usage", **counts})))
         finish = {"kind": "finish", "finish_reason": case.finish_reason}
         return Transcript([*steps, *usage], closing=[json_bytes(finish)])

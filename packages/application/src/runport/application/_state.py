@@ -37,7 +37,7 @@ from runport.contracts import (
     Usage,
     canonical_json,
 )
-from runport.core import schema_errors, validate_output
+from runport.core import is_text_schema, parse_json_text, schema_errors, validate_output
 from runport.ports import CorrectionStage, PortError, RunScope, error_type
 
 _BACKOFF_BASE_S = 0.5
@@ -171,9 +171,34 @@ class RunState:
             return iter(())
         if receipt.tool_calls:
             return self.run_tools(receipt.tool_calls)
-        if receipt.output_schema_valid:
-            return self.result(receipt)
-        return self.correct(receipt)
+        answer = self._continued(receipt)
+        if answer.output_schema_valid:
+            return self.result(answer)
+        return self.correct(answer)
+
+    def _continued(self, receipt: ExecutionReceipt) -> ExecutionReceipt:
+        """The answer ``receipt`` ends: with the text of the paused turns just before it (each
+        continued by the next, adr/0050) joined in front, its output and validity derived
+        again from the whole text by the text/structured rule. A structured answer whole in
+        the last turn stands when the joined text is no valid answer (the paused turns said
+        what they were doing first, such as "Searching…"). Only the answer is joined: the
+        receipts stay each turn's own, as the provider gave them."""
+        paused: list[ExecutionReceipt] = []
+        for earlier in reversed(self.receipts[:-1]):
+            if earlier.finish != "pause":
+                break
+            paused.append(earlier)
+        if not any(earlier.text for earlier in paused):
+            return receipt
+        text = "".join(earlier.text or "" for earlier in reversed(paused)) + (receipt.text or "")
+        schema = self.interaction.output_schema
+        parsed, output = (True, text) if is_text_schema(schema) else parse_json_text(text)
+        valid = parsed and not validate_output(schema, output)
+        if not valid and receipt.output_schema_valid:
+            return receipt
+        return receipt.model_copy(
+            update={"text": text, "output": output, "output_schema_valid": valid}
+        )
 
     def turn_failed(
         self, error: Exception, attempt: int, watch: TurnWatch | None

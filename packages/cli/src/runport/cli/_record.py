@@ -4,9 +4,10 @@
 Every event the adapter streamed becomes a scenario event — ``Delta`` a ``delta``,
 ``ReasoningDelta`` a ``reasoning_delta`` (the last piece of each of the receipt's reasoning
 blocks carrying the block's signature, when the provider gave one), ``ToolCallDelta`` a
-``tool_call_delta``, the receipt's usage a ``usage`` before the ``finish`` (with the receipt's
-finish reason), ``Failed`` a ``fail`` with its code and message — so the mock replays the same
-stream and builds the same receipt. Of a reasoning block's provider metadata only its signature
+``tool_call_delta``, the receipt's usage (cache counts too) a ``usage`` before the ``finish``
+(with the receipt's finish reason, and its ``finish`` where that is another word), ``Failed``
+a ``fail`` with its code and message — so the mock replays the same stream and builds the same
+receipt. Of a reasoning block's provider metadata only its signature
 is kept (the mock's ``{"mock": {"signature": ...}}``); a redacted block (no text) is not
 recorded. Redaction replaces values by
 JSON pointer, in the inputs (``/inputs/…``, ``/context/…``) or the answer (``/output…``).
@@ -181,12 +182,16 @@ def _finish(receipt: ExecutionReceipt) -> list[dict[str, Any]]:
             "input_tokens": receipt.usage.input_tokens,
             "output_tokens": receipt.usage.output_tokens,
         }
-        if receipt.usage.reasoning_tokens is not None:
-            usage["reasoning_tokens"] = receipt.usage.reasoning_tokens
+        for count in ("reasoning_tokens", "cache_read_tokens", "cache_write_tokens"):
+            value = getattr(receipt.usage, count)
+            if value is not None:
+                usage[count] = value
         ending.append(usage)
     finish: dict[str, Any] = {"kind": "finish"}
     if receipt.finish_reason is not None:
         finish["finish_reason"] = receipt.finish_reason
+    if receipt.finish is not None and receipt.finish != receipt.finish_reason:
+        finish["finish"] = receipt.finish  # the provider's word kept, runport's beside it
     ending.append(finish)
     return ending
 

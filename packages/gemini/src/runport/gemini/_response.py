@@ -158,7 +158,10 @@ class ResponseAssembly:
         if type(reason) is not str:
             raise invalid("a finishReason is not a string")
         self.close()
-        self.turn.finished(reason, FINISHES)
+        turn = self.turn
+        turn.finished(reason, FINISHES)
+        if turn.finish == "stop" and turn.has_call(0):
+            turn.finish = "tool_calls"  # STOP is also the word for a turn that made calls
         return True
 
     def _part(self, part: Any) -> None:

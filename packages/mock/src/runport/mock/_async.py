@@ -91,10 +91,24 @@ class AsyncEmitter(EmitterCore):
         await self.send(self.turn.tool_call(name, arguments, call_id=call_id))
 
     def usage(
-        self, input_tokens: int = 0, output_tokens: int = 0, reasoning_tokens: int | None = None
+        self,
+        input_tokens: int = 0,
+        output_tokens: int = 0,
+        reasoning_tokens: int | None = None,
+        *,
+        cache_read_tokens: int | None = None,
+        cache_write_tokens: int | None = None,
     ) -> None:
-        """Token counts, summed over the turn (nothing is sent, so nothing to await)."""
-        self.turn.usage(input_tokens, output_tokens, reasoning_tokens)
+        """Token counts, summed over the turn (``cache_read_tokens`` and
+        ``cache_write_tokens``: of the input, those read from and written to the prompt
+        cache). Nothing is sent, so nothing to await."""
+        self.turn.usage(
+            input_tokens,
+            output_tokens,
+            reasoning_tokens,
+            cache_read_tokens=cache_read_tokens,
+            cache_write_tokens=cache_write_tokens,
+        )
 
     def delay(self, ms: int) -> None:
         """Advance the virtual clock; never sleeps."""

@@ -84,7 +84,9 @@ def play_scenario_turn(spec: ScenarioTurn, turn: Turn) -> Iterator[StreamEvent]:
         if event.kind == "delay":
             turn.delay(event.ms)
         elif event.kind == "finish":
-            yield turn.finish(event.finish_reason, **_output(spec, event, turn.request))
+            yield turn.finish(
+                event.finish_reason, finish=event.finish, **_output(spec, event, turn.request)
+            )
         elif event.kind == "delta":
             yield turn.text(event.text)
         elif event.kind == "reasoning_delta":
@@ -94,7 +96,13 @@ def play_scenario_turn(spec: ScenarioTurn, turn: Turn) -> Iterator[StreamEvent]:
                 event.index, event.arguments_fragment, call_id=event.call_id, name=event.name
             )
         elif event.kind == "usage":
-            turn.usage(event.input_tokens, event.output_tokens, event.reasoning_tokens)
+            turn.usage(
+                event.input_tokens,
+                event.output_tokens,
+                event.reasoning_tokens,
+                cache_read_tokens=event.cache_read_tokens,
+                cache_write_tokens=event.cache_write_tokens,
+            )
         else:
             assert isinstance(event, FailEvent)
             error = PortError(event.code, event.message, retry_after_ms=event.retry_after_ms)
@@ -133,6 +141,8 @@ def _made(event: ScenarioEvent) -> _Made:
                 input_tokens=event.input_tokens,
                 output_tokens=event.output_tokens,
                 reasoning_tokens=event.reasoning_tokens,
+                cache_read_tokens=event.cache_read_tokens,
+                cache_write_tokens=event.cache_write_tokens,
             )
     except (ValueError, TypeError, AttributeError):
         pass

@@ -154,13 +154,21 @@ class Turn:
         return self.fragment(index, fragment, call_id=call_id, name=name)
 
     def usage(
-        self, input_tokens: int, output_tokens: int, reasoning_tokens: int | None = None
+        self,
+        input_tokens: int,
+        output_tokens: int,
+        reasoning_tokens: int | None = None,
+        *,
+        cache_read_tokens: int | None = None,
+        cache_write_tokens: int | None = None,
     ) -> None:
         self.add_usage(
             Usage(
                 input_tokens=input_tokens,
                 output_tokens=output_tokens,
                 reasoning_tokens=reasoning_tokens,
+                cache_read_tokens=cache_read_tokens,
+                cache_write_tokens=cache_write_tokens,
             )
         )
 
@@ -176,7 +184,11 @@ class Turn:
         self.elapsed_ms += ms
 
     def finish(
-        self, finish_reason: str | None = None, *, output: JsonValue = UNSET
+        self,
+        finish_reason: str | None = None,
+        *,
+        output: JsonValue = UNSET,
+        finish: Finish | None = None,
     ) -> Complete | Failed:
         """The successful terminal. Without ``output`` it comes from the text; a turn with no
         text and no tool calls answers with the request's ``fixture_output``. Text or
@@ -190,10 +202,14 @@ class Turn:
             explicit["output"] = self.request.fixture_output
         if finish_reason is not None:
             builder.finished(finish_reason, FINISHES)
+        if finish is not None:  # runport's word for a provider's own (a recorded turn)
+            builder.finish = finish
         usage = self._usage
         if usage is not None:
             builder.usage = (usage.input_tokens, usage.output_tokens)
             builder.reasoning_tokens = usage.reasoning_tokens
+            builder.cache_read_tokens = usage.cache_read_tokens
+            builder.cache_write_tokens = usage.cache_write_tokens
         try:
             # parsing the assembled arguments and answer is where JSON past the bounds shows
             receipt = builder.receipt(self.request, self.descriptor, **explicit)

@@ -12,7 +12,7 @@ reasoning) never, whatever ``capture_content`` says.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from runport.contracts import (
     ExecutionReceipt,
@@ -51,6 +51,18 @@ def input_messages(request: ExecutionRequest) -> str:
     return canonical_json(messages).decode("utf-8")
 
 
+_OTEL_FINISH: Final = {"tool_calls": "tool_call"}
+
+
+def finish_word(receipt: ExecutionReceipt) -> str | None:
+    """The receipt's ``finish`` (runport's word, adr/0050) as the GenAI conventions spell it
+    (``stop``, ``length``, ``content_filter``, ``tool_call``, ``error``; ``pause`` and
+    ``other`` as they are); the provider's own word only from an adapter that set no
+    ``finish``."""
+    finish = receipt.finish or receipt.finish_reason
+    return None if finish is None else _OTEL_FINISH.get(finish, finish)
+
+
 def output_messages(receipt: ExecutionReceipt) -> str:
     """The answer as one assistant message; a structured answer with no text is written as the
     JSON it decoded to, so the output is visible whichever way the adapter produced it."""
@@ -60,5 +72,5 @@ def output_messages(receipt: ExecutionReceipt) -> str:
     elif receipt.output is not None:
         parts.append({"type": "text", "content": canonical_json(receipt.output).decode("utf-8")})
     parts.extend(_tool_call(call) for call in receipt.tool_calls or ())
-    message = {"role": "assistant", "parts": parts, "finish_reason": receipt.finish_reason or ""}
+    message = {"role": "assistant", "parts": parts, "finish_reason": finish_word(receipt) or ""}
     return canonical_json([message]).decode("utf-8")

@@ -36,7 +36,7 @@ from runport.contracts import (
     Usage,
     fingerprint,
 )
-from runport.otel._content import input_messages, output_messages
+from runport.otel._content import finish_word, input_messages, output_messages
 from runport.ports import AsyncSink, PortError, Sink, deliver, distribution_version, error_type
 
 SCOPE: Final = "runport.otel"
@@ -314,8 +314,9 @@ class CallTrace:
             REQUEST_FINGERPRINT: receipt.request_fingerprint,
             OUTPUT_FINGERPRINT: receipt.output_fingerprint,
         }
-        if receipt.finish_reason is not None:
-            attributes[FINISH_REASONS] = [receipt.finish_reason]
+        finish = finish_word(receipt)
+        if finish is not None:
+            attributes[FINISH_REASONS] = [finish]
         usage = receipt.usage
         if usage is not None:
             attributes[INPUT_TOKENS] = usage.input_tokens

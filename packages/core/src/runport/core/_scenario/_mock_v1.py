@@ -29,9 +29,12 @@
 Event kinds: ``delta{text}`` (non-empty), ``reasoning_delta{text, signature?}`` (non-empty
 text; a signature ends its block), ``tool_call_delta{index, call_id?, name?,
 arguments_fragment?}``, ``delay{ms > 0}`` (a virtual clock; nothing sleeps),
-``usage{input_tokens, output_tokens, reasoning_tokens?}`` (summed over the turn),
-``finish{finish_reason?, output?}`` and ``fail{code, message, retry_after_ms?}``. Every turn
-ends in exactly one terminal (``finish`` or ``fail``).
+``usage{input_tokens, output_tokens, reasoning_tokens?, cache_read_tokens?,
+cache_write_tokens?}`` (summed over the turn; the cache counts are parts of
+``input_tokens``), ``finish{finish_reason?, finish?, output?}`` (``finish_reason`` any word:
+one of runport's own, such as ``length`` or ``pause``, is the receipt's ``finish`` too, any
+other is ``other`` unless ``finish`` names runport's word for it) and ``fail{code, message,
+retry_after_ms?}``. Every turn ends in exactly one terminal (``finish`` or ``fail``).
 In ``tool_call_delta`` a call's first fragment must name the tool; ``call_id`` defaults to
 ``call_<index>`` (as docs/wire-types.md has adapters do for upstreams that send none); later
 fragments of the same call may leave ``name``/``call_id`` out (they are filled in from the
@@ -48,6 +51,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, JsonValue, field_validator
 
+from runport.contracts import Finish
 from runport.core._scenario._decoding import (
     Count,
     File,
@@ -147,11 +151,14 @@ class _DelayFile(File):
 class _UsageFile(UsageFields):
     kind: Literal["usage"]
     reasoning_tokens: Count | None = None
+    cache_read_tokens: Count | None = None
+    cache_write_tokens: Count | None = None
 
 
 class _FinishFile(OutputFields):
     kind: Literal["finish"]
     finish_reason: NonEmpty | None = None
+    finish: Finish | None = None
 
 
 class _FailFile(File):
@@ -239,14 +246,22 @@ def _mock_turn(data: object, where: Where) -> ScenarioTurn:
                     input_tokens=parsed.input_tokens,
                     output_tokens=parsed.output_tokens,
                     reasoning_tokens=parsed.reasoning_tokens,
+                    cache_read_tokens=parsed.cache_read_tokens,
+                    cache_write_tokens=parsed.cache_write_tokens,
                 )
             )
         elif isinstance(parsed, _FinishFile):
             if "output" in parsed.model_fields_set:
                 _check_agreement(parsed.output, texts, at)
-                events.append(FinishEvent(finish_reason=parsed.finish_reason, output=parsed.output))
+                events.append(
+                    FinishEvent(
+                        finish_reason=parsed.finish_reason,
+                        finish=parsed.finish,
+                        output=parsed.output,
+                    )
+                )
             else:
-                events.append(FinishEvent(finish_reason=parsed.finish_reason))
+                events.append(FinishEvent(finish_reason=parsed.finish_reason, finish=parsed.finish))
         else:
             assert isinstance(parsed, _FailFile)
             events.append(

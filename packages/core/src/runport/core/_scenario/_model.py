@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
-from runport.contracts import canonical_json
+from runport.contracts import Finish, canonical_json
 from runport.core._document import JsonLimitError
 from runport.core._receipt import parse_json_text
 from runport.core._scenario._expectations import ScenarioExpectations, require_json
@@ -70,12 +70,16 @@ class DelayEvent(Value):
 
 class UsageEvent(Value):
     """Token counts, summed over the turn into the receipt's ``usage`` (``reasoning_tokens``:
-    of the output tokens, those spent reasoning, when stated)."""
+    of the output tokens, those spent reasoning; ``cache_read_tokens`` and
+    ``cache_write_tokens``: of the input tokens, those read from and written to the prompt
+    cache; each when stated)."""
 
     kind: Literal["usage"] = "usage"
     input_tokens: Annotated[int, Field(ge=0)]
     output_tokens: Annotated[int, Field(ge=0)]
     reasoning_tokens: Annotated[int, Field(ge=0)] | None = None
+    cache_read_tokens: Annotated[int, Field(ge=0)] | None = None
+    cache_write_tokens: Annotated[int, Field(ge=0)] | None = None
 
 
 class FinishEvent(Value):
@@ -85,11 +89,17 @@ class FinishEvent(Value):
     answer, an absent output means "derive it". The difference lives in ``model_fields_set``,
     and equality takes it into account so two scenarios that play differently never compare
     equal.
+
+    ``finish`` is the receipt's ``finish`` when ``finish_reason`` is a provider's own word
+    (``{finish_reason: max_tokens, finish: length}``, as ``runport record`` writes a recorded
+    turn); without it, a finish reason that is one of runport's words is its own finish and
+    any other is ``other``.
     """
 
     kind: Literal["finish"] = "finish"
     finish_reason: Annotated[str, Field(min_length=1)] | None = None
     output: JsonValue = None
+    finish: Finish | None = None
 
     _json_output = field_validator("output")(require_json)
 
@@ -102,12 +112,13 @@ class FinishEvent(Value):
             return NotImplemented
         return (
             self.finish_reason == other.finish_reason
+            and self.finish == other.finish
             and self.has_output == other.has_output
             and canonical_json(self.output) == canonical_json(other.output)
         )
 
     def __hash__(self) -> int:
-        return hash((self.finish_reason, self.has_output, canonical_json(self.output)))
+        return hash((self.finish_reason, self.finish, self.has_output, canonical_json(self.output)))
 
 
 class FailEvent(Value):

@@ -38,7 +38,10 @@ _FINISH_REASONS = {
     "length": "length",
     "tool_calls": "tool-calls",
     "content_filter": "content-filter",
+    "error": "error",
 }
+"""The receipt's ``finish`` (runport's word, never the provider's own) as the AI SDK spells
+it; ``pause`` and ``other`` are ``other``."""
 
 
 def _json(value: Any) -> bytes:
@@ -225,7 +228,7 @@ class UIMessageEncoder(RunEventEncoder):
             + receipt.model_dump_json().encode()
             + b"}"
         )
-        self._finish_reason = receipt.finish_reason
+        self._finish_reason = receipt.finish or ("other" if receipt.finish_reason else None)
         if receipt.usage is not None:
             self._usage = receipt.usage if self._usage is None else self._usage + receipt.usage
         self._failure = None

@@ -1,0 +1,63 @@
+"""``runport record`` keeps how a turn ended and what it cost: the provider's finish reason with
+runport's word beside it, and the cache counts, so the mock's replay gives the same receipt."""
+
+from __future__ import annotations
+
+import pytest
+
+from runport.cli._record import comparable, turn_events
+from runport.contracts import (
+    AdapterDescriptor,
+    CompiledInteraction,
+    Complete,
+    Delta,
+    ExecutionRequest,
+    Finish,
+    Message,
+    Usage,
+)
+from runport.core import build_receipt, parse_scenario
+from runport.mock import ScriptedRuntime
+
+ADAPTER = AdapterDescriptor(id="anthropic", version="1", capabilities=["text"])
+REQUEST = ExecutionRequest(
+    interaction=CompiledInteraction(
+        compiler="tests/0",
+        contract_id="tests.record",
+        contract_version="1.0.0",
+        messages=[Message(role="user", content="Name three people.")],
+        output_schema={"type": "object"},
+    )
+)
+
+
+@pytest.mark.parametrize(
+    ("reason", "finish"),
+    [("max_tokens", "length"), ("refusal", "content_filter"), ("pause_turn", "pause"),
+     ("end_turn", "stop"), ("length", "length"), ("a_new_word", "other")],
+)  # fmt: skip
+def test_a_recorded_turn_replays_with_its_finish_and_cache_counts(
+    reason: str, finish: Finish
+) -> None:
+    usage = Usage(input_tokens=1200, output_tokens=16, cache_read_tokens=1024, cache_write_tokens=8)
+    text = '{"people": ["Ada", "Gra'
+    live = build_receipt(
+        REQUEST, adapter=ADAPTER, text=text, finish_reason=reason, usage=usage, finish=finish
+    )
+    events = turn_events([Delta(text=text), Complete(receipt=live)])
+
+    assert events[-2] == {
+        "kind": "usage",
+        "input_tokens": 1200,
+        "output_tokens": 16,
+        "cache_read_tokens": 1024,
+        "cache_write_tokens": 8,
+    }
+    ending = {"kind": "finish", "finish_reason": reason}
+    assert events[-1] == (ending if reason == finish else {**ending, "finish": finish})
+    scenario = parse_scenario(
+        {"api_version": "runport.mock/v1", "id": "recorded", "turns": [{"events": events}]}
+    )
+    replayed = ScriptedRuntime(scenario).execute(REQUEST)
+    assert (replayed.finish_reason, replayed.finish, replayed.usage) == (reason, finish, usage)
+    assert comparable(replayed) == comparable(live)
