@@ -36,8 +36,9 @@ PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\x00" * 16).decode()
 _text = st.text(min_size=1, max_size=12)
 _json = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=8),
-    lambda children: st.lists(children, max_size=3)
-    | st.dictionaries(st.text(max_size=5), children, max_size=3),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=5), children, max_size=3)
+    ),
     max_leaves=8,
 )
 _metadata = st.none() | st.dictionaries(st.sampled_from(["anthropic", "openai"]), _json, max_size=1)

@@ -92,7 +92,8 @@ def test_a_turn_whose_only_output_is_a_file_is_not_empty() -> None:
     turn.file("image/png", PNG)
     assert not turn.empty
     receipt = turn.receipt(REQUEST, ADAPTER)
-    assert receipt.files is not None and receipt.files[0].raw().startswith(b"\x89PNG")
+    assert receipt.files is not None
+    assert receipt.files[0].raw().startswith(b"\x89PNG")
 
 
 def test_a_server_tool_result_for_a_call_never_announced_is_coded() -> None:
