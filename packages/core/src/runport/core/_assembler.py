@@ -36,11 +36,10 @@ class StreamAssembler:
     Progress events (``Delta``, ``ReasoningDelta``, ``ToolCallDelta``, and what the provider did
     itself: ``ServerToolCall``, ``ServerToolResult``, ``Citation``, ``FileDelta``) may come in
     any number, then exactly one terminal (``Complete`` or ``Failed``), then nothing. Text and
-    reasoning are each joined in arrival order; tool calls are joined per ``index`` and reported in index
-    order; server tools, citations and whole files are kept in arrival order (a
-    ``ServerToolResult`` answers a ``ServerToolCall`` announced before it, once). A violation
-    raises
-    ``StreamGrammarError`` and leaves the assembler as it was.
+    reasoning are each joined in arrival order; tool calls are joined per ``index`` and
+    reported in index order; server tools, citations and whole files are kept in arrival order
+    (a ``ServerToolResult`` answers a ``ServerToolCall`` announced before it, once). A
+    violation raises ``StreamGrammarError`` and leaves the assembler as it was.
 
     With ``grammar_only=True`` it checks the grammar and keeps nothing else: no pieces, no
     ``events`` (a turn assembled elsewhere, in a ``TurnBuilder``, checked here as it plays).

@@ -70,6 +70,7 @@ class RunEventEncoder(ABC):
     ) -> None:
         """What the provider did itself: a protocol without parts for it writes nothing
         here; the turn's ``Complete`` receipt carries it whole."""
+        return
 
     @abstractmethod
     def _complete(self, event: contracts.Complete, out: list[bytes]) -> None: ...
