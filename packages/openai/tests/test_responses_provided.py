@@ -202,7 +202,8 @@ def test_file_search_code_interpreter_and_mcp_calls(client: httpx.Client) -> Non
         "error": None,
     }
     cited = {"type": "file_citation", "index": 3, "file_id": "file-2dtbBZ", "filename": "deep.pdf"}
-    message = {**MESSAGE, "content": [{"type": "output_text", "text": "It is 4.", "annotations": [cited]}]}  # fmt: skip
+    part = {"type": "output_text", "text": "It is 4.", "annotations": [cited]}
+    message = {**MESSAGE, "content": [part]}
     _, receipt = both_ways(client, [files, code, mcp, message])
     tools = receipt.server_tools or []
     assert [(tool.kind, tool.name) for tool in tools] == [
