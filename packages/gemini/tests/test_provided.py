@@ -188,9 +188,8 @@ def test_an_image_whose_bytes_are_not_its_declared_type_is_coded(client: httpx.C
     whole = candidate(
         [{"inlineData": {"mimeType": "image/png", "data": JPEG}}], finishReason="STOP"
     )
-    with serving(json_reply(whole)) as server:
-        with pytest.raises(PortError) as raised:
-            adapter_for(server, client).execute(make_request())
+    with serving(json_reply(whole)) as server, pytest.raises(PortError) as raised:
+        adapter_for(server, client).execute(make_request())
     assert raised.value.code == ErrorCode.RUNTIME_INVALID_RESPONSE
     assert "image/jpeg" in raised.value.message
 
