@@ -24,14 +24,18 @@ from runport.contracts import (
     Usage,
 )
 from runport.core import (
+    CitationEvent,
     DeltaEvent,
     FailEvent,
+    FileDeltaEvent,
     FinishEvent,
     HeldCache,
     ReasoningDeltaEvent,
     Scenario,
     ScenarioEvent,
     ScenarioTurn,
+    ServerToolCallEvent,
+    ServerToolResultEvent,
     UsageEvent,
     load_scenario,
 )
@@ -95,6 +99,10 @@ def play_scenario_turn(spec: ScenarioTurn, turn: Turn) -> Iterator[StreamEvent]:
             )
         elif event.kind == "usage":
             turn.usage(event.input_tokens, event.output_tokens, event.reasoning_tokens)
+        elif isinstance(
+            event, ServerToolCallEvent | ServerToolResultEvent | CitationEvent | FileDeltaEvent
+        ):
+            yield turn.provided(event.played())
         else:
             assert isinstance(event, FailEvent)
             error = PortError(event.code, event.message, retry_after_ms=event.retry_after_ms)
