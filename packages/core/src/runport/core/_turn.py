@@ -500,8 +500,8 @@ class TurnBuilder:
 
     @property
     def empty(self) -> bool:
-        """Whether nothing has arrived but reasoning: no text, no tool call, no server tool,
-        citation or file, nothing kept unknown (reasoning is not an answer)."""
+        """Whether nothing has arrived but reasoning (no text, no tool call, no server tool,
+        citation or file, nothing kept unknown), as reasoning is not an answer."""
         return not (self._text.count or self._calls or self._server or self._files or self._unknown)
 
     def has_arguments(self, index: int) -> bool:
