@@ -256,15 +256,13 @@ def test_a_web_fetch_announced_without_input_and_document_citations(client: http
 
 def test_a_result_for_a_search_never_announced_is_coded(client: httpx.Client) -> None:
     blocks = [WEB_TURN[2], {"type": "text", "text": "ok"}]
-    with serving(stream_reply(events(blocks)), json_reply(body(blocks))) as server:
-        adapter = adapter_for(server, client)
-        outcome = run_streamed(adapter, make_request())
-        with pytest.raises(PortError) as raised:
-            adapter.execute(make_request())
-    for error in (outcome.error, raised.value):
-        assert error is not None
-        assert error.code == ErrorCode.RUNTIME_INVALID_RESPONSE
-        assert "never announced" in error.message
+    PROVIDER.check_refused_both_ways(
+        client,
+        stream_reply(events(blocks)),
+        json_reply(body(blocks)),
+        ErrorCode.RUNTIME_INVALID_RESPONSE,
+        "never announced",
+    )
 
 
 def test_a_block_of_an_unknown_kind_is_kept_not_dropped(client: httpx.Client) -> None:

@@ -80,6 +80,14 @@ def both_ways(
     return outcome.events, receipt
 
 
+def refused(client: httpx.Client, whole: dict[str, Any], said: str) -> None:
+    """``whole`` as one chunk and as the response: refused alike, an invalid response."""
+    streamed, unstreamed = stream_reply(chunks_of([whole])), json_reply(whole)
+    PROVIDER.check_refused_both_ways(
+        client, streamed, unstreamed, ErrorCode.RUNTIME_INVALID_RESPONSE, said
+    )
+
+
 def test_code_execution_streamed_and_unstreamed(client: httpx.Client) -> None:
     said = {"text": "The sum is 55."}
     chunks = [
@@ -113,14 +121,7 @@ def test_a_failed_run_carries_its_outcome_as_the_error(client: httpx.Client) -> 
 
 def test_a_result_with_no_code_announced_is_coded(client: httpx.Client) -> None:
     whole = candidate([RAN], finishReason="STOP")
-    with serving(stream_reply(chunks_of([whole])), json_reply(whole)) as server:
-        outcome = run_streamed(adapter_for(server, client), make_request())
-        with pytest.raises(PortError) as raised:
-            adapter_for(server, client).execute(make_request())
-    for error in (outcome.error, raised.value):
-        assert error is not None
-        assert error.code == ErrorCode.RUNTIME_INVALID_RESPONSE
-        assert "never announced" in error.message
+    refused(client, whole, "never announced")
 
 
 def test_grounding_supports_are_citations_at_character_offsets(client: httpx.Client) -> None:
@@ -164,14 +165,7 @@ def test_a_span_past_the_text_or_inside_a_character_is_coded(
     support = {"segment": segment, "groundingChunkIndices": [0]}
     grounding = {**GROUNDING, "groundingSupports": [support]}
     whole = candidate([{"text": "".join(ANSWER)}], finishReason="STOP", groundingMetadata=grounding)
-    with serving(stream_reply(chunks_of([whole])), json_reply(whole)) as server:
-        outcome = run_streamed(adapter_for(server, client), make_request())
-        with pytest.raises(PortError) as raised:
-            adapter_for(server, client).execute(make_request())
-    for error in (outcome.error, raised.value):
-        assert error is not None
-        assert error.code == ErrorCode.RUNTIME_INVALID_RESPONSE
-        assert said in error.message
+    refused(client, whole, said)
 
 
 def test_an_image_in_the_answer_is_a_generated_file(client: httpx.Client) -> None:

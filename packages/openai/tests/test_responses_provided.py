@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from runport.conformance.loopback import FaultServer, json_reply, seen, serving, stream_reply
-from runport.conformance.providers import make_request, run_streamed
+from runport.conformance.providers import Provider, make_request, run_streamed
 from runport.contracts import (
     Citation,
     CitationSource,
@@ -28,7 +28,7 @@ from runport.contracts import (
     ServerToolCall,
     ServerToolResult,
 )
-from runport.openai import OpenAIResponsesAdapter
+from runport.openai import AsyncOpenAIResponsesAdapter, OpenAIResponsesAdapter
 from runport.ports import PortError
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\x07" * 32).decode()
@@ -136,6 +136,14 @@ def both_ways(
     assert outcome.receipt is not None, outcome.error
     assert whole == outcome.receipt
     return outcome.events, whole
+
+
+def refused(client: httpx.Client, output: list[dict[str, Any]], said: str) -> None:
+    """``output`` streamed and whole: refused alike, an invalid response naming ``said``."""
+    streamed, whole = stream_reply(stream(output)), json_reply(response(output))
+    code = ErrorCode.RUNTIME_INVALID_RESPONSE
+    provider = Provider(OpenAIResponsesAdapter, AsyncOpenAIResponsesAdapter, "gpt-test", "sk")
+    provider.check_refused_both_ways(client, streamed, whole, code, said)
 
 
 def test_a_web_search_and_its_url_citation_streamed_and_unstreamed(client: httpx.Client) -> None:
@@ -250,28 +258,13 @@ def test_a_generated_image_streams_its_previews_then_is_kept_whole(client: httpx
 
 def test_an_image_whose_bytes_are_not_its_format_is_coded(client: httpx.Client) -> None:
     image = {"id": "ig_2", "type": "image_generation_call", "result": JPEG, "output_format": "png"}
-    output = [image]
-    with serving(stream_reply(stream(output)), json_reply(response(output))) as server:
-        outcome = run_streamed(adapter_for(server, client), make_request())
-        with pytest.raises(PortError) as raised:
-            adapter_for(server, client).execute(make_request())
-    for error in (outcome.error, raised.value):
-        assert error is not None
-        assert error.code == ErrorCode.RUNTIME_INVALID_RESPONSE
-        assert "image/jpeg" in error.message
+    refused(client, [image], "image/jpeg")
 
 
 def test_a_citation_past_the_text_is_coded(client: httpx.Client) -> None:
     wild = {**CITE, "start_index": 60, "end_index": 700}
     message = {**MESSAGE, "content": [{**MESSAGE["content"][0], "annotations": [wild]}]}
-    with serving(stream_reply(stream([message])), json_reply(response([message]))) as server:
-        outcome = run_streamed(adapter_for(server, client), make_request())
-        with pytest.raises(PortError) as raised:
-            adapter_for(server, client).execute(make_request())
-    for error in (outcome.error, raised.value):
-        assert error is not None
-        assert error.code == ErrorCode.RUNTIME_INVALID_RESPONSE
-        assert "past the answer" in error.message
+    refused(client, [message], "past the answer")
 
 
 def test_a_huge_image_is_bounded_by_max_response_bytes(client: httpx.Client) -> None:
