@@ -14,6 +14,8 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from runport.anthropic import AnthropicMessagesAdapter, AsyncAnthropicMessagesAdapter
 from runport.conformance.loopback import json_reply, seen, serving, stream_reply
@@ -318,3 +320,48 @@ def test_streamed_text_around_the_search_is_progress_as_it_arrives(client: httpx
     assert "".join(e.text for e in outcome.events if isinstance(e, Delta)) == (
         "I'll search for that.Based on the results, he was born on April 30, 1916."
     )
+
+
+_texts = st.text(alphabet="abcé 🌍.", min_size=1, max_size=12)
+
+
+@st.composite
+def _turns(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Text blocks (some cited), searches each with its result, in any order."""
+    blocks: list[dict[str, Any]] = []
+    for number in range(draw(st.integers(1, 5))):
+        if draw(st.booleans()):
+            block: dict[str, Any] = {"type": "text", "text": draw(_texts)}
+            if draw(st.booleans()):
+                block["citations"] = [{**CITED, "cited_text": draw(_texts)}]
+            blocks.append(block)
+        else:
+            call_id = f"srvtoolu_{number}"
+            search = {**SEARCH, "id": call_id, "input": {"query": draw(_texts)}}
+            blocks.append(search)
+            result = {"type": "web_search_tool_result", "tool_use_id": call_id, "content": RESULTS}
+            blocks.append(result)
+    return blocks
+
+
+@settings(
+    deadline=None, max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(_turns())
+def test_any_turn_reads_the_same_streamed_and_unstreamed(
+    client: httpx.Client, blocks: list[dict[str, Any]]
+) -> None:
+    _, receipt = both_ways(client, blocks)
+    said = [block for block in blocks if block["type"] == "text"]
+    assert receipt.text == ("".join(block["text"] for block in said) or None)
+    assert len(receipt.server_tools or []) == len(blocks) - len(said)
+    starts = [start for start, block in _offsets(said) if "citations" in block]
+    assert [citation.start for citation in receipt.citations or []] == starts
+
+
+def _offsets(blocks: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
+    at, found = 0, []
+    for block in blocks:
+        found.append((at, block))
+        at += len(block["text"])
+    return found
