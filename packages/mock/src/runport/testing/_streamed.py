@@ -46,11 +46,12 @@ def assert_streamed(
     """Check the events a sink or ``on_event`` received, from one call or a whole run.
 
     Always: every turn's progress (``Delta``, ``ReasoningDelta``, ``ToolCallDelta``, what the
-    provider did itself) ends in exactly one terminal; each ``Complete``'s receipt text is
-    what its turn's deltas joined to; the stream ends in ``Complete`` — or, with ``failed=CODE``, in a ``Failed`` with that
-    code. Then, each only when given: ``text``, every ``Delta`` joined; ``reasoning``, every
-    ``ReasoningDelta`` joined; ``tool_calls``, the calls of every receipt in order, each a
-    name or a ``(name, arguments)`` pair. Raises ``AssertionError`` saying what differs.
+    provider did itself) ends in exactly one terminal; each ``Complete``'s receipt text is what
+    its turn's deltas joined to; the stream ends in ``Complete`` — or, with ``failed=CODE``, in
+    a ``Failed`` with that code. Then, each only when given: ``text``, every ``Delta`` joined;
+    ``reasoning``, every ``ReasoningDelta`` joined; ``tool_calls``, the calls of every receipt
+    in order, each a name or a ``(name, arguments)`` pair. Raises ``AssertionError`` saying
+    what differs.
     """
     seen = list(events)
     turn_text: list[str] = []
