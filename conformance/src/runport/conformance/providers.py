@@ -322,6 +322,20 @@ class Provider:
         if code != ErrorCode.RUNTIME_PERMANENT:
             assert outcome.error.retry_after_ms == 3000
 
+    def check_refused_both_ways(
+        self, client: httpx.Client, streamed: Handler, whole: Handler, code: ErrorCode, said: str
+    ) -> None:
+        """A turn served ``streamed``, then ``whole`` (unstreamed), fails the same way both
+        times: the stable ``code``, ``said`` in the message."""
+        with serving(streamed, whole) as server:
+            outcome = run_streamed(self.adapter_for(server, client), make_request())
+            with pytest.raises(PortError) as raised:
+                self.adapter_for(server, client).execute(make_request())
+        for error in (outcome.error, raised.value):
+            assert error is not None
+            assert error.code == code
+            assert said in error.message
+
     def check_an_oversize_stream(self, client: httpx.Client, handler: Handler) -> None:
         """A stream past ``max_response_bytes`` fails as too large and is closed."""
         with serving(handler) as server:

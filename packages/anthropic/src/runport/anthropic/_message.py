@@ -32,16 +32,26 @@ _TEXT = -1
 _ANSWER = -2
 _IGNORED = -3
 _THINKING = -4
+_SERVER = -5
+
+_SERVER_CALLS: Final = frozenset({"server_tool_use", "mcp_tool_use"})
+"""Blocks that announce a tool the provider runs itself (its web search, code execution, URL
+fetch, an MCP server it calls)."""
+_CALL_FIELDS: Final = frozenset({"type", "id", "name", "input"})
+_RESULT_FIELDS: Final = frozenset({"type", "tool_use_id", "content"})
+_DOCUMENT_CITATIONS: Final = frozenset({"char_location", "page_location", "content_block_location"})
 
 
 class _Block:
-    __slots__ = ("fragments", "initial", "kind", "stripper")
+    __slots__ = ("fragments", "initial", "kind", "pieces", "stripper")
 
     def __init__(self, kind: int, initial: Any = None) -> None:
         self.kind = kind  # a call's index in the turn, or one of the negative kinds
-        self.initial = initial  # a tool's input; a thinking block's place among the turn's
+        self.initial = initial  # a tool's input; a thinking block's place among the turn's;
+        # a server tool's block; a text block's offset in the turn's text
         self.fragments = 0
         self.stripper = SpaceStripper() if kind == _ANSWER else None
+        self.pieces: list[str] = []  # a server tool's input, as it streams
 
 
 class MessageAssembly:
@@ -93,8 +103,22 @@ class MessageAssembly:
             raise invalid(f"content block {index} started twice")
         kind = block.get("type")
         if kind == "text":
-            self._blocks[index] = _Block(_TEXT)
+            offset = len(self.turn.text_so_far())
+            self._blocks[index] = _Block(_TEXT, offset)
+            citations = block.get("citations")
+            if citations is not None:
+                if type(citations) is not list:
+                    raise invalid(f"content block {index}: its citations are not a list")
+                for citation in citations:
+                    self._citation(citation, offset)
             self.turn.text(_text(block.get("text")))
+        elif kind in _SERVER_CALLS:
+            if type(block.get("id")) is not str or type(block.get("name")) is not str:
+                raise invalid(f"content block {index}: a {kind} block without an id or a name")
+            self._blocks[index] = _Block(_SERVER, block)
+        elif type(kind) is str and kind.endswith("_tool_result") and kind != "tool_result":
+            self._blocks[index] = _Block(_IGNORED)
+            self._server_result(index, block)
         elif kind == "tool_use":
             name = block.get("name")
             call_id = block.get("id")
@@ -124,7 +148,75 @@ class MessageAssembly:
             redacted: dict[str, JsonValue] = {"type": "redacted_thinking", "data": data}
             self.turn.whole_reasoning("", {PROVIDER: redacted})
         else:
+            # A kind this codec does not know is kept, as it started (ADR 0054).
             self._blocks[index] = _Block(_IGNORED)
+            self.turn.unknown(PROVIDER, block)
+
+    def _server_result(self, index: int, block: dict[str, Any]) -> None:
+        """A ``*_tool_result`` block: what a server tool announced before it returned, kept
+        whole (``content`` as it is, ``encrypted_content`` intact) to go back in history."""
+        call_id = block.get("tool_use_id")
+        if type(call_id) is not str:
+            raise invalid(f"content block {index}: a {block.get('type')} block without a call id")
+        content = block.get("content")
+        error: str | None = None
+        if type(content) is dict and str(content.get("type", "")).endswith("_error"):
+            code = content.get("error_code")
+            error = code if type(code) is str and code else str(content.get("type"))
+        elif block.get("is_error") is True:
+            error = "is_error"
+        metadata = {key: value for key, value in block.items() if key not in _RESULT_FIELDS}
+        metadata["type"] = block["type"]
+        self.turn.server_result(call_id, content, error=error, metadata={PROVIDER: metadata})
+
+    def _server_call(self, index: int, block: _Block) -> None:
+        """A server tool block is whole: its input is what streamed, else what it started
+        with; it is announced now, with what goes back with it."""
+        start: dict[str, Any] = block.initial
+        value: Any = start.get("input")
+        if block.pieces:
+            try:
+                value = json.loads("".join(block.pieces))
+            except ValueError:
+                raise invalid(f"content block {index}: a server tool's input is not JSON") from None
+        metadata = {key: item for key, item in start.items() if key not in _CALL_FIELDS}
+        metadata["type"] = start["type"]
+        self.turn.server_call(
+            start["id"], start["name"], {} if value is None else value, {PROVIDER: metadata}
+        )
+
+    def _citation(self, citation: Any, offset: int) -> None:
+        """A citation on a text block: the block's text, from ``offset`` in the turn's, cites
+        it. Web results are ``url`` sources; char, page and content-block locations in the
+        request's documents are ``document`` sources; a kind not known is kept (ADR 0054)."""
+        if type(citation) is not dict:
+            raise invalid("a citation is not an object")
+        kind = citation.get("type")
+        quoted = citation.get("cited_text")
+        if quoted is not None and type(quoted) is not str:
+            raise invalid("a citation's cited_text is not a string")
+        source: dict[str, Any]
+        if kind == "web_search_result_location":
+            source = {"type": "url", "url": citation.get("url"), "title": citation.get("title")}
+        elif kind in _DOCUMENT_CITATIONS:
+            source = {
+                "type": "document",
+                "document_index": citation.get("document_index"),
+                "title": citation.get("document_title"),
+            }
+        elif kind == "search_result_location":
+            found = citation.get("source")
+            is_url = type(found) is str and found.startswith(("https://", "http://"))
+            source = {
+                "type": "url" if is_url else "document",
+                "url": found if is_url else None,
+                "title": citation.get("title"),
+            }
+        else:
+            self.turn.unknown(PROVIDER, {"citation": citation})
+            return
+        kept = {key: value for key, value in source.items() if value is not None}
+        self.turn.citation(kept, cited_text=quoted, start=offset)
 
     def _signature(self, index: int, signature: Any) -> None:
         """A thinking block's signature (the last one given stands, as in the SDK)."""
@@ -179,11 +271,23 @@ class MessageAssembly:
         elif kind == "signature_delta" and block.kind == _THINKING:
             self._current_thought(index, block)
             self._signature(index, delta.get("signature"))
+        elif kind == "input_json_delta" and block.kind == _SERVER:
+            fragment = delta.get("partial_json")
+            if type(fragment) is not str:
+                raise invalid("an input_json_delta's partial_json is not a string")
+            block.pieces.append(fragment)
+        elif kind == "citations_delta" and block.kind == _TEXT:
+            self._citation(delta.get("citation"), block.initial)
 
     def stop(self, index: Any) -> None:
         block = self._blocks.get(index) if type(index) is int else None
         if block is None:
             raise invalid("a content block stopped that never started")
+        if block.kind == _SERVER:
+            if block.fragments == 0:
+                block.fragments = 1
+                self._server_call(index, block)
+            return
         if block.kind < _ANSWER or block.kind == _TEXT or block.fragments:
             if block.kind >= 0:
                 self.turn.close_call(block.kind)

@@ -17,11 +17,19 @@ from runport.contracts import (
     ImagePart,
     Message,
     ReasoningPart,
+    ServerToolCall,
+    ServerToolResult,
     TextPart,
     ToolSpec,
 )
 from runport.core import is_text_schema
-from runport.http import PartRules, message_parts, reasoning_policy, text_content
+from runport.http import (
+    PartRules,
+    message_parts,
+    reasoning_policy,
+    server_tools_policy,
+    text_content,
+)
 from runport.ports import PortError
 
 PROVIDER: Final = "anthropic"
@@ -39,6 +47,23 @@ _ANSWER_DESCRIPTION: Final = (
     "Give your final answer by calling this tool: its input is the answer, "
     "shaped by the input schema."
 )
+
+
+SERVER_TOOLS: Final = {
+    "web_search": lambda options: {
+        "type": "web_search_20250305",
+        "name": "web_search",
+        **options,
+    },
+    "web_fetch": lambda options: {"type": "web_fetch_20250910", "name": "web_fetch", **options},
+    "code_execution": lambda options: {
+        "type": "code_execution_20250825",
+        "name": "code_execution",
+        **options,
+    },
+}
+"""``runtime_policy.server_tools`` types as the Messages API's server tools (their options,
+``max_uses``, ``allowed_domains``, …, laid over the entry)."""
 
 
 def answer_tool_in_use(interaction: CompiledInteraction) -> bool:
@@ -69,6 +94,7 @@ def request_body(
         body["system"] = "\n\n".join(text for text, _ in system)
     body["messages"] = _messages(interaction.messages)
     tools = [_tool(tool) for tool in interaction.tools or ()]
+    server_tools = server_tools_policy(policy, PARTS.provider, SERVER_TOOLS)
     if answer_tool_in_use(interaction):
         if any(tool["name"] == ANSWER_TOOL for tool in tools):
             raise PortError(
@@ -86,10 +112,12 @@ def request_body(
         # Extended thinking accepts only an automatic tool choice.
         if thinking is not None:
             body["tool_choice"] = {"type": "auto"}
-        elif len(tools) == 1:
+        elif len(tools) == 1 and not server_tools:
+            # (with server tools the answer tool is not forced: they could never run)
             body["tool_choice"] = {"type": "tool", "name": ANSWER_TOOL}
         else:
             body["tool_choice"] = {"type": "any"}
+    tools.extend(server_tools)
     if tools:
         body["tools"] = tools
     for key in ("temperature", "top_p", "top_k"):
@@ -159,12 +187,31 @@ def _reasoning_blocks(reasoning: list[ReasoningPart] | None) -> list[dict[str, A
     return blocks
 
 
+def _server_tool_blocks(
+    tools: list[ServerToolCall | ServerToolResult] | None,
+) -> list[dict[str, Any]]:
+    """An assistant turn's server tools as the blocks the API made, in their order: a call
+    as its ``server_tool_use`` (or ``mcp_tool_use``) block, a result as its ``*_tool_result``
+    block with ``content`` as it came (``encrypted_content`` intact) — the API wants them back
+    to continue the conversation. Server tools another provider ran are left out."""
+    blocks: list[dict[str, Any]] = []
+    for tool in tools or ():
+        mine = (tool.provider_metadata or {}).get(PROVIDER)
+        if not isinstance(mine, dict) or not isinstance(mine.get("type"), str):
+            continue
+        if isinstance(tool, ServerToolCall):
+            blocks.append({**mine, "id": tool.call_id, "name": tool.name, "input": tool.input})
+        else:
+            blocks.append({**mine, "tool_use_id": tool.call_id, "content": tool.output})
+    return blocks
+
+
 def _messages(messages: list[Message]) -> list[dict[str, Any]]:
     """Conversation turns; system turns went to ``system``. Tool results are ``tool_result``
     blocks in a user turn, and consecutive turns of one role are one turn (the API wants every
     result of an assistant turn in the user turn right after it). An assistant turn's reasoning
     opens its content, before its text and ``tool_use`` blocks, as the API requires when
-    thinking is enabled."""
+    thinking is enabled; its server tool blocks follow the reasoning."""
     wire: list[dict[str, Any]] = []
     for index, message in enumerate(messages):
         if message.role in ("system", "developer"):
@@ -183,7 +230,10 @@ def _messages(messages: list[Message]) -> list[dict[str, Any]]:
             blocks = [_block(part) for part in message_parts(messages, index, PARTS)]
         else:
             role = message.role
-            blocks = _reasoning_blocks(message.reasoning) if role == "assistant" else []
+            blocks = []
+            if role == "assistant":
+                blocks = _reasoning_blocks(message.reasoning)
+                blocks.extend(_server_tool_blocks(message.server_tools))
             text = text_content(message, PARTS.provider, index)
             if text:
                 blocks.append({"type": "text", "text": text})

@@ -148,7 +148,8 @@ class RunState:
         a budget spent) after the event that says so.
 
         The turn's assistant message carries its reasoning (``Message.reasoning``, signatures
-        and all), so the next turn sends it back to the provider that made it.
+        and all) and the tools the provider ran itself (``Message.server_tools``), so the next
+        turn sends them back to the provider that made them.
 
         A turn's end is judged first (docs/runs.md, "per finish"): a paused turn is sent back
         as it is and the model asked again (within ``max_turns``); a turn cut by the token
@@ -165,6 +166,7 @@ class RunState:
                 content=_assistant_content(receipt),
                 tool_calls=None if paused else receipt.tool_calls,
                 reasoning=receipt.reasoning,
+                server_tools=receipt.server_tools,
             )
         )
         if paused:

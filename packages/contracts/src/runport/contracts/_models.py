@@ -13,7 +13,7 @@ from pydantic import (
     model_validator,
 )
 
-from runport.contracts._parts import ContentPart
+from runport.contracts._parts import ContentPart, FilePart
 
 _ID_PATTERN = r"^[A-Z][A-Z0-9_]*$"
 
@@ -87,6 +87,40 @@ class ReasoningPart(_Wire):
     tracebacks and test reports that show one)."""
 
 
+class ServerToolCall(_Wire):
+    """A tool the provider ran itself (web search, code execution, a URL fetch, file search,
+    an MCP server the provider called), as announced: never a call the run executes. Also a
+    ``StreamEvent``, sent when the provider announces it. ``provider_metadata`` holds what the
+    provider wants back in a later turn (adr/0055-what-the-provider-did-itself.md), opaque."""
+
+    kind: Literal["ServerToolCall"] = "ServerToolCall"
+    call_id: Annotated[str, Field(min_length=1)]
+    name: Annotated[str, Field(min_length=1)]
+    input: JsonValue = None
+    provider_metadata: dict[str, JsonValue] | None = Field(
+        default=None, exclude_if=_is_empty, repr=False
+    )
+
+
+class ServerToolResult(_Wire):
+    """What a tool the provider ran itself returned (``output``, as the provider gave it), or
+    why it failed (``error``, the provider's error code); it answers the ``ServerToolCall``
+    with the same ``call_id``."""
+
+    kind: Literal["ServerToolResult"] = "ServerToolResult"
+    call_id: Annotated[str, Field(min_length=1)]
+    name: Annotated[str, Field(min_length=1)]
+    output: JsonValue = None
+    error: str | None = _omitted()
+    provider_metadata: dict[str, JsonValue] | None = Field(
+        default=None, exclude_if=_is_empty, repr=False
+    )
+
+
+ServerTool = Annotated[ServerToolCall | ServerToolResult, Field(discriminator="kind")]
+"""One entry of a receipt's (and an assistant message's) ``server_tools``."""
+
+
 class Message(_Wire):
     role: Literal["system", "developer", "user", "assistant", "tool"]
     content: str | Annotated[list[ContentPart], Field(min_length=1)]
@@ -97,6 +131,9 @@ class Message(_Wire):
     reasoning: list[ReasoningPart] | None = _omitted()
     """An assistant turn's reasoning, sent back to the provider that made it (left out when
     there is none, so messages without it keep their bytes and fingerprints)."""
+    server_tools: list[ServerTool] | None = _omitted()
+    """An assistant turn's server tool calls and results, in order, sent back to a provider
+    that requires them (Anthropic); left out when there are none."""
 
     cache: Literal[True] | None = _omitted()
     """A prompt-cache breakpoint after this message (Anthropic ``cache_control``); left out
@@ -105,7 +142,9 @@ class Message(_Wire):
     """How long the breakpoint's cache entry lives, where the provider lets a request say;
     only with ``cache``."""
 
-    _empty_calls = field_validator("tool_calls", "reasoning", mode="before")(_none_if_empty)
+    _empty_calls = field_validator("tool_calls", "reasoning", "server_tools", mode="before")(
+        _none_if_empty
+    )
     _no_cache = field_validator("cache", mode="before")(_none_if_false)
 
     @model_validator(mode="after")
@@ -186,6 +225,49 @@ Finish = Literal["stop", "length", "tool_calls", "content_filter", "pause", "err
 FINISHES: frozenset[str] = frozenset(get_args(Finish))
 
 
+class CitationSource(_Wire):
+    """What a citation points at: a web page (``type: "url"``, its ``url`` and ``title``) or a
+    document (``type: "document"``: one of the request's documents by ``document_index``, or a
+    provider's file by ``file_id``/``filename``). A URL is the model's: shown as a link, never
+    fetched by runport."""
+
+    type: Literal["url", "document"]
+    url: str | None = _omitted()
+    title: str | None = _omitted()
+    document_index: Annotated[int, Field(ge=0)] | None = _omitted()
+    file_id: str | None = _omitted()
+    filename: str | None = _omitted()
+
+
+class Citation(_Wire):
+    """A source the answer cites. ``start``/``end`` are character offsets into the turn's
+    ``text`` (the cited span of the answer), where the provider says; ``cited_text`` the
+    passage of the source it quotes, where the provider gives one."""
+
+    kind: Literal["Citation"] = "Citation"
+    source: CitationSource
+    cited_text: str | None = _omitted()
+    start: Annotated[int, Field(ge=0)] | None = _omitted()
+    end: Annotated[int, Field(ge=0)] | None = _omitted()
+
+    @model_validator(mode="after")
+    def _a_span(self) -> Citation:
+        if self.start is not None and self.end is not None and self.end < self.start:
+            raise ValueError(f"a citation's end ({self.end}) is before its start ({self.start})")
+        return self
+
+
+class FileDelta(_Wire):
+    """A file or image the model generated, as it arrives: ``data`` is base64 of the whole
+    file, ``partial`` marks a preview (a Responses ``partial_image``) that a later whole file
+    replaces. Every file that is not partial is kept in the receipt's ``files``."""
+
+    kind: Literal["FileDelta"] = "FileDelta"
+    media_type: Annotated[str, Field(min_length=1)]
+    data: Annotated[str, Field(min_length=1)] = Field(repr=False)
+    partial: bool = False
+
+
 class ExecutionReceipt(_Wire):
     adapter: AdapterDescriptor
     request_fingerprint: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
@@ -206,7 +288,24 @@ class ExecutionReceipt(_Wire):
     as ``finish_reason`` (read back from it), so every receipt pinned before it keeps its
     bytes."""
 
-    _empty = field_validator("text", "tool_calls", "reasoning", mode="before")(_none_if_empty)
+    server_tools: list[ServerTool] | None = _omitted()
+    """The tools the provider ran itself this turn, calls and results in arrival order; never
+    calls the run executes. Left out when there are none."""
+    citations: list[Citation] | None = _omitted()
+    """The sources the answer cites, in arrival order; left out when there are none."""
+    files: list[FilePart] | None = _omitted()
+    """The files and images the model generated, whole, in order (fingerprinted by digest);
+    left out when there are none."""
+    provider_metadata: dict[str, JsonValue] | None = Field(
+        default=None, exclude_if=_is_empty, repr=False
+    )
+    """What the provider sent that runport has no type for (a content block or output item
+    of an unknown kind), kept verbatim by provider (adr/0054-nothing-a-provider-sends-is-
+    dropped.md); left out when there is none."""
+
+    _empty = field_validator(
+        "text", "tool_calls", "reasoning", "server_tools", "citations", "files", mode="before"
+    )(_none_if_empty)
 
     @model_validator(mode="after")
     def _finish_from_reason(self) -> ExecutionReceipt:
@@ -258,9 +357,19 @@ class Failed(_Wire):
 
 
 StreamEvent = Annotated[
-    Delta | ReasoningDelta | ToolCallDelta | Complete | Failed, Field(discriminator="kind")
+    Delta
+    | ReasoningDelta
+    | ToolCallDelta
+    | ServerToolCall
+    | ServerToolResult
+    | Citation
+    | FileDelta
+    | Complete
+    | Failed,
+    Field(discriminator="kind"),
 ]
-"""What a sink receives: progress (``Delta``, ``ToolCallDelta``), then one terminal."""
+"""What a sink receives: progress (``Delta``, ``ToolCallDelta``, what the provider did itself:
+``ServerToolCall``, ``ServerToolResult``, ``Citation``, ``FileDelta``), then one terminal."""
 
 
 class Diagnostic(_Wire):
@@ -320,6 +429,10 @@ RunEvent = Annotated[
     Delta
     | ReasoningDelta
     | ToolCallDelta
+    | ServerToolCall
+    | ServerToolResult
+    | Citation
+    | FileDelta
     | Complete
     | Failed
     | ToolResult

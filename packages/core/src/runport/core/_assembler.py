@@ -3,11 +3,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from runport.contracts import (
+    Citation,
     Complete,
     Delta,
     ExecutionReceipt,
     Failed,
+    FileDelta,
     ReasoningDelta,
+    ServerToolCall,
+    ServerToolResult,
     StreamEvent,
     ToolCall,
     ToolCallDelta,
@@ -29,11 +33,13 @@ class _Call:
 class StreamAssembler:
     """Feeds on the events of one streamed turn, checks their grammar and assembles them.
 
-    Progress events (``Delta``, ``ReasoningDelta``, ``ToolCallDelta``) may come in any number,
-    then exactly one terminal (``Complete`` or ``Failed``), then nothing. Text and reasoning are
-    each joined in arrival order; tool calls are joined per ``index`` and reported in index
-    order. A violation raises
-    ``StreamGrammarError`` and leaves the assembler as it was.
+    Progress events (``Delta``, ``ReasoningDelta``, ``ToolCallDelta``, and what the provider did
+    itself: ``ServerToolCall``, ``ServerToolResult``, ``Citation``, ``FileDelta``) may come in
+    any number, then exactly one terminal (``Complete`` or ``Failed``), then nothing. Text and
+    reasoning are each joined in arrival order; tool calls are joined per ``index`` and
+    reported in index order; server tools, citations and whole files are kept in arrival order
+    (a ``ServerToolResult`` answers a ``ServerToolCall`` announced before it, once). A
+    violation raises ``StreamGrammarError`` and leaves the assembler as it was.
 
     With ``grammar_only=True`` it checks the grammar and keeps nothing else: no pieces, no
     ``events`` (a turn assembled elsewhere, in a ``TurnBuilder``, checked here as it plays).
@@ -44,6 +50,10 @@ class StreamAssembler:
         self._text: list[str] = []
         self._reasoning: list[str] = []
         self._calls: dict[int, _Call] = {}
+        self._server: list[ServerToolCall | ServerToolResult] = []
+        self._server_calls: dict[str, bool] = {}  # announced server calls: answered yet?
+        self._citations: list[Citation] = []
+        self._files: list[FileDelta] = []
         self._terminal: Complete | Failed | None = None
         self.events: list[StreamEvent] = []
 
@@ -65,10 +75,35 @@ class StreamAssembler:
                 self._reasoning.append(event.text)
         elif isinstance(event, ToolCallDelta):
             self._feed_call(event)
+        elif isinstance(event, ServerToolCall | ServerToolResult):
+            self._feed_server_tool(event)
+        elif isinstance(event, Citation):
+            if self._keep:
+                self._citations.append(event)
+        elif isinstance(event, FileDelta):
+            if self._keep and not event.partial:
+                self._files.append(event)
         else:
             self._terminal = event
         if self._keep:
             self.events.append(event)
+
+    def _feed_server_tool(self, event: ServerToolCall | ServerToolResult) -> None:
+        answered = self._server_calls.get(event.call_id)
+        if isinstance(event, ServerToolCall):
+            if answered is not None:
+                raise StreamGrammarError(f"server tool call {event.call_id} was announced twice")
+            self._server_calls[event.call_id] = False
+        else:
+            if answered is None:
+                raise StreamGrammarError(
+                    f"a ServerToolResult for call {event.call_id}, which was never announced"
+                )
+            if answered:
+                raise StreamGrammarError(f"server tool call {event.call_id} was answered twice")
+            self._server_calls[event.call_id] = True
+        if self._keep:
+            self._server.append(event)
 
     def _feed_call(self, event: ToolCallDelta) -> None:
         call = self._calls.get(event.index)
@@ -144,4 +179,24 @@ class StreamAssembler:
                 f"{[c.model_dump(mode='json') for c in streamed]} != receipt.tool_calls "
                 f"{[c.model_dump(mode='json') for c in received]}"
             )
+        provided = [
+            (
+                "server tools",
+                [tool.model_dump(mode="json") for tool in self._server],
+                [tool.model_dump(mode="json") for tool in receipt.server_tools or []],
+            ),
+            (
+                "citations",
+                [citation.model_dump(mode="json") for citation in self._citations],
+                [citation.model_dump(mode="json") for citation in receipt.citations or []],
+            ),
+            (
+                "files",
+                [(file.media_type, file.data) for file in self._files],
+                [(part.media_type, part.data) for part in receipt.files or []],
+            ),
+        ]
+        for what, streamed_items, kept in provided:
+            if streamed_items != kept:
+                problems.append(f"streamed {what} {streamed_items!r} != the receipt's {kept!r}")
         return problems

@@ -21,6 +21,7 @@ RUNTIME_POLICY_KEYS: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "max_tokens": ("anthropic", "gemini", "openai", "openai-responses"),
         "reasoning": ("anthropic", "gemini", "openai-responses"),
         "seed": ("gemini", "openai"),
+        "server_tools": ("anthropic", "gemini", "openai-responses"),
         "stop": ("anthropic", "gemini", "openai"),
         "temperature": ("anthropic", "gemini", "openai", "openai-responses"),
         "thinking": ("anthropic",),

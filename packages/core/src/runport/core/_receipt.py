@@ -9,10 +9,14 @@ from pydantic import JsonValue
 from runport.contracts import (
     MAX_JSON_DEPTH,
     AdapterDescriptor,
+    Citation,
     ExecutionReceipt,
     ExecutionRequest,
+    FilePart,
     Finish,
     ReasoningPart,
+    ServerToolCall,
+    ServerToolResult,
     ToolCall,
     Usage,
     fingerprint,
@@ -86,6 +90,10 @@ def build_receipt(
     output: JsonValue = _UNSET,
     reasoning: Sequence[ReasoningPart] = (),
     finish: Finish | None = None,
+    server_tools: Sequence[ServerToolCall | ServerToolResult] = (),
+    citations: Sequence[Citation] = (),
+    files: Sequence[FilePart] = (),
+    provider_metadata: dict[str, JsonValue] | None = None,
 ) -> ExecutionReceipt:
     """The receipt of one turn, derived the same way by every adapter (docs/wire-types.md).
 
@@ -94,7 +102,10 @@ def build_receipt(
     one with only tool calls has ``output = None``. ``reasoning`` is kept beside the answer,
     never in ``text``, ``output`` or the output fingerprint. Text or tool arguments that are
     JSON past the bounds raise :class:`JsonLimitError`, for the adapter to fail the call with
-    its code. ``finish`` is ``finish_reason`` normalised (``normal_finish``).
+    its code. ``finish`` is ``finish_reason`` normalised (``normal_finish``). What the
+    provider did itself (``server_tools``, ``citations``, ``files``) and what it sent that
+    runport has no type for (``provider_metadata``) are kept beside the answer, never in
+    ``output`` (adr/0055-what-the-provider-did-itself.md).
     """
     schema = request.interaction.output_schema
     text = text or None
@@ -121,6 +132,10 @@ def build_receipt(
         usage=usage,
         reasoning=list(reasoning) or None,
         finish=finish,
+        server_tools=list(server_tools) or None,
+        citations=list(citations) or None,
+        files=list(files) or None,
+        provider_metadata=provider_metadata or None,
     )
     if parsed:
         # Parsed from the text just now, it is JSON by construction: validating it again as

@@ -14,18 +14,25 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TypeVar
 
-from pydantic import BaseModel, JsonValue
+from pydantic import BaseModel, JsonValue, ValidationError
 
 from runport.contracts import (
+    PART_TOO_LARGE,
     AdapterDescriptor,
+    Citation,
+    CitationSource,
     Delta,
     ErrorCode,
     ExecutionReceipt,
     ExecutionRequest,
+    FileDelta,
+    FilePart,
     Finish,
     PortError,
     ReasoningDelta,
     ReasoningPart,
+    ServerToolCall,
+    ServerToolResult,
     StreamEvent,
     ToolCall,
     ToolCallDelta,
@@ -178,10 +185,15 @@ class TurnBuilder:
 
     __slots__ = (
         "_calls",
+        "_citations",
         "_empty_arguments",
+        "_files",
         "_name_bounds",
         "_reasoning",
+        "_server",
+        "_server_calls",
         "_text",
+        "_unknown",
         "cache_read_tokens",
         "cache_write_tokens",
         "events",
@@ -196,6 +208,12 @@ class TurnBuilder:
         self._text = TextPieces()
         self._reasoning: list[_Reasoning] = []
         self._calls: dict[int, _Call] = {}
+        self._server: list[ServerToolCall | ServerToolResult] = []
+        self._server_calls: dict[str, str | None] = {}
+        """Server tool calls announced: their name, ``None`` once answered."""
+        self._citations: list[Citation] = []
+        self._files: list[FilePart] = []
+        self._unknown: dict[str, list[JsonValue]] = {}
         self._empty_arguments = empty_arguments
         self._name_bounds = name_bounds
         self.finish_reason: str | None = None
@@ -316,7 +334,42 @@ class TurnBuilder:
             return None
         return _fragment_event(call, fragment)
 
-    def assemble(self, event: Delta | ReasoningDelta | ToolCallDelta) -> None:
+    def _assemble_provided(
+        self, event: ServerToolCall | ServerToolResult | Citation | FileDelta
+    ) -> None:
+        """``assemble`` for what the provider did itself, with the checks its makers make."""
+        if isinstance(event, ServerToolCall):
+            if event.call_id in self._server_calls:
+                raise PortError(
+                    ErrorCode.RUNTIME_INVALID_RESPONSE,
+                    f"server tool call {event.call_id!r} was announced twice",
+                )
+            self._server_calls[event.call_id] = event.name
+            self._server.append(event)
+        elif isinstance(event, ServerToolResult):
+            if self._server_calls.get(event.call_id) is None:
+                raise PortError(
+                    ErrorCode.RUNTIME_INVALID_RESPONSE,
+                    f"a server tool result for call {event.call_id!r}, never announced or "
+                    "already answered",
+                )
+            self._server_calls[event.call_id] = None
+            self._server.append(event)
+        elif isinstance(event, Citation):
+            self._citations.append(event)
+        elif not event.partial:
+            self._files.append(_file_part(event.media_type, event.data))
+
+    def assemble(
+        self,
+        event: Delta
+        | ReasoningDelta
+        | ToolCallDelta
+        | ServerToolCall
+        | ServerToolResult
+        | Citation
+        | FileDelta,
+    ) -> None:
         """An event made elsewhere, assembled as the piece it carries; no event is made or
         appended (a test double plays events it made and checked itself). A
         ``ReasoningDelta`` joins the current block (a block is opened if none is); a
@@ -324,6 +377,8 @@ class TurnBuilder:
         kind = type(event)
         if kind is Delta:
             self._text.add(event.text)  # type: ignore[union-attr]
+        elif isinstance(event, ServerToolCall | ServerToolResult | Citation | FileDelta):
+            self._assemble_provided(event)
         elif kind is ReasoningDelta:
             if not self._reasoning:
                 self.open_reasoning()
@@ -338,13 +393,116 @@ class TurnBuilder:
             if event.arguments_fragment:
                 call.arguments.add(event.arguments_fragment)
 
+    def server_call(
+        self,
+        call_id: str,
+        name: str,
+        input: JsonValue = None,
+        metadata: dict[str, JsonValue] | None = None,
+    ) -> None:
+        """A tool the provider runs itself is announced: its ``ServerToolCall`` is owed at
+        once, and it is kept in the receipt's ``server_tools``; never a call the run makes.
+        ``metadata`` is what the provider wants back with it in a later turn."""
+        if not call_id or not name:
+            raise PortError(
+                ErrorCode.RUNTIME_INVALID_RESPONSE, "a server tool call has no id or no name"
+            )
+        if call_id in self._server_calls:
+            raise PortError(
+                ErrorCode.RUNTIME_INVALID_RESPONSE,
+                f"server tool call {call_id!r} was announced twice",
+            )
+        event = ServerToolCall(
+            call_id=call_id, name=name, input=input, provider_metadata=metadata or None
+        )
+        self._server_calls[call_id] = name
+        self._server.append(event)
+        self.events.append(event)
+
+    def server_result(
+        self,
+        call_id: str,
+        output: JsonValue = None,
+        *,
+        error: str | None = None,
+        metadata: dict[str, JsonValue] | None = None,
+    ) -> None:
+        """What a server tool announced by ``server_call`` returned (or its ``error``): a
+        result for a call never announced, or answered twice, is ``INVALID_RESPONSE``."""
+        name = self._server_calls.get(call_id)
+        if name is None:
+            said = "already answered" if call_id in self._server_calls else "never announced"
+            raise PortError(
+                ErrorCode.RUNTIME_INVALID_RESPONSE,
+                f"a server tool result for call {call_id!r}, {said}",
+            )
+        self._server_calls[call_id] = None
+        event = ServerToolResult(
+            call_id=call_id,
+            name=name,
+            output=output,
+            error=error or None,
+            provider_metadata=metadata or None,
+        )
+        self._server.append(event)
+        self.events.append(event)
+
+    def server_call_name(self, call_id: str) -> str | None:
+        """The name of server tool call ``call_id`` while it is unanswered, else ``None``."""
+        return self._server_calls.get(call_id)
+
+    def citation(
+        self,
+        source: dict[str, JsonValue],
+        *,
+        cited_text: str | None = None,
+        start: int | None = None,
+        end: int | None = None,
+    ) -> None:
+        """A source the answer cites (``source`` is a ``CitationSource``'s fields); its
+        ``Citation`` is owed at once. A span past the turn's text is refused when the receipt
+        is built (the text it points into may still be arriving)."""
+        try:
+            event = Citation(
+                source=CitationSource.model_validate(source),
+                cited_text=cited_text or None,
+                start=start,
+                end=end,
+            )
+        except ValidationError as error:
+            raise PortError(
+                ErrorCode.RUNTIME_INVALID_RESPONSE,
+                f"a citation is malformed: {_first_problem(error)}",
+            ) from None
+        self._citations.append(event)
+        self.events.append(event)
+
+    def file(self, media_type: str, data: str, *, partial: bool = False) -> None:
+        """A file the model generated (``data``: base64): its ``FileDelta`` is owed at once;
+        a whole one (not ``partial``) is kept as a ``FilePart`` in the receipt's ``files``,
+        checked as any part is (base64, the bytes its media type promises, the size bound)."""
+        if not media_type or not data:
+            raise PortError(
+                ErrorCode.RUNTIME_INVALID_RESPONSE, "a generated file has no media type or data"
+            )
+        if not partial:
+            self._files.append(_file_part(media_type, data))
+        self.events.append(FileDelta(media_type=media_type, data=data, partial=partial))
+
+    def unknown(self, provider: str, item: JsonValue) -> None:
+        """Something the provider sent that runport has no type for (a content block, an
+        output item), kept verbatim in the receipt's ``provider_metadata[provider]
+        ["unknown"]``, in arrival order (adr/0054-nothing-a-provider-sends-is-dropped.md)."""
+        self._unknown.setdefault(provider, []).append(item)
+
     def has_call(self, index: int) -> bool:
         return index in self._calls
 
     @property
     def empty(self) -> bool:
-        """Whether neither text nor a tool call has arrived (reasoning is not an answer)."""
-        return not self._text.count and not self._calls
+        """Whether nothing has arrived but reasoning (no text, no tool call, no server tool,
+        citation or file, nothing kept unknown), as reasoning is not an answer."""
+        return not (self._text.count or self._calls or self._server or self._files or self._unknown)
 
     def has_arguments(self, index: int) -> bool:
         """Whether any of call ``index``'s arguments arrived (a protocol that repeats them
@@ -406,11 +564,13 @@ class TurnBuilder:
             )
             for index, call in sorted(self._calls.items())
         ]
+        text = self._text.take()
+        _check_spans(self._citations, len(text))
         return _turn_receipt(
             "the answer" if named else None,
             request,
             adapter,
-            text=self._text.take(),
+            text=text,
             tool_calls=calls,
             finish_reason=self.finish_reason,
             finish=self.finish,
@@ -425,7 +585,44 @@ class TurnBuilder:
             ),
             reasoning=[block.part() for block in self._reasoning],
             output=output,
+            server_tools=self._server,
+            citations=self._citations,
+            files=self._files,
+            provider_metadata={
+                provider: {"unknown": items} for provider, items in self._unknown.items()
+            },
         )
+
+
+def _first_problem(error: ValidationError) -> str:
+    problem = error.errors()[0]
+    where = ".".join(str(part) for part in problem["loc"])
+    return f"{where}: {problem['msg']}" if where else problem["msg"]
+
+
+def _file_part(media_type: str, data: str) -> FilePart:
+    """A generated file as a receipt's ``FilePart``: bytes that are not base64, not what the
+    media type promises, or past ``MAX_PART_BYTES`` are refused, coded."""
+    try:
+        return FilePart(media_type=media_type, data=data)
+    except ValidationError as error:
+        if any(problem["type"] == PART_TOO_LARGE for problem in error.errors()):
+            code = ErrorCode.RUNTIME_RESPONSE_TOO_LARGE
+        else:
+            code = ErrorCode.RUNTIME_INVALID_RESPONSE
+        raise PortError(code, f"a generated file is refused: {_first_problem(error)}") from None
+
+
+def _check_spans(citations: list[Citation], length: int) -> None:
+    """A citation whose span points past the turn's text (``length`` characters) is
+    ``INVALID_RESPONSE``: it cites an answer that was never given."""
+    for citation in citations:
+        for at in (citation.start, citation.end):
+            if at is not None and at > length:
+                raise PortError(
+                    ErrorCode.RUNTIME_INVALID_RESPONSE,
+                    f"a citation points at character {at}, past the answer's {length}",
+                )
 
 
 def _bounds_error(error: JsonLimitError, what: str | None) -> PortError:
@@ -506,6 +703,10 @@ def _turn_receipt(
     reasoning: list[ReasoningPart] | None,
     output: JsonValue = _UNSET,
     finish: Finish | None = None,
+    server_tools: list[ServerToolCall | ServerToolResult] | None = None,
+    citations: list[Citation] | None = None,
+    files: list[FilePart] | None = None,
+    provider_metadata: dict[str, JsonValue] | None = None,
 ) -> ExecutionReceipt:
     explicit = {} if output is _UNSET else {"output": output}
     try:
@@ -518,6 +719,10 @@ def _turn_receipt(
             usage=usage,
             reasoning=reasoning or (),
             finish=finish,
+            server_tools=server_tools or (),
+            citations=citations or (),
+            files=files or (),
+            provider_metadata=provider_metadata,
             **explicit,
         )
     except JsonLimitError as error:

@@ -16,7 +16,13 @@ from runport.contracts import (
     ToolSpec,
 )
 from runport.core import is_text_schema, parse_json_text
-from runport.http import PartRules, message_parts, reasoning_policy, text_content
+from runport.http import (
+    PartRules,
+    message_parts,
+    reasoning_policy,
+    server_tools_policy,
+    text_content,
+)
 from runport.ports import PortError
 
 _CONFIG = {
@@ -34,6 +40,14 @@ SIGNATURE: Final = "thoughtSignature"
 when its part carried one; the part that repeats it in a later turn carries it back."""
 
 
+SERVER_TOOLS: Final = {
+    "web_search": lambda options: {"google_search": options},
+    "code_execution": lambda options: {"code_execution": options},
+    "url_context": lambda options: {"url_context": options},
+}
+"""``runtime_policy.server_tools`` types as Gemini's built-in tools (options inside each)."""
+
+
 def request_body(interaction: CompiledInteraction) -> dict[str, Any]:
     body: dict[str, Any] = {"contents": _contents(interaction.messages)}
     system = [
@@ -43,8 +57,12 @@ def request_body(interaction: CompiledInteraction) -> dict[str, Any]:
     ]
     if system:
         body["systemInstruction"] = {"parts": [{"text": text} for text in system]}
+    tools: list[dict[str, Any]] = []
     if interaction.tools:
-        body["tools"] = [{"functionDeclarations": [_function(t) for t in interaction.tools]}]
+        tools.append({"functionDeclarations": [_function(t) for t in interaction.tools]})
+    tools.extend(server_tools_policy(interaction.runtime_policy, "Gemini", SERVER_TOOLS))
+    if tools:
+        body["tools"] = tools
     config: dict[str, Any] = {}
     policy = interaction.runtime_policy
     for key, field in _CONFIG.items():

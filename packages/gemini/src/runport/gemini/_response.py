@@ -12,6 +12,7 @@ from pydantic import JsonValue
 from runport.contracts import ErrorCode, Finish
 from runport.core import TurnBuilder
 from runport.gemini._partial import StreamedArguments, invalid
+from runport.gemini._provided import Provided
 from runport.gemini._request import PROVIDER, SIGNATURE
 from runport.http import cache_counts, error_from_words, error_message, provider_text
 from runport.ports import PortError
@@ -77,13 +78,23 @@ class ResponseAssembly:
 
     A candidate's ``finishReason`` is the completion marker, but content after it is kept
     (Gemini's built-in tools send ``STOP`` and then more): the last finish reason stands.
+    What the provider did itself (``executableCode``, ``codeExecutionResult``, ``inlineData``,
+    ``groundingMetadata``) is read by ``Provided``; a part of a kind not known is kept.
     Usage is the latest ``usageMetadata``: input ``promptTokenCount``, output
     ``candidatesTokenCount`` + ``thoughtsTokenCount`` (what is billed as output; the
     candidates' count leaves thoughts out), reasoning ``thoughtsTokenCount``, cache reads
     ``cachedContentTokenCount`` (a part of ``promptTokenCount``; ADR 0051).
     """
 
-    __slots__ = ("_busy", "_secrets", "_signed", "_streaming", "_thinking", "turn")
+    __slots__ = (
+        "_busy",
+        "_provided",
+        "_secrets",
+        "_signed",
+        "_streaming",
+        "_thinking",
+        "turn",
+    )
 
     def __init__(self, turn: TurnBuilder, secrets: tuple[str, ...]) -> None:
         self.turn = turn
@@ -92,6 +103,7 @@ class ResponseAssembly:
         self._signed = False  # the open thought block has its signature
         self._streaming: _Streaming | None = None
         self._busy = False  # a thought block or a streamed call is open
+        self._provided = Provided(turn)
 
     def feed(self, chunk: Any) -> bool:
         """One response object; ``True`` when it carried the completion marker."""
@@ -105,6 +117,7 @@ class ResponseAssembly:
             if type(candidates) is not list:
                 raise invalid("candidates is not a list")
             finished = self._candidate(candidates)
+            self._grounding(candidates)
         else:
             self._prompt_feedback(chunk.get("promptFeedback"))
         usage = chunk.get("usageMetadata")
@@ -164,9 +177,23 @@ class ResponseAssembly:
             turn.finish = "tool_calls"  # STOP is also the word for a turn that made calls
         return True
 
+    def _grounding(self, candidates: list[Any]) -> None:
+        """Candidate 0's ``groundingMetadata``, read after its parts (its spans point into
+        the text so far)."""
+        for candidate in candidates:
+            if type(candidate) is dict and candidate.get("index", 0) == 0:
+                self._provided.grounding(candidate.get("groundingMetadata"))
+                return
+
     def _part(self, part: Any) -> None:
         if type(part) is not dict:
             raise invalid("a content part is not an object")
+        if self._provided.part(part):
+            if self._streaming is not None:
+                self._end_call()
+            self._thinking = False
+            self._busy = False
+            return
         text = part.get("text")
         if text is not None and type(text) is not str:
             raise invalid("a text part holds no string")

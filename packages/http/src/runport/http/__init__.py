@@ -37,7 +37,7 @@ from runport.http._json_api import (
     reads_as_events,
 )
 from runport.http._parts import PartRules, data_url, message_parts, text_content
-from runport.http._policy import cache_key, reasoning_policy
+from runport.http._policy import cache_key, reasoning_policy, server_tools_policy
 from runport.http._provider import ProviderAdapter, ProviderEnvironment, ProviderKeywords
 from runport.http._settings import (
     DEFAULT_TIMEOUT,
@@ -110,6 +110,7 @@ __all__ = [
     "redact_url",
     "require",
     "retry_after_ms",
+    "server_tools_policy",
     "status_error",
     "text_content",
     "transport_error",

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from runport.contracts import ErrorCode
 from runport.ports import PortError
 
-__all__ = ["cache_key", "reasoning_policy"]
+__all__ = ["cache_key", "reasoning_policy", "server_tools_policy"]
 
 
 def reasoning_policy(policy: dict[str, Any]) -> dict[str, Any] | None:
@@ -36,3 +37,38 @@ def cache_key(policy: dict[str, Any]) -> str | None:
             ErrorCode.DATA_INVALID, "runtime_policy.cache_key must be a non-empty string"
         )
     return key
+
+
+def server_tools_policy(
+    policy: dict[str, Any],
+    provider: str,
+    tools: Mapping[str, Callable[[dict[str, Any]], dict[str, Any]]],
+) -> list[dict[str, Any]]:
+    """``runtime_policy.server_tools`` — a list of objects, each naming by ``type`` a tool the
+    provider runs itself (``web_search``, ``code_execution``, …), with the provider's own
+    options beside it — as ``provider``'s tool entries: ``tools`` maps each type it has to
+    what makes its entry from the options. A type ``provider`` has no tool for is
+    ``TQX_RUNTIME_CAPABILITY_UNSUPPORTED`` and a malformed list ``TQX_DATA_INVALID``, both
+    before any request is sent (adr/0055-what-the-provider-did-itself.md)."""
+    wanted = policy.get("server_tools")
+    if wanted is None:
+        return []
+    if not isinstance(wanted, list) or not all(
+        isinstance(entry, dict) and isinstance(entry.get("type"), str) for entry in wanted
+    ):
+        raise PortError(
+            ErrorCode.DATA_INVALID,
+            "runtime_policy.server_tools must be a list of objects, each with a type",
+        )
+    entries: list[dict[str, Any]] = []
+    for entry in wanted:
+        make = tools.get(entry["type"])
+        if make is None:
+            has = ", ".join(sorted(tools)) or "none"
+            raise PortError(
+                ErrorCode.RUNTIME_CAPABILITY_UNSUPPORTED,
+                f"{provider} runs no server tool of type {entry['type']!r} (it has: {has})",
+            )
+        options = {key: value for key, value in entry.items() if key != "type"}
+        entries.append(make(options))
+    return entries

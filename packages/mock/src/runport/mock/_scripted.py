@@ -24,14 +24,18 @@ from runport.contracts import (
     Usage,
 )
 from runport.core import (
+    CitationEvent,
     DeltaEvent,
     FailEvent,
+    FileDeltaEvent,
     FinishEvent,
     HeldCache,
     ReasoningDeltaEvent,
     Scenario,
     ScenarioEvent,
     ScenarioTurn,
+    ServerToolCallEvent,
+    ServerToolResultEvent,
     UsageEvent,
     load_scenario,
 )
@@ -103,6 +107,10 @@ def play_scenario_turn(spec: ScenarioTurn, turn: Turn) -> Iterator[StreamEvent]:
                 cache_read_tokens=event.cache_read_tokens,
                 cache_write_tokens=event.cache_write_tokens,
             )
+        elif isinstance(
+            event, ServerToolCallEvent | ServerToolResultEvent | CitationEvent | FileDeltaEvent
+        ):
+            yield turn.provided(event.played())
         else:
             assert isinstance(event, FailEvent)
             error = PortError(event.code, event.message, retry_after_ms=event.retry_after_ms)

@@ -17,14 +17,18 @@ from pydantic import JsonValue
 
 from runport.contracts import (
     AdapterDescriptor,
+    Citation,
     Complete,
     Delta,
     ErrorCode,
     ExecutionReceipt,
     ExecutionRequest,
     Failed,
+    FileDelta,
     Finish,
     ReasoningDelta,
+    ServerToolCall,
+    ServerToolResult,
     StreamEvent,
     ToolCallDelta,
     Usage,
@@ -235,7 +239,27 @@ class Turn:
         assert isinstance(terminal, Complete)
         return terminal.receipt
 
-    def played(self, event: Delta | ReasoningDelta | ToolCallDelta, size: int) -> StreamEvent:
+    def provided(
+        self, event: ServerToolCall | ServerToolResult | Citation | FileDelta
+    ) -> StreamEvent:
+        """What the provider did itself (a server tool call or result, a citation, a generated
+        file), played as the event it is; its size is its JSON's (a file's: its base64)."""
+        size = (
+            byte_size(event.data) if isinstance(event, FileDelta) else len(event.model_dump_json())
+        )
+        return self.played(event, size)
+
+    def played(
+        self,
+        event: Delta
+        | ReasoningDelta
+        | ToolCallDelta
+        | ServerToolCall
+        | ServerToolResult
+        | Citation
+        | FileDelta,
+        size: int,
+    ) -> StreamEvent:
         """Play a progress event of ``size`` bytes (what ``byte_size`` gives for its piece): a
         scripted runtime builds its deltas once per scenario and plays them here. Reasoning
         joins the open block (opening one if none is); any other progress ends it."""
@@ -261,7 +285,10 @@ class Turn:
             self._reasoning_open = False  # any other progress ends the reasoning block
             if type(event) is ToolCallDelta and event.index >= self._next_index:
                 self._next_index = event.index + 1
-        self._builder.assemble(event)
+        try:
+            self._builder.assemble(event)
+        except PortError as error:  # a generated file that is not what it says, like a codec
+            return self.fail(error)
         return event
 
     def _terminal(self, event: _T) -> _T:

@@ -7,11 +7,30 @@ from typing import Any
 
 from pydantic import BaseModel, JsonValue
 
-from runport.contracts import Complete, Delta, Failed, ReasoningDelta, ToolCall, ToolCallDelta
+from runport.contracts import (
+    Citation,
+    Complete,
+    Delta,
+    Failed,
+    FileDelta,
+    ReasoningDelta,
+    ServerToolCall,
+    ServerToolResult,
+    ToolCall,
+    ToolCallDelta,
+)
 
 __all__ = ["assert_streamed"]
 
-_PROGRESS = (Delta, ReasoningDelta, ToolCallDelta)
+_PROGRESS = (
+    Delta,
+    ReasoningDelta,
+    ToolCallDelta,
+    ServerToolCall,
+    ServerToolResult,
+    Citation,
+    FileDelta,
+)
 
 _NOT_GIVEN: Any = object()
 
@@ -26,12 +45,13 @@ def assert_streamed(
 ) -> None:
     """Check the events a sink or ``on_event`` received, from one call or a whole run.
 
-    Always: every turn's progress (``Delta``, ``ReasoningDelta``, ``ToolCallDelta``) ends in
-    exactly one terminal; each ``Complete``'s receipt text is what its turn's deltas joined
-    to; the stream ends in ``Complete`` — or, with ``failed=CODE``, in a ``Failed`` with that
-    code. Then, each only when given: ``text``, every ``Delta`` joined; ``reasoning``, every
-    ``ReasoningDelta`` joined; ``tool_calls``, the calls of every receipt in order, each a
-    name or a ``(name, arguments)`` pair. Raises ``AssertionError`` saying what differs.
+    Always: every turn's progress (``Delta``, ``ReasoningDelta``, ``ToolCallDelta``, what the
+    provider did itself) ends in exactly one terminal; each ``Complete``'s receipt text is what
+    its turn's deltas joined to; the stream ends in ``Complete`` — or, with ``failed=CODE``, in
+    a ``Failed`` with that code. Then, each only when given: ``text``, every ``Delta`` joined;
+    ``reasoning``, every ``ReasoningDelta`` joined; ``tool_calls``, the calls of every receipt
+    in order, each a name or a ``(name, arguments)`` pair. Raises ``AssertionError`` saying
+    what differs.
     """
     seen = list(events)
     turn_text: list[str] = []

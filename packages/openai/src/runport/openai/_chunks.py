@@ -16,6 +16,7 @@ from runport.contracts import Finish, StreamEvent
 from runport.core import TextPieces, TurnBuilder
 from runport.http import cache_counts
 from runport.openai._errors import error_frame, invalid
+from runport.openai._provided import cite_annotations, generated_images
 
 PROVIDER = "openai"
 """The ``provider_metadata`` key of a reasoning block: ``{"openai": {"field": …}}`` names the
@@ -286,6 +287,10 @@ class ChunkAssembly:
                 raise invalid("a tool_calls field is not a list")
             for fragment in calls:
                 self._feed_call(fragment)
+        if "annotations" in delta:
+            cite_annotations(self.turn, delta["annotations"])
+        if "images" in delta:
+            generated_images(self.turn, delta["images"])
 
     def _reasoning(self, delta: dict[str, Any]) -> None:
         carried = False

@@ -28,7 +28,10 @@
 
 Event kinds: ``delta{text}`` (non-empty), ``reasoning_delta{text, signature?}`` (non-empty
 text; a signature ends its block), ``tool_call_delta{index, call_id?, name?,
-arguments_fragment?}``, ``delay{ms > 0}`` (a virtual clock; nothing sleeps),
+arguments_fragment?}``, what the provider did itself — ``server_tool_call{call_id, name,
+input?}``, ``server_tool_result{call_id, output?, error?}`` (answering a call announced before
+it, once), ``citation{source, cited_text?, start?, end?}``, ``file_delta{media_type, data,
+partial?}`` —, ``delay{ms > 0}`` (a virtual clock; nothing sleeps),
 ``usage{input_tokens, output_tokens, reasoning_tokens?, cache_read_tokens?,
 cache_write_tokens?}`` (summed over the turn; the cache counts are parts of
 ``input_tokens``), ``finish{finish_reason?, finish?, output?}`` (``finish_reason`` any word:
@@ -49,7 +52,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, JsonValue, field_validator
+from pydantic import Field, JsonValue, ValidationError, field_validator
 
 from runport.contracts import Finish
 from runport.core._scenario._decoding import (
@@ -74,14 +77,18 @@ from runport.core._scenario._model import (
     API_VERSION,
     CODE_PATTERN,
     TERMINALS,
+    CitationEvent,
     DelayEvent,
     DeltaEvent,
     FailEvent,
+    FileDeltaEvent,
     FinishEvent,
     ReasoningDeltaEvent,
     Scenario,
     ScenarioEvent,
     ScenarioTurn,
+    ServerToolCallEvent,
+    ServerToolResultEvent,
     ToolCallDeltaEvent,
     UsageEvent,
     agrees,
@@ -143,6 +150,35 @@ class _ToolCallDeltaFile(File):
     arguments_fragment: str = ""
 
 
+class _ServerToolCallFile(File):
+    kind: Literal["server_tool_call"]
+    call_id: NonEmpty
+    name: NonEmpty
+    input: JsonValue = None
+
+
+class _ServerToolResultFile(File):
+    kind: Literal["server_tool_result"]
+    call_id: NonEmpty
+    output: JsonValue = None
+    error: NonEmpty | None = None
+
+
+class _CitationFile(File):
+    kind: Literal["citation"]
+    source: dict[str, JsonValue]
+    cited_text: str | None = None
+    start: Count | None = None
+    end: Count | None = None
+
+
+class _FileDeltaFile(File):
+    kind: Literal["file_delta"]
+    media_type: NonEmpty
+    data: NonEmpty
+    partial: bool = False
+
+
 class _DelayFile(File):
     kind: Literal["delay"]
     ms: Annotated[int, Field(gt=0)]
@@ -174,6 +210,10 @@ _MOCK_EVENTS: Mapping[str, type[File]] = {
     "delta": _DeltaFile,
     "reasoning_delta": _ReasoningDeltaFile,
     "tool_call_delta": _ToolCallDeltaFile,
+    "server_tool_call": _ServerToolCallFile,
+    "server_tool_result": _ServerToolResultFile,
+    "citation": _CitationFile,
+    "file_delta": _FileDeltaFile,
     "delay": _DelayFile,
     "usage": _UsageFile,
     "finish": _FinishFile,
@@ -214,6 +254,37 @@ def parse_mock_v1(data: Mapping[str, Any], where: Where) -> Scenario:
     )
 
 
+def _server_tool(
+    parsed: _ServerToolCallFile | _ServerToolResultFile, names: dict[str, str], at: Where
+) -> ServerToolCallEvent | ServerToolResultEvent:
+    """A server tool call, or the result of one announced before it (named as its call)."""
+    if isinstance(parsed, _ServerToolCallFile):
+        if parsed.call_id in names:
+            raise at.error(f"server tool call {parsed.call_id!r} is announced twice")
+        names[parsed.call_id] = parsed.name
+        return ServerToolCallEvent(call_id=parsed.call_id, name=parsed.name, input=parsed.input)
+    name = names.pop(parsed.call_id, None)
+    if name is None:
+        raise at.error(
+            f"no server tool call before this result has call_id {parsed.call_id!r} "
+            "(or it was answered already)"
+        )
+    return ServerToolResultEvent(
+        call_id=parsed.call_id, name=name, output=parsed.output, error=parsed.error
+    )
+
+
+def _provided(parsed: _CitationFile | _FileDeltaFile, at: Where) -> CitationEvent | FileDeltaEvent:
+    try:
+        if isinstance(parsed, _CitationFile):
+            return CitationEvent.model_validate(parsed.model_dump(exclude={"kind"}))
+        return FileDeltaEvent.model_validate(parsed.model_dump(exclude={"kind"}))
+    except ValidationError as error:
+        problem = error.errors()[0]
+        where = ".".join(str(part) for part in problem["loc"])
+        raise at.error(f"field {where!r}: {problem['msg']}") from None
+
+
 class _CallState:
     def __init__(self, call_id: str, name: str) -> None:
         self.call_id = call_id
@@ -226,6 +297,7 @@ def _mock_turn(data: object, where: Where) -> ScenarioTurn:
         raise where.error("field 'events': a turn needs at least one event")
     events: list[ScenarioEvent] = []
     calls: dict[int, _CallState] = {}
+    server_calls: dict[str, str] = {}
     texts: list[str] = []
     last = len(turn.events) - 1
     for number, parsed, at in decode_each(turn.events, _MOCK_EVENTS, where, "event", "an event"):
@@ -240,6 +312,10 @@ def _mock_turn(data: object, where: Where) -> ScenarioTurn:
             events.append(_tool_call(parsed, calls, at))
         elif isinstance(parsed, _DelayFile):
             events.append(DelayEvent(ms=parsed.ms))
+        elif isinstance(parsed, _ServerToolCallFile | _ServerToolResultFile):
+            events.append(_server_tool(parsed, server_calls, at))
+        elif isinstance(parsed, _CitationFile | _FileDeltaFile):
+            events.append(_provided(parsed, at))
         elif isinstance(parsed, _UsageFile):
             events.append(
                 UsageEvent(

@@ -7,7 +7,15 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
-from runport.contracts import Finish, canonical_json
+from runport.contracts import (
+    Citation,
+    CitationSource,
+    FileDelta,
+    Finish,
+    ServerToolCall,
+    ServerToolResult,
+    canonical_json,
+)
 from runport.core._document import JsonLimitError
 from runport.core._receipt import parse_json_text
 from runport.core._scenario._expectations import ScenarioExpectations, require_json
@@ -59,6 +67,67 @@ class ToolCallDeltaEvent(Value):
     call_id: Annotated[str, Field(min_length=1)]
     name: Annotated[str, Field(min_length=1)]
     arguments_fragment: str = ""
+
+
+class ServerToolCallEvent(Value):
+    """A tool the provider ran itself is announced, played as one ``ServerToolCall``."""
+
+    kind: Literal["server_tool_call"] = "server_tool_call"
+    call_id: Annotated[str, Field(min_length=1)]
+    name: Annotated[str, Field(min_length=1)]
+    input: JsonValue = None
+
+    def played(self) -> ServerToolCall:
+        return ServerToolCall(call_id=self.call_id, name=self.name, input=self.input)
+
+
+class ServerToolResultEvent(Value):
+    """What a server tool announced earlier in the turn returned (or its ``error``), played as
+    one ``ServerToolResult`` under the call's name."""
+
+    kind: Literal["server_tool_result"] = "server_tool_result"
+    call_id: Annotated[str, Field(min_length=1)]
+    name: Annotated[str, Field(min_length=1)]
+    output: JsonValue = None
+    error: Annotated[str, Field(min_length=1)] | None = None
+
+    def played(self) -> ServerToolResult:
+        return ServerToolResult(
+            call_id=self.call_id, name=self.name, output=self.output, error=self.error
+        )
+
+
+class CitationEvent(Value):
+    """A source the answer cites, played as one ``Citation``."""
+
+    kind: Literal["citation"] = "citation"
+    source: CitationSource
+    cited_text: str | None = None
+    start: Annotated[int, Field(ge=0)] | None = None
+    end: Annotated[int, Field(ge=0)] | None = None
+
+    @model_validator(mode="after")
+    def _a_citation(self) -> CitationEvent:
+        self.played()  # the wire's own rules (an end before its start)
+        return self
+
+    def played(self) -> Citation:
+        return Citation(
+            source=self.source, cited_text=self.cited_text, start=self.start, end=self.end
+        )
+
+
+class FileDeltaEvent(Value):
+    """A file the model generated (``data``: base64), played as one ``FileDelta``; a whole one
+    (not ``partial``) is kept in the receipt's ``files``."""
+
+    kind: Literal["file_delta"] = "file_delta"
+    media_type: Annotated[str, Field(min_length=1)]
+    data: Annotated[str, Field(min_length=1)]
+    partial: bool = False
+
+    def played(self) -> FileDelta:
+        return FileDelta(media_type=self.media_type, data=self.data, partial=self.partial)
 
 
 class DelayEvent(Value):
@@ -134,6 +203,10 @@ ScenarioEvent = Annotated[
     DeltaEvent
     | ReasoningDeltaEvent
     | ToolCallDeltaEvent
+    | ServerToolCallEvent
+    | ServerToolResultEvent
+    | CitationEvent
+    | FileDeltaEvent
     | DelayEvent
     | UsageEvent
     | FinishEvent
@@ -143,6 +216,26 @@ ScenarioEvent = Annotated[
 """One step of a turn, in play order."""
 
 TERMINALS = (FinishEvent, FailEvent)
+
+
+def _server_tools_pair(events: Sequence[object]) -> None:
+    """A server tool result answers a call announced before it in the turn, once."""
+    open_calls: dict[str, bool] = {}
+    for event in events:
+        if isinstance(event, ServerToolCallEvent):
+            if event.call_id in open_calls:
+                raise ValueError(f"server tool call {event.call_id!r} is announced twice")
+            open_calls[event.call_id] = False
+        elif isinstance(event, ServerToolResultEvent):
+            answered = open_calls.get(event.call_id)
+            if answered is None:
+                raise ValueError(
+                    f"server tool result {event.call_id!r}: no server tool call before it "
+                    "has that id"
+                )
+            if answered:
+                raise ValueError(f"server tool call {event.call_id!r} is answered twice")
+            open_calls[event.call_id] = True
 
 
 def agrees(output: JsonValue, texts: Sequence[str]) -> bool:
@@ -202,6 +295,7 @@ class ScenarioTurn(Value):
                 raise ValueError(f"tool call {event.index} changes its call_id or name")
             elif not event.arguments_fragment:
                 raise ValueError(f"only the first fragment of tool call {event.index} may be empty")
+        _server_tools_pair(self.events)
         unknown = unmade_calls(self.tool_results, {call.call_id for call in calls.values()})
         if unknown:
             raise ValueError(f"tool_results {unknown[0]!r}: this turn makes no call with that id")

@@ -12,6 +12,15 @@ from runport.contracts import Finish
 from runport.core import TurnBuilder
 from runport.openai._chunks import take_usage
 from runport.openai._errors import error_frame, invalid
+from runport.openai._responses._provided import (
+    KNOWN_ITEMS,
+    SERVER_TOOLS,
+    annotation,
+    generated_image,
+    part_annotations,
+    partial_image,
+    server_tool,
+)
 from runport.openai._responses._request import PROVIDER
 
 TERMINALS: Final = frozenset(("response.completed", "response.incomplete", "response.failed"))
@@ -50,9 +59,13 @@ class OutputAssembly:
     reasoning block — its summary parts (joined by ``SEPARATOR``) and any ``reasoning_text``
     content are its text, its id and ``encrypted_content`` (given with the finished item) are
     kept as ``{"openai-responses": {"id": …, "encrypted_content": …}}``, what a stateless run
-    sends back; an item with neither text nor encrypted content is nothing. Any other item
-    (``web_search_call``, ``file_search_call``, ``code_interpreter_call``, ``mcp_call``, …) ran
-    at the provider and is not a call.
+    sends back; an item with neither text nor encrypted content is nothing. A
+    ``web_search_call``, ``file_search_call``, ``code_interpreter_call`` or ``mcp_call`` ran at
+    the provider: a ``ServerToolCall`` and its ``ServerToolResult`` when it finishes, never a
+    call; an ``image_generation_call`` is a generated file (its ``partial_image`` events
+    previews); an ``output_text`` part's annotations are ``Citation``s (streamed by
+    ``output_text.annotation.added``); any other item is kept, as it finished, in the
+    receipt's ``provider_metadata`` (adr/0054-nothing-a-provider-sends-is-dropped.md).
 
     Upstream quirks it accepts: items announced or not (a finished item whose deltas never
     came gives its content whole), an item whose id changes on every event (GitHub Copilot's
@@ -73,6 +86,7 @@ class OutputAssembly:
 
     __slots__ = (
         "_added",
+        "_annotated",
         "_began",
         "_by_item",
         "_call_ids",
@@ -80,6 +94,7 @@ class OutputAssembly:
         "_from",
         "_ids_at",
         "_open",
+        "_part_from",
         "_parts",
         "_piece",
         "_reasoned",
@@ -126,6 +141,10 @@ class OutputAssembly:
         """An announced item's id → its ``output_index``."""
         self._finished: set[int] = set()
         """The ``output_index`` of every finished item."""
+        self._part_from: dict[tuple[int, int], int] = {}
+        """Where each announced content part's text begins in the turn's text."""
+        self._annotated: dict[tuple[int, int], int] = {}
+        """How many annotations each content part has streamed."""
         self.sequence = -1
         """The last ``sequence_number`` seen (``-1``: none yet)."""
         self._began = False
@@ -174,7 +193,14 @@ class OutputAssembly:
                 self._open_item(position, "reasoning", kind)
             else:
                 self._open_item(position, "message", kind)
-                self._parts[data["output_index"]] += 1
+                at: int = data["output_index"]
+                self._part_from[(at, self._parts[at])] = len(self.turn.text_so_far())
+                self._parts[at] += 1
+        elif kind == "response.output_text.annotation.added":
+            self._annotation_added(data)
+        elif kind == "response.image_generation_call.partial_image":
+            self._open_item(data.get("output_index"), "image_generation_call", kind)
+            partial_image(self.turn, data)
         elif kind == "response.output_text.done":
             self._open_item(data.get("output_index"), "message", kind)
         elif kind == "response.reasoning_summary_text.delta":
@@ -205,6 +231,17 @@ class OutputAssembly:
             error = data.get("error")
             raise error_frame(error if type(error) is dict else data, self._secrets)
         return False
+
+    def _annotation_added(self, data: dict[str, Any]) -> None:
+        """A citation as it streams: its indexes count from its content part's start."""
+        self._open_item(data.get("output_index"), "message", "an annotation")
+        position: int = data["output_index"]
+        part = data.get("content_index")
+        if type(part) is not int or not 0 <= part < self._parts[position]:
+            raise invalid(f"an annotation arrived for content part {part!r}, never announced")
+        base = self._part_from.get((position, part), self._from)
+        annotation(self.turn, data.get("annotation"), base)
+        self._annotated[(position, part)] = self._annotated.get((position, part), 0) + 1
 
     def reasoning_piece(self, data: dict[str, Any], part: tuple[str, Any]) -> None:
         """A piece of a reasoning item's text: its block opens with its first piece, and a new
@@ -344,6 +381,7 @@ class OutputAssembly:
         if kind == "message":
             if position in self._spoken:
                 self._agrees(self.turn.text_so_far()[self._from :], _message_text(item), "text")
+                self._late_annotations(item, position)
             else:
                 self._message(item)
             if position == self.speaking:
@@ -361,6 +399,24 @@ class OutputAssembly:
             self.turn.close_call(index)
         elif kind == "reasoning":
             self._reasoning_item(item, position)
+        elif kind in SERVER_TOOLS:
+            server_tool(self.turn, item)
+        elif kind == "image_generation_call":
+            generated_image(self.turn, item)
+        elif kind not in KNOWN_ITEMS:
+            self.turn.unknown(PROVIDER, item)
+
+    def _late_annotations(self, item: dict[str, Any], position: Any) -> None:
+        """A streamed message's annotations that no ``annotation.added`` event gave."""
+        content = item.get("content")
+        if type(content) is not list:
+            return
+        base = self._from
+        for index, part in enumerate(content):
+            notes = part_annotations(part)
+            base = self._part_from.get((position, index), base)
+            for note in notes[self._annotated.get((position, index), 0) :]:
+                annotation(self.turn, note, base)
 
     @staticmethod
     def _agrees(streamed: str, finished: str, what: str) -> None:
@@ -378,10 +434,26 @@ class OutputAssembly:
 
     def _message(self, item: dict[str, Any]) -> None:
         text = _message_text(item)
-        if any(type(p) is dict and p.get("type") == "refusal" for p in item.get("content") or ()):
+        content = item.get("content") or ()
+        if any(type(p) is dict and p.get("type") == "refusal" for p in content):
             self._refused = True
-        if text:
+        if any(part_annotations(part) for part in content):
+            self._cited_message(content)
+        elif text:
             self.turn.text(text)
+
+    def _cited_message(self, content: Any) -> None:
+        """A whole message with annotations: each part's text, then its citations (the order
+        a stream gives them: text deltas, then ``annotation.added``)."""
+        base = len(self.turn.text_so_far())
+        for part in content:
+            if part.get("type") not in ("output_text", "refusal"):
+                continue
+            text = _text(part.get("text", part.get("refusal")), "an output_text part's text")
+            self.turn.text(text)
+            for note in part_annotations(part):
+                annotation(self.turn, note, base)
+            base += len(text)
 
     def _reasoning_item(self, item: dict[str, Any], position: Any) -> None:
         """A finished reasoning item: the encrypted content (and the id) of the block its

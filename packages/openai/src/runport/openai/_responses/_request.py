@@ -29,6 +29,7 @@ from runport.http import (
     data_url,
     message_parts,
     reasoning_policy,
+    server_tools_policy,
     text_content,
 )
 from runport.openai._request import ResponseFormatMode, arguments_text, json_schema_format
@@ -43,6 +44,21 @@ ENCRYPTED_REASONING: Final = "reasoning.encrypted_content"
 PASS_THROUGH: Final = ("temperature", "top_p")
 """``runtime_policy`` keys sent as the API names them; ``max_tokens`` is ``max_output_tokens``
 and ``tool_choice`` is reshaped; ``seed`` and ``stop`` have no Responses field."""
+
+
+SERVER_TOOLS: Final = {
+    "web_search": lambda options: {"type": "web_search", **options},
+    "file_search": lambda options: {"type": "file_search", **options},
+    "code_execution": lambda options: {
+        "type": "code_interpreter",
+        "container": {"type": "auto"},
+        **options,
+    },
+    "image_generation": lambda options: {"type": "image_generation", **options},
+    "mcp": lambda options: {"type": "mcp", **options},
+}
+"""``runtime_policy.server_tools`` types as the Responses API's built-in tools (options, such
+as ``vector_store_ids`` or ``server_url``, laid over the entry)."""
 
 
 def request_body(
@@ -64,8 +80,10 @@ def request_body(
     if reasoning is not None:
         body["reasoning"] = reasoning
         body["include"] = [ENCRYPTED_REASONING]
-    if interaction.tools:
-        body["tools"] = [_tool(tool) for tool in interaction.tools]
+    tools = [_tool(tool) for tool in interaction.tools or ()]
+    tools.extend(server_tools_policy(policy, "the OpenAI Responses API", SERVER_TOOLS))
+    if tools:
+        body["tools"] = tools
     text_format = _text_format(interaction, response_format_mode)
     if text_format is not None:
         body["text"] = {"format": text_format}

@@ -30,6 +30,10 @@ class RunEventEncoder(ABC):
             "ToolResult": self._tool_result,
             "OutputSnapshot": self._snapshot,
             "AnswerRejected": self._rejected,
+            "ServerToolCall": self._provided,
+            "ServerToolResult": self._provided,
+            "Citation": self._provided,
+            "FileDelta": self._provided,
         }
 
     def encode(self, event: RunEvent) -> list[bytes]:
@@ -55,6 +59,18 @@ class RunEventEncoder(ABC):
 
     @abstractmethod
     def _tool_call_delta(self, event: contracts.ToolCallDelta, out: list[bytes]) -> None: ...
+
+    def _provided(
+        self,
+        event: contracts.ServerToolCall
+        | contracts.ServerToolResult
+        | contracts.Citation
+        | contracts.FileDelta,
+        out: list[bytes],
+    ) -> None:
+        """What the provider did itself: a protocol without parts for it writes nothing
+        here; the turn's ``Complete`` receipt carries it whole."""
+        return
 
     @abstractmethod
     def _complete(self, event: contracts.Complete, out: list[bytes]) -> None: ...

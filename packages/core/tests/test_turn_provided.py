@@ -1,0 +1,174 @@
+"""``TurnBuilder`` and ``StreamAssembler`` on what the provider did itself: the events a turn
+emits assemble to its receipt's ``server_tools``, ``citations`` and ``files``; bad input is
+refused, coded (adr/0055-what-the-provider-did-itself.md)."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from runport.contracts import (
+    AdapterDescriptor,
+    CompiledInteraction,
+    Complete,
+    ErrorCode,
+    ExecutionRequest,
+    Message,
+    PortError,
+    ServerToolCall,
+    ServerToolResult,
+)
+from runport.core import StreamAssembler, StreamGrammarError, TurnBuilder
+
+ADAPTER = AdapterDescriptor(id="turn-test", version="1.0.0")
+REQUEST = ExecutionRequest(
+    interaction=CompiledInteraction(
+        compiler="test/0",
+        contract_id="provided",
+        contract_version="1.0.0",
+        messages=[Message(role="user", content="Search.")],
+        output_schema={"type": "string"},
+    )
+)
+PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\x01" * 20).decode()
+JPEG = base64.b64encode(b"\xff\xd8\xff" + b"\x02" * 20).decode()
+
+# one step of a turn: ("text", piece) | ("tool", n) | ("cite", n) | ("file", partial)
+_steps = st.lists(
+    st.one_of(
+        st.tuples(st.just("text"), st.text(min_size=1, max_size=6)),
+        st.tuples(st.just("tool"), st.integers(0, 3)),
+        st.tuples(st.just("cite"), st.integers(0, 3)),
+        st.tuples(st.just("file"), st.booleans()),
+    ),
+    max_size=12,
+)
+
+
+def _play(turn: TurnBuilder, steps: list[tuple[str, object]]) -> None:
+    said = 0
+    for kind, value in steps:
+        if kind == "text":
+            assert isinstance(value, str)
+            turn.text(value)
+            said += len(value)
+        elif kind == "tool":
+            call_id = f"srvtoolu_{len(turn.events)}"
+            turn.server_call(call_id, "web_search", {"query": f"q{value}"}, {"p": {"n": value}})
+            turn.server_result(call_id, [{"url": f"https://example.com/{value}"}])
+        elif kind == "cite":
+            source = {"type": "url", "url": f"https://example.com/{value}", "title": "T"}
+            turn.citation(source, cited_text="quoted", start=0, end=said)
+        else:
+            turn.file("image/png", PNG, partial=bool(value))
+
+
+@settings(deadline=None, max_examples=80)
+@given(_steps)
+def test_the_events_a_turn_emits_assemble_to_its_receipt(steps: list[tuple[str, object]]) -> None:
+    turn = TurnBuilder()
+    _play(turn, steps)
+    receipt = turn.receipt(REQUEST, ADAPTER)
+    assembler = StreamAssembler()
+    for event in [*turn.events, Complete(receipt=receipt)]:
+        assembler.feed(event)
+    assert assembler.assembly_problems(receipt) == []
+    assert len(receipt.server_tools or []) == 2 * sum(1 for k, _ in steps if k == "tool")
+    assert len(receipt.citations or []) == sum(1 for k, _ in steps if k == "cite")
+    assert len(receipt.files or []) == sum(1 for k, v in steps if k == "file" and not v)
+    # a test double that plays the same events assembles the same receipt
+    double = TurnBuilder()
+    for event in turn.events:
+        double.assemble(event)  # type: ignore[arg-type]
+    assert double.receipt(REQUEST, ADAPTER) == receipt
+
+
+def test_a_turn_whose_only_output_is_a_file_is_not_empty() -> None:
+    turn = TurnBuilder()
+    assert turn.empty
+    turn.file("image/png", PNG)
+    assert not turn.empty
+    receipt = turn.receipt(REQUEST, ADAPTER)
+    assert receipt.files is not None
+    assert receipt.files[0].raw().startswith(b"\x89PNG")
+
+
+def test_a_server_tool_result_for_a_call_never_announced_is_coded() -> None:
+    turn = TurnBuilder()
+    with pytest.raises(PortError) as caught:
+        turn.server_result("srvtoolu_x", {"ok": True})
+    assert caught.value.code == ErrorCode.RUNTIME_INVALID_RESPONSE
+    assert "never announced" in str(caught.value)
+    turn.server_call("srvtoolu_1", "web_search", {})
+    turn.server_result("srvtoolu_1", [])
+    with pytest.raises(PortError, match="already answered"):
+        turn.server_result("srvtoolu_1", [])
+    with pytest.raises(PortError, match="announced twice"):
+        turn.server_call("srvtoolu_1", "web_search", {})
+
+
+def test_a_citation_pointing_past_the_text_is_coded() -> None:
+    turn = TurnBuilder()
+    turn.text("Short.")
+    turn.citation({"type": "url", "url": "https://example.com"}, start=2, end=60)
+    with pytest.raises(PortError) as caught:
+        turn.receipt(REQUEST, ADAPTER)
+    assert caught.value.code == ErrorCode.RUNTIME_INVALID_RESPONSE
+    assert "past the answer" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [{"type": "web"}, {"type": "url", "document_index": -1}, {"url": "https://x.io"}],
+)
+def test_a_malformed_citation_is_coded(source: dict[str, object]) -> None:
+    with pytest.raises(PortError) as caught:
+        TurnBuilder().citation(source)  # type: ignore[arg-type]
+    assert caught.value.code == ErrorCode.RUNTIME_INVALID_RESPONSE
+
+
+def test_a_file_whose_bytes_are_not_its_declared_type_is_coded() -> None:
+    with pytest.raises(PortError) as caught:
+        TurnBuilder().file("image/png", JPEG)
+    assert caught.value.code == ErrorCode.RUNTIME_INVALID_RESPONSE
+    assert "image/jpeg" in str(caught.value)
+    with pytest.raises(PortError) as not_base64:
+        TurnBuilder().file("image/png", "not base64!")
+    assert not_base64.value.code == ErrorCode.RUNTIME_INVALID_RESPONSE
+
+
+def test_a_file_past_the_part_bound_is_too_large() -> None:
+    from runport.contracts import MAX_PART_BYTES
+
+    huge = "A" * (4 * (MAX_PART_BYTES // 3 + 2))
+    with pytest.raises(PortError) as caught:
+        TurnBuilder().file("application/octet-stream", huge)
+    assert caught.value.code == ErrorCode.RUNTIME_RESPONSE_TOO_LARGE
+
+
+def test_unknown_items_are_kept_by_provider_in_order() -> None:
+    turn = TurnBuilder()
+    turn.unknown("anthropic", {"type": "container_upload", "file_id": "f1"})
+    turn.unknown("anthropic", {"type": "novel"})
+    assert not turn.empty
+    receipt = turn.receipt(REQUEST, ADAPTER)
+    assert receipt.provider_metadata == {
+        "anthropic": {"unknown": [{"type": "container_upload", "file_id": "f1"}, {"type": "novel"}]}
+    }
+
+
+def test_the_grammar_refuses_a_result_before_its_call_and_twice() -> None:
+    result = ServerToolResult(call_id="s1", name="web_search", output=None)
+    with pytest.raises(StreamGrammarError, match="never announced"):
+        StreamAssembler().feed(result)
+    assembler = StreamAssembler()
+    assembler.feed(ServerToolCall(call_id="s1", name="web_search"))
+    assembler.feed(result)
+    with pytest.raises(StreamGrammarError, match="answered twice"):
+        assembler.feed(result)
+    with pytest.raises(StreamGrammarError, match="announced twice"):
+        assembler.feed(ServerToolCall(call_id="s1", name="web_search"))
+    assert not assembler.done
