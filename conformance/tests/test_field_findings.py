@@ -205,28 +205,6 @@ class TestMine(RuntimeAdapterConformance):
         return ScriptedRuntime(upstream.scenario)
 """
 
-NOT_A_PROTOCOL = """
-from runport.conformance import WireProtocol
-
-not_one = "openai-chat"
-
-
-class Mine(WireProtocol):
-    name = "mine"
-
-    def recognise(self, request):
-        return True
-
-    def stream(self, case, context):
-        raise NotImplementedError
-
-    def body(self, case, context):
-        raise NotImplementedError
-
-    def error_frame(self, case, context):
-        raise NotImplementedError
-"""
-
 
 def test_a_failing_port_error_is_shown_with_its_message() -> None:
     error = PortError(ErrorCode.RUNTIME_UNAVAILABLE, "HTTP 503 Service Unavailable")
@@ -248,30 +226,6 @@ def test_collecting_only_is_not_a_run_that_checked_nothing(tmp_path: Path) -> No
     assert done.returncode == 0, done.stdout + done.stderr
     assert "test_law_1_grammar" in done.stdout
     assert "NOTHING CHECKED" not in done.stdout
-
-
-def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    (tmp_path / "my_protocols.py").write_text(NOT_A_PROTOCOL, encoding="utf-8")
-    (tmp_path / "my_factories.py").write_text("def good(upstream):\n    return None\n")
-    code = "import sys; from runport.cli._main import main; sys.exit(main(sys.argv[1:]))"
-    return subprocess.run(
-        [sys.executable, "-c", code, "conformance", "my_factories:good", *args],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-
-
-def test_the_cli_takes_a_wire_protocol_as_module_attr_and_says_what_is_not_one(
-    tmp_path: Path,
-) -> None:
-    refused = _cli(tmp_path, "--protocol", "my_protocols:not_one")
-    assert refused.returncode == 1, refused.stdout + refused.stderr
-    assert "is a str, not a WireProtocol" in refused.stderr
-    missing = _cli(tmp_path, "--protocol", "my_protocols:nothing_here")
-    assert missing.returncode == 1
-    assert "cannot load it" in missing.stderr
 
 
 def test_the_adapter_guide_lists_what_authors_reuse_and_warns_about_sdk_retries() -> None:
