@@ -345,6 +345,7 @@ def test_the_runport_wheel_holds_no_code_and_gives_a_working_command(
     assert '"output": "Rivers run downhill."' in ran.stdout
     adapters = runport("adapters")
     assert [line.split()[0] for line in adapters.stdout.splitlines()] == [
+        "azure-openai",
         "mock",
         "openai",
         "openai-responses",
