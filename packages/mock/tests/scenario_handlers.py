@@ -40,7 +40,13 @@ def say(event: Any, emit: Emitter | AsyncEmitter) -> Any:
             event.index, event.arguments_fragment, call_id=event.call_id, name=event.name
         )
     if isinstance(event, UsageEvent):
-        return emit.usage(event.input_tokens, event.output_tokens, event.reasoning_tokens)
+        return emit.usage(
+            event.input_tokens,
+            event.output_tokens,
+            event.reasoning_tokens,
+            cache_read_tokens=event.cache_read_tokens,
+            cache_write_tokens=event.cache_write_tokens,
+        )
     if isinstance(event, DelayEvent):
         return emit.delay(event.ms)
     if isinstance(event, FinishEvent):

@@ -45,7 +45,15 @@ def streamed_body(base_url: str, **keywords: Any) -> dict[str, Any]:
     return body
 
 
-@pytest.mark.allow_model_requests  # to a named host, but served in memory: nothing is sent
+@pytest.fixture
+def named_hosts_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Requests to a provider's own host name, answered in memory: allowed past the model
+    request guard (as ``@pytest.mark.allow_model_requests`` would, where runport.testing is
+    installed; this package's own tests run without it)."""
+    monkeypatch.setenv("RUNPORT_ALLOW_MODEL_REQUESTS", "1")
+
+
+@pytest.mark.usefixtures("named_hosts_allowed")  # served in memory: nothing is sent
 @pytest.mark.parametrize(
     ("base_url", "keywords", "sent"),
     [
@@ -202,7 +210,7 @@ def test_mistral_takes_the_turns_sent_back_with_nine_alphanumeric_ids(
     assert "HTTP 422" in raised.value.message
 
 
-@pytest.mark.allow_model_requests  # served in memory, as above
+@pytest.mark.usefixtures("named_hosts_allowed")  # served in memory, as above
 def test_a_mistral_host_gets_its_call_id_rule_unasked() -> None:
     transport = ChunkedBody([sse(HELLO)])
     with httpx.Client(transport=transport) as client:

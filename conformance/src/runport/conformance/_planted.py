@@ -83,6 +83,11 @@ class Planted:
         return plant(self._wire.error_body(status, context), context.marker, self._canary)
 
     def error_frame(self, case: Case, context: WireContext) -> bytes:
+        # a protocol whose frames are binary (an eventstream's CRCs) makes the frame again
+        remade = getattr(self._wire, "planted_error_frame", None)
+        if remade is not None:
+            frame: bytes = remade(case, context, **{DETAIL_FIELD: self._canary})
+            return frame
         return plant(self._wire.error_frame(case, context), context.marker, self._canary)
 
     def error_response(self, case: Case, context: WireContext) -> tuple[int, bytes]:

@@ -88,14 +88,14 @@ def event_message(event_type: str, payload: Any) -> bytes:
     )
 
 
-def exception_message(exception_type: str, message: str) -> bytes:
+def exception_message(exception_type: str, message: str, **extra: Any) -> bytes:
     """An AWS ``exception`` message: ``:exception-type`` names it, the payload is
-    ``{"message": …}``."""
+    ``{"message": …}`` (and ``extra``'s fields beside it)."""
     return encode_message(
         [
             encode_header(":exception-type", "string", exception_type),
             encode_header(":content-type", "string", "application/json"),
             encode_header(":message-type", "string", "exception"),
         ],
-        json.dumps({"message": message}, ensure_ascii=False).encode("utf-8"),
+        json.dumps({"message": message, **extra}, ensure_ascii=False).encode("utf-8"),
     )

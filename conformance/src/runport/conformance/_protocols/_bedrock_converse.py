@@ -183,6 +183,15 @@ class BedrockConverse(WireProtocol):
             "modelStreamErrorException", f"{context.marker} scripted model stream error"
         )
 
+    def planted_error_frame(self, case: Case, context: WireContext, **planted: str) -> bytes:
+        """``error_frame`` with ``planted`` beside its message (law 10's canary): a binary
+        frame is made again, CRCs and all, where a text frame's JSON would be patched."""
+        return exception_message(
+            "modelStreamErrorException",
+            f"{context.marker} scripted model stream error",
+            **planted,
+        )
+
     def garbage_frame(self, context: WireContext) -> bytes:
         frame = bytearray(
             event_message("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "x"}})
