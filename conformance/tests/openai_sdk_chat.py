@@ -151,8 +151,11 @@ class _Turn:
 
     def read(self, choices: list[Any], usage: Any) -> Iterator[StreamEvent]:
         if usage is not None:
+            details = getattr(usage, "prompt_tokens_details", None)
             self.usage = Usage(
-                input_tokens=usage.prompt_tokens, output_tokens=usage.completion_tokens
+                input_tokens=usage.prompt_tokens,
+                output_tokens=usage.completion_tokens,
+                cache_read_tokens=getattr(details, "cached_tokens", None) or None,
             )
         for choice in choices:
             part = getattr(choice, "delta", None) or choice.message
