@@ -148,7 +148,6 @@ PUBLIC = {
         "CLOUD_PLATFORM",
         "DEFAULT_ASYNC_LIMITS",
         "GoogleAuth",
-        "TokenUnavailable",
         "Vertex",
         "on_vertex",
         "DEFAULT_TIMEOUT",

@@ -26,7 +26,7 @@ from runport.http._eventstream import (
     HeaderValue,
     eventstream_error,
 )
-from runport.http._google import CLOUD_PLATFORM, GoogleAuth, TokenUnavailable, Vertex, on_vertex
+from runport.http._google import CLOUD_PLATFORM, GoogleAuth, Vertex, on_vertex
 from runport.http._json import check_json_text, encode_json
 from runport.http._json_api import (
     DecoderFactory,
@@ -84,7 +84,6 @@ __all__ = [
     "SSETurnDecoder",
     "ServerSentEvent",
     "TextPieces",
-    "TokenUnavailable",
     "TurnBuilder",
     "TurnDecoder",
     "Vertex",

@@ -22,7 +22,6 @@ import httpx
 
 from runport.contracts import ErrorCode
 from runport.core import redact_secrets
-from runport.http._google import TokenUnavailable
 from runport.ports import PortError
 
 __all__ = [
@@ -202,10 +201,6 @@ def transport_error(error: httpx.HTTPError) -> PortError:
 
 def _transport_error(error: httpx.HTTPError) -> PortError:
     kind = type(error).__name__
-    if isinstance(error, TokenUnavailable):
-        code = ErrorCode.RUNTIME_PERMANENT if error.refused else ErrorCode.RUNTIME_UNAVAILABLE
-        said = redact_secrets(str(error))[:200]
-        return PortError(code, f"no access token for the upstream ({said})")
     if isinstance(error, httpx.TimeoutException):
         return PortError(ErrorCode.RUNTIME_TIMEOUT, f"the upstream did not answer in time ({kind})")
     if isinstance(error, httpx.ConnectError):

@@ -14,9 +14,12 @@ from typing import Any, Final
 
 import httpx
 
+from runport.contracts import ErrorCode
+from runport.core import redact_secrets
 from runport.http._guard import model_request_refused
+from runport.ports import PortError
 
-__all__ = ["CLOUD_PLATFORM", "GoogleAuth", "TokenUnavailable", "Vertex", "on_vertex"]
+__all__ = ["CLOUD_PLATFORM", "GoogleAuth", "Vertex", "on_vertex"]
 
 CLOUD_PLATFORM: Final = "https://www.googleapis.com/auth/cloud-platform"
 """The OAuth scope Vertex AI asks of a token."""
@@ -112,7 +115,7 @@ class GoogleAuth(httpx.Auth):
     sent once more, and a second 401 is the caller's (``TQX_RUNTIME_PERMANENT``, as any). A
     token that cannot be had fails the call before anything is sent: ``TQX_RUNTIME_PERMANENT``
     when the token endpoint refused it, ``TQX_RUNTIME_UNAVAILABLE`` when it could not be reached
-    (``TokenUnavailable``, an ``httpx.HTTPError``, carries which). Refreshing is google-auth's
+    (a ``PortError`` the auth raises, which the drivers pass on). Refreshing is google-auth's
     blocking call: on the event loop it runs on a worker thread. The token endpoint is reached
     with httpx, under the same guard as a model request in tests
     (``RUNPORT_ALLOW_MODEL_REQUESTS``)."""
@@ -153,9 +156,9 @@ class GoogleAuth(httpx.Auth):
                 try:
                     credentials.refresh(_Transport())
                 except exceptions.TransportError as error:
-                    raise TokenUnavailable(f"no token: {error}", refused=False) from None
+                    raise _no_token(ErrorCode.RUNTIME_UNAVAILABLE, error) from None
                 except exceptions.GoogleAuthError as error:
-                    raise TokenUnavailable(f"no token: {error}", refused=True) from None
+                    raise _no_token(ErrorCode.RUNTIME_PERMANENT, error) from None
             headers: dict[str, str] = {}
             credentials.apply(headers)
         for name, value in headers.items():
@@ -173,13 +176,11 @@ def _default_credentials(scopes: tuple[str, ...]) -> Any:
     return credentials
 
 
-class TokenUnavailable(httpx.HTTPError):
-    """No OAuth token could be had for the request: ``refused`` by the token endpoint (the
-    credentials are wrong or revoked), or not reached."""
-
-    def __init__(self, message: str, *, refused: bool) -> None:
-        super().__init__(message)
-        self.refused = refused
+def _no_token(code: ErrorCode, error: Exception) -> PortError:
+    """The call's failure when no token could be had (the credentials refused, or the token
+    endpoint not reached), the error's words redacted and cut."""
+    said = redact_secrets(str(error))[:200]
+    return PortError(code, f"no access token for the upstream ({said})")
 
 
 class _Response:
