@@ -18,6 +18,7 @@ PUBLIC = {
         "ExecutionRequest",
         "ExecutionReceipt",
         "StreamEvent",
+        "ProgressEvent",
         "Delta",
         "ToolCallDelta",
         "ReasoningDelta",

@@ -15,15 +15,10 @@ from pydantic import TypeAdapter
 
 from runport.conformance._cases import Case, Thought, schema_accepts
 from runport.contracts import (
-    Citation,
     Complete,
-    Delta,
     ExecutionReceipt,
     Failed,
-    FileDelta,
-    ReasoningDelta,
-    ServerToolCall,
-    ServerToolResult,
+    ProgressEvent,
     StreamEvent,
     ToolCallDelta,
 )
@@ -75,17 +70,7 @@ EVENT_REQUIRED_KEYS: Final = {
 }
 
 
-_STREAM_EVENTS: Final = (
-    Delta,
-    ReasoningDelta,
-    ToolCallDelta,
-    ServerToolCall,
-    ServerToolResult,
-    Citation,
-    FileDelta,
-    Complete,
-    Failed,
-)
+_STREAM_EVENTS: Final = ProgressEvent | Complete | Failed
 
 
 class StreamViolation(AssertionError):

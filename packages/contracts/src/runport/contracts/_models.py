@@ -356,7 +356,7 @@ class Failed(_Wire):
     message: str
 
 
-StreamEvent = Annotated[
+ProgressEvent = (
     Delta
     | ReasoningDelta
     | ToolCallDelta
@@ -364,12 +364,13 @@ StreamEvent = Annotated[
     | ServerToolResult
     | Citation
     | FileDelta
-    | Complete
-    | Failed,
-    Field(discriminator="kind"),
-]
-"""What a sink receives: progress (``Delta``, ``ToolCallDelta``, what the provider did itself:
-``ServerToolCall``, ``ServerToolResult``, ``Citation``, ``FileDelta``), then one terminal."""
+)
+"""A turn's progress, every ``StreamEvent`` but the terminal ``Complete`` and ``Failed``: a
+piece of the answer, the reasoning or a tool call's arguments, or what the provider did itself
+(``ServerToolCall``, ``ServerToolResult``, ``Citation``, ``FileDelta``)."""
+
+StreamEvent = Annotated[ProgressEvent | Complete | Failed, Field(discriminator="kind")]
+"""What a sink receives: a turn's ``ProgressEvent``s, then one terminal."""
 
 
 class Diagnostic(_Wire):
@@ -426,13 +427,7 @@ class ToolApprovalRequest(_Wire):
 
 
 RunEvent = Annotated[
-    Delta
-    | ReasoningDelta
-    | ToolCallDelta
-    | ServerToolCall
-    | ServerToolResult
-    | Citation
-    | FileDelta
+    ProgressEvent
     | Complete
     | Failed
     | ToolResult

@@ -29,6 +29,7 @@ from runport.contracts import (
     FilePart,
     Finish,
     PortError,
+    ProgressEvent,
     ReasoningDelta,
     ReasoningPart,
     ServerToolCall,
@@ -360,16 +361,7 @@ class TurnBuilder:
         elif not event.partial:
             self._files.append(_file_part(event.media_type, event.data))
 
-    def assemble(
-        self,
-        event: Delta
-        | ReasoningDelta
-        | ToolCallDelta
-        | ServerToolCall
-        | ServerToolResult
-        | Citation
-        | FileDelta,
-    ) -> None:
+    def assemble(self, event: ProgressEvent) -> None:
         """An event made elsewhere, assembled as the piece it carries; no event is made or
         appended (a test double plays events it made and checked itself). A
         ``ReasoningDelta`` joins the current block (a block is opened if none is); a

@@ -26,6 +26,7 @@ from runport.contracts import (
     Failed,
     FileDelta,
     Finish,
+    ProgressEvent,
     ReasoningDelta,
     ServerToolCall,
     ServerToolResult,
@@ -249,17 +250,7 @@ class Turn:
         )
         return self.played(event, size)
 
-    def played(
-        self,
-        event: Delta
-        | ReasoningDelta
-        | ToolCallDelta
-        | ServerToolCall
-        | ServerToolResult
-        | Citation
-        | FileDelta,
-        size: int,
-    ) -> StreamEvent:
+    def played(self, event: ProgressEvent, size: int) -> StreamEvent:
         """Play a progress event of ``size`` bytes (what ``byte_size`` gives for its piece): a
         scripted runtime builds its deltas once per scenario and plays them here. Reasoning
         joins the open block (opening one if none is); any other progress ends it."""

@@ -8,29 +8,15 @@ from typing import Any
 from pydantic import BaseModel, JsonValue
 
 from runport.contracts import (
-    Citation,
     Complete,
     Delta,
     Failed,
-    FileDelta,
+    ProgressEvent,
     ReasoningDelta,
-    ServerToolCall,
-    ServerToolResult,
     ToolCall,
-    ToolCallDelta,
 )
 
 __all__ = ["assert_streamed"]
-
-_PROGRESS = (
-    Delta,
-    ReasoningDelta,
-    ToolCallDelta,
-    ServerToolCall,
-    ServerToolResult,
-    Citation,
-    FileDelta,
-)
 
 _NOT_GIVEN: Any = object()
 
@@ -59,7 +45,7 @@ def assert_streamed(
     terminals: list[Complete | Failed] = []
     calls: list[ToolCall] = []
     for position, event in enumerate(seen):
-        if isinstance(event, _PROGRESS):
+        if isinstance(event, ProgressEvent):
             in_turn = True
             if isinstance(event, Delta):
                 turn_text.append(event.text)
