@@ -186,6 +186,7 @@ PUBLIC = {
         "ProviderKeywords",
         "data_url",
         "message_parts",
+        "joined_turns",
         "text_content",
         "redact_url",
         "retry_after_ms",

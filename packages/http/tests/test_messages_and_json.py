@@ -13,6 +13,7 @@ from runport.http import (
     PROVIDER_TEXT_LIMIT,
     check_json_text,
     encode_json,
+    joined_turns,
     provider_text,
     retry_after_ms,
 )
@@ -97,3 +98,22 @@ def test_a_lone_surrogate_in_a_request_says_so() -> None:
     with pytest.raises(PortError) as number:
         encode_json({"temperature": float("nan")})
     assert "number JSON cannot carry" in number.value.message
+
+
+def test_turns_of_one_role_in_a_row_are_joined_and_empty_ones_left_out() -> None:
+    turns = [
+        ("user", [{"text": "hi"}]),
+        ("assistant", [{"call": 1}]),
+        ("user", [{"result": 1}]),
+        ("user", []),
+        ("user", [{"result": 2}]),
+        ("assistant", []),
+        ("assistant", [{"text": "done"}]),
+    ]
+    assert joined_turns(iter(turns), "parts") == [
+        {"role": "user", "parts": [{"text": "hi"}]},
+        {"role": "assistant", "parts": [{"call": 1}]},
+        {"role": "user", "parts": [{"result": 1}, {"result": 2}]},
+        {"role": "assistant", "parts": [{"text": "done"}]},
+    ]
+    assert joined_turns([("user", [])]) == []

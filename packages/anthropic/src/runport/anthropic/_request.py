@@ -7,6 +7,7 @@ which the codec passes on as the answer's text.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, Final
 
 from runport.contracts import (
@@ -25,6 +26,7 @@ from runport.contracts import (
 from runport.core import is_text_schema
 from runport.http import (
     PartRules,
+    joined_turns,
     message_parts,
     reasoning_policy,
     server_tools_policy,
@@ -92,7 +94,7 @@ def request_body(
         ]
     elif system:
         body["system"] = "\n\n".join(text for text, _ in system)
-    body["messages"] = _messages(interaction.messages)
+    body["messages"] = joined_turns(_turns(interaction.messages))
     tools = [_tool(tool) for tool in interaction.tools or ()]
     server_tools = server_tools_policy(policy, PARTS.provider, SERVER_TOOLS)
     if answer_tool_in_use(interaction):
@@ -206,13 +208,12 @@ def _server_tool_blocks(
     return blocks
 
 
-def _messages(messages: list[Message]) -> list[dict[str, Any]]:
-    """Conversation turns; system turns went to ``system``. Tool results are ``tool_result``
-    blocks in a user turn, and consecutive turns of one role are one turn (the API wants every
+def _turns(messages: list[Message]) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """Conversation turns as ``(role, blocks)``, for ``joined_turns``; system turns went to
+    ``system``. Tool results are ``tool_result`` blocks in a user turn (the API wants every
     result of an assistant turn in the user turn right after it). An assistant turn's reasoning
     opens its content, before its text and ``tool_use`` blocks, as the API requires when
     thinking is enabled; its server tool blocks follow the reasoning."""
-    wire: list[dict[str, Any]] = []
     for index, message in enumerate(messages):
         if message.role in ("system", "developer"):
             continue
@@ -242,14 +243,9 @@ def _messages(messages: list[Message]) -> list[dict[str, Any]]:
                 blocks.append(
                     {"type": "tool_use", "id": call.call_id, "name": call.name, "input": arguments}
                 )
-        if not blocks:
-            continue
-        blocks[-1] = _cached(blocks[-1], message)
-        if wire and wire[-1]["role"] == role:
-            wire[-1]["content"].extend(blocks)
-        else:
-            wire.append({"role": role, "content": blocks})
-    return wire
+        if blocks:
+            blocks[-1] = _cached(blocks[-1], message)
+        yield role, blocks
 
 
 PARTS = PartRules(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, Final
 
 from runport.contracts import (
@@ -13,7 +14,7 @@ from runport.contracts import (
     TextPart,
     ToolSpec,
 )
-from runport.http import PartRules, message_parts, text_content
+from runport.http import PartRules, joined_turns, message_parts, text_content
 
 PROVIDER: Final = "bedrock"
 """The ``provider_metadata`` key of a reasoning block Bedrock made: ``{"signature": …}``."""
@@ -39,7 +40,7 @@ _INFERENCE: Final = {
 def request_body(interaction: CompiledInteraction) -> dict[str, Any]:
     """The Converse body (the model goes in the URL, not the body)."""
     policy = interaction.runtime_policy
-    body: dict[str, Any] = {"messages": _messages(interaction.messages)}
+    body: dict[str, Any] = {"messages": joined_turns(_turns(interaction.messages))}
     system = [
         {"text": text_content(message, PARTS.provider, index)}
         for index, message in enumerate(interaction.messages)
@@ -61,11 +62,10 @@ def request_body(interaction: CompiledInteraction) -> dict[str, Any]:
     return body
 
 
-def _messages(messages: list[Message]) -> list[dict[str, Any]]:
-    """Conversation turns (system turns went to ``system``); a tool result is a ``toolResult``
-    block in a user turn, and consecutive turns of one role are one turn, as Converse wants
-    user and assistant turns to alternate."""
-    wire: list[dict[str, Any]] = []
+def _turns(messages: list[Message]) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """Conversation turns as ``(role, blocks)``, for ``joined_turns`` (Converse wants user and
+    assistant turns to alternate); system turns went to ``system``. A tool result is a
+    ``toolResult`` block in a user turn."""
     for index, message in enumerate(messages):
         if message.role in ("system", "developer"):
             continue
@@ -88,13 +88,7 @@ def _messages(messages: list[Message]) -> list[dict[str, Any]]:
                 arguments = call.arguments if isinstance(call.arguments, dict) else {}
                 use = {"toolUseId": call.call_id, "name": call.name, "input": arguments}
                 blocks.append({"toolUse": use})
-        if not blocks:
-            continue
-        if wire and wire[-1]["role"] == role:
-            wire[-1]["content"].extend(blocks)
-        else:
-            wire.append({"role": role, "content": blocks})
-    return wire
+        yield role, blocks
 
 
 def _reasoning_blocks(reasoning: list[ReasoningPart] | None) -> list[dict[str, Any]]:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, Final
 
 from runport.contracts import (
@@ -18,6 +19,7 @@ from runport.contracts import (
 from runport.core import is_text_schema, parse_json_text
 from runport.http import (
     PartRules,
+    joined_turns,
     message_parts,
     reasoning_policy,
     server_tools_policy,
@@ -49,7 +51,7 @@ SERVER_TOOLS: Final = {
 
 
 def request_body(interaction: CompiledInteraction) -> dict[str, Any]:
-    body: dict[str, Any] = {"contents": _contents(interaction.messages)}
+    body: dict[str, Any] = {"contents": joined_turns(_turns(interaction.messages), "parts")}
     system = [
         text_content(message, PARTS.provider, index)
         for index, message in enumerate(interaction.messages)
@@ -135,12 +137,11 @@ def _thoughts(reasoning: list[ReasoningPart] | None) -> list[dict[str, Any]]:
     return parts
 
 
-def _contents(messages: list[Message]) -> list[dict[str, Any]]:
-    """Turns with roles ``user`` and ``model``; tool results are ``functionResponse`` parts
-    in a user turn, named after the call they answer, and carrying its id when the call has
-    one to send (``_sent_id``). Consecutive turns of one role are one."""
+def _turns(messages: list[Message]) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """Turns as ``(role, parts)`` with roles ``user`` and ``model``, for ``joined_turns``;
+    tool results are ``functionResponse`` parts in a user turn, named after the call they
+    answer, and carrying its id when the call has one to send (``_sent_id``)."""
     calls: dict[str, tuple[str, str | None]] = {}  # a call's call_id: its name, its sent id
-    contents: list[dict[str, Any]] = []
     for index, message in enumerate(messages):
         if message.role in ("system", "developer"):
             continue
@@ -183,13 +184,7 @@ def _contents(messages: list[Message]) -> list[dict[str, Any]]:
                 if signature is not None:
                     part[SIGNATURE] = signature
                 parts.append(part)
-        if not parts:
-            continue
-        if contents and contents[-1]["role"] == role:
-            contents[-1]["parts"].extend(parts)
-        else:
-            contents.append({"role": role, "parts": parts})
-    return contents
+        yield role, parts
 
 
 def _sent_id(call: ToolCall, position: int) -> str | None:

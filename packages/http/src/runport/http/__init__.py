@@ -36,7 +36,7 @@ from runport.http._json_api import (
     provider_descriptor,
     reads_as_events,
 )
-from runport.http._parts import PartRules, data_url, message_parts, text_content
+from runport.http._parts import PartRules, data_url, joined_turns, message_parts, text_content
 from runport.http._policy import cache_key, reasoning_policy, server_tools_policy
 from runport.http._provider import ProviderAdapter, ProviderEnvironment, ProviderKeywords
 from runport.http._settings import (
@@ -97,6 +97,7 @@ __all__ = [
     "error_message",
     "eventstream_error",
     "from_environment",
+    "joined_turns",
     "json_headers",
     "json_object",
     "message_parts",

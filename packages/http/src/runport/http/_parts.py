@@ -9,13 +9,14 @@ own size bound — is refused here, in one wording, with ``TQX_RUNTIME_CAPABILIT
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from runport.contracts import ContentPart, ErrorCode, FilePart, ImagePart, Message, TextPart
 from runport.ports import PortError
 
-__all__ = ["PartRules", "data_url", "message_parts", "text_content"]
+__all__ = ["PartRules", "data_url", "joined_turns", "message_parts", "text_content"]
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,24 @@ def text_content(message: Message, provider: str, index: int) -> str:
             f"turn (message {index})"
         )
     return "".join(part.text for part in content if isinstance(part, TextPart))
+
+
+def joined_turns(
+    turns: Iterable[tuple[str, list[dict[str, Any]]]], blocks: str = "content"
+) -> list[dict[str, Any]]:
+    """A conversation's wire turns, ``{"role": role, blocks: [...]}``, from ``(role, blocks)``
+    pairs in order: consecutive turns of one role are joined into one (each of a turn's tool
+    results belongs in the one user turn after it, and APIs that want user and assistant turns
+    to alternate refuse two in a row), and a turn with no blocks is left out."""
+    wire: list[dict[str, Any]] = []
+    for role, content in turns:
+        if not content:
+            continue
+        if wire and wire[-1]["role"] == role:
+            wire[-1][blocks].extend(content)
+        else:
+            wire.append({"role": role, blocks: content})
+    return wire
 
 
 def data_url(part: ImagePart | FilePart) -> str:
