@@ -330,13 +330,7 @@ class AnthropicMessages(WireProtocol):
         "content_filter": "refusal",
         "pause": "pause_turn",
     }
-    finishes: ClassVar[Mapping[str, str]] = {
-        "end_turn": "stop",
-        "tool_use": "tool_calls",
-        "max_tokens": "length",
-        "refusal": "content_filter",
-        "pause_turn": "pause",
-    }
+    finishes: ClassVar[Mapping[str, str]] = {wire: own for own, wire in finish_reasons.items()}
     features: ClassVar[frozenset[str]] = frozenset(
         {
             "redacted_reasoning",

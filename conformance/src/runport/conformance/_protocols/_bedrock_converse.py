@@ -68,12 +68,7 @@ class BedrockConverse(WireProtocol):
         "length": "max_tokens",
         "content_filter": "content_filtered",
     }
-    finishes: ClassVar[Mapping[str, str]] = {
-        "end_turn": "stop",
-        "tool_use": "tool_calls",
-        "max_tokens": "length",
-        "content_filtered": "content_filter",
-    }
+    finishes: ClassVar[Mapping[str, str]] = {wire: own for own, wire in finish_reasons.items()}
 
     def __init__(self, garbage: Garbage = "message-crc") -> None:
         self.garbage = garbage
