@@ -59,6 +59,34 @@ def _omitted() -> Any:
     return Field(default=None, exclude_if=lambda value: value is None)
 
 
+def _none_if_false(value: Any) -> Any:
+    return None if value is False else value
+
+
+class _Breakpoint(BaseModel):
+    """A prompt-cache breakpoint on one part (adr/0051-cache-tokens-and-cache-breakpoints.md):
+    the provider may cache the request up to and including this part. Both fields are left
+    out of the part's bytes when absent (``cache: false`` is no breakpoint), so a part without
+    one keeps its bytes and every fingerprint over it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    cache: Literal[True] | None = _omitted()
+    """A prompt-cache breakpoint after this part (Anthropic ``cache_control`` on its block,
+    Bedrock a ``cachePoint`` after it)."""
+    cache_ttl: Literal["5m", "1h"] | None = _omitted()
+    """How long the breakpoint's cache entry lives, where the provider lets a request say;
+    only with ``cache``."""
+
+    _no_cache = field_validator("cache", mode="before")(_none_if_false)
+
+    @model_validator(mode="after")
+    def _ttl_needs_a_breakpoint(self) -> Any:
+        if self.cache_ttl is not None and self.cache is None:
+            raise ValueError("cache_ttl needs cache: true")
+        return self
+
+
 def sniffed_media_type(data: bytes) -> str | None:
     """The media type whose signature ``data`` carries, among ``SIGNATURES``; else ``None``."""
     for media_type, marks in SIGNATURES.items():
@@ -110,8 +138,7 @@ def _from_data_url(values: Any) -> Any:
     return {**kept, "media_type": given or media_type, "data": body}
 
 
-class _Part(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class _Part(_Breakpoint):
 
     kind: Literal["image", "file"]
     media_type: str
@@ -197,10 +224,8 @@ class _Part(BaseModel):
         return b"" if self.data is None else binascii.a2b_base64(self.data)
 
 
-class TextPart(BaseModel):
+class TextPart(_Breakpoint):
     """Text among the parts of a message."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     kind: Literal["text"] = "text"
     text: str
