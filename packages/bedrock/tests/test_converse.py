@@ -390,6 +390,59 @@ def test_cache_breakpoints_are_cache_points_after_the_marked_part_or_message() -
     ]
 
 
+def _with_usage(usage: dict[str, Any]) -> tuple[list[bytes], dict[str, Any]]:
+    """A streamed and an unstreamed answer ``Hi`` with ``usage``."""
+    streamed = [*answer("Hi")[:-1], event_message("metadata", {"usage": usage, "metrics": {}})]
+    body = {
+        "output": {"message": {"role": "assistant", "content": [{"text": "Hi"}]}},
+        "stopReason": "end_turn",
+        "usage": usage,
+        "metrics": {"latencyMs": 5},
+    }
+    return streamed, body
+
+
+def test_cache_counts_are_parts_of_the_input_streamed_and_not() -> None:
+    # Converse's inputTokens leaves the cached tokens out; the receipt counts them in (ADR 0051)
+    usage = {**USAGE, "cacheWriteInputTokens": 8}
+    bedrock = Bedrock(api_key=KEY)
+    streamed, body = _with_usage(usage)
+    with (
+        serving(bedrock.answering(streamed, body=body)) as server,
+        BedrockConverseAdapter(base_url=root(server), model=MODEL, api_key=KEY) as adapter,
+    ):
+        outcome = run_streamed(adapter, make_request())
+        whole = adapter.execute(make_request())
+    assert outcome.receipt == whole
+    assert whole.usage is not None
+    assert (whole.usage.input_tokens, whole.usage.output_tokens) == (24, 5)
+    assert (whole.usage.cache_read_tokens, whole.usage.cache_write_tokens) == (4, 8)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"cacheReadInputTokens": -1},
+        {"cacheReadInputTokens": 1.5},
+        {"cacheWriteInputTokens": "8"},
+        {"cacheWriteInputTokens": True},
+    ],
+)
+def test_bad_cache_counts_are_invalid_responses_streamed_and_not(bad: dict[str, Any]) -> None:
+    bedrock = Bedrock(api_key=KEY)
+    streamed, body = _with_usage({**USAGE, **bad})
+    with (
+        serving(bedrock.answering(streamed, body=body)) as server,
+        BedrockConverseAdapter(base_url=root(server), model=MODEL, api_key=KEY) as adapter,
+    ):
+        outcome = run_streamed(adapter, make_request())
+        with pytest.raises(PortError) as refused:
+            adapter.execute(make_request())
+    assert outcome.error is not None
+    assert outcome.error.code == ErrorCode.RUNTIME_INVALID_RESPONSE
+    assert refused.value.code == ErrorCode.RUNTIME_INVALID_RESPONSE
+
+
 def isolate_from_the_machine_s_aws_chain(monkeypatch: pytest.MonkeyPatch) -> None:
     """No credential source of the machine's own is consulted (no network, no files)."""
     for name in (
