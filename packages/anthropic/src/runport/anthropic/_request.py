@@ -224,8 +224,9 @@ def _messages(messages: list[Message]) -> list[dict[str, Any]]:
             result: str | list[dict[str, Any]] = text_content(message, PARTS.provider, index)
             if _has_breakpoint(message, parts_only=True) and result:
                 result = _text_blocks(message, index, whole=False)
+            call_id = message.tool_call_id or ""
             blocks: list[dict[str, Any]] = [
-                {"type": "tool_result", "tool_use_id": message.tool_call_id or "", "content": result}
+                {"type": "tool_result", "tool_use_id": call_id, "content": result}
             ]
         elif message.role == "user" and not isinstance(message.content, str):
             role = "user"

@@ -139,7 +139,6 @@ def _from_data_url(values: Any) -> Any:
 
 
 class _Part(_Breakpoint):
-
     kind: Literal["image", "file"]
     media_type: str
     """An IANA media type, lower case, without parameters (``image/png``, ``application/pdf``)."""
