@@ -65,26 +65,25 @@ def _none_if_false(value: Any) -> Any:
 
 class _Breakpoint(BaseModel):
     """A prompt-cache breakpoint on one part (adr/0051-cache-tokens-and-cache-breakpoints.md):
-    the provider may cache the request up to and including this part. Both fields are left
-    out of the part's bytes when absent (``cache: false`` is no breakpoint), so a part without
-    one keeps its bytes and every fingerprint over it."""
+    the provider may cache the request up to and including this part. Each part class
+    declares ``cache`` and ``cache_ttl`` after its own fields, so a marked part's JSON still
+    opens with its ``kind``; both are left out of the part's bytes when absent (``cache:
+    false`` is none), so a part without one keeps its bytes and every fingerprint over it."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    cache: Literal[True] | None = _omitted()
-    """A prompt-cache breakpoint after this part (Anthropic ``cache_control`` on its block,
-    Bedrock a ``cachePoint`` after it)."""
-    cache_ttl: Literal["5m", "1h"] | None = _omitted()
-    """How long the breakpoint's cache entry lives, where the provider lets a request say;
-    only with ``cache``."""
-
-    _no_cache = field_validator("cache", mode="before")(_none_if_false)
+    _no_cache = field_validator("cache", mode="before", check_fields=False)(_none_if_false)
 
     @model_validator(mode="after")
     def _ttl_needs_a_breakpoint(self) -> Any:
-        if self.cache_ttl is not None and self.cache is None:
+        if getattr(self, "cache_ttl", None) is not None and getattr(self, "cache", None) is None:
             raise ValueError("cache_ttl needs cache: true")
         return self
+
+
+_CacheTTL = Literal["5m", "1h"]
+"""How long a breakpoint's cache entry lives, where the provider lets a request say; only with
+``cache``."""
 
 
 def sniffed_media_type(data: bytes) -> str | None:
@@ -147,6 +146,11 @@ class _Part(_Breakpoint):
     url: str | None = _omitted()
     """The ``https`` URL the provider fetches the bytes from (a ``data:`` URL is read into
     ``media_type`` and ``data``). runport itself never fetches it."""
+    cache: Literal[True] | None = _omitted()
+    """A prompt-cache breakpoint after this part (Anthropic ``cache_control`` on its block,
+    Bedrock a ``cachePoint`` after it); left out when absent or false."""
+    cache_ttl: _CacheTTL | None = _omitted()
+    """How long the breakpoint's cache entry lives (``5m``, ``1h``); only with ``cache``."""
 
     _sha256: str | None = PrivateAttr(default=None)
     _size: int = PrivateAttr(default=0)
@@ -228,6 +232,11 @@ class TextPart(_Breakpoint):
 
     kind: Literal["text"] = "text"
     text: str
+    cache: Literal[True] | None = _omitted()
+    """A prompt-cache breakpoint after this part (Anthropic ``cache_control`` on its block,
+    Bedrock a ``cachePoint`` after it); left out when absent or false."""
+    cache_ttl: _CacheTTL | None = _omitted()
+    """How long the breakpoint's cache entry lives (``5m``, ``1h``); only with ``cache``."""
 
 
 class ImagePart(_Part):
