@@ -5,6 +5,7 @@ unstreamed alike; bad counts are coded."""
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 
@@ -14,7 +15,7 @@ import pytest
 from runport.anthropic import AnthropicMessagesAdapter, AsyncAnthropicMessagesAdapter
 from runport.conformance.loopback import json_reply, seen, serving, stream_reply
 from runport.conformance.providers import Provider, make_request, run_streamed
-from runport.contracts import ErrorCode, Message, ToolCall, Usage
+from runport.contracts import ErrorCode, ImagePart, Message, TextPart, ToolCall, Usage
 from runport.ports import PortError
 
 from .anthropic_wire import Text, Turn, event, message_body
@@ -201,3 +202,51 @@ def test_without_a_breakpoint_nothing_is_marked(client: httpx.Client) -> None:
     )
     assert body["system"] == "Be brief."
     assert "cache_control" not in json.dumps(body)
+
+
+def test_a_parts_breakpoint_is_cache_control_on_that_parts_block(client: httpx.Client) -> None:
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(8)).decode("ascii")
+    body = _sent(
+        client,
+        [
+            Message(
+                role="system",
+                content=[
+                    TextPart(text="A long manual.", cache=True, cache_ttl="1h"),
+                    TextPart(text=" Today is Monday."),
+                ],
+            ),
+            Message(
+                role="user",
+                content=[
+                    ImagePart(media_type="image/png", data=png, cache=True),
+                    TextPart(text="What is it?"),
+                ],
+            ),
+            Message(
+                role="assistant",
+                content="Checking.",
+                tool_calls=[ToolCall(call_id="t1", name="get_weather", arguments={})],
+            ),
+            Message(
+                role="tool",
+                content=[TextPart(text="sunny", cache=True), TextPart(text=", 20 °C")],
+                tool_call_id="t1",
+            ),
+        ],
+    )
+    ephemeral = {"type": "ephemeral"}
+    assert body["system"] == [
+        {"type": "text", "text": "A long manual.", "cache_control": {**ephemeral, "ttl": "1h"}},
+        {"type": "text", "text": " Today is Monday."},
+    ]
+    user, _, result = body["messages"]
+    image, question = user["content"]
+    assert (image["type"], image["cache_control"]) == ("image", ephemeral)
+    assert question == {"type": "text", "text": "What is it?"}
+    [tool_result] = result["content"]
+    assert "cache_control" not in tool_result
+    assert tool_result["content"] == [
+        {"type": "text", "text": "sunny", "cache_control": ephemeral},
+        {"type": "text", "text": ", 20 °C"},
+    ]

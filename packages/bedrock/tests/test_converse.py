@@ -36,7 +36,7 @@ from runport.conformance.providers import (
     run_streamed,
     run_streamed_async,
 )
-from runport.contracts import ErrorCode, Message, ReasoningPart, ToolCall
+from runport.contracts import ErrorCode, Message, ReasoningPart, TextPart, ToolCall
 from runport.ports import PortError
 
 from .bedrock_emulation import ACCESS_KEY, REGION, SECRET_KEY, Bedrock
@@ -328,6 +328,119 @@ def test_a_tool_run_sends_the_calls_results_and_signed_reasoning_back() -> None:
             "content": [{"toolResult": {"toolUseId": "tu_1", "content": [{"text": "-3 °C"}]}}],
         },
     ]
+
+
+def test_cache_breakpoints_are_cache_points_after_the_marked_part_or_message() -> None:
+    # ADR 0051: a marked part or message is followed by a cachePoint block (ttl where given);
+    # a tool result holds none, so a breakpoint among its parts follows the whole result.
+    bedrock = Bedrock(api_key=KEY)
+    history = [
+        Message(
+            role="system",
+            content=[
+                TextPart(text="A long manual.", cache=True, cache_ttl="1h"),
+                TextPart(text=" Today is Monday."),
+            ],
+        ),
+        Message(role="system", content="Be brief.", cache=True),
+        Message(role="user", content=[TextPart(text="A report.", cache=True), TextPart(text="Q?")]),
+        Message(
+            role="assistant",
+            content="Checking.",
+            tool_calls=[ToolCall(call_id="tu_1", name="get_weather", arguments={})],
+            cache=True,
+        ),
+        Message(
+            role="tool",
+            content=[TextPart(text="-3 °C", cache=True), TextPart(text=" windy")],
+            tool_call_id="tu_1",
+        ),
+    ]
+    with (
+        serving(bedrock.answering(answer("Cold."))) as server,
+        BedrockConverseAdapter(base_url=root(server), model=MODEL, api_key=KEY) as adapter,
+    ):
+        assert run_streamed(adapter, make_request(messages=history)).error is None
+    point = {"cachePoint": {"type": "default"}}
+    body = bedrock.received[0].body
+    assert body["system"] == [
+        {"text": "A long manual."},
+        {"cachePoint": {"type": "default", "ttl": "1h"}},
+        {"text": " Today is Monday."},
+        {"text": "Be brief."},
+        point,
+    ]
+    assert body["messages"] == [
+        {"role": "user", "content": [{"text": "A report."}, point, {"text": "Q?"}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"text": "Checking."},
+                {"toolUse": {"toolUseId": "tu_1", "name": "get_weather", "input": {}}},
+                point,
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"toolResult": {"toolUseId": "tu_1", "content": [{"text": "-3 °C windy"}]}},
+                point,
+            ],
+        },
+    ]
+
+
+def _with_usage(usage: dict[str, Any]) -> tuple[list[bytes], dict[str, Any]]:
+    """A streamed and an unstreamed answer ``Hi`` with ``usage``."""
+    streamed = [*answer("Hi")[:-1], event_message("metadata", {"usage": usage, "metrics": {}})]
+    body = {
+        "output": {"message": {"role": "assistant", "content": [{"text": "Hi"}]}},
+        "stopReason": "end_turn",
+        "usage": usage,
+        "metrics": {"latencyMs": 5},
+    }
+    return streamed, body
+
+
+def test_cache_counts_are_parts_of_the_input_streamed_and_not() -> None:
+    # Converse's inputTokens leaves the cached tokens out; the receipt counts them in (ADR 0051)
+    usage = {**USAGE, "cacheWriteInputTokens": 8}
+    bedrock = Bedrock(api_key=KEY)
+    streamed, body = _with_usage(usage)
+    with (
+        serving(bedrock.answering(streamed, body=body)) as server,
+        BedrockConverseAdapter(base_url=root(server), model=MODEL, api_key=KEY) as adapter,
+    ):
+        outcome = run_streamed(adapter, make_request())
+        whole = adapter.execute(make_request())
+    assert outcome.receipt == whole
+    assert whole.usage is not None
+    assert (whole.usage.input_tokens, whole.usage.output_tokens) == (24, 5)
+    assert (whole.usage.cache_read_tokens, whole.usage.cache_write_tokens) == (4, 8)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"cacheReadInputTokens": -1},
+        {"cacheReadInputTokens": 1.5},
+        {"cacheWriteInputTokens": "8"},
+        {"cacheWriteInputTokens": True},
+    ],
+)
+def test_bad_cache_counts_are_invalid_responses_streamed_and_not(bad: dict[str, Any]) -> None:
+    bedrock = Bedrock(api_key=KEY)
+    streamed, body = _with_usage({**USAGE, **bad})
+    with (
+        serving(bedrock.answering(streamed, body=body)) as server,
+        BedrockConverseAdapter(base_url=root(server), model=MODEL, api_key=KEY) as adapter,
+    ):
+        outcome = run_streamed(adapter, make_request())
+        with pytest.raises(PortError) as refused:
+            adapter.execute(make_request())
+    assert outcome.error is not None
+    assert outcome.error.code == ErrorCode.RUNTIME_INVALID_RESPONSE
+    assert refused.value.code == ErrorCode.RUNTIME_INVALID_RESPONSE
 
 
 def isolate_from_the_machine_s_aws_chain(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -125,3 +125,18 @@ def test_a_broken_contract_lists_every_problem_in_tools_mode(tmp_path: Path) -> 
     assert len(lines) == 2
     assert all(line.startswith("runport: error: TQX_CONTRACT_INVALID") for line in lines)
     assert all(line.endswith("(stage compile)") for line in lines)
+
+
+def test_a_cut_turn_s_calls_are_not_run_and_the_run_exits_with_the_code(tmp_path: Path) -> None:
+    # the calls' arguments parse, but the turn was cut by the token limit (adr/0050)
+    cut = tmp_path / "cut.yaml"
+    cut.write_text(
+        (RUNS / "one_turn.yaml")
+        .read_text(encoding="utf-8")
+        .replace("finish_reason: tool_calls", "finish_reason: max_tokens, finish: length"),
+        encoding="utf-8",
+    )
+    result = runport("--tools", "trip_tools:TOOLS", "--scenario", str(cut))
+    assert result.returncode == 2
+    assert result.stderr.startswith("runport: error: TQX_OUTPUT_TRUNCATED: ")
+    assert result.stderr.rstrip().endswith("(stage model)")

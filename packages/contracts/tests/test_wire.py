@@ -16,10 +16,13 @@ from runport.contracts import (
     ErrorCode,
     ExecutionReceipt,
     Failed,
+    FilePart,
+    ImagePart,
     Message,
     OperationEnvelope,
     ReasoningPart,
     StreamEvent,
+    TextPart,
     ToolCall,
     ToolCallDelta,
     Usage,
@@ -285,3 +288,30 @@ def test_a_cache_breakpoint_is_in_a_messages_bytes_only_when_present() -> None:
 def test_a_cache_ttl_without_a_breakpoint_is_refused() -> None:
     with pytest.raises(pydantic.ValidationError, match="cache_ttl needs cache"):
         Message(role="user", content="x", cache_ttl="5m")
+
+
+@pytest.mark.parametrize(
+    "part",
+    [
+        TextPart(text="A long manual."),
+        ImagePart(media_type="image/png", url="https://example.org/a.png"),
+        FilePart(media_type="application/pdf", data="JVBERi0xLjcK", filename="a.pdf"),
+    ],
+)
+def test_a_parts_cache_breakpoint_is_in_its_bytes_only_when_present(
+    part: TextPart | ImagePart | FilePart,
+) -> None:
+    plain = part.model_dump_json()
+    assert "cache" not in plain
+    assert type(part).model_validate({**part.model_dump(), "cache": False}) == part
+    marked = part.model_copy(update={"cache": True, "cache_ttl": "5m"})
+    assert json.loads(marked.model_dump_json()) == {
+        **json.loads(plain),
+        "cache": True,
+        "cache_ttl": "5m",
+    }
+    message = Message(role="user", content=[part])
+    assert fingerprint(Message(role="user", content=[marked])) != fingerprint(message)
+    assert Message.model_validate_json(message.model_dump_json()) == message
+    with pytest.raises(pydantic.ValidationError, match="cache_ttl needs cache"):
+        type(part).model_validate({**part.model_dump(), "cache_ttl": "1h"})

@@ -12,7 +12,7 @@ import pytest
 
 from runport.conformance.loopback import json_reply, seen, serving, stream_reply
 from runport.conformance.providers import Provider, make_request, run_streamed
-from runport.contracts import ErrorCode, Message, Usage
+from runport.contracts import ErrorCode, Message, TextPart, Usage
 from runport.gemini import AsyncGeminiAdapter, GeminiAdapter
 from runport.ports import PortError
 
@@ -93,9 +93,13 @@ def test_bad_cache_counts_are_invalid_responses(
 def test_a_breakpoint_sends_nothing_gemini_has_no_per_request_control(
     client: httpx.Client,
 ) -> None:
-    marked = [Message(role="user", content="Long text.", cache=True)]
+    marked = [
+        Message(role="system", content=[TextPart(text="A manual.", cache=True, cache_ttl="1h")]),
+        Message(role="user", content="Long text.", cache=True),
+        Message(role="user", content=[TextPart(text="Part.", cache=True), TextPart(text="Q")]),
+    ]
     with serving(json_reply(_chunk("hi", _usage(None), "STOP"))) as server:
         PROVIDER.adapter_for(server, client).execute(make_request(messages=marked))
         body = seen(server).body
     assert "cache" not in json.dumps(body).lower()
-    assert "Long text." in json.dumps(body)
+    assert all(word in json.dumps(body) for word in ("A manual.", "Long text.", "Part."))

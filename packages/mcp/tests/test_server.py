@@ -23,6 +23,7 @@ from runport.contracts import (
     ExecutionReceipt,
     ExecutionRequest,
     Failed,
+    Finish,
     OperationEnvelope,
     ReasoningDelta,
     ReasoningPart,
@@ -545,6 +546,8 @@ def test_one_adapter_given_serves_every_call_and_is_closed_when_the_session_ends
 class Cut(Chunks):
     """Streams the chunks, then ends as a turn cut by its token limit (Anthropic's word)."""
 
+    ending: tuple[str, Finish] = ("max_tokens", "length")
+
     def execute_streaming(self, request: ExecutionRequest, sink: Sink) -> ExecutionReceipt:
         for chunk in self.chunks:
             sink(Delta(text=chunk))
@@ -552,8 +555,8 @@ class Cut(Chunks):
             request,
             adapter=DESCRIPTOR,
             text="".join(self.chunks),
-            finish_reason="max_tokens",
-            finish="length",
+            finish_reason=self.ending[0],
+            finish=self.ending[1],
         )
         sink(Complete(receipt=receipt))
         return receipt
@@ -574,3 +577,23 @@ def test_a_cut_answer_is_a_normal_result_that_names_the_cut(mode: str) -> None:
     assert envelope.result is not None
     assert (envelope.result.finish, envelope.result.finish_reason) == ("length", "max_tokens")
     assert envelope == in_process(Cut(["Rivers ", "ru"]), stream=False)
+
+
+class Refused(Cut):
+    """Ends as a refused turn (Anthropic's word)."""
+
+    ending = ("refusal", "content_filter")
+
+
+def test_a_refused_answer_is_a_normal_result_that_names_the_refusal() -> None:
+    async def body(client: Client) -> Any:
+        return await client.call_tool(
+            "execute_contract", {"contract": "mcp.echo", "inputs": {"topic": "rivers"}}
+        )
+
+    result = served(lambda: Refused(["Rivers ", "ru"]), body, mode="auto")
+    envelope = envelope_of(result)
+    assert not envelope.ok
+    assert [d.code for d in envelope.diagnostics] == ["TQX_OUTPUT_REFUSED"]
+    assert envelope.result is not None
+    assert (envelope.result.finish, envelope.result.finish_reason) == ("content_filter", "refusal")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from typing import Any
 
@@ -26,7 +27,14 @@ from runport.contracts import (
 from runport.core import (
     StreamAssembler,
 )
-from runport.mock import Emitter, FunctionRuntime, RuntimeStats, TurnUsageError
+from runport.mock import (
+    AsyncEmitter,
+    AsyncFunctionRuntime,
+    Emitter,
+    FunctionRuntime,
+    RuntimeStats,
+    TurnUsageError,
+)
 from runport.ports import PortError, RuntimeAdapter
 
 from .scenario_handlers import scenario_handler
@@ -211,6 +219,44 @@ def test_finish_may_state_the_output_and_reason(make_request: MakeRequest) -> No
     runtime = FunctionRuntime(lambda request, emit: emit.finish("length", output={"answer": 1}))
     receipt = runtime.execute(make_request(OBJECT_SCHEMA))
     assert (receipt.output, receipt.finish_reason, receipt.text) == ({"answer": 1}, "length", None)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "finish", "finish_reason"),
+    [
+        ({"finish_reason": "length"}, "length", "length"),
+        ({"finish": "length"}, "length", "length"),
+        ({"finish_reason": "max_tokens", "finish": "length"}, "length", "max_tokens"),
+        ({"finish_reason": "content_filter"}, "content_filter", "content_filter"),
+        ({"finish_reason": "refusal", "finish": "content_filter"}, "content_filter", "refusal"),
+        ({"finish_reason": "pause_turn", "finish": "pause"}, "pause", "pause_turn"),
+        ({"finish_reason": "pause_turn"}, "other", "pause_turn"),
+    ],
+)
+def test_finish_ends_a_turn_every_way_a_provider_does(
+    arguments: dict[str, Any], finish: str, finish_reason: str, text_request: ExecutionRequest
+) -> None:
+    def model(request: ExecutionRequest, emit: Emitter) -> None:
+        emit.text("Searching")
+        emit.finish(**arguments)
+
+    async def amodel(request: ExecutionRequest, emit: AsyncEmitter) -> None:
+        await emit.text("Searching")
+        await emit.finish(**arguments)
+
+    receipt = FunctionRuntime(model).execute(text_request)
+    assert (receipt.finish, receipt.finish_reason) == (finish, finish_reason)
+    assert asyncio.run(AsyncFunctionRuntime(amodel).execute(text_request)) == receipt
+    # the receipt's bytes keep runport's word where it differs from the provider's
+    assert ExecutionReceipt.model_validate_json(receipt.model_dump_json()) == receipt
+
+
+def test_finish_with_a_word_runport_lacks_is_the_handlers_mistake(
+    text_request: ExecutionRequest,
+) -> None:
+    runtime = FunctionRuntime(lambda request, emit: emit.finish(finish="truncated"))  # type: ignore[arg-type]
+    with pytest.raises(TurnUsageError, match="finish must be one of runport's words"):
+        runtime.execute(text_request)
 
 
 def test_a_silent_turn_answers_with_the_fixture_output(make_request: MakeRequest) -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from runport.conformance.loopback import json_reply, seen, serving, stream_reply
 from runport.conformance.providers import make_request, run_streamed
-from runport.contracts import ErrorCode, Usage
+from runport.contracts import ErrorCode, TextPart, Usage
 from runport.contracts import Message as WireMessage
 from runport.openai import OpenAIChatAdapter, OpenAIResponsesAdapter
 from runport.ports import PortError
@@ -186,7 +186,11 @@ def test_a_breakpoint_sends_nothing_openai_caches_prefixes_itself(
         if adapter_class is OpenAIChatAdapter
         else json_reply(response_body(Turn([Message(("hi",))])))
     )
-    marked = [WireMessage(role="user", content="Long text.", cache=True, cache_ttl="1h")]
+    marked = [
+        WireMessage(role="system", content=[TextPart(text="A manual.", cache=True)]),
+        WireMessage(role="user", content="Long text.", cache=True, cache_ttl="1h"),
+        WireMessage(role="user", content=[TextPart(text="Part.", cache=True), TextPart(text="Q")]),
+    ]
     with serving(reply) as server:
         adapter = adapter_class(
             base_url=server.base_url, model="m", api_key=API_KEY, http_client=client
@@ -194,4 +198,4 @@ def test_a_breakpoint_sends_nothing_openai_caches_prefixes_itself(
         adapter.execute(make_request(messages=marked))
         body = seen(server).body
     assert "cache" not in json.dumps(body)
-    assert "Long text." in json.dumps(body)
+    assert all(word in json.dumps(body) for word in ("A manual.", "Long text.", "Part."))

@@ -612,36 +612,47 @@ def test_a_reasoning_key_too_short_or_not_bytes_is_refused_before_the_app_exists
 
 
 class Cut:
-    """A model whose every turn is cut by its token limit mid-answer (adr/0050)."""
+    """A model whose every turn is cut by its token limit mid-answer, or refused, under the
+    provider's own word (adr/0050)."""
 
-    def __init__(self) -> None:
+    def __init__(self, reason: str, finish: Any) -> None:
         self.requests = 0
+        self.reason, self.finish = reason, finish
 
     async def handler(self, request: ExecutionRequest, emit: AsyncEmitter) -> None:
         self.requests += 1
         await emit.text('{"coat": "wo')
-        await emit.finish("length")
+        await emit.finish(self.reason, finish=self.finish)
 
     def adapter(self) -> AsyncFunctionRuntime:
         return AsyncFunctionRuntime(self.handler)
 
 
-def test_a_cut_turn_ends_the_ui_stream_and_ag_ui_with_its_code_and_is_asked_for_once() -> None:
-    cut = Cut()
+@pytest.mark.parametrize(
+    ("reason", "finish", "code"),
+    [
+        ("max_tokens", "length", "TQX_OUTPUT_TRUNCATED"),
+        ("refusal", "content_filter", "TQX_OUTPUT_REFUSED"),
+    ],
+)
+def test_a_cut_or_refused_turn_ends_the_ui_stream_and_ag_ui_with_its_code_asked_for_once(
+    reason: str, finish: str, code: str
+) -> None:
+    cut = Cut(reason, finish)
     app = create_app(catalog(), cut.adapter, reasoning_key=KEY)
     with serve_in_background(app) as url:
         ui = httpx.post(f"{url}{CHAT}", json=chat_body(user("Delft")), timeout=30)
         agui = httpx.post(f"{url}{AGUI}", json=agui_body(), timeout=30)
     assert cut.requests == 2  # one per route: no correction round
     [error] = [chunk for chunk in chunks(ui.text) if chunk["type"] == "error"]
-    assert error["errorText"].startswith("TQX_OUTPUT_TRUNCATED: ")
+    assert error["errorText"].startswith(f"{code}: ")
     events = [
         json.loads(block.removeprefix("data: "))
         for block in strip_ids(agui.text).split("\n\n")
         if block
     ]
     assert events[-1]["type"] == "RUN_ERROR"
-    assert events[-1]["code"] == "TQX_OUTPUT_TRUNCATED"
+    assert events[-1]["code"] == code
 
 
 def test_the_ui_finish_reason_is_the_receipts_finish_not_the_providers_word() -> None:

@@ -87,10 +87,13 @@ def request_body(
         for index, message in enumerate(interaction.messages)
         if message.role in ("system", "developer")
     ]
-    if any(message.cache for _, message in system):
-        # A breakpoint needs blocks: one text block per system message, marked where asked.
+    if any(_has_breakpoint(message) for _, message in system):
+        # A breakpoint needs blocks: text blocks per system message, marked where asked.
         body["system"] = [
-            _cached({"type": "text", "text": text}, message) for text, message in system
+            block
+            for index, message in enumerate(interaction.messages)
+            if message.role in ("system", "developer")
+            for block in _text_blocks(message, index)
         ]
     elif system:
         body["system"] = "\n\n".join(text for text, _ in system)
@@ -219,25 +222,23 @@ def _turns(messages: list[Message]) -> Iterator[tuple[str, list[dict[str, Any]]]
             continue
         if message.role == "tool":
             role = "user"
+            result: str | list[dict[str, Any]] = text_content(message, PARTS.provider, index)
+            if _has_breakpoint(message, parts_only=True) and result:
+                result = _text_blocks(message, index, whole=False)
+            call_id = message.tool_call_id or ""
             blocks: list[dict[str, Any]] = [
-                {
-                    "type": "tool_result",
-                    "tool_use_id": message.tool_call_id or "",
-                    "content": text_content(message, PARTS.provider, index),
-                }
+                {"type": "tool_result", "tool_use_id": call_id, "content": result}
             ]
         elif message.role == "user" and not isinstance(message.content, str):
             role = "user"
-            blocks = [_block(part) for part in message_parts(messages, index, PARTS)]
+            blocks = [_cached(_block(part), part) for part in message_parts(messages, index, PARTS)]
         else:
             role = message.role
             blocks = []
             if role == "assistant":
                 blocks = _reasoning_blocks(message.reasoning)
                 blocks.extend(_server_tool_blocks(message.server_tools))
-            text = text_content(message, PARTS.provider, index)
-            if text:
-                blocks.append({"type": "text", "text": text})
+            blocks.extend(_text_blocks(message, index, whole=False))
             for call in message.tool_calls or ():
                 arguments = call.arguments if isinstance(call.arguments, dict) else {}
                 blocks.append(
@@ -258,15 +259,48 @@ PARTS = PartRules(
 blocks, by their bytes (base64) or, a PDF or an image, by URL; an image's base64 at most 5 MB."""
 
 
-def _cached(block: dict[str, Any], message: Message) -> dict[str, Any]:
-    """``block`` with a ``cache_control`` breakpoint when ``message`` asks for one (a
-    message's breakpoint goes on its last block; ADR 0051)."""
-    if not message.cache:
+def _cached(block: dict[str, Any], marked: Message | ContentPart) -> dict[str, Any]:
+    """``block`` with a ``cache_control`` breakpoint when ``marked`` (a message or a part)
+    asks for one (a message's breakpoint goes on its last block; ADR 0051)."""
+    if not marked.cache:
         return block
     control: dict[str, Any] = {"type": "ephemeral"}
-    if message.cache_ttl is not None:
-        control["ttl"] = message.cache_ttl
+    if marked.cache_ttl is not None:
+        control["ttl"] = marked.cache_ttl
     return {**block, "cache_control": control}
+
+
+def _has_breakpoint(message: Message, *, parts_only: bool = False) -> bool:
+    """Whether ``message`` (or, ``parts_only``, one of its parts) is a cache breakpoint."""
+    if message.cache and not parts_only:
+        return True
+    return not isinstance(message.content, str) and any(part.cache for part in message.content)
+
+
+def _text_blocks(message: Message, index: int, *, whole: bool = True) -> list[dict[str, Any]]:
+    """A text-only turn's text as ``text`` blocks: one, or, where a part is a cache
+    breakpoint, one per stretch of text that ends at a marked part, that block marked. Empty
+    text makes no block (the API refuses one); ``whole``: the message's own breakpoint on the
+    last block (else the caller marks the turn's last block)."""
+    text_content(message, PARTS.provider, index)  # refuses an image or a file here
+    content = message.content
+    parts = [TextPart(text=content)] if isinstance(content, str) else content
+    blocks: list[dict[str, Any]] = []
+    pending = ""
+    for part in parts:
+        assert isinstance(part, TextPart)
+        pending += part.text
+        if part.cache:
+            if pending:
+                blocks.append(_cached({"type": "text", "text": pending}, part))
+            elif blocks:  # an empty marked part marks the text before it
+                blocks[-1] = _cached(blocks[-1], part)
+            pending = ""
+    if pending:
+        blocks.append({"type": "text", "text": pending})
+    if whole and blocks:
+        blocks[-1] = _cached(blocks[-1], message)
+    return blocks
 
 
 def _block(part: ContentPart) -> dict[str, Any]:

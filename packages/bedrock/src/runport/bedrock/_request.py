@@ -42,9 +42,10 @@ def request_body(interaction: CompiledInteraction) -> dict[str, Any]:
     policy = interaction.runtime_policy
     body: dict[str, Any] = {"messages": joined_turns(_turns(interaction.messages))}
     system = [
-        {"text": text_content(message, PARTS.provider, index)}
+        block
         for index, message in enumerate(interaction.messages)
         if message.role in ("system", "developer")
+        for block in _ended(_text_blocks(message, index, empty=True), message)
     ]
     if system:
         body["system"] = system
@@ -75,20 +76,75 @@ def _turns(messages: list[Message]) -> Iterator[tuple[str, list[dict[str, Any]]]
             blocks: list[dict[str, Any]] = [
                 {"toolResult": {"toolUseId": message.tool_call_id or "", "content": [result]}}
             ]
+            # a tool result holds no cache point: a part's breakpoint follows the whole result
+            blocks += _cache_point(_last_mark(message))
         elif message.role == "user":
             role = "user"
-            blocks = [_block(part) for part in message_parts(messages, index, PARTS)]
+            blocks = [
+                block
+                for part in message_parts(messages, index, PARTS)
+                for block in (_block(part), *_cache_point(part))
+            ]
         else:
             role = "assistant"
             blocks = _reasoning_blocks(message.reasoning)
-            text = text_content(message, PARTS.provider, index)
-            if text:
-                blocks.append({"text": text})
+            blocks.extend(_text_blocks(message, index))
             for call in message.tool_calls or ():
                 arguments = call.arguments if isinstance(call.arguments, dict) else {}
                 use = {"toolUseId": call.call_id, "name": call.name, "input": arguments}
                 blocks.append({"toolUse": use})
-        yield role, blocks
+        if blocks:
+            yield role, _ended(blocks, message)
+
+
+def _cache_point(marked: Message | ContentPart | None) -> list[dict[str, Any]]:
+    """A ``cachePoint`` block to follow what ``marked`` (a message or a part) ends, when it is
+    a cache breakpoint (ADR 0051): Converse caches the request up to the point."""
+    if marked is None or not marked.cache:
+        return []
+    point: dict[str, Any] = {"type": "default"}
+    if marked.cache_ttl is not None:
+        point["ttl"] = marked.cache_ttl
+    return [{"cachePoint": point}]
+
+
+def _ended(blocks: list[dict[str, Any]], message: Message) -> list[dict[str, Any]]:
+    """``blocks`` with the message's own breakpoint after them (one cache point, where a
+    part's already ends them)."""
+    if blocks and "cachePoint" in blocks[-1]:
+        return blocks
+    return blocks + _cache_point(message)
+
+
+def _last_mark(message: Message) -> ContentPart | None:
+    """The last of ``message``'s parts that is a cache breakpoint."""
+    if isinstance(message.content, str):
+        return None
+    marked = [part for part in message.content if part.cache]
+    return marked[-1] if marked else None
+
+
+def _text_blocks(message: Message, index: int, *, empty: bool = False) -> list[dict[str, Any]]:
+    """A text-only turn's text as ``text`` blocks: one, or, where a part is a cache
+    breakpoint, one per stretch of text that ends at a marked part, a ``cachePoint`` after
+    it. ``empty``: an empty text is one empty block (a system turn's), else no block."""
+    text = text_content(message, PARTS.provider, index)  # refuses an image or a file here
+    if isinstance(message.content, str) or not any(part.cache for part in message.content):
+        return [{"text": text}] if text or empty else []
+    blocks: list[dict[str, Any]] = []
+    pending = ""
+    for part in message.content:
+        assert isinstance(part, TextPart)
+        pending += part.text
+        if part.cache:
+            if pending:
+                blocks.append({"text": pending})
+            if blocks and "text" in blocks[-1]:  # an empty marked part marks the text before it
+                blocks += _cache_point(part)
+            pending = ""
+    if pending:
+        blocks.append({"text": pending})
+    return blocks
 
 
 def _reasoning_blocks(reasoning: list[ReasoningPart] | None) -> list[dict[str, Any]]:

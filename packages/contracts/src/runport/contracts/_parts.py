@@ -59,6 +59,33 @@ def _omitted() -> Any:
     return Field(default=None, exclude_if=lambda value: value is None)
 
 
+def _none_if_false(value: Any) -> Any:
+    return None if value is False else value
+
+
+class _Breakpoint(BaseModel):
+    """A prompt-cache breakpoint on one part (adr/0051-cache-tokens-and-cache-breakpoints.md):
+    the provider may cache the request up to and including this part. Each part class
+    declares ``cache`` and ``cache_ttl`` after its own fields, so a marked part's JSON still
+    opens with its ``kind``; both are left out of the part's bytes when absent (``cache:
+    false`` is none), so a part without one keeps its bytes and every fingerprint over it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    _no_cache = field_validator("cache", mode="before", check_fields=False)(_none_if_false)
+
+    @model_validator(mode="after")
+    def _ttl_needs_a_breakpoint(self) -> Any:
+        if getattr(self, "cache_ttl", None) is not None and getattr(self, "cache", None) is None:
+            raise ValueError("cache_ttl needs cache: true")
+        return self
+
+
+_CacheTTL = Literal["5m", "1h"]
+"""How long a breakpoint's cache entry lives, where the provider lets a request say; only with
+``cache``."""
+
+
 def sniffed_media_type(data: bytes) -> str | None:
     """The media type whose signature ``data`` carries, among ``SIGNATURES``; else ``None``."""
     for media_type, marks in SIGNATURES.items():
@@ -110,9 +137,7 @@ def _from_data_url(values: Any) -> Any:
     return {**kept, "media_type": given or media_type, "data": body}
 
 
-class _Part(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class _Part(_Breakpoint):
     kind: Literal["image", "file"]
     media_type: str
     """An IANA media type, lower case, without parameters (``image/png``, ``application/pdf``)."""
@@ -121,6 +146,11 @@ class _Part(BaseModel):
     url: str | None = _omitted()
     """The ``https`` URL the provider fetches the bytes from (a ``data:`` URL is read into
     ``media_type`` and ``data``). runport itself never fetches it."""
+    cache: Literal[True] | None = _omitted()
+    """A prompt-cache breakpoint after this part (Anthropic ``cache_control`` on its block,
+    Bedrock a ``cachePoint`` after it); left out when absent or false."""
+    cache_ttl: _CacheTTL | None = _omitted()
+    """How long the breakpoint's cache entry lives (``5m``, ``1h``); only with ``cache``."""
 
     _sha256: str | None = PrivateAttr(default=None)
     _size: int = PrivateAttr(default=0)
@@ -197,13 +227,16 @@ class _Part(BaseModel):
         return b"" if self.data is None else binascii.a2b_base64(self.data)
 
 
-class TextPart(BaseModel):
+class TextPart(_Breakpoint):
     """Text among the parts of a message."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     kind: Literal["text"] = "text"
     text: str
+    cache: Literal[True] | None = _omitted()
+    """A prompt-cache breakpoint after this part (Anthropic ``cache_control`` on its block,
+    Bedrock a ``cachePoint`` after it); left out when absent or false."""
+    cache_ttl: _CacheTTL | None = _omitted()
+    """How long the breakpoint's cache entry lives (``5m``, ``1h``); only with ``cache``."""
 
 
 class ImagePart(_Part):

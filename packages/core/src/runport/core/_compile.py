@@ -148,7 +148,8 @@ class _Frame:
 class _Plan:
     """What compiling a contract makes the same way every time: for each template its message
     (text only), or its rendering function (``planned_template``), or ``None`` (rendered by
-    ``render_nodes``, or ``render_content`` for the templates in ``with_parts``); the values
+    ``render_nodes``, or ``render_content`` for the templates in ``with_parts``: those with an
+    image or file node, or a node that is a cache breakpoint); the values
     of kind image or file; and the interaction's frame (every field but the messages)."""
 
     __slots__ = ("frame", "made", "part_values", "with_parts")
@@ -157,7 +158,9 @@ class _Plan:
         self.with_parts = frozenset(
             index
             for index, template in enumerate(contract.messages)
-            if any(isinstance(node, ImageNode | FileNode) for node in template.content)
+            if any(
+                isinstance(node, ImageNode | FileNode) or node.cache for node in template.content
+            )
         )
         self.made = tuple(
             None if index in self.with_parts else _made(template)

@@ -100,25 +100,48 @@ Expression = Annotated[
 Filter = Literal["trim", "lower", "upper", "json"]
 
 
-class TextNode(_Model):
+def _is_false(value: object) -> bool:
+    return value is False
+
+
+class _Breakpoint(_Model):
+    """A prompt-cache breakpoint (adr/0051-cache-tokens-and-cache-breakpoints.md): on a message,
+    after the whole message; on a node directly in a message's content, after what the node
+    renders, which then ends a part of its own. Both fields are left out of the contract's
+    bytes when not set, so a contract without a breakpoint keeps its fingerprint."""
+
+    cache: bool = Field(default=False, exclude_if=_is_false)
+    """A prompt-cache breakpoint after this message or node."""
+    cache_ttl: Literal["5m", "1h"] | None = Field(default=None, exclude_if=_is_none)
+    """How long the breakpoint's cache entry lives, where the provider lets a request say;
+    only with ``cache: true``."""
+
+    @model_validator(mode="after")
+    def _ttl_needs_a_breakpoint(self) -> Any:
+        if self.cache_ttl is not None and not self.cache:
+            raise ValueError("cache_ttl needs cache: true")
+        return self
+
+
+class TextNode(_Breakpoint):
     kind: Literal["text"] = "text"
     value: str
 
 
-class InterpolateNode(_Model):
+class InterpolateNode(_Breakpoint):
     kind: Literal["interpolate"] = "interpolate"
     expression: Expression
     filters: list[Filter] = Field(default_factory=list)
 
 
-class WhenNode(_Model):
+class WhenNode(_Breakpoint):
     kind: Literal["when"] = "when"
     condition: Expression
     then: list[Node]
     otherwise: list[Node] = Field(default_factory=list, alias="else")
 
 
-class ForEachNode(_Model):
+class ForEachNode(_Breakpoint):
     kind: Literal["for_each"] = "for_each"
     collection: Expression
     # An identifier, and never a root name, so a ref path has exactly one reading.
@@ -134,7 +157,7 @@ class ForEachNode(_Model):
         return value
 
 
-class ImageNode(_Model):
+class ImageNode(_Breakpoint):
     """The image an input (or context value) of kind ``image`` holds, as a part of its own
     between the message's texts; nothing when the value was not given."""
 
@@ -142,7 +165,7 @@ class ImageNode(_Model):
     source: RefExpr
 
 
-class FileNode(_Model):
+class FileNode(_Breakpoint):
     """The file an input (or context value) of kind ``file`` holds, as a part of its own."""
 
     kind: Literal["file"] = "file"
@@ -184,18 +207,12 @@ class ValueSpec(_Model):
         return {**data, "schema": own}
 
 
-class MessageTemplate(_Model):
+class MessageTemplate(_Breakpoint):
+    """A message: its role and its content nodes; ``cache: true`` is a prompt-cache breakpoint
+    after the whole message."""
+
     role: Literal["system", "developer", "user", "assistant", "tool"]
     content: list[Node]
-    cache: bool = False
-    """A prompt-cache breakpoint after this message (ADR 0051)."""
-    cache_ttl: Literal["5m", "1h"] | None = None
-
-    @model_validator(mode="after")
-    def _ttl_needs_a_breakpoint(self) -> MessageTemplate:
-        if self.cache_ttl is not None and not self.cache:
-            raise ValueError("cache_ttl needs cache: true")
-        return self
 
 
 class Eval(_Model):
@@ -532,6 +549,13 @@ def _node_refs(
     declared = names.declared
     for index, (node, raw) in enumerate(zip(nodes, raws, strict=True)):
         at = f"{pointer}/{index}"
+        if node.cache and not top:
+            yield _problem(
+                ErrorCode.CONTRACT_INVALID,
+                f"{at}/cache",
+                "a cache breakpoint sits on a message or on a node directly in its content, "
+                "not inside when or for_each (it would mark a place that moves with the values)",
+            )
         if isinstance(node, ImageNode | FileNode):
             yield from _part_node_problems(node, at, names, top=top)
         elif isinstance(node, InterpolateNode):

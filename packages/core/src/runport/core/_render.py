@@ -209,28 +209,46 @@ def render_content(
     errors: list[Diagnostic],
     placed: Callable[[str], ContentPart | None],
 ) -> str | list[ContentPart]:
-    """A message content that holds ``image``/``file`` nodes: the text between them, and the
-    part each places (``placed(ref path)``; ``None``, nothing, for a value not given). With no
-    part placed the content is the joined text, the very string ``render_nodes`` gives."""
+    """A message content that holds ``image``/``file`` nodes or cache breakpoints: the text
+    between them, and the part each places (``placed(ref path)``; ``None``, nothing, for a
+    value not given). A node marked ``cache: true`` ends a part of its own, which carries the
+    breakpoint: what the message holds up to and including that node (a node that renders
+    nothing marks the part before it; with nothing before it in the message, the breakpoint
+    has no part to mark and is left out). With no part placed and no breakpoint the content
+    is the joined text, the very string ``render_nodes`` gives."""
     pieces: list[str | ContentPart] = []
+    marks: dict[int, str | None] = {}  # piece index -> the breakpoint's ttl
+    open_text = False  # the last piece is text the next text joins
     for index, node in enumerate(nodes):
         if isinstance(node, ImageNode | FileNode):
             part = placed(node.source.path)
             if part is not None:
                 pieces.append(part)
-            continue
-        try:
-            text = _render_node(node, scope, f"{pointer}/{index}", errors)
-        except RenderError as error:
-            errors.append(error.diagnostic)
-            continue
-        if pieces and type(pieces[-1]) is str:
-            pieces[-1] += text
+                open_text = False
         else:
-            pieces.append(text)
-    if all(type(piece) is str for piece in pieces):
+            try:
+                text = _render_node(node, scope, f"{pointer}/{index}", errors)
+            except RenderError as error:
+                errors.append(error.diagnostic)
+                text = ""
+            if text and open_text:
+                pieces[-1] += text  # type: ignore[operator]
+            elif text:
+                pieces.append(text)
+                open_text = True
+        if node.cache and pieces:
+            marks[len(pieces) - 1] = node.cache_ttl
+            open_text = False
+    if not marks and all(type(piece) is str for piece in pieces):
         return "".join(piece for piece in pieces if type(piece) is str)
-    return [TextPart(text=piece) if isinstance(piece, str) else piece for piece in pieces if piece]
+    return [_marked(piece, index, marks) for index, piece in enumerate(pieces)]
+
+
+def _marked(piece: str | ContentPart, index: int, marks: dict[int, str | None]) -> ContentPart:
+    part = TextPart(text=piece) if isinstance(piece, str) else piece
+    if index not in marks:
+        return part
+    return part.model_copy(update={"cache": True, "cache_ttl": marks[index]})
 
 
 def _render_node(node: Node, scope: Scope, pointer: str, errors: list[Diagnostic]) -> str:

@@ -17,9 +17,10 @@ from pydantic import JsonValue
 from runport.contracts import (
     ExecutionReceipt,
     ExecutionRequest,
+    Finish,
     StreamEvent,
 )
-from runport.mock._function import EmitterCore, FunctionDouble
+from runport.mock._function import EmitterCore, FunctionDouble, ended
 from runport.mock._scripted import ScenarioDouble
 from runport.mock._turn import UNSET, Turn, discard
 from runport.ports import AsyncRuntimeAdapter, AsyncSink, deliver
@@ -114,9 +115,17 @@ class AsyncEmitter(EmitterCore):
         """Advance the virtual clock; never sleeps."""
         self.turn.delay(ms)
 
-    async def finish(self, finish_reason: str | None = None, *, output: JsonValue = UNSET) -> None:
-        """End the turn; ``output`` overrides what the text would give."""
-        await self.send(self.turn.finish(finish_reason, output=output))
+    async def finish(
+        self,
+        finish_reason: str | None = None,
+        *,
+        output: JsonValue = UNSET,
+        finish: Finish | None = None,
+    ) -> None:
+        """End the turn (see ``Emitter.finish``: ``finish`` names runport's word for a
+        provider's own ``finish_reason``)."""
+        reason, word = ended(finish_reason, finish)
+        await self.send(self.turn.finish(reason, output=output, finish=word))
 
     async def send(self, event: StreamEvent) -> None:
         if self.stopped is not None:

@@ -22,9 +22,10 @@ from runport.contracts import (
     ExecutionReceipt,
     ExecutionRequest,
     Failed,
+    Finish,
     StreamEvent,
 )
-from runport.mock._turn import UNSET, VERSION, Turn, TurnUsageError, discard
+from runport.mock._turn import FINISHES, UNSET, VERSION, Turn, TurnUsageError, discard
 from runport.ports import PortError, RuntimeAdapter, Sink, check_byte_count
 
 __all__ = [
@@ -84,6 +85,17 @@ class Counters:
                 self.elapsed_ms += turn.elapsed_ms
 
 
+def ended(finish_reason: str | None, finish: object) -> tuple[str | None, Finish | None]:
+    """``finish``'s arguments as ``Turn.finish`` takes them: ``finish`` checked to be one of
+    runport's words (else the handler's mistake, said as one), and the word itself the
+    ``finish_reason`` when none was given."""
+    if finish is not None and finish not in FINISHES:
+        words = ", ".join(FINISHES)
+        raise TurnUsageError(f"finish must be one of runport's words ({words}), not {finish!r}")
+    word: Finish | None = FINISHES[finish] if isinstance(finish, str) else None
+    return (word if finish_reason is None else finish_reason), word
+
+
 class EmitterCore:
     """What the sync and async emitters share: the turn, the caller's stop, and how a
     handler's ending becomes the turn's terminal."""
@@ -127,7 +139,8 @@ class Emitter(EmitterCore):
 
     Every method delivers its event to the caller at once (when the call is streamed). A
     failure is a raised ``PortError``; returning without ``finish`` finishes with ``stop``
-    (``tool_calls`` when calls were made). An exception the caller's sink raised propagates
+    (``tool_calls`` when calls were made), and ``finish`` ends it any other way (``length``,
+    ``content_filter``, ``pause``). An exception the caller's sink raised propagates
     through the handler and ends the call even if the handler catches it.
     """
 
@@ -187,9 +200,22 @@ class Emitter(EmitterCore):
         """Advance the runtime's virtual clock (``stats().elapsed_ms``); never sleeps."""
         self.turn.delay(ms)
 
-    def finish(self, finish_reason: str | None = None, *, output: JsonValue = UNSET) -> None:
-        """End the turn; ``output`` overrides what the text would give."""
-        self.send(self.turn.finish(finish_reason, output=output))
+    def finish(
+        self,
+        finish_reason: str | None = None,
+        *,
+        output: JsonValue = UNSET,
+        finish: Finish | None = None,
+    ) -> None:
+        """End the turn; ``output`` overrides what the text would give.
+
+        ``finish_reason`` is the provider's word, and one of runport's own (``length``,
+        ``content_filter``, ``pause``, …) is the receipt's ``finish`` too; ``finish`` names
+        runport's word for any other (``emit.finish("max_tokens", finish="length")``,
+        ``emit.finish("pause_turn", finish="pause")``), so a handler ends a turn every way a
+        provider does and a run judges it as it would that provider's."""
+        reason, word = ended(finish_reason, finish)
+        self.send(self.turn.finish(reason, output=output, finish=word))
 
     def send(self, event: StreamEvent) -> None:
         if self.stopped is not None:
