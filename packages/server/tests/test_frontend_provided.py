@@ -105,7 +105,7 @@ def test_the_ui_stream_writes_provider_tool_parts_sources_and_the_file(
         "type": "source-document",
         "sourceId": document["sourceId"],
         "mediaType": "application/octet-stream",
-        "title": "Harbour notes",
+        "title": "Harbour <i>notes</i>",
         "providerMetadata": {"runport": {"documentIndex": 0, "citedText": "no lighthouse"}},
     }
     assert page["sourceId"] != document["sourceId"]
@@ -165,7 +165,7 @@ def test_ag_ui_writes_activity_messages_for_the_provider_s_work(events: list[Run
             "path": "/sources/-",
             "value": {
                 "type": "document",
-                "title": "Harbour notes",
+                "title": "Harbour <i>notes</i>",
                 "documentIndex": 0,
                 "citedText": "no lighthouse",
             },
