@@ -338,14 +338,15 @@ class UIMessageEncoder(RunEventEncoder):
             if "title" in fields:
                 chunk["title"] = fields.pop("title")
         else:
-            filename = fields.pop("filename", None)
-            title = fields.pop("title", None)
+            source = event.source
+            fields.pop("filename", None)
+            fields.pop("title", None)
             chunk["type"] = "source-document"
             chunk["sourceId"] = self._part_id("source")
-            chunk["mediaType"] = _document_media_type(filename)
-            chunk["title"] = title or filename or _document_name(fields)
-            if filename is not None:
-                chunk["filename"] = filename
+            chunk["mediaType"] = _document_media_type(source.filename)
+            chunk["title"] = source.title or source.filename or _document_name(fields)
+            if source.filename is not None:
+                chunk["filename"] = source.filename
         if fields:
             chunk["providerMetadata"] = {"runport": fields}
         out.append(_json(chunk))
