@@ -1,7 +1,7 @@
 """What every frontend protocol shares when it shows what the provider did itself — server
 tools, citations, generated files (adr/0064-what-the-provider-did-itself-in-the-ui.md):
 
-- ``citation_fields`` is a citation as both protocols show it;
+- ``shown_citation`` is a citation as both protocols show it;
 - ``link`` says whether a model-supplied URL may be shown as a link (``http``/``https`` with a
   host); runport never fetches it;
 - ``data_url`` writes a generated file as a ``data:`` URL (its bytes were checked against
@@ -13,36 +13,39 @@ tools, citations, generated files (adr/0064-what-the-provider-did-itself-in-the-
 from __future__ import annotations
 
 import json
-from urllib.parse import urlsplit
-
-from pydantic import JsonValue
+import re
+from typing import NamedTuple
 
 from runport.contracts import Citation, ExecutionReceipt
 from runport.server._frames import json_string
 
-_LINK_SCHEMES = frozenset({"http", "https"})
+_LINK = re.compile(
+    r"(?i:https?)://"  # the scheme
+    r"(?:[^/?#@]*@)?"  # user-info, if any
+    r"(?:\[[0-9A-Fa-f:.]+\]|[^/?#:@\[\]]+)"  # a host: an IP literal or a name, never empty
+    r"(?::[0-9]*)?(?:[/?#]|\Z)"  # a port, then the path, query, fragment or the end
+)
+_NOT_IN_A_LINK = re.compile(r"[\s\x00-\x1f\x7f]")
+
+compact_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True).encode
+"""``json.dumps(value, separators=(",", ":"), ensure_ascii=True)``, its encoder made once."""
 
 
 def link(url: str | None) -> str | None:
-    """``url`` when a page may show it as a link: ``http`` or ``https`` with a host and no
-    control characters or whitespace; else ``None`` (a ``javascript:``, ``data:`` or
+    """``url`` when a page may show it as a link: ``http`` or ``https`` with a host, and no
+    whitespace or control character anywhere; else ``None`` (a ``javascript:``, ``data:`` or
     ``file:`` URL a model wrote is never put where a page makes it a link)."""
-    if not url or any(ch.isspace() or ord(ch) < 0x20 or ord(ch) == 0x7F for ch in url):
-        return None
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return None
-    if parts.scheme.lower() not in _LINK_SCHEMES or not parts.hostname:
-        return None
-    return url
+    if url and _LINK.match(url) and not _NOT_IN_A_LINK.search(url):
+        return url
+    return None
 
 
-def data_url(media_type: str, data: str) -> bytes:
-    """A generated file as a JSON string holding its ``data:`` URL. ``data`` is base64 (the
-    turn checked it), so only the media type needs escaping; the bytes are joined once."""
+def data_url(media_type: str, data: str) -> tuple[bytes, ...]:
+    """A generated file's ``data:`` URL as a JSON string, in pieces for the payload's one
+    join (a file is copied once into its payload, not once per piece). ``data`` is base64
+    (the turn checked it), so only the media type needs escaping."""
     escaped = json_string(media_type)[1:-1]
-    return b"".join((b'"data:', escaped, b";base64,", data.encode("ascii"), b'"'))
+    return (b'"data:', escaped, b";base64,", data.encode("ascii"), b'"')
 
 
 def receipt_json(receipt: ExecutionReceipt) -> bytes:
@@ -60,31 +63,50 @@ def receipt_json(receipt: ExecutionReceipt) -> bytes:
         }
         for part, dumped in zip(receipt.files, shown["files"], strict=True)
     ]
-    return json.dumps(shown, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+    return compact_json(shown).encode("ascii")
 
 
-def citation_fields(citation: Citation) -> dict[str, JsonValue] | None:
-    """A citation as a frontend shows it, in the protocols' camelCase: the source's ``type``,
-    its ``url`` (a link only: see ``link``), ``title``, ``filename``, ``documentIndex``,
-    ``fileId``, and the answer's ``citedText``, ``start``, ``end`` — each where given. A URL
-    source whose URL is not a link is not shown (``None``): the receipt keeps it."""
+class ShownCitation(NamedTuple):
+    """A citation as a frontend shows it, each part the JSON members of an object (``"key":
+    value`` joined by commas, in the protocols' camelCase), written without a JSON encoder:
+    a citation costs its frame a few joins, as a tool call's fragment does."""
+
+    source: bytes
+    """The source's own members: ``url`` (a link only: see ``link``) and ``title`` for a web
+    page; ``title`` and ``filename`` for a document."""
+    more: bytes
+    """What else is known, each where given: ``documentIndex``, ``fileId``, and the answer's
+    ``citedText``, ``start`` and ``end``; empty when nothing is."""
+
+
+def _members(pairs: tuple[tuple[bytes, str | int | None], ...]) -> bytes:
+    return b",".join(
+        [
+            b'"' + key + b'":' + (json_string(value) if isinstance(value, str) else b"%d" % value)
+            for key, value in pairs
+            if value is not None
+        ]
+    )
+
+
+def shown_citation(citation: Citation) -> ShownCitation | None:
+    """``citation`` as a frontend shows it; ``None`` for a URL source whose URL is not a
+    link, which is not shown (the receipt keeps it)."""
     source = citation.source
-    url = None
     if source.type == "url":
         url = link(source.url)
         if url is None:
             return None
-    fields: dict[str, JsonValue] = {"type": source.type}
-    for key, value in (
-        ("url", url),
-        ("title", source.title),
-        ("filename", source.filename),
-        ("documentIndex", source.document_index),
-        ("fileId", source.file_id),
-        ("citedText", citation.cited_text),
-        ("start", citation.start),
-        ("end", citation.end),
-    ):
-        if value is not None:
-            fields[key] = value
-    return fields
+        own = _members(((b"url", url), (b"title", source.title)))
+    else:
+        own = _members(((b"title", source.title), (b"filename", source.filename)))
+    more = _members(
+        (
+            (b"documentIndex", source.document_index),
+            (b"fileId", source.file_id),
+            (b"citedText", citation.cited_text),
+            (b"start", citation.start),
+            (b"end", citation.end),
+        )
+    )
+    return ShownCitation(own, more)

@@ -11,7 +11,6 @@ code). The mapping, and why, is in docs/frontends.md and adr/0036.
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterable, AsyncIterator
 from typing import Any
 
@@ -23,7 +22,12 @@ from runport.contracts import ErrorCode, RunEvent, Usage, canonical_json
 from runport.server._frames import json_string
 from runport.server._frontends._chat import tool_content
 from runport.server._frontends._encoder import RunEventEncoder, encoded
-from runport.server._frontends._provided import citation_fields, data_url, receipt_json
+from runport.server._frontends._provided import (
+    compact_json,
+    data_url,
+    receipt_json,
+    shown_citation,
+)
 from runport.server._frontends._usage import token_usage
 
 AGUI_HEADERS = {
@@ -43,7 +47,7 @@ FILE_ACTIVITY = "runport.file"
 
 
 def _json(value: Any) -> bytes:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+    return compact_json(value).encode("ascii")
 
 
 def _pointer_token(key: str | int) -> str:
@@ -355,27 +359,36 @@ class AGUIEncoder(RunEventEncoder):
     def _citation(self, event: contracts.Citation, out: list[bytes]) -> None:
         """The turn's ``runport.sources`` activity: ``{sources: [...]}`` at its first
         citation, then one appended source per citation (``ACTIVITY_DELTA``)."""
-        fields = citation_fields(event)
-        if fields is None:
+        shown = shown_citation(event)
+        if shown is None:
             return  # a URL that is not a link is not shown; the receipt keeps it
         self._begin_turn()
-        message_id = f"{self._message_id}-sources"
+        source = b'{"type":"' + event.source.type.encode() + b'",' + shown.source
+        if shown.more:
+            source += b"," + shown.more
+        source += b"}"
+        message_id = json_string(f"{self._message_id}-sources")
         if not self._sources:
             self._sources = True
-            shown: dict[str, JsonValue] = {
-                "type": "ACTIVITY_SNAPSHOT",
-                "messageId": message_id,
-                "activityType": SOURCES_ACTIVITY,
-                "content": {"sources": [fields]},
-            }
+            out.append(
+                b'{"type":"ACTIVITY_SNAPSHOT","messageId":'
+                + message_id
+                + b',"activityType":"'
+                + SOURCES_ACTIVITY.encode()
+                + b'","content":{"sources":['
+                + source
+                + b"]}}"
+            )
         else:
-            shown = {
-                "type": "ACTIVITY_DELTA",
-                "messageId": message_id,
-                "activityType": SOURCES_ACTIVITY,
-                "patch": [{"op": "add", "path": "/sources/-", "value": fields}],
-            }
-        out.append(_json(shown))
+            out.append(
+                b'{"type":"ACTIVITY_DELTA","messageId":'
+                + message_id
+                + b',"activityType":"'
+                + SOURCES_ACTIVITY.encode()
+                + b'","patch":[{"op":"add","path":"/sources/-","value":'
+                + source
+                + b"}]}"
+            )
 
     def _file(self, event: contracts.FileDelta, out: list[bytes]) -> None:
         """A ``runport.file`` activity per generated file, ``{mediaType, url, partial}``
@@ -394,7 +407,7 @@ class AGUIEncoder(RunEventEncoder):
                     b',"activityType":"' + FILE_ACTIVITY.encode() + b'","content":{"mediaType":',
                     json_string(event.media_type),
                     b',"url":',
-                    data_url(event.media_type, event.data),
+                    *data_url(event.media_type, event.data),
                     b',"partial":true}}' if event.partial else b',"partial":false}}',
                 )
             )

@@ -10,7 +10,6 @@ docs/frontends.md and adr/0036.
 
 from __future__ import annotations
 
-import json
 import mimetypes
 from collections.abc import AsyncIterable, AsyncIterator
 from typing import Any
@@ -22,7 +21,12 @@ from runport.application import RunError
 from runport.contracts import ErrorCode, RunEvent, Usage
 from runport.server._frames import DONE, json_string
 from runport.server._frontends._encoder import RunEventEncoder, encoded
-from runport.server._frontends._provided import citation_fields, data_url, receipt_json
+from runport.server._frontends._provided import (
+    compact_json,
+    data_url,
+    receipt_json,
+    shown_citation,
+)
 from runport.server._frontends._usage import token_usage
 from runport.server._reasoning_seal import sealed_reasoning
 
@@ -49,7 +53,7 @@ it; ``pause`` and ``other`` are ``other``."""
 
 
 def _json(value: Any) -> bytes:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+    return compact_json(value).encode("ascii")
 
 
 class UIMessageEncoder(RunEventEncoder):
@@ -326,30 +330,29 @@ class UIMessageEncoder(RunEventEncoder):
         """``source-url`` (a web page) or ``source-document``; what the part has no field
         for (the cited passage, the span, the document's index or file id) is its
         ``providerMetadata.runport``. The text part goes on: a source annotates it."""
-        fields = citation_fields(event)
-        if fields is None:
+        shown = shown_citation(event)
+        if shown is None:
             return  # a URL that is not a link is not shown; the receipt keeps it
         self._step(out)
-        chunk: dict[str, JsonValue] = {}
-        if fields.pop("type") == "url":
-            chunk["type"] = "source-url"
-            chunk["sourceId"] = self._part_id("source")
-            chunk["url"] = fields.pop("url")
-            if "title" in fields:
-                chunk["title"] = fields.pop("title")
+        source_id = self._part_id("source").encode()
+        if event.source.type == "url":
+            chunk = b'{"type":"source-url","sourceId":"' + source_id + b'",' + shown.source
         else:
-            source = event.source
-            fields.pop("filename", None)
-            fields.pop("title", None)
-            chunk["type"] = "source-document"
-            chunk["sourceId"] = self._part_id("source")
-            chunk["mediaType"] = _document_media_type(source.filename)
-            chunk["title"] = source.title or source.filename or _document_name(fields)
-            if source.filename is not None:
-                chunk["filename"] = source.filename
-        if fields:
-            chunk["providerMetadata"] = {"runport": fields}
-        out.append(_json(chunk))
+            document = event.source
+            title = document.title or document.filename or _document_name(document)
+            chunk = (
+                b'{"type":"source-document","sourceId":"'
+                + source_id
+                + b'","mediaType":'
+                + json_string(_document_media_type(document.filename))
+                + b',"title":'
+                + json_string(title)
+            )
+            if document.filename is not None:
+                chunk += b',"filename":' + json_string(document.filename)
+        if shown.more:
+            chunk += b',"providerMetadata":{"runport":{' + shown.more + b"}}"
+        out.append(chunk + b"}")
 
     def _file(self, event: contracts.FileDelta, out: list[bytes]) -> None:
         """A generated file: a ``file`` part with its ``data:`` URL. A preview (``partial``)
@@ -360,15 +363,13 @@ class UIMessageEncoder(RunEventEncoder):
         url = data_url(event.media_type, event.data)
         if event.partial:
             slot = b"file-%d-%d" % (self._turn, self._files + 1)
-            out.append(
-                b'{"type":"data-runport-file-preview","id":"%s","data":{"mediaType":%s,'
-                b'"url":%s},"transient":true}' % (slot, media_type, url)
-            )
+            head = b'{"type":"data-runport-file-preview","id":"%s","data":{"mediaType":%s,"url":'
+            out.append(b"".join((head % (slot, media_type), *url, b'},"transient":true}')))
             return
         self._end_text(out)  # text after the file is a part of its own, in order
         self._reasoning_prefix = None
         self._files += 1
-        out.append(b"".join((b'{"type":"file","mediaType":', media_type, b',"url":', url, b"}")))
+        out.append(b"".join((b'{"type":"file","mediaType":', media_type, b',"url":', *url, b"}")))
 
     def _snapshot(self, event: contracts.OutputSnapshot, out: list[bytes]) -> None:
         self._step(out)
@@ -392,11 +393,11 @@ def _document_media_type(filename: str | None) -> str:
     return guessed or "application/octet-stream"
 
 
-def _document_name(fields: dict[str, JsonValue]) -> str:
-    if "fileId" in fields:
-        return str(fields["fileId"])
-    if "documentIndex" in fields:
-        return f"document {fields['documentIndex']}"
+def _document_name(source: contracts.CitationSource) -> str:
+    if source.file_id is not None:
+        return source.file_id
+    if source.document_index is not None:
+        return f"document {source.document_index}"
     return "document"
 
 
