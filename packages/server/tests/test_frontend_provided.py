@@ -283,13 +283,13 @@ def test_runport_s_own_stream_names_each_new_event_by_its_kind(served: httpx.Cli
     }
 
 
-def test_a_chat_s_next_request_carries_these_parts_back_and_none_becomes_a_call() -> None:
+def test_a_chat_s_next_request_carries_these_parts_back_and_none_becomes_a_call(
+    served: httpx.Client,
+) -> None:
     recording = Recording()
-    app = create_app(catalog(), async_adapter_factory("mock", scenario=SEARCH_SCENARIO))
-    with serve_in_background(app) as url:
-        first = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "Delft"}]}
-        body = {"id": "chat-s", "messages": [first], "trigger": "submit-message"}
-        answer = httpx.post(f"{url}/v1/contracts/demo.story/chat", json=body, timeout=30)
+    first = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "Delft"}]}
+    body = {"id": "chat-s", "messages": [first], "trigger": "submit-message"}
+    answer = served.post("/v1/contracts/demo.story/chat", json=body)
     parts: list[dict[str, Any]] = [{"type": "step-start"}]
     frames = strip_ids(answer.text).split("\n\n")
     for chunk in [json.loads(f[6:]) for f in frames if f[6:7] == "{"]:
@@ -328,3 +328,48 @@ def test_a_turn_complete_without_provider_work_keeps_its_receipt_bytes(
     chunks = sent(ui_message_stream(replay([Complete(receipt=bare)])))
     (receipt,) = [c for c in chunks if c["type"] == "data-runport-receipt"]
     assert receipt["data"] == json.loads(bare.model_dump_json())
+
+
+_TEXT = st.text(max_size=12)
+
+
+@settings(deadline=None, max_examples=80)
+@given(
+    page=st.booleans(),
+    title=st.none() | _TEXT,
+    filename=st.none() | _TEXT.filter(bool),
+    cited=st.none() | _TEXT,
+    path=_TEXT,
+    span=st.none() | st.tuples(st.integers(0, 9), st.integers(0, 9)).map(sorted),
+)
+def test_a_citation_s_frames_are_json_holding_its_values_whatever_its_strings(
+    page: bool,
+    title: str | None,
+    filename: str | None,
+    cited: str | None,
+    path: str,
+    span: list[int] | None,
+) -> None:
+    # the citation frames are joined by hand, not by a JSON encoder: quotes, backslashes,
+    # control characters, lone surrogates all stay JSON, and come back as they went
+    url = "https://example.org/" + "".join(ch for ch in path if ch.isalnum())
+    if page:
+        source = CitationSource(type="url", url=url, title=title)
+    else:
+        source = CitationSource(type="document", title=title, filename=filename, document_index=2)
+    start, end = span if span is not None else (None, None)
+    citation = Citation(source=source, cited_text=cited, start=start, end=end)
+    (ui,) = [c for c in sent(ui_message_stream(replay([citation]))) if "sourceId" in c]
+    agui = sent(agui_stream(replay([citation]), thread_id="t", run_id="r"))
+    (shown,) = [c["content"]["sources"][0] for c in agui if c["type"] == "ACTIVITY_SNAPSHOT"]
+    more = ui.get("providerMetadata", {}).get("runport", {})
+    assert more.get("citedText") == shown.get("citedText") == cited
+    assert more.get("start") == shown.get("start") == start
+    assert shown.get("title") == title
+    if page:
+        assert (ui["type"], ui["url"], ui.get("title")) == ("source-url", url, title)
+    else:
+        assert ui["type"] == "source-document"
+        assert ui["title"] == (title or filename or "document 2")
+        assert ui.get("filename") == shown.get("filename") == filename
+        assert more["documentIndex"] == shown["documentIndex"] == 2

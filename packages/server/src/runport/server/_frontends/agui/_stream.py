@@ -363,10 +363,8 @@ class AGUIEncoder(RunEventEncoder):
         if shown is None:
             return  # a URL that is not a link is not shown; the receipt keeps it
         self._begin_turn()
-        source = b'{"type":"' + event.source.type.encode() + b'",' + shown.source
-        if shown.more:
-            source += b"," + shown.more
-        source += b"}"
+        members = (b'"type":"' + event.source.type.encode() + b'"', shown.source, shown.more)
+        source = b"{" + b",".join([member for member in members if member]) + b"}"
         message_id = json_string(f"{self._message_id}-sources")
         if not self._sources:
             self._sources = True
