@@ -69,7 +69,7 @@ def receipt_json(receipt: ExecutionReceipt) -> bytes:
 class ShownCitation(NamedTuple):
     """A citation as a frontend shows it, each part the JSON members of an object (``"key":
     value`` joined by commas, in the protocols' camelCase), written without a JSON encoder:
-    a citation costs its frame a few joins, as a tool call's fragment does."""
+    a citation costs its frame a few joins, as a tool call's frames do."""
 
     source: bytes
     """The source's own members: ``url`` (a link only: see ``link``) and ``title`` for a web
