@@ -1,6 +1,7 @@
 // A chat page as an app developer writes one with the AI SDK: useChat over the default
 // transport, pointed at `runport serve`'s chat route (?api=…), rendering every part kind a
-// runport chat sends. The browser tier bundles it with esbuild from the lockfile.
+// runport chat sends — sources as links, generated images inline, and the provider's own
+// tools (providerExecuted) beside the page's; React writes every model string as text. The browser tier bundles it with esbuild from the lockfile.
 //
 // It survives a reload: the chat id lives in the URL (?chat=…, made up on the first visit),
 // the messages in sessionStorage, and useChat({ resume: true }) asks runport's resume route
@@ -75,9 +76,34 @@ function Part({ part }) {
   if (part.type === "text") {
     return <div className="part text" data-state={part.state}>{part.text}</div>;
   }
+  if (part.type === "source-url") {
+    // a model-supplied URL: a link the reader may follow, never fetched by the page
+    return (
+      <a className="part source" href={part.url} target="_blank" rel="noopener noreferrer nofollow">
+        {part.title ?? part.url}
+      </a>
+    );
+  }
+  if (part.type === "source-document") {
+    return <span className="part source document">{part.title}</span>;
+  }
+  if (part.type === "file") {
+    return part.mediaType.startsWith("image/") ? (
+      <img className="part file" src={part.url} alt="an image the model generated" />
+    ) : (
+      <a className="part file" href={part.url} download>
+        {`a ${part.mediaType} file`}
+      </a>
+    );
+  }
   if (part.type.startsWith("tool-")) {
     return (
-      <div className="part tool" data-name={part.type.slice(5)} data-state={part.state}>
+      <div
+        className="part tool"
+        data-name={part.type.slice(5)}
+        data-state={part.state}
+        data-provider-executed={part.providerExecuted ? "true" : "false"}
+      >
         <span className="call">{`${part.type.slice(5)}(${JSON.stringify(part.input ?? null)})`}</span>
         {part.state === "output-available" ? (
           <span className="result">{JSON.stringify(part.output)}</span>

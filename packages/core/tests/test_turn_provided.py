@@ -16,6 +16,7 @@ from runport.contracts import (
     Complete,
     ErrorCode,
     ExecutionRequest,
+    FileDelta,
     Message,
     PortError,
     ServerToolCall,
@@ -138,6 +139,19 @@ def test_a_file_whose_bytes_are_not_its_declared_type_is_coded() -> None:
     with pytest.raises(PortError) as not_base64:
         TurnBuilder().file("image/png", "not base64!")
     assert not_base64.value.code == ErrorCode.RUNTIME_INVALID_RESPONSE
+
+
+def test_a_preview_whose_bytes_are_not_its_declared_type_is_coded_before_its_event() -> None:
+    # a preview is never kept, but every surface shows it as a data: URL of its type
+    made = TurnBuilder()
+    with pytest.raises(PortError) as caught:
+        made.file("image/png", JPEG, partial=True)
+    assert caught.value.code == ErrorCode.RUNTIME_INVALID_RESPONSE
+    assert made.events == []
+    played = TurnBuilder()
+    with pytest.raises(PortError) as assembled:
+        played.assemble(FileDelta(media_type="image/png", data=JPEG, partial=True))
+    assert assembled.value.code == ErrorCode.RUNTIME_INVALID_RESPONSE
 
 
 def test_a_file_past_the_part_bound_is_too_large() -> None:

@@ -66,3 +66,20 @@ async def replay(
         yield event
     if error is not None:
         raise error
+
+
+SEARCH_SCENARIO = HERE / "scenarios" / "search.yaml"
+
+
+def search_run_events() -> list[RunEvent]:
+    """The search scenario's run (demo.story): a provider-run web search and its result,
+    text, three citations (a page, a document, a ``javascript:`` URL), a preview and a
+    whole generated PNG, then the turn's receipt."""
+    events: list[RunEvent] = []
+    run_stream(
+        catalog()["demo.story"],
+        ScriptedRuntime(load_scenario(SEARCH_SCENARIO)),
+        inputs={"topic": "Delft"},
+        on_event=events.append,
+    )
+    return events

@@ -306,12 +306,16 @@ BAD_FILES: list[tuple[str, Contract, bytes, int, str, tuple[str, ...]]] = [
         ("'inputs' must not give 'photo'",),
     ),
     (
-        "a file in an assistant message",
+        "a malformed file in an assistant message (a file the model made is shown, not sent)",
         photo_contract(),
-        body(user(text("x")), {"id": "a", "role": "assistant", "parts": [PHOTO]}, user(text("y"))),
+        body(
+            user(text("x")),
+            {"id": "a", "role": "assistant", "parts": [{**PHOTO, "bytes": "x"}]},
+            user(text("y")),
+        ),
         400,
         "TQX_DATA_INVALID",
-        ("message 1", "user turns only"),
+        ("message 1", "unknown field(s): bytes"),
     ),
     (
         "a bad file in an earlier message",

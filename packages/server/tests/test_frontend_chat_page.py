@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,7 +26,7 @@ if not ENABLED:
 from playwright.sync_api import BrowserContext, Page, Request, Response, expect
 
 from .browser import opened_page
-from .frontend_runs import CHAT_SCENARIO
+from .frontend_runs import CHAT_SCENARIO, SEARCH_SCENARIO
 from .frontend_serve import PacedOpenAI, runport_serve, static_site
 
 CONTRACTS = Path(__file__).parent / "contracts"
@@ -114,6 +115,55 @@ def test_use_chat_renders_reasoning_text_and_a_tool_result_then_a_second_message
         assert sealed["providerMetadata"]["runport"]["reasoning"][0]["provider_metadata"] == {
             "mock": {"signature": "sig-weather-1"}
         }
+
+
+def test_use_chat_renders_sources_a_generated_image_and_a_provider_executed_web_search(
+    page: Page, page_site: str
+) -> None:
+    with runport_serve(
+        "--contracts", CONTRACTS, "--scenario", SEARCH_SCENARIO, "--cors-origin", page_site
+    ) as server:
+        chats: list[Request] = []
+        page.on(
+            "request", lambda request: chats.append(request) if request.method == "POST" else None
+        )
+        page.goto(f"{page_site}/?api={server}/v1/contracts/demo.story/chat")
+        send(page, "Delft")
+        answer = page.locator("li.message.assistant").nth(0)
+        search = answer.locator('.part.tool[data-name="web_search"]')
+        expect(search).to_have_attribute("data-provider-executed", "true")
+        expect(search).to_have_attribute("data-state", "output-available")
+        expect(search.locator(".call")).to_have_text('web_search({"query":"Delft lighthouse"})')
+        expect(answer.locator(".part.text")).to_have_text(
+            "Delft has no lighthouse; here is one drawn."
+        )
+        link = answer.locator("a.part.source")
+        expect(link).to_have_count(1)  # the javascript: URL the model cited is no link
+        expect(link).to_have_text("Delft harbour")
+        expect(link).to_have_attribute("href", "https://example.org/delft")
+        expect(link).to_have_attribute("rel", "noopener noreferrer nofollow")
+        document = answer.locator("span.part.source.document")
+        expect(document).to_have_text("Harbour <i>notes</i>")  # the model's markup, as text
+        expect(answer.locator("i")).to_have_count(0)
+        expect(page.locator('a[href^="javascript:"]')).to_have_count(0)
+        image = answer.locator("img.part.file")
+        expect(image).to_have_attribute("src", re.compile(r"^data:image/png;base64,iVBORw0KGgo"))
+        # the browser decoded it: the whole 24x16 picture, not the 4x4 preview
+        page.wait_for_function("document.querySelector('img.part.file')?.complete")
+        assert image.evaluate("img => [img.naturalWidth, img.naturalHeight]") == [24, 16]
+        expect(page.locator("#status")).to_have_text("ready")
+        page.screenshot(path=str(DOCS / "frontends-provider-work.png"))
+
+        send(page, "Oslo")  # the next request carries all of it back, and is taken
+        second = page.locator("li.message.assistant").nth(1)
+        expect(second.locator("img.part.file")).to_have_count(1)
+        expect(page.locator("#status")).to_have_text("ready")
+        expect(page.locator("#error")).to_have_count(0)
+        carried = json.loads(chats[-1].post_data or "{}")["messages"][1]["parts"]
+        kinds = {part["type"] for part in carried}
+        assert {"tool-web_search", "source-url", "source-document", "file"} <= kinds
+        (tool,) = [part for part in carried if part["type"] == "tool-web_search"]
+        assert tool["providerExecuted"] is True
 
 
 def test_stop_ends_the_run_the_server_hangs_up_upstream_and_the_chat_goes_on(

@@ -34,7 +34,7 @@ from runport.server import (
     ui_message_stream,
 )
 
-from .frontend_runs import WEATHER, chat_run_events, replay
+from .frontend_runs import WEATHER, chat_run_events, replay, search_run_events
 
 USER = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "Delft"}]}
 
@@ -285,3 +285,77 @@ def test_ag_ui_s_http_agent_sends_an_image_part_and_the_run_sees_it() -> None:
         TextPart(text="What is in it?"),
         ImagePart(media_type="image/png", data=encoded),
     ]
+
+
+# ---- what the provider did itself (adr/0064) -------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def provided() -> Iterator[str]:
+    with serve_in_background(encoders_app(search_run_events())) as url:
+        yield url
+
+
+def test_the_ai_package_reads_sources_a_file_and_a_provider_executed_tool(provided: str) -> None:
+    read = run_script(
+        "read-ui-message-stream.mjs",
+        {"api": f"{provided}/chat", "chatId": "chat-search", "messages": [USER]},
+    )
+    assert read["errors"] == []
+    message = read["message"]
+    kinds = [part["type"] for part in message["parts"]]
+    assert kinds == [
+        "step-start",
+        "tool-web_search",
+        "text",
+        "source-url",
+        "source-document",
+        "file",
+        "data-runport-receipt",
+    ]  # the preview was transient: not kept in the message
+    (search,) = parts_of(message, "tool-web_search")
+    assert search["providerExecuted"] is True
+    assert search["state"] == "output-available"
+    assert search["input"] == {"query": "Delft lighthouse"}
+    assert search["output"][0]["url"] == "https://example.org/delft"
+    (page,) = parts_of(message, "source-url")
+    assert page["url"] == "https://example.org/delft"
+    assert page["title"] == "Delft harbour"
+    assert page["providerMetadata"]["runport"]["citedText"] == "The harbour has no light."
+    (document,) = parts_of(message, "source-document")
+    assert document["title"] == "Harbour <i>notes</i>"
+    (image,) = parts_of(message, "file")
+    assert image["mediaType"] == "image/png"
+    assert image["url"].startswith("data:image/png;base64,iVBORw0KGgo")
+    (text,) = parts_of(message, "text")
+    assert text["text"] == "Delft has no lighthouse; here is one drawn."
+    assert "javascript:" not in str(
+        [p for p in message["parts"] if p["type"] != "data-runport-receipt"]
+    )
+
+
+def test_ag_ui_s_http_agent_holds_the_provider_s_work_as_activity_messages(provided: str) -> None:
+    ran = run_script(
+        "run-agui-agent.mjs",
+        {
+            "url": f"{provided}/agui",
+            "threadId": "thread-search",
+            "runId": "run-s",
+            "messages": [{"id": "u1", "role": "user", "content": "Delft"}],
+        },
+    )
+    assert ran["errors"] == []
+    activities = {m["activityType"]: m for m in ran["messages"] if m["role"] == "activity"}
+    assert set(activities) == {"runport.server_tool", "runport.sources", "runport.file"}
+    search = activities["runport.server_tool"]["content"]
+    assert search["status"] == "done"  # the snapshot, patched by the client
+    assert search["name"] == "web_search"
+    assert search["output"][0]["title"] == "Delft harbour"
+    sources = activities["runport.sources"]["content"]["sources"]
+    assert [source["type"] for source in sources] == ["url", "document"]
+    image = activities["runport.file"]["content"]
+    assert image["partial"] is False  # the whole file replaced its preview
+    assert image["url"].startswith("data:image/png;base64,")
+    (assistant,) = [m for m in ran["messages"] if m["role"] == "assistant"]
+    assert assistant["content"] == "Delft has no lighthouse; here is one drawn."
+    assert "toolCalls" not in assistant  # the provider's search is no call of the client's

@@ -358,8 +358,10 @@ class TurnBuilder:
             self._server.append(event)
         elif isinstance(event, Citation):
             self._citations.append(event)
-        elif not event.partial:
-            self._files.append(_file_part(event.media_type, event.data))
+        else:
+            part = _file_part(event.media_type, event.data)  # a preview is checked too
+            if not event.partial:
+                self._files.append(part)
 
     def assemble(self, event: ProgressEvent) -> None:
         """An event made elsewhere, assembled as the piece it carries; no event is made or
@@ -471,14 +473,17 @@ class TurnBuilder:
 
     def file(self, media_type: str, data: str, *, partial: bool = False) -> None:
         """A file the model generated (``data``: base64): its ``FileDelta`` is owed at once;
-        a whole one (not ``partial``) is kept as a ``FilePart`` in the receipt's ``files``,
-        checked as any part is (base64, the bytes its media type promises, the size bound)."""
+        a whole one (not ``partial``) is kept as a ``FilePart`` in the receipt's ``files``.
+        Each, a preview too, is checked as any part is (base64, the bytes its media type
+        promises, the size bound) before its event is owed: every surface shows it as a
+        ``data:`` URL of that type (adr/0064)."""
         if not media_type or not data:
             raise PortError(
                 ErrorCode.RUNTIME_INVALID_RESPONSE, "a generated file has no media type or data"
             )
+        part = _file_part(media_type, data)
         if not partial:
-            self._files.append(_file_part(media_type, data))
+            self._files.append(part)
         self.events.append(FileDelta(media_type=media_type, data=data, partial=partial))
 
     def unknown(self, provider: str, item: JsonValue) -> None:

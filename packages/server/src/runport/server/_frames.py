@@ -47,9 +47,12 @@ def json_string(text: str) -> bytes:
 
 def data_frames(payloads: Sequence[bytes]) -> bytes:
     """The bare frames for one run event's payloads, each compact JSON on a single line."""
-    if len(payloads) == 1:
-        return b"data: " + payloads[0] + b"\n\n"
-    return b"".join([b"data: " + payload + b"\n\n" for payload in payloads])
+    if len(payloads) == 1:  # one join: a large payload (a generated file) is copied once
+        return b"".join((b"data: ", payloads[0], b"\n\n"))
+    pieces: list[bytes] = []
+    for payload in payloads:
+        pieces += (b"data: ", payload, b"\n\n")
+    return b"".join(pieces)
 
 
 def id_prefix(run_id: str) -> bytes:
@@ -60,11 +63,11 @@ def id_prefix(run_id: str) -> bytes:
 def numbered_data_frames(payloads: Sequence[bytes], prefix: bytes, seq: int) -> tuple[bytes, int]:
     """``data_frames(payloads)``, each frame numbered after ``seq`` (``prefix`` is the run's
     ``id_prefix``); the frames and the last number."""
-    out: list[bytes] = []
-    for payload in payloads:
+    pieces: list[bytes] = []
+    for payload in payloads:  # one join: a large payload (a generated file) is copied once
         seq += 1
-        out.append(b"%s%d\ndata: %s\n\n" % (prefix, seq, payload))
-    return b"".join(out), seq
+        pieces += (b"%s%d\ndata: " % (prefix, seq), payload, b"\n\n")
+    return b"".join(pieces), seq
 
 
 def sse_frame(name: str, data: str) -> bytes:

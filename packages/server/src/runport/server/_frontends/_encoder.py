@@ -30,10 +30,10 @@ class RunEventEncoder(ABC):
             "ToolResult": self._tool_result,
             "OutputSnapshot": self._snapshot,
             "AnswerRejected": self._rejected,
-            "ServerToolCall": self._provided,
-            "ServerToolResult": self._provided,
-            "Citation": self._provided,
-            "FileDelta": self._provided,
+            "ServerToolCall": self._server_tool_call,
+            "ServerToolResult": self._server_tool_result,
+            "Citation": self._citation,
+            "FileDelta": self._file,
         }
 
     def encode(self, event: RunEvent) -> list[bytes]:
@@ -60,16 +60,19 @@ class RunEventEncoder(ABC):
     @abstractmethod
     def _tool_call_delta(self, event: contracts.ToolCallDelta, out: list[bytes]) -> None: ...
 
-    def _provided(
-        self,
-        event: contracts.ServerToolCall
-        | contracts.ServerToolResult
-        | contracts.Citation
-        | contracts.FileDelta,
-        out: list[bytes],
-    ) -> None:
-        """What the provider did itself: a protocol without parts for it writes nothing
-        here; the turn's ``Complete`` receipt carries it whole."""
+    # What the provider did itself (adr/0064): a protocol without parts for one of these
+    # writes nothing for it; the turn's ``Complete`` receipt carries it.
+
+    def _server_tool_call(self, event: contracts.ServerToolCall, out: list[bytes]) -> None:
+        return
+
+    def _server_tool_result(self, event: contracts.ServerToolResult, out: list[bytes]) -> None:
+        return
+
+    def _citation(self, event: contracts.Citation, out: list[bytes]) -> None:
+        return
+
+    def _file(self, event: contracts.FileDelta, out: list[bytes]) -> None:
         return
 
     @abstractmethod

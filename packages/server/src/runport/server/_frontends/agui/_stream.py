@@ -3,13 +3,14 @@
 Each model turn is one assistant message (its text, and its tool calls as children), with
 its reasoning as a reasoning message before it; tool results are tool messages; the partial
 structured answer is the agent state (``{"output": …}``: a snapshot, then JSON patches);
+what the provider did itself — its own tools, the sources it cites, the files it makes — are
+activity messages (``runport.server_tool``, ``runport.sources``, ``runport.file``; adr/0064);
 the run ends with ``RUN_FINISHED`` (its answer, its token usage) or ``RUN_ERROR`` (a TQX
 code). The mapping, and why, is in docs/frontends.md and adr/0036.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterable, AsyncIterator
 from typing import Any
 
@@ -21,6 +22,12 @@ from runport.contracts import ErrorCode, RunEvent, Usage, canonical_json
 from runport.server._frames import json_string
 from runport.server._frontends._chat import tool_content
 from runport.server._frontends._encoder import RunEventEncoder, encoded
+from runport.server._frontends._provided import (
+    compact_json,
+    data_url,
+    receipt_json,
+    shown_citation,
+)
 from runport.server._frontends._usage import token_usage
 
 AGUI_HEADERS = {
@@ -31,8 +38,16 @@ AGUI_HEADERS = {
 """The response headers an AG-UI event stream is served with."""
 
 
+SERVER_TOOL_ACTIVITY = "runport.server_tool"
+"""The activity type of a tool the provider ran itself."""
+SOURCES_ACTIVITY = "runport.sources"
+"""The activity type of a turn's cited sources."""
+FILE_ACTIVITY = "runport.file"
+"""The activity type of a file the model generated."""
+
+
 def _json(value: Any) -> bytes:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+    return compact_json(value).encode("ascii")
 
 
 def _pointer_token(key: str | int) -> str:
@@ -86,6 +101,9 @@ class AGUIEncoder(RunEventEncoder):
         self._reasonings = 0
         self._calls: dict[int, str] = {}
         self._open_calls: list[str] = []
+        self._sources = False  # the turn's sources activity was started
+        self._server_calls: list[str] = []  # the turn's unanswered server tool calls
+        self._files = 0  # the turn's whole generated files so far
         self._state: JsonValue = None
         self._has_state = False
         self._output: JsonValue = None
@@ -156,6 +174,9 @@ class AGUIEncoder(RunEventEncoder):
         self._open_calls = []
         self._calls = {}
         self._in_turn = False
+        self._sources = False
+        self._server_calls = []
+        self._files = 0
 
     # -- one method per run event ------------------------------------------------------
 
@@ -248,9 +269,7 @@ class AGUIEncoder(RunEventEncoder):
                 )
         self._close_turn(out)
         out.append(
-            b'{"type":"CUSTOM","name":"runport.receipt","value":'
-            + receipt.model_dump_json().encode()
-            + b"}"
+            b'{"type":"CUSTOM","name":"runport.receipt","value":' + receipt_json(receipt) + b"}"
         )
         if receipt.usage is not None:
             key = (receipt.adapter.provider, receipt.adapter.model)
@@ -259,6 +278,10 @@ class AGUIEncoder(RunEventEncoder):
         self._failure = None
 
     def _failed(self, event: contracts.Failed, out: list[bytes]) -> None:
+        for call_id in self._server_calls:  # server tools the provider never answered
+            self._end_server_tool(
+                call_id, "failed", "/error", f"{event.code}: {event.message}", out
+            )
         self._close_turn(out)
         self._failure = (event.code, event.message)
 
@@ -273,6 +296,118 @@ class AGUIEncoder(RunEventEncoder):
                     "content": text,
                     "role": "tool",
                 }
+            )
+        )
+
+    # -- what the provider did itself: activity messages (adr/0064) ----------------------
+
+    def _server_tool_call(self, event: contracts.ServerToolCall, out: list[bytes]) -> None:
+        """A ``runport.server_tool`` activity, ``status: running``: not a ``TOOL_CALL_*``,
+        which a client would hold as its own call and send back as one."""
+        self._begin_turn()
+        self._end_reasoning(out)
+        self._server_calls.append(event.call_id)
+        content = {
+            "callId": event.call_id,
+            "name": event.name,
+            "input": event.input,
+            "status": "running",
+        }
+        out.append(
+            _json(
+                {
+                    "type": "ACTIVITY_SNAPSHOT",
+                    "messageId": self._server_tool_id(event.call_id),
+                    "activityType": SERVER_TOOL_ACTIVITY,
+                    "content": content,
+                }
+            )
+        )
+
+    def _server_tool_result(self, event: contracts.ServerToolResult, out: list[bytes]) -> None:
+        """The call's activity patched to ``done`` with its ``output``, or ``failed`` with
+        its ``error``."""
+        self._begin_turn()
+        if event.call_id in self._server_calls:
+            self._server_calls.remove(event.call_id)
+        if event.error is not None:
+            self._end_server_tool(event.call_id, "failed", "/error", event.error, out)
+        else:
+            self._end_server_tool(event.call_id, "done", "/output", event.output, out)
+
+    def _end_server_tool(
+        self, call_id: str, status: str, path: str, value: JsonValue, out: list[bytes]
+    ) -> None:
+        patch: list[JsonValue] = [
+            {"op": "replace", "path": "/status", "value": status},
+            {"op": "add", "path": path, "value": value},
+        ]
+        out.append(
+            _json(
+                {
+                    "type": "ACTIVITY_DELTA",
+                    "messageId": self._server_tool_id(call_id),
+                    "activityType": SERVER_TOOL_ACTIVITY,
+                    "patch": patch,
+                }
+            )
+        )
+
+    def _server_tool_id(self, call_id: str) -> str:
+        return f"{self._message_id}-server-{call_id}"
+
+    def _citation(self, event: contracts.Citation, out: list[bytes]) -> None:
+        """The turn's ``runport.sources`` activity: ``{sources: [...]}`` at its first
+        citation, then one appended source per citation (``ACTIVITY_DELTA``)."""
+        shown = shown_citation(event)
+        if shown is None:
+            return  # a URL that is not a link is not shown; the receipt keeps it
+        self._begin_turn()
+        members = (b'"type":"' + event.source.type.encode() + b'"', shown.source, shown.more)
+        source = b"{" + b",".join([member for member in members if member]) + b"}"
+        message_id = json_string(f"{self._message_id}-sources")
+        if not self._sources:
+            self._sources = True
+            out.append(
+                b'{"type":"ACTIVITY_SNAPSHOT","messageId":'
+                + message_id
+                + b',"activityType":"'
+                + SOURCES_ACTIVITY.encode()
+                + b'","content":{"sources":['
+                + source
+                + b"]}}"
+            )
+        else:
+            out.append(
+                b'{"type":"ACTIVITY_DELTA","messageId":'
+                + message_id
+                + b',"activityType":"'
+                + SOURCES_ACTIVITY.encode()
+                + b'","patch":[{"op":"add","path":"/sources/-","value":'
+                + source
+                + b"}]}"
+            )
+
+    def _file(self, event: contracts.FileDelta, out: list[bytes]) -> None:
+        """A ``runport.file`` activity per generated file, ``{mediaType, url, partial}``
+        with its ``data:`` URL: a preview and the whole file that follows it share the
+        activity, each replacing the last."""
+        self._begin_turn()
+        slot = self._files + 1
+        if not event.partial:
+            self._files = slot
+        message_id = json_string(f"{self._message_id}-file{slot}")
+        out.append(
+            b"".join(
+                (
+                    b'{"type":"ACTIVITY_SNAPSHOT","messageId":',
+                    message_id,
+                    b',"activityType":"' + FILE_ACTIVITY.encode() + b'","content":{"mediaType":',
+                    json_string(event.media_type),
+                    b',"url":',
+                    *data_url(event.media_type, event.data),
+                    b',"partial":true}}' if event.partial else b',"partial":false}}',
+                )
             )
         )
 

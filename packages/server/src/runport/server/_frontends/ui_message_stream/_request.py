@@ -7,8 +7,9 @@ through the contract as the model saw it, each assistant step an assistant messa
 tool calls, its tools' results and the reasoning this server sealed — and the last user
 message's text is bound to the contract's chat input and its files to the contract's part
 inputs (``_files``), as each earlier user message's are when it is rendered for the
-history. Anything the server cannot map faithfully is refused before the run starts, with a
-400 naming it.
+history. What the UI only shows — sources, data parts, the provider's own tool parts
+(``providerExecuted``) and the files the model generated — is left out (adr/0064). Anything
+the server cannot map faithfully is refused before the run starts, with a 400 naming it.
 """
 
 from __future__ import annotations
@@ -103,6 +104,14 @@ def _file_part(part: Mapping[str, Any], where: str) -> SentFile:
     return SentFile(where, media_type, url=url, filename=filename or None)
 
 
+def _provider_run(part: Mapping[str, Any], where: str) -> bool:
+    """Whether a tool part is one the provider ran itself (``providerExecuted: true``)."""
+    flag = part.get("providerExecuted", False)
+    if not isinstance(flag, bool):
+        raise bad(f"{where}: a tool part's 'providerExecuted' must be true or false")
+    return flag
+
+
 def _part_type(part: Any, where: str) -> str:
     if not isinstance(part, dict) or not isinstance(part.get("type"), str):
         raise bad(f"{where}: every part must be an object with a string 'type'")
@@ -155,16 +164,17 @@ class AssistantTurns:
                     if reasoning is not None:
                         raise bad(f"{where}: one step carries two sets of sealed reasoning")
                     reasoning = sealed
+            elif (kind.startswith("tool-") or kind == "dynamic-tool") and _provider_run(
+                part, where
+            ):
+                continue  # the provider ran it: never a call the run or the client makes
             elif kind.startswith("tool-") or kind == "dynamic-tool":
                 call, result = self._tool(part, kind, where)
                 calls.append(call)
                 if result is not None:
                     results.append(result)
             elif kind == "file":
-                raise bad(
-                    f"{where}: an assistant message cannot carry a file: runport sends images "
-                    "and files in user turns only"
-                )
+                _file_part(part, where)  # a file the model made: shown, never sent back
             elif not kind.startswith(_SHOWN_ONLY):
                 raise bad(f"{where}: an assistant message cannot carry a {kind!r} part")
         if not texts and not calls and not reasoning:

@@ -2,13 +2,15 @@
 
 The whole run is one assistant message; each model turn is a step (``start-step`` …
 ``finish-step``) holding the turn's reasoning, text and tool parts, then the tools' results,
-and the turn's receipt as a ``data-runport-receipt`` part. How runport's events map onto the
-protocol's chunks, and why, is in docs/frontends.md and adr/0036.
+and the turn's receipt as a ``data-runport-receipt`` part; what the provider did itself is
+its provider-executed tool parts, ``source-url``/``source-document`` and ``file`` parts
+(adr/0064). How runport's events map onto the protocol's chunks, and why, is in
+docs/frontends.md and adr/0036.
 """
 
 from __future__ import annotations
 
-import json
+import mimetypes
 from collections.abc import AsyncIterable, AsyncIterator
 from typing import Any
 
@@ -19,6 +21,12 @@ from runport.application import RunError
 from runport.contracts import ErrorCode, RunEvent, Usage
 from runport.server._frames import DONE, json_string
 from runport.server._frontends._encoder import RunEventEncoder, encoded
+from runport.server._frontends._provided import (
+    compact_json,
+    data_url,
+    receipt_json,
+    shown_citation,
+)
 from runport.server._frontends._usage import token_usage
 from runport.server._reasoning_seal import sealed_reasoning
 
@@ -45,7 +53,7 @@ it; ``pause`` and ``other`` are ``other``."""
 
 
 def _json(value: Any) -> bytes:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+    return compact_json(value).encode("ascii")
 
 
 class UIMessageEncoder(RunEventEncoder):
@@ -74,6 +82,8 @@ class UIMessageEncoder(RunEventEncoder):
         self._reasoning_prefix: bytes | None = None
         self._reasoning_open: list[str] = []
         self._calls: dict[int, tuple[str, str]] = {}
+        self._server_calls: dict[str, str] = {}  # the turn's unanswered server tool calls
+        self._files = 0  # the turn's whole generated files so far
         self._finish_reason: str | None = None
         self._usage: Usage | None = None  # summed over the run's receipts
         self._failure: tuple[str, str] | None = None
@@ -225,7 +235,7 @@ class UIMessageEncoder(RunEventEncoder):
             b'{"type":"data-runport-receipt","id":"receipt-'
             + str(self._turn).encode()
             + b'","data":'
-            + receipt.model_dump_json().encode()
+            + receipt_json(receipt)
             + b"}"
         )
         self._finish_reason = receipt.finish or ("other" if receipt.finish_reason else None)
@@ -249,11 +259,24 @@ class UIMessageEncoder(RunEventEncoder):
                     }
                 )
             )
+        for call_id in self._server_calls:  # server tools the provider never answered
+            out.append(
+                _json(
+                    {
+                        "type": "tool-output-error",
+                        "toolCallId": call_id,
+                        "errorText": f"{event.code}: {event.message}",
+                        "providerExecuted": True,
+                    }
+                )
+            )
         self._failure = (event.code, event.message)
         self._end_turn()
 
     def _end_turn(self) -> None:
         self._calls = {}
+        self._server_calls = {}
+        self._files = 0
         self._in_step = False
         self._step_owed = True
 
@@ -268,6 +291,85 @@ class UIMessageEncoder(RunEventEncoder):
             chunk = {"type": "tool-output-available", "toolCallId": event.call_id}
             chunk["output"] = event.output
         out.append(_json(chunk))
+
+    # -- what the provider did itself (adr/0064) ----------------------------------------
+
+    def _server_tool_call(self, event: contracts.ServerToolCall, out: list[bytes]) -> None:
+        """A tool part the provider runs (``providerExecuted``): never one the client or
+        the run executes. Its input arrives whole, so it starts at ``input-available``."""
+        self._step(out)
+        self._end_text(out)
+        self._reasoning_prefix = None
+        self._server_calls[event.call_id] = event.name
+        out.append(
+            _json(
+                {
+                    "type": "tool-input-available",
+                    "toolCallId": event.call_id,
+                    "toolName": event.name,
+                    "input": event.input,
+                    "providerExecuted": True,
+                }
+            )
+        )
+
+    def _server_tool_result(self, event: contracts.ServerToolResult, out: list[bytes]) -> None:
+        self._step(out)
+        self._server_calls.pop(event.call_id, None)
+        chunk: dict[str, JsonValue] = {"type": "tool-output-available"}
+        chunk["toolCallId"] = event.call_id
+        if event.error is not None:
+            chunk["type"] = "tool-output-error"
+            chunk["errorText"] = event.error
+        else:
+            chunk["output"] = event.output
+        chunk["providerExecuted"] = True
+        out.append(_json(chunk))
+
+    def _citation(self, event: contracts.Citation, out: list[bytes]) -> None:
+        """``source-url`` (a web page) or ``source-document``; what the part has no field
+        for (the cited passage, the span, the document's index or file id) is its
+        ``providerMetadata.runport``. The text part goes on: a source annotates it."""
+        shown = shown_citation(event)
+        if shown is None:
+            return  # a URL that is not a link is not shown; the receipt keeps it
+        self._step(out)
+        source_id = self._part_id("source").encode()
+        if event.source.type == "url":
+            chunk = b'{"type":"source-url","sourceId":"' + source_id + b'",' + shown.source
+        else:
+            document = event.source
+            title = document.title or document.filename or _document_name(document)
+            chunk = (
+                b'{"type":"source-document","sourceId":"'
+                + source_id
+                + b'","mediaType":'
+                + json_string(_document_media_type(document.filename))
+                + b',"title":'
+                + json_string(title)
+            )
+            if document.filename is not None:
+                chunk += b',"filename":' + json_string(document.filename)
+        if shown.more:
+            chunk += b',"providerMetadata":{"runport":{' + shown.more + b"}}"
+        out.append(chunk + b"}")
+
+    def _file(self, event: contracts.FileDelta, out: list[bytes]) -> None:
+        """A generated file: a ``file`` part with its ``data:`` URL. A preview (``partial``)
+        is a transient ``data-runport-file-preview`` (``onData`` sees it; it is not kept in
+        the message, since the whole file follows as its own part)."""
+        self._step(out)
+        media_type = json_string(event.media_type)
+        url = data_url(event.media_type, event.data)
+        if event.partial:
+            slot = b"file-%d-%d" % (self._turn, self._files + 1)
+            head = b'{"type":"data-runport-file-preview","id":"%s","data":{"mediaType":%s,"url":'
+            out.append(b"".join((head % (slot, media_type), *url, b'},"transient":true}')))
+            return
+        self._end_text(out)  # text after the file is a part of its own, in order
+        self._reasoning_prefix = None
+        self._files += 1
+        out.append(b"".join((b'{"type":"file","mediaType":', media_type, b',"url":', *url, b"}")))
 
     def _snapshot(self, event: contracts.OutputSnapshot, out: list[bytes]) -> None:
         self._step(out)
@@ -284,6 +386,19 @@ class UIMessageEncoder(RunEventEncoder):
             self._turn,
             event.model_dump_json(exclude={"kind"}).encode(),
         )
+
+
+def _document_media_type(filename: str | None) -> str:
+    guessed = mimetypes.guess_type(filename)[0] if filename else None
+    return guessed or "application/octet-stream"
+
+
+def _document_name(source: contracts.CitationSource) -> str:
+    if source.file_id is not None:
+        return source.file_id
+    if source.document_index is not None:
+        return f"document {source.document_index}"
+    return "document"
 
 
 def ui_message_stream(
