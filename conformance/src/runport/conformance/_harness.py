@@ -112,21 +112,7 @@ class Harness:
         Pacing is switched off once the class was shown to buffer, except for ``strict`` use
         (law 4 itself); ``shared`` is for concurrent calls (never one turn per call)."""
         owner = type(self.suite)
-        served = self.protocol is not None and not self.protocol.in_process
-        if any(case.fault is not None and case.fault.kind == "stall" for case in plan):
-            ignored = getattr(owner, "_runport_read_timeout_ignored", None)
-            if ignored is not None and served:
-                pytest.skip(
-                    f"the adapter does not honour upstream.read_timeout ({ignored}); "
-                    f"the stall cases wait for that fix — see {READ_TIMEOUT_TEST}"
-                )
-        drops = getattr(owner, "_runport_drops", None)
-        if drops is not None and drops[1] == "reasoning" and any(case.reasons for case in plan):
-            pytest.skip(
-                f"the adapter dropped reasoning events in case {drops[0]!r} (law 4 failed "
-                "there, once); its reasoning cases wait for that fix, or for "
-                "supports_reasoning = False"
-            )
+        self.admit(plan)
         upstream: Upstream
         if self.protocol is None:
             upstream = BlackBoxUpstream()
@@ -147,6 +133,27 @@ class Harness:
             upstream.shared = shared
         self._upstreams.append(upstream)
         return upstream
+
+    def admit(self, plan: Sequence[Case]) -> None:
+        """Skip the test, saying why, when the class already showed what ``plan`` would only
+        show again: a stall outliving ``upstream.read_timeout``, or dropped reasoning. Asked
+        before every upstream is made, and before a kept play is read again."""
+        owner = type(self.suite)
+        served = self.protocol is not None and not self.protocol.in_process
+        if any(case.fault is not None and case.fault.kind == "stall" for case in plan):
+            ignored = getattr(owner, "_runport_read_timeout_ignored", None)
+            if ignored is not None and served:
+                pytest.skip(
+                    f"the adapter does not honour upstream.read_timeout ({ignored}); "
+                    f"the stall cases wait for that fix — see {READ_TIMEOUT_TEST}"
+                )
+        drops = getattr(owner, "_runport_drops", None)
+        if drops is not None and drops[1] == "reasoning" and any(case.reasons for case in plan):
+            pytest.skip(
+                f"the adapter dropped reasoning events in case {drops[0]!r} (law 4 failed "
+                "there, once); its reasoning cases wait for that fix, or for "
+                "supports_reasoning = False"
+            )
 
     def adapter(self, upstream: Upstream) -> Any:
         """A fresh adapter from ``make_adapter``, checked to be of the suite's kind."""
