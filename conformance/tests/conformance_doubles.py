@@ -571,8 +571,11 @@ class _ChatClient:
         starved: str = "",
         cut_ok: bool = False,
         drop_cache: bool = False,
+        measure_late: bool = False,
     ) -> None:
         self._quirks = {"cut_ok": cut_ok, "drop_cache": drop_cache}
+        self._measure_late = measure_late
+        """``execute`` reads the whole body before it counts it (as an SDK buffers it)."""
         self._starved = starved
         """Its first call sleeps through a half-second read window, then times out by its own
         clock, as a thread a loaded machine starved: before its first read (``"frames"``, the
@@ -711,7 +714,8 @@ class MiniChatAdapter(_ChatClient, RuntimeAdapter):
         ):
             if response.status_code != 200:
                 raise self._refused(response, response.read())
-            for piece in response.iter_bytes():
+            pieces = [response.read()] if self._measure_late else response.iter_bytes()
+            for piece in pieces:
                 body.feed(piece)
         return body.receipt(request)
 

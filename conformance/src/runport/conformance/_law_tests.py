@@ -367,7 +367,10 @@ class LawTests(ConformanceBase):
     @over(lambda case: case.prefix_only)
     def test_law_8_bounds(self, case: Case, conformance_harness: Harness) -> None:
         """Past the request's ``max_response_bytes`` the call fails with
-        ``TQX_RUNTIME_RESPONSE_TOO_LARGE`` (streamed and not) and the upstream is closed."""
+        ``TQX_RUNTIME_RESPONSE_TOO_LARGE`` (streamed and not) and the upstream is closed. An
+        unstreamed body is counted as it is read: the upstream sends twice the bound, then
+        holds the rest until the client closes (a client that buffers the whole body first,
+        as an SDK does, waits for it)."""
         h = conformance_harness
         upstream = h.upstream([case, case], pacing="every")
         adapter = h.adapter(upstream)
@@ -385,6 +388,15 @@ class LawTests(ConformanceBase):
             record = upstream.requests[0].settle()
             if record.ended_early and record.client_closed is False:
                 broken(8, case.name, "the adapter failed but left the connection open")
+            unstreamed = [r for r in plain.requests if not r.stream]
+            if unstreamed and unstreamed[0].settle().read_on is not None:
+                broken(
+                    8,
+                    case.name,
+                    f"execute read past max_response_bytes ({case.max_response_bytes}) without "
+                    f"stopping: {unstreamed[0].read_on}",
+                    outcome=plain,
+                )
 
     @over(lambda case: case.fault is not None and case.fault.kind == "eof")
     def test_law_9_truncation(self, case: Case, conformance_harness: Harness) -> None:
