@@ -367,11 +367,18 @@ class _Turn:
     ``ReasoningDelta``, one part per turn), ``"bare"`` (kept, without runport's own
     ``provider_metadata``: the protocol needs none back), ``"drop"`` or ``"mix"`` (into the
     answer). ``cut_ok`` reports a turn cut by the token limit as ``stop`` (the answer passed
-    off as complete); ``drop_cache`` leaves the cache reads out of the usage."""
+    off as complete); ``drop_cache`` leaves the cache reads out of the usage;
+    ``invent_finish`` says ``stop`` when the upstream gave no finish reason."""
 
     def __init__(
-        self, reasoning: str = "keep", *, cut_ok: bool = False, drop_cache: bool = False
+        self,
+        reasoning: str = "keep",
+        *,
+        cut_ok: bool = False,
+        drop_cache: bool = False,
+        invent_finish: bool = False,
     ) -> None:
+        self.invent_finish = invent_finish
         self.text: list[str] = []
         self.thoughts: list[str] = []
         self.reasoning = reasoning
@@ -434,7 +441,7 @@ class _Turn:
             adapter=_DESCRIPTOR,
             text="".join(self.text) or None,
             tool_calls=calls,
-            finish_reason=self.finish_reason,
+            finish_reason=self.finish_reason or ("stop" if self.invent_finish else None),
             usage=self.usage,
             reasoning=[
                 ReasoningPart(
@@ -479,12 +486,20 @@ class _SSEFrames(abc.ABC):
 
 
 class _Frames(_SSEFrames):
-    """Chat completions' frames: ``[DONE]`` (or a finish reason) completes the stream."""
+    """Chat completions' frames: ``[DONE]`` (or a finish reason) completes the stream; only
+    ``[DONE]`` when ``done_only``."""
 
     def __init__(
-        self, bound: int, *, leak: bool | str, reasoning: str = "keep", **quirks: bool
+        self,
+        bound: int,
+        *,
+        leak: bool | str,
+        reasoning: str = "keep",
+        done_only: bool = False,
+        **quirks: bool,
     ) -> None:
         super().__init__(bound, leak=leak)
+        self.done_only = done_only
         self.turn = _Turn(reasoning, **quirks)
 
     def _absorb(self, data: bytes) -> list[StreamEvent]:
@@ -498,7 +513,8 @@ class _Frames(_SSEFrames):
         if isinstance(chunk, dict) and "error" in chunk:
             raise _error_frame(chunk["error"], leak=self.leak)
         events = list(self.turn.absorb(chunk))
-        self.complete = self.complete or self.turn.finish_reason is not None
+        finished = self.turn.finish_reason is not None and not self.done_only
+        self.complete = self.complete or finished
         return events
 
 
@@ -572,8 +588,16 @@ class _ChatClient:
         cut_ok: bool = False,
         drop_cache: bool = False,
         measure_late: bool = False,
+        done_only: bool = False,
+        invent_finish: bool = False,
     ) -> None:
-        self._quirks = {"cut_ok": cut_ok, "drop_cache": drop_cache}
+        self._quirks = {
+            "cut_ok": cut_ok,
+            "drop_cache": drop_cache,
+            "invent_finish": invent_finish,
+        }
+        self._done_only = done_only
+        """Only ``[DONE]`` completes a stream (a finish reason and a clean end do not)."""
         self._measure_late = measure_late
         """``execute`` reads the whole body before it counts it (as an SDK buffers it)."""
         self._starved = starved
@@ -650,7 +674,13 @@ class _ChatClient:
 
     def _frames(self, request: ExecutionRequest) -> Any:
         bound = self._bound(request)
-        return _Frames(bound, leak=self._leak, reasoning=self._reasoning, **self._quirks)
+        return _Frames(
+            bound,
+            leak=self._leak,
+            reasoning=self._reasoning,
+            done_only=self._done_only,
+            **self._quirks,
+        )
 
     def _refused(self, response: httpx.Response, body: bytes) -> PortError:
         return _status_error(response.status_code, response.headers, body, leak=self._leak)

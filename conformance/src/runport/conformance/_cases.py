@@ -31,8 +31,10 @@ from runport.contracts import (
 __all__ = [
     "CASES",
     "CASES_BY_NAME",
+    "ENDINGS",
     "Call",
     "Case",
+    "Ending",
     "Fault",
     "Progress",
     "Text",
@@ -111,6 +113,13 @@ class UsageStep:
 
 
 Step = Text | Thought | Call | UsageStep
+
+Ending = Literal["finish_only", "marker_only"]
+"""How a stream whose wire keeps its finish reason and its completion marker apart
+(``WireProtocol.features`` ``"separate_marker"``: chat completions' ``finish_reason`` and
+``data: [DONE]``) ends with only one of them: ``finish_only``, the finish reason and then a
+clean end of the body (servers that send no ``[DONE]``); ``marker_only``, the marker with no
+finish reason before it."""
 
 FaultKind = Literal["status", "reset", "stall", "garbage", "error_frame", "eof", "oversize"]
 
@@ -194,6 +203,9 @@ class Case:
     """What the request of this turn must carry back of the previous turn's reasoning, when
     the protocol enforces it (``WireProtocol.sent_back``); else the upstream refuses it with
     the API's own error (``WireProtocol.check``)."""
+    ending: Ending | None = None
+    """Set on the ``ENDINGS`` cases: which of the finish reason and the completion marker the
+    stream ends with, the other left out (see ``Ending``)."""
 
     @property
     def fails(self) -> bool:
@@ -752,6 +764,30 @@ CASES: Final[tuple[Case, ...]] = (
 )
 
 CASES_BY_NAME: Final[Mapping[str, Case]] = {case.name: case for case in CASES}
+
+_SEPARATE_MARKER: Final = frozenset({"separate_marker"})
+
+ENDINGS: Final[tuple[Case, ...]] = (
+    Case(
+        "finish_without_marker",
+        "two fragments, finish_reason stop and usage, then a clean end with no [DONE]: a "
+        "whole answer (llama.cpp, TGI and others sent no [DONE])",
+        (Text("All "), Text("said."), UsageStep(9, 2)),
+        requires=_SEPARATE_MARKER,
+        ending="finish_only",
+    ),
+    Case(
+        "marker_without_finish",
+        "two fragments, then [DONE] with no finish_reason: whole, its finish unknown (a "
+        "client that never sees [DONE], an SDK that swallows it, may call it truncated)",
+        (Text("No reason "), Text("given.")),
+        finish_reason=None,
+        requires=_SEPARATE_MARKER,
+        ending="marker_only",
+    ),
+)
+"""Streams that end with only one of the finish reason and the completion marker, judged by
+``test_law_9_truncation`` alone (so the other standard tests do not multiply them)."""
 
 SUCCESS_CASES: Final = tuple(case for case in CASES if not case.fails)
 FAILURE_CASES: Final = tuple(case for case in CASES if case.fails)

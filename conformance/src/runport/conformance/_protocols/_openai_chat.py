@@ -85,7 +85,7 @@ def _transcript(case: Case, model: str) -> Transcript:
             steps.append(Frame(_chunk(model, {"tool_calls": [entry]}), 1))
         else:
             usage = _usage(step)
-    closing = [_chunk(model, {}, case.finish_reason)]
+    closing = [] if case.ending == "marker_only" else [_chunk(model, {}, case.finish_reason)]
     if usage is not None:
         closing.append(
             _sse(
@@ -99,7 +99,8 @@ def _transcript(case: Case, model: str) -> Transcript:
                 }
             )
         )
-    closing.append(b"data: [DONE]\n\n")
+    if case.ending != "finish_only":
+        closing.append(b"data: [DONE]\n\n")
     return Transcript(steps, opening=opening, closing=closing)
 
 
@@ -149,7 +150,8 @@ def _completion(case: Case, model: str) -> dict[str, Any]:
 
 class OpenAIChat(WireProtocol):
     """Chat completions: ``POST {base_url}/chat/completions`` under ``/v1``; the completion
-    marker a ``finish_reason`` (and ``data: [DONE]``); reasoning as ``reasoning_content``,
+    marker ``data: [DONE]``, or a clean end of the body after a ``finish_reason`` (servers that
+    send no ``[DONE]``); reasoning as ``reasoning_content``,
     kept as one part per turn; cache reads as ``prompt_tokens_details.cached_tokens`` (the
     API reports no cache writes)."""
 
@@ -157,7 +159,7 @@ class OpenAIChat(WireProtocol):
     endpoint: ClassVar[str] = "POST {base_url}/chat/completions"
     root: ClassVar[str] = "/v1"
     features: ClassVar[frozenset[str]] = frozenset(
-        {"cut_turns", "cut_calls", "refusals", "cache_usage"}
+        {"cut_turns", "cut_calls", "refusals", "cache_usage", "separate_marker"}
     )
 
     def recognise(self, request: WireRequest) -> bool | str:
