@@ -562,6 +562,23 @@ def _completion(
     return turn.receipt(request)
 
 
+def _chat_message(message: Message) -> dict[str, Any]:
+    """A message as chat completions takes it."""
+    wire: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.tool_calls:
+        wire["tool_calls"] = [
+            {
+                "id": call.call_id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+            }
+            for call in message.tool_calls
+        ]
+    if message.tool_call_id is not None:
+        wire["tool_call_id"] = message.tool_call_id
+    return wire
+
+
 STARVED: Final = 0.6
 """Seconds a ``starved`` client sleeps: past the stall cases' half-second read timeout."""
 
@@ -590,7 +607,13 @@ class _ChatClient:
         measure_late: bool = False,
         done_only: bool = False,
         invent_finish: bool = False,
+        no_format: bool = False,
+        forgets_results: bool = False,
     ) -> None:
+        self._no_format = no_format
+        """Asks for no structured output (no ``response_format``)."""
+        self._forgets_results = forgets_results
+        """Leaves the tool results out of the conversation it sends."""
         self._quirks = {
             "cut_ok": cut_ok,
             "drop_cache": drop_cache,
@@ -660,10 +683,23 @@ class _ChatClient:
         return bound if isinstance(bound, int) else DEFAULT_BOUND
 
     def _body(self, request: ExecutionRequest, stream: bool) -> dict[str, Any]:
+        interaction = request.interaction
         body: dict[str, Any] = {
             "model": "m",
-            "messages": [m.model_dump(mode="json") for m in request.interaction.messages],
+            "messages": [
+                _chat_message(m)
+                for m in interaction.messages
+                if not (self._forgets_results and m.role == "tool")
+            ],
         }
+        if interaction.tools:
+            body["tools"] = [
+                {"type": "function", "function": t.model_dump(exclude_none=True)}
+                for t in interaction.tools
+            ]
+        if interaction.output_schema.get("type") != "string" and not self._no_format:
+            schema = {"name": "answer", "schema": dict(interaction.output_schema)}
+            body["response_format"] = {"type": "json_schema", "json_schema": schema}
         if stream:
             body["stream"] = True
         return body

@@ -24,6 +24,7 @@ from runport.contracts import (
     Finish,
     Message,
     ReasoningDelta,
+    ToolCall,
     ToolCallDelta,
     ToolSpec,
 )
@@ -171,6 +172,21 @@ TOOLS: Final = (
 )
 
 
+HISTORY: Final = (
+    Message(
+        role="assistant",
+        content="",
+        tool_calls=[
+            ToolCall(call_id="call_h0", name="get_time", arguments={"zone": "UTC"}),
+        ],
+    ),
+    Message(role="tool", tool_call_id="call_h0", content='{"time": "12:00"}'),
+    Message(role="user", content="And the weather?"),
+)
+"""An earlier turn a request carries (``Case.history``): a tool call, its result, and the
+user's next word."""
+
+
 @dataclass(frozen=True)
 class Case:
     """One scripted upstream turn and everything the suite expects of it.
@@ -203,6 +219,9 @@ class Case:
     """What the request of this turn must carry back of the previous turn's reasoning, when
     the protocol enforces it (``WireProtocol.sent_back``); else the upstream refuses it with
     the API's own error (``WireProtocol.check``)."""
+    history: bool = False
+    """The request carries an earlier turn of the conversation: the assistant's tool call and
+    its result (``HISTORY``), which the adapter must send back as the protocol says."""
     ending: Ending | None = None
     """Set on the ``ENDINGS`` cases: which of the finish reason and the completion marker the
     stream ends with, the other left out (see ``Ending``)."""
@@ -271,6 +290,7 @@ class Case:
             messages=[
                 Message(role="system", content="You are tested by runport-conformance."),
                 Message(role="user", content=f"Play the scripted case {self.name!r}."),
+                *(HISTORY if self.history else ()),
             ],
             output_schema=dict(self.schema),
             required_capabilities=sorted({"text", *self.needs}),
@@ -529,7 +549,8 @@ CASES: Final[tuple[Case, ...]] = (
     ),
     Case(
         "one_tool_call",
-        "a sentence, then one tool call announced with an empty fragment",
+        "after an earlier tool call and its result, a sentence, then one tool call "
+        "announced with an empty fragment",
         (
             Text("Checking."),
             Call(0, name="get_weather", call_id="call_w1"),
@@ -538,6 +559,7 @@ CASES: Final[tuple[Case, ...]] = (
         ),
         finish_reason="tool_calls",
         tools=True,
+        history=True,
     ),
     Case(
         "three_tool_calls",

@@ -193,6 +193,8 @@ class RecordedRequest:
     stream: bool
     case: str
     played: Case | None = None
+    wire: WireRequest | None = None
+    """The request as the protocol saw it."""
     """The case (as the protocol plays it) this request was answered with."""
     source: Case | None = None
     """That case as the plan gave it (before the protocol played it)."""
@@ -348,6 +350,7 @@ class ScriptedUpstream(Upstream):
                 number, path, headers, body, stream, case.name if case else "<past the plan>", case
             )
             record.source = self.cases[turn] if case is not None else None
+            record.wire = request
             record.seen_at_start = self.pacer.seen
             self.requests.append(record)
         return record, request, case, refused

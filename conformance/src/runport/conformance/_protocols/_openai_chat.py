@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
 from runport.conformance._cases import Call, Case, Text, Thought, UsageStep
+from runport.conformance._protocols._chat_request import chat_request_problems
 from runport.conformance._wire_protocol import (
     Frame,
     Transcript,
@@ -15,6 +16,7 @@ from runport.conformance._wire_protocol import (
     WireRequest,
     json_bytes,
 )
+from runport.contracts import ExecutionRequest
 
 __all__ = ["OpenAIChat"]
 
@@ -166,6 +168,9 @@ class OpenAIChat(WireProtocol):
         if not request.path.rstrip("/").endswith("/chat/completions"):
             return self.endpoint
         return isinstance(request.json, Mapping) and request.json.get("stream") is True
+
+    def request_problems(self, request: WireRequest, sent: ExecutionRequest) -> list[str]:
+        return chat_request_problems(request.json, sent)
 
     def reasoning(self, case: Case) -> list[dict[str, Any]]:
         text = "".join(step.text for step in case.steps if isinstance(step, Thought))
