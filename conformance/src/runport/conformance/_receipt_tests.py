@@ -39,8 +39,8 @@ from runport.conformance._harness import Harness, protocol_of
 from runport.conformance._law_tests import LawTests
 from runport.conformance._observe import Outcome, broken
 from runport.conformance._strategies import generated_case
-from runport.conformance._wire_protocol import WireProtocol
 from runport.conformance._turn_end_tests import TurnEndTests
+from runport.conformance._wire_protocol import WireProtocol
 from runport.contracts import (
     AdapterDescriptor,
     Delta,
