@@ -63,8 +63,8 @@ def _message_problems(sent: Any, messages: list[Message]) -> list[str]:
         return ["messages is missing"]
     if len(sent) != len(messages):
         roles = [entry.get("role") if isinstance(entry, Mapping) else None for entry in sent]
-        want = [message.role for message in messages]
-        return [f"messages has roles {roles}, the conversation {want}"]
+        conversation = [message.role for message in messages]
+        return [f"messages has roles {roles}, the conversation {conversation}"]
     problems: list[str] = []
     for number, (wire, message) in enumerate(zip(sent, messages, strict=True)):
         where = f"messages[{number}]"
