@@ -220,11 +220,11 @@ class Case:
     the protocol enforces it (``WireProtocol.sent_back``); else the upstream refuses it with
     the API's own error (``WireProtocol.check``)."""
     history: bool = False
-    """The request carries an earlier turn of the conversation: the assistant's tool call and
-    its result (``HISTORY``), which the adapter must send back as the protocol says."""
+    """Whether the request carries an earlier turn of the conversation (the assistant's tool
+    call and its result, ``HISTORY``), which the adapter must send back as the protocol says."""
     ending: Ending | None = None
-    """Set on the ``ENDINGS`` cases: which of the finish reason and the completion marker the
-    stream ends with, the other left out (see ``Ending``)."""
+    """Which of the finish reason and the completion marker the stream ends with, the other
+    left out (see ``Ending``), on the ``ENDINGS`` cases."""
 
     @property
     def fails(self) -> bool:
