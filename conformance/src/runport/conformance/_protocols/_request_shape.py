@@ -60,9 +60,7 @@ def _same_content(sent: Any, content: Any) -> bool:
         return jsons == [want]
     if sent == content or _parsed(sent) == want:
         return True
-    return isinstance(sent, Mapping) and any(
-        value in (content, want) for value in sent.values()
-    )
+    return isinstance(sent, Mapping) and any(value in (content, want) for value in sent.values())
 
 
 def shape_problems(sent: SentShape, request: ExecutionRequest) -> list[str]:
