@@ -73,6 +73,8 @@ PUBLIC = {
         "deadline_for",
         "distribution_version",
         "max_response_bytes_for",
+        "settle_call",
+        "asettle_call",
     },
     "runport.core": {
         "RUNTIME_POLICY_KEYS",

@@ -367,11 +367,18 @@ class _Turn:
     ``ReasoningDelta``, one part per turn), ``"bare"`` (kept, without runport's own
     ``provider_metadata``: the protocol needs none back), ``"drop"`` or ``"mix"`` (into the
     answer). ``cut_ok`` reports a turn cut by the token limit as ``stop`` (the answer passed
-    off as complete); ``drop_cache`` leaves the cache reads out of the usage."""
+    off as complete); ``drop_cache`` leaves the cache reads out of the usage;
+    ``invent_finish`` says ``stop`` when the upstream gave no finish reason."""
 
     def __init__(
-        self, reasoning: str = "keep", *, cut_ok: bool = False, drop_cache: bool = False
+        self,
+        reasoning: str = "keep",
+        *,
+        cut_ok: bool = False,
+        drop_cache: bool = False,
+        invent_finish: bool = False,
     ) -> None:
+        self.invent_finish = invent_finish
         self.text: list[str] = []
         self.thoughts: list[str] = []
         self.reasoning = reasoning
@@ -434,7 +441,7 @@ class _Turn:
             adapter=_DESCRIPTOR,
             text="".join(self.text) or None,
             tool_calls=calls,
-            finish_reason=self.finish_reason,
+            finish_reason=self.finish_reason or ("stop" if self.invent_finish else None),
             usage=self.usage,
             reasoning=[
                 ReasoningPart(
@@ -479,12 +486,20 @@ class _SSEFrames(abc.ABC):
 
 
 class _Frames(_SSEFrames):
-    """Chat completions' frames: ``[DONE]`` (or a finish reason) completes the stream."""
+    """Chat completions' frames: ``[DONE]`` (or a finish reason) completes the stream; only
+    ``[DONE]`` when ``done_only``."""
 
     def __init__(
-        self, bound: int, *, leak: bool | str, reasoning: str = "keep", **quirks: bool
+        self,
+        bound: int,
+        *,
+        leak: bool | str,
+        reasoning: str = "keep",
+        done_only: bool = False,
+        **quirks: bool,
     ) -> None:
         super().__init__(bound, leak=leak)
+        self.done_only = done_only
         self.turn = _Turn(reasoning, **quirks)
 
     def _absorb(self, data: bytes) -> list[StreamEvent]:
@@ -498,7 +513,8 @@ class _Frames(_SSEFrames):
         if isinstance(chunk, dict) and "error" in chunk:
             raise _error_frame(chunk["error"], leak=self.leak)
         events = list(self.turn.absorb(chunk))
-        self.complete = self.complete or self.turn.finish_reason is not None
+        finished = self.turn.finish_reason is not None and not self.done_only
+        self.complete = self.complete or finished
         return events
 
 
@@ -546,6 +562,23 @@ def _completion(
     return turn.receipt(request)
 
 
+def _chat_message(message: Message) -> dict[str, Any]:
+    """A message as chat completions takes it."""
+    wire: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.tool_calls:
+        wire["tool_calls"] = [
+            {
+                "id": call.call_id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+            }
+            for call in message.tool_calls
+        ]
+    if message.tool_call_id is not None:
+        wire["tool_call_id"] = message.tool_call_id
+    return wire
+
+
 STARVED: Final = 0.6
 """Seconds a ``starved`` client sleeps: past the stall cases' half-second read timeout."""
 
@@ -571,8 +604,25 @@ class _ChatClient:
         starved: str = "",
         cut_ok: bool = False,
         drop_cache: bool = False,
+        measure_late: bool = False,
+        done_only: bool = False,
+        invent_finish: bool = False,
+        no_format: bool = False,
+        forgets_results: bool = False,
     ) -> None:
-        self._quirks = {"cut_ok": cut_ok, "drop_cache": drop_cache}
+        self._no_format = no_format
+        """Asks for no structured output (no ``response_format``)."""
+        self._forgets_results = forgets_results
+        """Leaves the tool results out of the conversation it sends."""
+        self._quirks = {
+            "cut_ok": cut_ok,
+            "drop_cache": drop_cache,
+            "invent_finish": invent_finish,
+        }
+        self._done_only = done_only
+        """Only ``[DONE]`` completes a stream (a finish reason and a clean end do not)."""
+        self._measure_late = measure_late
+        """``execute`` reads the whole body before it counts it (as an SDK buffers it)."""
         self._starved = starved
         """Its first call sleeps through a half-second read window, then times out by its own
         clock, as a thread a loaded machine starved: before its first read (``"frames"``, the
@@ -633,10 +683,23 @@ class _ChatClient:
         return bound if isinstance(bound, int) else DEFAULT_BOUND
 
     def _body(self, request: ExecutionRequest, stream: bool) -> dict[str, Any]:
+        interaction = request.interaction
         body: dict[str, Any] = {
             "model": "m",
-            "messages": [m.model_dump(mode="json") for m in request.interaction.messages],
+            "messages": [
+                _chat_message(m)
+                for m in interaction.messages
+                if not (self._forgets_results and m.role == "tool")
+            ],
         }
+        if interaction.tools:
+            body["tools"] = [
+                {"type": "function", "function": t.model_dump(exclude_none=True)}
+                for t in interaction.tools
+            ]
+        if interaction.output_schema.get("type") != "string" and not self._no_format:
+            schema = {"name": "answer", "schema": dict(interaction.output_schema)}
+            body["response_format"] = {"type": "json_schema", "json_schema": schema}
         if stream:
             body["stream"] = True
         return body
@@ -647,7 +710,13 @@ class _ChatClient:
 
     def _frames(self, request: ExecutionRequest) -> Any:
         bound = self._bound(request)
-        return _Frames(bound, leak=self._leak, reasoning=self._reasoning, **self._quirks)
+        return _Frames(
+            bound,
+            leak=self._leak,
+            reasoning=self._reasoning,
+            done_only=self._done_only,
+            **self._quirks,
+        )
 
     def _refused(self, response: httpx.Response, body: bytes) -> PortError:
         return _status_error(response.status_code, response.headers, body, leak=self._leak)
@@ -711,7 +780,8 @@ class MiniChatAdapter(_ChatClient, RuntimeAdapter):
         ):
             if response.status_code != 200:
                 raise self._refused(response, response.read())
-            for piece in response.iter_bytes():
+            pieces = [response.read()] if self._measure_late else response.iter_bytes()
+            for piece in pieces:
                 body.feed(piece)
         return body.receipt(request)
 

@@ -11,12 +11,10 @@ import openai
 
 from runport.contracts import (
     AdapterDescriptor,
-    Complete,
     Delta,
     ErrorCode,
     ExecutionReceipt,
     ExecutionRequest,
-    Failed,
     ReasoningDelta,
     ReasoningPart,
     StreamEvent,
@@ -26,7 +24,7 @@ from runport.contracts import (
 )
 from runport.core import build_receipt, is_text_schema, parse_json_text
 from runport.http import provider_text
-from runport.ports import PortError, RuntimeAdapter, Sink, max_response_bytes_for
+from runport.ports import PortError, RuntimeAdapter, Sink, max_response_bytes_for, settle_call
 
 DESCRIPTOR = AdapterDescriptor(
     id="openai-sdk-chat",
@@ -227,20 +225,15 @@ class OpenAISDKChatAdapter(RuntimeAdapter):
         self, request: ExecutionRequest, sink: Sink, *, streamed: bool = True
     ) -> ExecutionReceipt:
         bound = _BOUND.set(max_response_bytes_for(request, None))
-        failure: PortError | None = None
-        try:
-            receipt = self._call(request, sink, streamed)
-        except (openai.OpenAIError, httpx2.HTTPError, ValueError) as error:
-            failure = _mapped(error)  # raised below, outside the except: no SDK text rides along
-        except PortError as error:
-            failure = error
+        try:  # Complete, or Failed and the mapped PortError (no SDK text rides along)
+            return settle_call(
+                sink,
+                lambda forward: self._call(request, forward, streamed),
+                catch=(openai.OpenAIError, httpx2.HTTPError, ValueError),
+                mapped=_mapped,
+            )
         finally:
             _BOUND.reset(bound)
-        if failure is not None:
-            sink(Failed(code=failure.code, message=failure.message))
-            raise failure
-        sink(Complete(receipt=receipt))
-        return receipt
 
     def _call(self, request: ExecutionRequest, sink: Sink, streamed: bool) -> ExecutionReceipt:
         turn = _Turn()

@@ -42,11 +42,13 @@ FLAGS: Final = {
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def over(select: Callable[[Case], bool]) -> Callable[[F], F]:
-    """Parametrize a standard test over the catalogue's cases that ``select`` keeps."""
+def over(select: Callable[[Case], bool], *, catalogue: Sequence[Case] = CASES) -> Callable[[F], F]:
+    """Parametrize a standard test over the cases of ``catalogue`` (the case catalogue by
+    default) that ``select`` keeps."""
 
     def mark(function: F) -> F:
         function.__runport_cases__ = select  # type: ignore[attr-defined]
+        function.__runport_catalogue__ = catalogue  # type: ignore[attr-defined]
         return function
 
     return mark
@@ -252,8 +254,11 @@ class ConformanceBase:
                     ],
                 )
             else:
+                catalogue = getattr(standard, "__runport_catalogue__", CASES)
                 played = [
-                    protocol.played(case) for case in CASES if case.requires <= protocol.features
+                    protocol.played(case)
+                    for case in catalogue
+                    if case.requires <= protocol.features
                 ]
                 chosen = [case for case in played if select(case)]
                 metafunc.parametrize("case", chosen, ids=[case.name for case in chosen])

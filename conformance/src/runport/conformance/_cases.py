@@ -24,6 +24,7 @@ from runport.contracts import (
     Finish,
     Message,
     ReasoningDelta,
+    ToolCall,
     ToolCallDelta,
     ToolSpec,
 )
@@ -31,8 +32,10 @@ from runport.contracts import (
 __all__ = [
     "CASES",
     "CASES_BY_NAME",
+    "ENDINGS",
     "Call",
     "Case",
+    "Ending",
     "Fault",
     "Progress",
     "Text",
@@ -112,6 +115,13 @@ class UsageStep:
 
 Step = Text | Thought | Call | UsageStep
 
+Ending = Literal["finish_only", "marker_only"]
+"""How a stream whose wire keeps its finish reason and its completion marker apart
+(``WireProtocol.features`` ``"separate_marker"``: chat completions' ``finish_reason`` and
+``data: [DONE]``) ends with only one of them: ``finish_only``, the finish reason and then a
+clean end of the body (servers that send no ``[DONE]``); ``marker_only``, the marker with no
+finish reason before it."""
+
 FaultKind = Literal["status", "reset", "stall", "garbage", "error_frame", "eof", "oversize"]
 
 
@@ -162,6 +172,21 @@ TOOLS: Final = (
 )
 
 
+HISTORY: Final = (
+    Message(
+        role="assistant",
+        content="",
+        tool_calls=[
+            ToolCall(call_id="call_h0", name="get_time", arguments={"zone": "UTC"}),
+        ],
+    ),
+    Message(role="tool", tool_call_id="call_h0", content='{"time": "12:00"}'),
+    Message(role="user", content="And the weather?"),
+)
+"""An earlier turn a request carries (``Case.history``): a tool call, its result, and the
+user's next word."""
+
+
 @dataclass(frozen=True)
 class Case:
     """One scripted upstream turn and everything the suite expects of it.
@@ -194,6 +219,12 @@ class Case:
     """What the request of this turn must carry back of the previous turn's reasoning, when
     the protocol enforces it (``WireProtocol.sent_back``); else the upstream refuses it with
     the API's own error (``WireProtocol.check``)."""
+    history: bool = False
+    """Whether the request carries an earlier turn of the conversation (the assistant's tool
+    call and its result, ``HISTORY``), which the adapter must send back as the protocol says."""
+    ending: Ending | None = None
+    """Which of the finish reason and the completion marker the stream ends with, the other
+    left out (see ``Ending``), on the ``ENDINGS`` cases."""
 
     @property
     def fails(self) -> bool:
@@ -259,6 +290,7 @@ class Case:
             messages=[
                 Message(role="system", content="You are tested by runport-conformance."),
                 Message(role="user", content=f"Play the scripted case {self.name!r}."),
+                *(HISTORY if self.history else ()),
             ],
             output_schema=dict(self.schema),
             required_capabilities=sorted({"text", *self.needs}),
@@ -517,7 +549,8 @@ CASES: Final[tuple[Case, ...]] = (
     ),
     Case(
         "one_tool_call",
-        "a sentence, then one tool call announced with an empty fragment",
+        "after an earlier tool call and its result, a sentence, then one tool call "
+        "announced with an empty fragment",
         (
             Text("Checking."),
             Call(0, name="get_weather", call_id="call_w1"),
@@ -526,6 +559,7 @@ CASES: Final[tuple[Case, ...]] = (
         ),
         finish_reason="tool_calls",
         tools=True,
+        history=True,
     ),
     Case(
         "three_tool_calls",
@@ -752,6 +786,30 @@ CASES: Final[tuple[Case, ...]] = (
 )
 
 CASES_BY_NAME: Final[Mapping[str, Case]] = {case.name: case for case in CASES}
+
+_SEPARATE_MARKER: Final = frozenset({"separate_marker"})
+
+ENDINGS: Final[tuple[Case, ...]] = (
+    Case(
+        "finish_without_marker",
+        "two fragments, finish_reason stop and usage, then a clean end with no [DONE]: a "
+        "whole answer (llama.cpp, TGI and others sent no [DONE])",
+        (Text("All "), Text("said."), UsageStep(9, 2)),
+        requires=_SEPARATE_MARKER,
+        ending="finish_only",
+    ),
+    Case(
+        "marker_without_finish",
+        "two fragments, then [DONE] with no finish_reason: whole, its finish unknown (a "
+        "client that never sees [DONE], an SDK that swallows it, may call it truncated)",
+        (Text("No reason "), Text("given.")),
+        finish_reason=None,
+        requires=_SEPARATE_MARKER,
+        ending="marker_only",
+    ),
+)
+"""Streams that end with only one of the finish reason and the completion marker, judged by
+``test_law_9_truncation`` alone (so the other standard tests do not multiply them)."""
 
 SUCCESS_CASES: Final = tuple(case for case in CASES if not case.fails)
 FAILURE_CASES: Final = tuple(case for case in CASES if case.fails)

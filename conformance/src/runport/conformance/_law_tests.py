@@ -5,7 +5,7 @@ own, much longer, timeout)."""
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 import pytest
 
@@ -18,7 +18,9 @@ from runport.conformance._base import (
 )
 from runport.conformance._caller_stops import after_stop, served_again, stop_plan
 from runport.conformance._cases import (
+    CASES,
     CASES_BY_NAME,
+    ENDINGS,
     Case,
     follow_up_case,
     sentinel_case,
@@ -67,6 +69,57 @@ def next_turn(case: Case, receipt: ExecutionReceipt) -> ExecutionRequest:
     return request.model_copy(
         update={"interaction": interaction.model_copy(update={"messages": messages})}
     )
+
+
+def _judge_ending(case: Case, outcome: Outcome, expected: list[Any]) -> None:
+    """Law 9 on a stream that ends with its finish reason or its marker, not both."""
+    truncated = "TQX_RUNTIME_STREAM_TRUNCATED"
+    receipt = outcome.receipt
+    error = outcome.error
+    if case.ending == "finish_only":
+        if receipt is None:
+            broken(
+                9,
+                case.name,
+                f"the upstream sent finish_reason {case.finish_reason!r}, then ended the body "
+                "cleanly without [DONE], as servers that send none do: that is a whole answer, "
+                "and the call should complete",
+                outcome=outcome,
+            )
+    elif receipt is None and not (isinstance(error, PortError) and error.code == truncated):
+        broken(
+            9,
+            case.name,
+            "the upstream sent [DONE] with no finish_reason: the call should complete (with no "
+            f"finish_reason) or, if the client cannot see [DONE], fail with {truncated}",
+            outcome=outcome,
+        )
+    if receipt is not None:
+        said = case.finish_reason
+        if receipt.finish_reason != said or receipt.finish != case.expected_finish:
+            broken(
+                9,
+                case.name,
+                f"receipt.finish_reason is {receipt.finish_reason!r} and receipt.finish "
+                f"{receipt.finish!r}; the upstream's finish_reason was {said!r}"
+                + (" (it sent none: an adapter does not invent one)" if said is None else ""),
+                outcome=outcome,
+            )
+        if receipt.text != case.answer():
+            broken(
+                9,
+                case.name,
+                f"receipt.text is {receipt.text!r}, the upstream answered {case.answer()!r}",
+                outcome=outcome,
+            )
+    if outcome.progress != expected:
+        broken(
+            9,
+            case.name,
+            "the progress events differ from what the upstream sent",
+            seen=outcome.progress,
+            expected=expected,
+        )
 
 
 class LawTests(ConformanceBase):
@@ -356,7 +409,10 @@ class LawTests(ConformanceBase):
     @over(lambda case: case.prefix_only)
     def test_law_8_bounds(self, case: Case, conformance_harness: Harness) -> None:
         """Past the request's ``max_response_bytes`` the call fails with
-        ``TQX_RUNTIME_RESPONSE_TOO_LARGE`` (streamed and not) and the upstream is closed."""
+        ``TQX_RUNTIME_RESPONSE_TOO_LARGE`` (streamed and not) and the upstream is closed. An
+        unstreamed body is counted as it is read: the upstream sends twice the bound, then
+        holds the rest until the client closes (a client that buffers the whole body first,
+        as an SDK does, waits for it)."""
         h = conformance_harness
         upstream = h.upstream([case, case], pacing="every")
         adapter = h.adapter(upstream)
@@ -374,13 +430,42 @@ class LawTests(ConformanceBase):
             record = upstream.requests[0].settle()
             if record.ended_early and record.client_closed is False:
                 broken(8, case.name, "the adapter failed but left the connection open")
+            unstreamed = [r for r in plain.requests if not r.stream]
+            if unstreamed and unstreamed[0].settle().read_on is not None:
+                broken(
+                    8,
+                    case.name,
+                    f"execute read past max_response_bytes ({case.max_response_bytes}) without "
+                    f"stopping: {unstreamed[0].read_on}",
+                    outcome=plain,
+                )
 
-    @over(lambda case: case.fault is not None and case.fault.kind == "eof")
+    @over(
+        lambda case: (
+            case.ending is not None or (case.fault is not None and case.fault.kind == "eof")
+        ),
+        catalogue=(*CASES, *ENDINGS),
+    )
     def test_law_9_truncation(self, case: Case, conformance_harness: Harness) -> None:
         """A stream that ends without the protocol's completion marker fails with
-        ``TQX_RUNTIME_STREAM_TRUNCATED`` — never a short ``Complete``."""
-        outcome = self._played(conformance_harness, case).streamed
+        ``TQX_RUNTIME_STREAM_TRUNCATED`` — never a short ``Complete``. Where the finish
+        reason and the marker are apart (chat completions' ``finish_reason`` and
+        ``[DONE]``), a stream with only one of them is judged by what every client can see,
+        the finish reason: after one, a clean end is a whole answer; a ``[DONE]`` without one
+        is whole with no finish reason, or truncated to a client that cannot see ``[DONE]``
+        (an SDK swallows it) — never given a finish reason the upstream did not send."""
+        if case.ending is None:  # an eof case: law 1 played it already
+            outcome = self._played(conformance_harness, case).streamed
+        else:  # played by this law alone, streamed only
+            h = conformance_harness
+            upstream = h.upstream([case])
+            adapter = h.adapter(upstream)
+            self._requires(case)
+            outcome = h.stream(adapter, upstream, case.request())
         want = "TQX_RUNTIME_STREAM_TRUNCATED"
+        if case.ending is not None:
+            _judge_ending(case, outcome, list(self._expected(case)))
+            return
         if outcome.receipt is not None or any(
             isinstance(event, Complete) for event in outcome.events
         ):

@@ -40,6 +40,7 @@ from runport.conformance._law_tests import LawTests
 from runport.conformance._observe import Outcome, broken
 from runport.conformance._strategies import generated_case
 from runport.conformance._turn_end_tests import TurnEndTests
+from runport.conformance._wire_protocol import WireProtocol
 from runport.contracts import (
     AdapterDescriptor,
     Delta,
@@ -58,13 +59,21 @@ class ReceiptTests(TurnEndTests, LawTests):
 
     @over(select_succeeding)
     def test_receipt_matches_case(self, case: Case, conformance_harness: Harness) -> None:
-        """Every receipt field (text, tool calls, output, validity, finish reason, usage,
+        """The request the adapter sent carries the case's tools, its ask for structured
+        output and the conversation so far (``WireProtocol.request_problems``), and every
+        receipt field (text, tool calls, output, validity, finish reason, usage,
         fingerprints) equals what the script implies, streamed and not; reasoning parts have
         the played texts, and their ``provider_metadata`` what the protocol needs back (a
         block's signature or redacted data), whatever else it holds."""
-        _, played = self._both_ways(conformance_harness, case)
+        upstream, played = self._both_ways(conformance_harness, case)
         expected = case.expected_receipt()
+        wire = getattr(upstream, "wire", None)
         for mode, outcome in played:
+            records = [record for record in outcome.requests if record.wire is not None]
+            if isinstance(wire, WireProtocol) and records:
+                sent = wire.request_problems(records[0].wire, case.request())
+                if sent:
+                    broken("request", case.name, f"{mode}: " + "; ".join(sent))
             if outcome.receipt is None:
                 broken("receipt", case.name, f"{mode} returned no receipt", outcome=outcome)
             seen = dump(outcome.receipt)

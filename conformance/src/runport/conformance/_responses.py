@@ -53,6 +53,9 @@ class Response:
     ending: Ending = "end"
     declared: int = 0
     progress: int = 0
+    hold_after: int | None = None
+    """The frame after which the upstream holds the rest back until the client closes (law 8
+    for an unstreamed answer: the frames up to here already exceed the bound)."""
 
 
 def _error_headers(protocol: WireProtocol, case: Case) -> tuple[tuple[str, str], ...]:
@@ -121,6 +124,8 @@ def body_response(protocol: WireProtocol, case: Case, context: WireContext) -> R
     if fault is not None and fault.kind == "garbage":
         return _whole(200, headers, b"{not json " + context.marker.encode())
     data = protocol.body(case, context)
+    if fault is not None and fault.kind == "oversize" and case.max_response_bytes is not None:
+        return _past_the_bound(headers, data, case.max_response_bytes)
     if fault is None or fault.kind == "oversize":
         return _whole(200, headers, data)
     half = data[: len(data) // 2]
@@ -130,6 +135,18 @@ def body_response(protocol: WireProtocol, case: Case, context: WireContext) -> R
     return Response(
         200, headers, (SentFrame(half, 0),), chunked=False, ending=ending, declared=len(data)
     )
+
+
+def _past_the_bound(headers: tuple[tuple[str, str], ...], data: bytes, bound: int) -> Response:
+    """An oversize body sent in two parts: twice the bound first, then (once the upstream has
+    waited for the client to close) the rest. A client that measures what it reads has failed
+    and closed before the rest comes; one that reads the whole body before measuring it waits
+    for the rest (law 8: memory stays bounded, so the count is kept as the body is read)."""
+    cut = 2 * bound
+    if len(data) <= cut:
+        return _whole(200, headers, data)
+    frames = (SentFrame(data[:cut], 0), SentFrame(data[cut:], 0))
+    return Response(200, headers, frames, chunked=False, declared=len(data), hold_after=0)
 
 
 def scenario_turn(protocol: WireProtocol, case: Case, context: WireContext) -> dict[str, Any]:

@@ -193,6 +193,8 @@ class RecordedRequest:
     stream: bool
     case: str
     played: Case | None = None
+    wire: WireRequest | None = None
+    """The request as the protocol saw it."""
     """The case (as the protocol plays it) this request was answered with."""
     source: Case | None = None
     """That case as the plan gave it (before the protocol played it)."""
@@ -205,9 +207,12 @@ class RecordedRequest:
     stall_outlived: float | None = None
     """Set (to the seconds held) when a stall outlived the client's read timeout by far."""
     refusal: str | None = None
+    """Why the upstream answered with the API's own HTTP 400 (a rule the API enforces)."""
     protocol_error: str | None = None
     """The traceback of the ``WireProtocol`` when rendering this answer raised."""
-    """Why the upstream answered with the API's own HTTP 400 (a rule the API enforces)."""
+    read_on: str | None = None
+    """Set when an unstreamed answer past the bound was held back and the client, having
+    read past the bound, neither failed nor closed (law 8: it measures only what it buffered)."""
     promptness: list[str] = field(default_factory=list)
     withheld: list[str] = field(default_factory=list)
     finished: threading.Event = field(default_factory=threading.Event)
@@ -345,6 +350,7 @@ class ScriptedUpstream(Upstream):
                 number, path, headers, body, stream, case.name if case else "<past the plan>", case
             )
             record.source = self.cases[turn] if case is not None else None
+            record.wire = request
             record.seen_at_start = self.pacer.seen
             self.requests.append(record)
         return record, request, case, refused
@@ -464,6 +470,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._await_close(record)
                 return
             self._write(frame, response.chunked)
+            if position == response.hold_after and self._held_until_closed(record, response):
+                return
             if pacer is None or frame.owes <= owed:
                 continue
             owed = frame.owes
@@ -506,6 +514,26 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if response.chunked:
             self.connection.sendall(b"0\r\n\r\n")
+
+    def _held_until_closed(self, record: RecordedRequest, response: Response) -> bool:
+        """Hold the rest of an oversize body until the client closes: ``True`` when it did
+        (nothing more is sent), else the upstream notes it read on, and sends the rest so
+        the call can end."""
+        assert response.hold_after is not None
+        sent = sum(len(frame.data) for frame in response.frames[: response.hold_after + 1])
+        self._await_close(record, bound=PACING_BOUND)
+        if record.client_closed:
+            return True
+        self.connection.settimeout(None)
+        record.client_closed = None
+        record.ended_early = False
+        record.read_on = (
+            f"the upstream sent {sent} of the body's {response.declared} bytes and held the "
+            f"rest back; {PACING_BOUND:g} s later the client had neither failed nor closed "
+            "the connection: it waited for the rest "
+            "(the bound is checked on what was read, before a body is buffered or parsed)"
+        )
+        return False
 
     def _await_close(
         self, record: RecordedRequest, *, bound: float = CLOSE_BOUND, early: bool = True

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from runport.conformance._cases import Case, Thought, UsageStep, block_signature, thought_blocks
+from runport.contracts import ExecutionRequest
 
 __all__ = [
     "Frame",
@@ -156,6 +157,13 @@ class WireProtocol(abc.ABC):
         """The API's own refusal when ``request`` breaks a rule the real API enforces
         (``case.sends_back`` holds what the request must carry back); ``None`` otherwise."""
         return None
+
+    def request_problems(self, request: WireRequest, sent: ExecutionRequest) -> list[str]:
+        """What ``request`` (what the adapter sent) lacks or gets wrong of ``sent`` (the
+        ``ExecutionRequest`` the suite gave it): the tools, the ask for structured output,
+        the conversation so far, each problem naming the field. ``test_receipt_matches_case``
+        reports them; by default none (nothing is checked)."""
+        return []
 
     # -- the case as this wire plays it -------------------------------------------------------
 

@@ -24,6 +24,7 @@ from runport.conformance._cases import (
     block_numbers,
     thought_blocks,
 )
+from runport.conformance._protocols._request_shape import messages_shape, shape_problems
 from runport.conformance._rewrites import calls_in_blocks, json_answer
 from runport.conformance._wire_protocol import (
     Frame,
@@ -34,6 +35,7 @@ from runport.conformance._wire_protocol import (
     WireRequest,
     json_bytes,
 )
+from runport.contracts import ExecutionRequest
 
 __all__ = ["AnthropicMessages"]
 
@@ -341,6 +343,9 @@ class AnthropicMessages(WireProtocol):
             "cache_writes",
         }
     )
+
+    def request_problems(self, request: WireRequest, sent: ExecutionRequest) -> list[str]:
+        return shape_problems(messages_shape(request.json, sent), sent)
 
     def recognise(self, request: WireRequest) -> bool | str:
         if request.path.rstrip("/") != "/v1/messages":

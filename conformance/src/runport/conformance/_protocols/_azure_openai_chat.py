@@ -93,6 +93,8 @@ class AzureOpenAIChat(OpenAIChat):
         "POST {base_url}/openai/deployments/{deployment}/chat/completions?api-version=…"
     )
     root: ClassVar[str] = ""
+    features: ClassVar[frozenset[str]] = OpenAIChat.features - {"separate_marker"}
+    """Azure always sends both the finish reason and ``[DONE]``."""
 
     def __init__(
         self, *, api_keys: Collection[str] | None = None, tokens: Collection[str] | None = None

@@ -17,6 +17,7 @@ from dataclasses import replace
 from typing import Any, ClassVar, Final, Literal
 
 from runport.conformance._cases import Call, Case, Text, Thought, UsageStep, block_numbers
+from runport.conformance._protocols._request_shape import converse_shape, shape_problems
 from runport.conformance._rewrites import calls_in_blocks
 from runport.conformance._wire_protocol import (
     Frame,
@@ -27,6 +28,7 @@ from runport.conformance._wire_protocol import (
     json_bytes,
 )
 from runport.conformance.eventstream import event_message, exception_message
+from runport.contracts import ExecutionRequest
 
 __all__ = ["BedrockConverse"]
 
@@ -72,6 +74,9 @@ class BedrockConverse(WireProtocol):
 
     def __init__(self, garbage: Garbage = "message-crc") -> None:
         self.garbage = garbage
+
+    def request_problems(self, request: WireRequest, sent: ExecutionRequest) -> list[str]:
+        return shape_problems(converse_shape(request.json), sent)
 
     def recognise(self, request: WireRequest) -> bool | str:
         found = _PATH.fullmatch(request.path)

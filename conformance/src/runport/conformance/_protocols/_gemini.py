@@ -18,6 +18,7 @@ from runport.conformance._cases import (
     UsageStep,
     block_numbers,
 )
+from runport.conformance._protocols._request_shape import gemini_shape, shape_problems
 from runport.conformance._rewrites import calls_whole
 from runport.conformance._wire_protocol import (
     Frame,
@@ -27,6 +28,7 @@ from runport.conformance._wire_protocol import (
     WireRequest,
     json_bytes,
 )
+from runport.contracts import ExecutionRequest
 
 __all__ = ["Gemini"]
 
@@ -118,6 +120,9 @@ class Gemini(WireProtocol):
         "SAFETY": "content_filter",
     }
     features: ClassVar[frozenset[str]] = frozenset({"cut_turns", "refusals", "cache_usage"})
+
+    def request_problems(self, request: WireRequest, sent: ExecutionRequest) -> list[str]:
+        return shape_problems(gemini_shape(request.json), sent)
 
     def recognise(self, request: WireRequest) -> bool | str:
         found = _PATH.fullmatch(request.path)

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
 from runport.conformance._cases import Call, Case, Text, Thought, UsageStep
+from runport.conformance._protocols._chat_request import chat_request_problems
 from runport.conformance._wire_protocol import (
     Frame,
     Transcript,
@@ -15,6 +16,7 @@ from runport.conformance._wire_protocol import (
     WireRequest,
     json_bytes,
 )
+from runport.contracts import ExecutionRequest
 
 __all__ = ["OpenAIChat"]
 
@@ -85,7 +87,7 @@ def _transcript(case: Case, model: str) -> Transcript:
             steps.append(Frame(_chunk(model, {"tool_calls": [entry]}), 1))
         else:
             usage = _usage(step)
-    closing = [_chunk(model, {}, case.finish_reason)]
+    closing = [] if case.ending == "marker_only" else [_chunk(model, {}, case.finish_reason)]
     if usage is not None:
         closing.append(
             _sse(
@@ -99,7 +101,8 @@ def _transcript(case: Case, model: str) -> Transcript:
                 }
             )
         )
-    closing.append(b"data: [DONE]\n\n")
+    if case.ending != "finish_only":
+        closing.append(b"data: [DONE]\n\n")
     return Transcript(steps, opening=opening, closing=closing)
 
 
@@ -149,7 +152,8 @@ def _completion(case: Case, model: str) -> dict[str, Any]:
 
 class OpenAIChat(WireProtocol):
     """Chat completions: ``POST {base_url}/chat/completions`` under ``/v1``; the completion
-    marker a ``finish_reason`` (and ``data: [DONE]``); reasoning as ``reasoning_content``,
+    marker ``data: [DONE]``, or a clean end of the body after a ``finish_reason`` (servers that
+    send no ``[DONE]``); reasoning as ``reasoning_content``,
     kept as one part per turn; cache reads as ``prompt_tokens_details.cached_tokens`` (the
     API reports no cache writes)."""
 
@@ -157,13 +161,16 @@ class OpenAIChat(WireProtocol):
     endpoint: ClassVar[str] = "POST {base_url}/chat/completions"
     root: ClassVar[str] = "/v1"
     features: ClassVar[frozenset[str]] = frozenset(
-        {"cut_turns", "cut_calls", "refusals", "cache_usage"}
+        {"cut_turns", "cut_calls", "refusals", "cache_usage", "separate_marker"}
     )
 
     def recognise(self, request: WireRequest) -> bool | str:
         if not request.path.rstrip("/").endswith("/chat/completions"):
             return self.endpoint
         return isinstance(request.json, Mapping) and request.json.get("stream") is True
+
+    def request_problems(self, request: WireRequest, sent: ExecutionRequest) -> list[str]:
+        return chat_request_problems(request.json, sent)
 
     def reasoning(self, case: Case) -> list[dict[str, Any]]:
         text = "".join(step.text for step in case.steps if isinstance(step, Thought))

@@ -29,6 +29,7 @@ from runport.conformance._cases import (
     block_signature,
     thought_blocks,
 )
+from runport.conformance._protocols._request_shape import responses_shape, shape_problems
 from runport.conformance._rewrites import calls_in_blocks
 from runport.conformance._wire_protocol import (
     Frame,
@@ -39,7 +40,7 @@ from runport.conformance._wire_protocol import (
     WireRequest,
     json_bytes,
 )
-from runport.contracts import ErrorCode
+from runport.contracts import ErrorCode, ExecutionRequest
 
 __all__ = ["OpenAIResponses", "reasoning_items", "sent_back_problem"]
 
@@ -342,6 +343,9 @@ class OpenAIResponses(WireProtocol):
             "cache_usage",
         }
     )
+
+    def request_problems(self, request: WireRequest, sent: ExecutionRequest) -> list[str]:
+        return shape_problems(responses_shape(request.json), sent)
 
     def recognise(self, request: WireRequest) -> bool | str:
         if not request.path.rstrip("/").endswith("/responses"):

@@ -21,6 +21,7 @@ from runport.ports._limits import (
     max_response_bytes_for,
 )
 from runport.ports._observer import CorrectionStage, RunObserver, RunScope, error_type
+from runport.ports._settle import asettle_call, settle_call
 
 __all__ = [
     "DEFAULT_DEADLINE_S",
@@ -34,6 +35,7 @@ __all__ = [
     "RunScope",
     "RuntimeAdapter",
     "Sink",
+    "asettle_call",
     "check_byte_count",
     "check_seconds",
     "deadline_for",
@@ -42,4 +44,5 @@ __all__ = [
     "distribution_version",
     "error_type",
     "max_response_bytes_for",
+    "settle_call",
 ]
