@@ -28,9 +28,7 @@ from runport.http import (
 from runport.ollama._request import request_body
 from runport.ports import PortError
 
-DESCRIPTOR: Final = provider_descriptor(
-    "ollama", provider="ollama", distribution="runport-ollama"
-)
+DESCRIPTOR: Final = provider_descriptor("ollama", provider="ollama", distribution="runport-ollama")
 
 NDJSON: Final = "application/x-ndjson"
 
