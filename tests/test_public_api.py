@@ -215,6 +215,13 @@ PUBLIC = {
         "create_async_adapter",
         "region_url",
     },
+    "runport.ollama": {
+        "DEFAULT_BASE_URL",
+        "AsyncOllamaChatAdapter",
+        "OllamaChatAdapter",
+        "create_adapter",
+        "create_async_adapter",
+    },
     "runport.conformance.eventstream": {
         "HEADER_TYPES",
         "encode_header",
