@@ -153,7 +153,8 @@ def test_the_unstreamed_answer_reads_as_the_stream_does() -> None:
         receipt = adapter.execute(request())
     assert upstream.body["stream"] is False
     assert upstream.sent[-1].headers["accept"] == "application/json"
-    assert receipt.text == '{"age": 22}' and receipt.reasoning[0].text == "Think."
+    assert receipt.text == '{"age": 22}'
+    assert receipt.reasoning[0].text == "Think."
     assert [c.arguments for c in receipt.tool_calls] == [{"city": "Paris"}]
     assert (receipt.finish, receipt.usage.input_tokens, receipt.usage.output_tokens) == (
         "tool_calls",
@@ -164,9 +165,9 @@ def test_the_unstreamed_answer_reads_as_the_stream_does() -> None:
 
 def failure(*pieces: bytes, status: int = 200) -> tuple[PortError, list[StreamEvent]]:
     events: list[StreamEvent] = []
-    with Upstream(*pieces, status=status).adapter(api_key="ollama-KEY-5f2c") as adapter:
-        with pytest.raises(PortError) as caught:
-            adapter.execute_streaming(request(), events.append)
+    upstream = Upstream(*pieces, status=status)
+    with upstream.adapter(api_key="ollama-KEY-5f2c") as adapter, pytest.raises(PortError) as caught:
+        adapter.execute_streaming(request(), events.append)
     return caught.value, events
 
 
@@ -248,7 +249,8 @@ def test_the_request_carries_messages_tools_format_options_think_and_images() ->
     assert upstream.sent[-1].url == "http://localhost:11434/api/chat"
     assert upstream.sent[-1].headers["accept"] == "application/x-ndjson"
     assert "authorization" not in upstream.sent[-1].headers
-    assert body["model"] == "qwen3:8b" and body["stream"] is True
+    assert body["model"] == "qwen3:8b"
+    assert body["stream"] is True
     assert body["messages"] == [
         {"role": "system", "content": "Be brief."},
         {"role": "user", "content": "What is here?", "images": [PNG]},

@@ -73,7 +73,9 @@ def body(turn: dict[str, Any]) -> bytes:
 
 @pytest.fixture(scope="module")
 def sdk(playback: Playback) -> Iterator[Client]:
-    yield Client(host=playback.base_url)
+    client = Client(host=playback.base_url)
+    yield client
+    client.close()
 
 
 def sdk_view(chunks: list[Any]) -> dict[str, Any]:

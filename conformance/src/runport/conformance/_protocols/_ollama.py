@@ -10,6 +10,7 @@ failure mid-stream an ``{"error": …}`` line; or one JSON object unstreamed.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Mapping
 from dataclasses import replace
@@ -43,7 +44,7 @@ def _calls(case: Case) -> list[dict[str, Any]]:
     steps = case.steps
     whole = [
         (step.name, json.loads(after.fragment))
-        for step, after in zip(steps, steps[1:], strict=False)
+        for step, after in itertools.pairwise(steps)
         if isinstance(step, Call) and step.name is not None and isinstance(after, Call)
     ]
     return [
