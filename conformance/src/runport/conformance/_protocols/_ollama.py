@@ -128,6 +128,7 @@ class Ollama(WireProtocol):
     def stream(self, case: Case, context: WireContext) -> Transcript:
         frames: list[Frame] = []
         calls = iter(_calls(case))
+        message: dict[str, Any]
         for step in case.steps:
             if isinstance(step, Text) and step.text:
                 message = {"content": step.text}
