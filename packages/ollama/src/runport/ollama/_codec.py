@@ -182,12 +182,27 @@ class _Lines(_Chunk):
         if self._pending:
             data = self._pending + data
         *lines, self._pending = data.split(b"\n")
+        turn = self.turn
         for line in lines:
-            if line and not line.isspace():
-                yield from self.completed(self._line, line)
-                if self.complete:
-                    self.finished = True
-                    return
+            if not line or line.isspace():
+                continue
+            chunk = json_object(line, "a stream line")
+            message = chunk.get("message")
+            if chunk.get("done") is False and type(message) is dict and "error" not in chunk:
+                # the usual line: one piece of the answer or of the thinking, nothing else
+                content = message.get("content")
+                thinking = message.get("thinking")
+                if not message.get("tool_calls") and type(content) is str:
+                    if content and not thinking:
+                        yield turn.text_event(content)
+                        continue
+                    if not content and type(thinking) is str and thinking:
+                        yield turn.reasoning_event(thinking)
+                        continue
+            yield from self.completed(self.chunk, chunk)
+            if self.complete:
+                self.finished = True
+                return
 
     def _line(self, line: bytes) -> None:
         self.chunk(json_object(line, "a stream line"))
