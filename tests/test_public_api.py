@@ -222,6 +222,13 @@ PUBLIC = {
         "create_adapter",
         "create_async_adapter",
     },
+    "runport.cohere": {
+        "DEFAULT_BASE_URL",
+        "AsyncCohereChatAdapter",
+        "CohereChatAdapter",
+        "create_adapter",
+        "create_async_adapter",
+    },
     "runport.conformance.eventstream": {
         "HEADER_TYPES",
         "encode_header",
