@@ -1,7 +1,7 @@
-"""`runport run … --adapter openai|azure-openai|anthropic|gemini|bedrock|ollama` end to end: the
-CLI finds each provider through its entry point, takes key and model from the environment, and
-streams a real SSE (Bedrock: eventstream; Ollama: NDJSON) response from a server on 127.0.0.1;
-without the variables it says which are missing."""
+"""`runport run … --adapter openai|azure-openai|anthropic|gemini|bedrock|ollama|cohere` end to
+end: the CLI finds each provider through its entry point, takes key and model from the
+environment, and streams a real SSE (Bedrock: eventstream; Ollama: NDJSON) response from a
+server on 127.0.0.1; without the variables it says which are missing."""
 
 from __future__ import annotations
 
@@ -122,6 +122,20 @@ def _ollama() -> bytes:
     return b"\n".join(out) + b"\n"
 
 
+def _cohere() -> bytes:
+    def event(payload: dict[str, Any]) -> bytes:
+        return f"event: {payload['type']}\ndata: {json.dumps(payload)}\n\n".encode()
+
+    out = [event({"type": "message-start", "id": "m", "delta": {"message": {"role": "assistant"}}})]
+    for piece in PIECES:
+        content = {"message": {"content": {"text": piece}}}
+        out.append(event({"type": "content-delta", "index": 0, "delta": content}))
+    usage = {"tokens": {"input_tokens": 9, "output_tokens": 3}}
+    end = {"finish_reason": "COMPLETE", "usage": usage}
+    out.append(event({"type": "message-end", "delta": end}))
+    return b"".join(out)
+
+
 BODIES = {
     "openai": _openai(),
     "azure-openai": _openai(),
@@ -129,6 +143,7 @@ BODIES = {
     "gemini": _gemini(),
     "bedrock": _bedrock(),
     "ollama": _ollama(),
+    "cohere": _cohere(),
 }
 ARN = "arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.tiny-v1:0"
 PREFIXES = {adapter: f"RUNPORT_{adapter.upper().replace('-', '_')}" for adapter in BODIES}
@@ -197,6 +212,8 @@ def _clean_env() -> dict[str, str]:
         "GOOGLE_API_KEY",
         "AWS_BEARER_TOKEN_BEDROCK",
         "OLLAMA_API_KEY",
+        "CO_API_KEY",
+        "COHERE_API_KEY",
     )
     return {
         k: v
@@ -251,6 +268,13 @@ def _clean_env() -> dict[str, str]:
             "authorization",
             "ollama",
         ),
+        (
+            "cohere",
+            {"CO_API_KEY": KEY, "RUNPORT_COHERE_MODEL": "command-tiny"},
+            "/v2/chat",
+            "authorization",
+            "cohere-chat",
+        ),
     ],
 )
 def test_run_streams_from_the_provider(
@@ -300,6 +324,7 @@ def test_run_streams_from_the_provider(
         ("gemini", "GEMINI_API_KEY (or GOOGLE_API_KEY) and RUNPORT_GEMINI_MODEL"),
         ("bedrock", "RUNPORT_BEDROCK_MODEL"),
         ("ollama", "RUNPORT_OLLAMA_MODEL"),
+        ("cohere", "CO_API_KEY (or COHERE_API_KEY) and RUNPORT_COHERE_MODEL"),
     ],
 )
 def test_run_without_key_or_model_names_the_variables(adapter: str, named: str) -> None:
@@ -343,6 +368,7 @@ def test_vv_shows_the_wire_on_stderr_without_the_key_or_the_text(upstream: str) 
         ("gemini", {"GEMINI_API_KEY": KEY}, "AsyncGeminiAdapter"),
         ("bedrock", {"AWS_BEARER_TOKEN_BEDROCK": KEY}, "AsyncBedrockConverseAdapter"),
         ("ollama", {}, "AsyncOllamaChatAdapter"),
+        ("cohere", {"CO_API_KEY": KEY}, "AsyncCohereChatAdapter"),
     ],
 )
 def test_every_provider_registers_its_async_twin(
