@@ -113,7 +113,8 @@ def run_sdk(body: bytes) -> int:
     text: list[str] = []
     thinking: list[str] = []
     calls: list[Any] = []
-    for chunk in client.chat(model=MODEL, messages=[{"role": "user", "content": "hi"}], stream=True):
+    asked = [{"role": "user", "content": "hi"}]
+    for chunk in client.chat(model=MODEL, messages=asked, stream=True):
         if chunk.message.content:
             text.append(chunk.message.content)
         if chunk.message.thinking:
