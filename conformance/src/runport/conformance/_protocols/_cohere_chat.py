@@ -27,7 +27,8 @@ MESSAGE_ID: Final = "runport-conformance-message"
 
 
 def _event(value: dict[str, Any]) -> bytes:
-    return b"event: " + value["type"].encode() + b"\ndata: " + json_bytes(value) + b"\n\n"
+    kind: str = value["type"]
+    return b"event: " + kind.encode() + b"\ndata: " + json_bytes(value) + b"\n\n"
 
 
 def _usage(case: Case) -> dict[str, Any] | None:

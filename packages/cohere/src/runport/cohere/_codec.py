@@ -34,8 +34,11 @@ FINISHES: Final[dict[str, Finish]] = {
 """Cohere's ``finish_reason`` words normalised (``ExecutionReceipt.finish``); any other is
 ``other`` (``ERROR`` fails the call)."""
 
-THINKING: Final = {PROVIDER: {"type": "thinking"}}
-TOOL_PLAN: Final = {PROVIDER: {"type": "tool_plan"}}
+
+def kept_as(kind: str) -> dict[str, Any]:
+    """A reasoning part's ``provider_metadata``: Cohere made it, as ``thinking`` or as its
+    ``tool_plan`` (each goes back where it came from)."""
+    return {PROVIDER: {"type": kind}}
 
 
 def invalid(message: str) -> PortError:
@@ -126,7 +129,7 @@ class _Assembly(TurnDecoder):
             raise invalid("a tool plan is not a string")
         if not self._planning:
             self._planning = True
-            self.turn.open_reasoning(dict(TOOL_PLAN))
+            self.turn.open_reasoning(kept_as("tool_plan"))
         self.turn.reasoning(piece)
 
     def start_call(self, index: Any, call: Any) -> None:
@@ -197,7 +200,7 @@ class _Events(_Assembly, SSETurnDecoder):
             message = _message(data)
             content = message.get("content") if type(message) is dict else None
             if type(content) is dict and content.get("type") == "thinking":
-                self.turn.open_reasoning(dict(THINKING))
+                self.turn.open_reasoning(kept_as("thinking"))
         elif kind == "tool-plan-delta":
             message = _message(data)
             self.plan(message.get("tool_plan") if type(message) is dict else None)
@@ -230,7 +233,7 @@ class _Response(_Assembly, JSONTurnDecoder):
             self.plan(plan)
         for content in message.get("content") or ():
             if type(content) is dict and content.get("type") == "thinking":
-                self.turn.open_reasoning(dict(THINKING))
+                self.turn.open_reasoning(kept_as("thinking"))
             self.content(content)
         for index, call in enumerate(message.get("tool_calls") or ()):
             self.start_call(index, call)
