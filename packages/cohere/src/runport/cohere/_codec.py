@@ -3,10 +3,11 @@ server-sent events, or one JSON body, the other."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, Final
 
 from runport.cohere._request import PROVIDER, request_body
-from runport.contracts import ErrorCode, ExecutionRequest, Finish
+from runport.contracts import ErrorCode, ExecutionRequest, Finish, StreamEvent
 from runport.http import (
     HTTPRequest,
     JSONAPICodec,
@@ -184,8 +185,43 @@ def _message(data: dict[str, Any]) -> Any:
 class _Events(_Assembly, SSETurnDecoder):
     """Each event's ``type`` says what it carries; ``message-end`` completes the turn."""
 
+    def feed(self, data: bytes) -> Iterator[StreamEvent]:
+        turn = self.turn
+        for _event, payload in self._sse.feed(data):
+            chunk = json_object(payload, "a stream event")
+            kind = chunk.get("type")
+            if kind == "content-delta" or kind == "tool-call-delta":
+                # the usual event: one piece of text, thinking or arguments, nothing else
+                message = _message(chunk)
+                if kind == "content-delta":
+                    content = message.get("content") if type(message) is dict else None
+                    if type(content) is dict:
+                        text = content.get("text")
+                        if type(text) is str and text:
+                            yield turn.text_event(text)
+                            continue
+                        thinking = content.get("thinking")
+                        if type(thinking) is str and thinking and text is None:
+                            yield turn.reasoning_event(thinking)
+                            continue
+                else:
+                    calls = message.get("tool_calls") if type(message) is dict else None
+                    function = calls.get("function") if type(calls) is dict else None
+                    piece = function.get("arguments") if type(function) is dict else None
+                    call = self._calls.get(chunk.get("index"))
+                    if type(piece) is str and piece and call is not None:
+                        made = turn.arguments_event(call, piece)
+                        if made is not None:
+                            yield made
+                            continue
+            yield from self.completed(self.event, chunk)
+            if self.finished:
+                return
+
     def frame(self, event: str, payload: bytes) -> None:
-        data = json_object(payload, "a stream event")
+        self.event(json_object(payload, "a stream event"))
+
+    def event(self, data: dict[str, Any]) -> None:
         kind = data.get("type")
         if kind == "content-delta":
             message = _message(data)
