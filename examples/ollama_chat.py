@@ -1,7 +1,8 @@
-"""An adapter for a protocol runport does not ship — Ollama's native ``POST /api/chat``, which
+"""An adapter written from nothing but runport's ports — Ollama's native ``POST /api/chat``, which
 streams newline-delimited JSON — and the ``WireProtocol`` that lets the conformance suite
 serve it, so the adapter is held to the whole streaming law, faults included
 (docs/adapter-guide.md; tests/test_example_ollama.py runs the suite on it, sync and async).
+runport ships this API as ``runport.ollama``; this file shows what an author writes.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""`runport run … --adapter openai|azure-openai|anthropic|gemini|bedrock` end to end: the CLI
-finds each provider through its entry point, takes key and model from the environment, and
-streams a real SSE (Bedrock: eventstream) response from a server on 127.0.0.1; without the
-variables it says which are missing."""
+"""`runport run … --adapter openai|azure-openai|anthropic|gemini|bedrock|ollama|cohere` end to
+end: the CLI finds each provider through its entry point, takes key and model from the
+environment, and streams a real SSE (Bedrock: eventstream; Ollama: NDJSON) response from a
+server on 127.0.0.1; without the variables it says which are missing."""
 
 from __future__ import annotations
 
@@ -110,12 +110,40 @@ def _bedrock() -> bytes:
     )
 
 
+def _ollama() -> bytes:
+    def line(message: dict[str, Any], **more: Any) -> bytes:
+        chunk = {"model": "llama-tiny", "created_at": "2026-01-01T00:00:00Z", "done": False}
+        return json.dumps({**chunk, "message": {"role": "assistant", **message}, **more}).encode()
+
+    out = [line({"content": piece}) for piece in PIECES]
+    out.append(
+        line({"content": ""}, done=True, done_reason="stop", prompt_eval_count=9, eval_count=3)
+    )
+    return b"\n".join(out) + b"\n"
+
+
+def _cohere() -> bytes:
+    def event(payload: dict[str, Any]) -> bytes:
+        return f"event: {payload['type']}\ndata: {json.dumps(payload)}\n\n".encode()
+
+    out = [event({"type": "message-start", "id": "m", "delta": {"message": {"role": "assistant"}}})]
+    for piece in PIECES:
+        content = {"message": {"content": {"text": piece}}}
+        out.append(event({"type": "content-delta", "index": 0, "delta": content}))
+    usage = {"tokens": {"input_tokens": 9, "output_tokens": 3}}
+    end = {"finish_reason": "COMPLETE", "usage": usage}
+    out.append(event({"type": "message-end", "delta": end}))
+    return b"".join(out)
+
+
 BODIES = {
     "openai": _openai(),
     "azure-openai": _openai(),
     "anthropic": _anthropic(),
     "gemini": _gemini(),
     "bedrock": _bedrock(),
+    "ollama": _ollama(),
+    "cohere": _cohere(),
 }
 ARN = "arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.tiny-v1:0"
 PREFIXES = {adapter: f"RUNPORT_{adapter.upper().replace('-', '_')}" for adapter in BODIES}
@@ -183,6 +211,9 @@ def _clean_env() -> dict[str, str]:
         "GEMINI_API_KEY",
         "GOOGLE_API_KEY",
         "AWS_BEARER_TOKEN_BEDROCK",
+        "OLLAMA_API_KEY",
+        "CO_API_KEY",
+        "COHERE_API_KEY",
     )
     return {
         k: v
@@ -230,6 +261,20 @@ def _clean_env() -> dict[str, str]:
             "authorization",
             "bedrock-converse",
         ),
+        (
+            "ollama",
+            {"OLLAMA_API_KEY": KEY, "RUNPORT_OLLAMA_MODEL": "llama-tiny"},
+            "/api/chat",
+            "authorization",
+            "ollama",
+        ),
+        (
+            "cohere",
+            {"CO_API_KEY": KEY, "RUNPORT_COHERE_MODEL": "command-tiny"},
+            "/v2/chat",
+            "authorization",
+            "cohere-chat",
+        ),
     ],
 )
 def test_run_streams_from_the_provider(
@@ -241,9 +286,10 @@ def test_run_streams_from_the_provider(
     adapter_id: str,
 ) -> None:
     _Handler.body = BODIES[adapter]
-    _Handler.content_type = (
-        "application/vnd.amazon.eventstream" if adapter == "bedrock" else "text/event-stream"
-    )
+    _Handler.content_type = {
+        "bedrock": "application/vnd.amazon.eventstream",
+        "ollama": "application/x-ndjson",
+    }.get(adapter, "text/event-stream")
     base = f"{PREFIXES[adapter]}_BASE_URL"
     if adapter == "azure-openai":
         base = "AZURE_OPENAI_ENDPOINT"  # the variable Azure's own SDK reads
@@ -277,6 +323,8 @@ def test_run_streams_from_the_provider(
         ("anthropic", "ANTHROPIC_API_KEY and RUNPORT_ANTHROPIC_MODEL"),
         ("gemini", "GEMINI_API_KEY (or GOOGLE_API_KEY) and RUNPORT_GEMINI_MODEL"),
         ("bedrock", "RUNPORT_BEDROCK_MODEL"),
+        ("ollama", "RUNPORT_OLLAMA_MODEL"),
+        ("cohere", "CO_API_KEY (or COHERE_API_KEY) and RUNPORT_COHERE_MODEL"),
     ],
 )
 def test_run_without_key_or_model_names_the_variables(adapter: str, named: str) -> None:
@@ -319,6 +367,8 @@ def test_vv_shows_the_wire_on_stderr_without_the_key_or_the_text(upstream: str) 
         ("anthropic", {"ANTHROPIC_API_KEY": KEY}, "AsyncAnthropicMessagesAdapter"),
         ("gemini", {"GEMINI_API_KEY": KEY}, "AsyncGeminiAdapter"),
         ("bedrock", {"AWS_BEARER_TOKEN_BEDROCK": KEY}, "AsyncBedrockConverseAdapter"),
+        ("ollama", {}, "AsyncOllamaChatAdapter"),
+        ("cohere", {"CO_API_KEY": KEY}, "AsyncCohereChatAdapter"),
     ],
 )
 def test_every_provider_registers_its_async_twin(

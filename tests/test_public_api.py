@@ -219,6 +219,20 @@ PUBLIC = {
         "create_async_adapter",
         "region_url",
     },
+    "runport.ollama": {
+        "DEFAULT_BASE_URL",
+        "AsyncOllamaChatAdapter",
+        "OllamaChatAdapter",
+        "create_adapter",
+        "create_async_adapter",
+    },
+    "runport.cohere": {
+        "DEFAULT_BASE_URL",
+        "AsyncCohereChatAdapter",
+        "CohereChatAdapter",
+        "create_adapter",
+        "create_async_adapter",
+    },
     "runport.conformance.eventstream": {
         "HEADER_TYPES",
         "encode_header",

@@ -14,7 +14,9 @@ from typing import Final
 from runport.conformance._protocols._anthropic_messages import AnthropicMessages
 from runport.conformance._protocols._azure_openai_chat import AzureOpenAIChat
 from runport.conformance._protocols._bedrock_converse import BedrockConverse
+from runport.conformance._protocols._cohere_chat import CohereChat
 from runport.conformance._protocols._gemini import Gemini
+from runport.conformance._protocols._ollama import Ollama
 from runport.conformance._protocols._openai_chat import OpenAIChat
 from runport.conformance._protocols._openai_responses import OpenAIResponses
 from runport.conformance._protocols._scenario import Scenario
@@ -33,6 +35,8 @@ PROTOCOLS: Final[Mapping[str, WireProtocol]] = MappingProxyType(
             AnthropicMessages(),
             Gemini(),
             BedrockConverse(),
+            Ollama(),
+            CohereChat(),
         )
     }
 )
