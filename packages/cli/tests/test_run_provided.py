@@ -1,0 +1,63 @@
+"""``runport run`` shows what the provider did itself: the sources an answer cites, listed
+under it as text, and ``--save-files DIR`` writing the files the model generated under names
+runport chose, never outside ``DIR`` (adr/0055-what-the-provider-did-itself.md)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+Cli = Callable[..., subprocess.CompletedProcess[str]]
+DATA = Path(__file__).with_name("data")
+QUICK = DATA / "quick"
+PROVIDED = DATA / "provided" / "scenario.yaml"
+PNG = base64.b64decode("iVBORw0KGgoAAAAAAAAAAA==")
+SAVED_AS = f"1-1-{hashlib.sha256(PNG).hexdigest()[:12]}.png"
+
+
+def run(runport: Cli, *extra: str | Path) -> subprocess.CompletedProcess[str]:
+    return runport(
+        "run", QUICK / "contract.yaml", "--input", QUICK / "input.json",
+        "--scenario", PROVIDED, *extra,
+    )  # fmt: skip
+
+
+def test_sources_are_listed_under_the_answer_and_files_saved(runport: Cli, tmp_path: Path) -> None:
+    folder = tmp_path / "made" / "here"
+    done = run(runport, "--stream", "--save-files", folder)
+    assert done.returncode == 0, done.stderr
+    answer, _, rest = done.stdout.partition("\n")
+    assert answer == "Rivers run downhill."
+    assert rest.startswith(
+        "sources:\n"
+        "  [1] Rivers <script>alert(1)</script> — https://example.org/rivers\n"
+        '  [2] document 0 (notes.pdf): "water flows down"\n'
+    )  # the title as the model wrote it, as text; the URL a link to follow, never fetched
+    assert [path.name for path in folder.iterdir()] == [SAVED_AS]  # the preview is not kept
+    assert (folder / SAVED_AS).read_bytes() == PNG
+    assert f"runport: saved {folder / SAVED_AS}" in done.stderr
+
+
+def test_a_folder_that_is_a_file_is_refused_before_the_run(runport: Cli, tmp_path: Path) -> None:
+    taken = tmp_path / "taken"
+    taken.write_text("mine", encoding="utf-8")
+    done = run(runport, "--save-files", taken)
+    assert done.returncode == 1
+    assert "TQX_DATA_INVALID" in done.stderr
+    assert "not a folder" in done.stderr
+    assert done.stdout == ""  # nothing ran
+    assert taken.read_text(encoding="utf-8") == "mine"
+
+
+def test_a_link_standing_at_a_files_name_is_not_followed(runport: Cli, tmp_path: Path) -> None:
+    folder, outside = tmp_path / "files", tmp_path / "outside.txt"
+    folder.mkdir()
+    outside.write_text("untouched", encoding="utf-8")
+    (folder / SAVED_AS).symlink_to(outside)
+    done = run(runport, "--save-files", folder)
+    assert done.returncode == 1
+    assert "TQX_DATA_INVALID" in done.stderr
+    assert outside.read_text(encoding="utf-8") == "untouched"
