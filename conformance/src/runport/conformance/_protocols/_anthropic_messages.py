@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Final
 from runport.conformance._cases import (
     Call,
     Case,
+    Provided,
     Step,
     Text,
     Thought,
@@ -188,7 +189,9 @@ def _transcript(case: Case, forced: str | None, model: str) -> Transcript:
     block = -1
     open_kind: str | int | None = None
     for step, thought in zip(case.steps, block_numbers(case.steps), strict=True):
-        if isinstance(step, UsageStep) or (isinstance(step, Text) and not (forced or step.text)):
+        if isinstance(step, UsageStep | Provided) or (
+            isinstance(step, Text) and not (forced or step.text)
+        ):
             continue
         kind: str | int = (
             "text"

@@ -22,6 +22,7 @@ from typing import Any, ClassVar, Final
 from runport.conformance._cases import (
     Call,
     Case,
+    Provided,
     Text,
     Thought,
     UsageStep,
@@ -166,7 +167,7 @@ def _items(case: Case) -> list[tuple[str, Any, list[Any]]]:
     block (key: its number), a run of text, one call (key: its index)."""
     runs: list[tuple[str, Any, list[Any]]] = []
     for step, thought in zip(case.steps, block_numbers(case.steps), strict=True):
-        if isinstance(step, UsageStep) or (isinstance(step, Text) and not step.text):
+        if isinstance(step, UsageStep | Provided) or (isinstance(step, Text) and not step.text):
             continue
         if isinstance(step, Thought):
             kind, key = "reasoning", thought

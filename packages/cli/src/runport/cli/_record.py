@@ -252,7 +252,11 @@ def kept_unknown(receipt: ExecutionReceipt | None) -> int:
     """How many objects of kinds runport does not read the receipt kept (so are not recorded)."""
     if receipt is None or not receipt.provider_metadata:
         return 0
-    kept = [value.get("unknown") for value in receipt.provider_metadata.values()]
+    kept = [
+        value.get("unknown")
+        for value in receipt.provider_metadata.values()
+        if isinstance(value, dict)
+    ]
     return sum(len(items) for items in kept if isinstance(items, list))
 
 
