@@ -6,9 +6,18 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import io
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+
+from runport.contracts import (
+    Citation,
+    CitationSource,
+    CompiledInteraction,
+    ExecutionRequest,
+    Message,
+)
 
 Cli = Callable[..., subprocess.CompletedProcess[str]]
 DATA = Path(__file__).with_name("data")
@@ -16,6 +25,17 @@ QUICK = DATA / "quick"
 PROVIDED = DATA / "provided" / "scenario.yaml"
 PNG = base64.b64decode("iVBORw0KGgoAAAAAAAAAAA==")
 SAVED_AS = f"1-1-{hashlib.sha256(PNG).hexdigest()[:12]}.png"
+
+
+def make_request() -> ExecutionRequest:
+    interaction = CompiledInteraction(
+        compiler="tests/0",
+        contract_id="tests.sources",
+        contract_version="1.0.0",
+        messages=[Message(role="user", content="Rivers?")],
+        output_schema={"type": "string"},
+    )
+    return ExecutionRequest(interaction=interaction)
 
 
 def run(runport: Cli, *extra: str | Path) -> subprocess.CompletedProcess[str]:
@@ -61,3 +81,23 @@ def test_a_link_standing_at_a_files_name_is_not_followed(runport: Cli, tmp_path:
     assert done.returncode == 1
     assert "TQX_DATA_INVALID" in done.stderr
     assert outside.read_text(encoding="utf-8") == "untouched"
+
+
+def test_the_terminal_view_prints_sources_as_text_not_markup() -> None:
+    from rich.console import Console
+
+    from runport.cli._terminal import print_sources
+    from runport.core import load_scenario
+    from runport.mock import ScriptedRuntime
+
+    scenario = load_scenario(PROVIDED)
+    receipt = ScriptedRuntime(scenario).execute(make_request())
+    loud = CitationSource(type="url", url="https://example.org/rivers",
+                          title="[bold red]loud[/bold red] \x1b[2J")  # fmt: skip
+    receipt = receipt.model_copy(update={"citations": [Citation(source=loud)]})
+    console = Console(file=io.StringIO(), width=200, force_terminal=True)
+    print_sources(console, receipt)
+    drawn = console.file.getvalue()  # type: ignore[attr-defined]
+    assert "[bold red]loud[/bold red]" in drawn  # rich markup in a title is shown, not applied
+    assert "\x1b[2J" not in drawn  # a control sequence is escaped, not sent to the terminal
+    assert "https://example.org/rivers" in drawn
