@@ -136,17 +136,23 @@ class ServerTool:
     name: str
     input: Any
     output: Any
+    call_metadata: Mapping[str, Any] | None = None
+    """The call's ``provider_metadata`` as the protocol keeps it (set by ``WireProtocol.play``,
+    as the wire says the tool): what goes back with it in a later turn."""
+    result_metadata: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
 class Cite:
     """A web source the answer cites: one ``Citation`` of the characters ``start`` to ``end``
-    of the turn's text."""
+    of the turn's text (a protocol that cites without a span plays it without one), quoting
+    ``cited_text`` of the source when the wire gives it."""
 
     url: str
     title: str
-    start: int
-    end: int
+    start: int | None
+    end: int | None
+    cited_text: str | None = None
 
 
 @dataclass(frozen=True)
@@ -284,15 +290,26 @@ class Case:
                 if step.text:
                     events.append(ReasoningDelta(text=step.text))
             elif isinstance(step, ServerTool):
+                call, result = _metadata(step.call_metadata), _metadata(step.result_metadata)
                 events.append(
-                    ServerToolCall(call_id=step.call_id, name=step.name, input=step.input)
-                )
+                    ServerToolCall(
+                        call_id=step.call_id, name=step.name, input=step.input,
+                        provider_metadata=call,
+                    )
+                )  # fmt: skip
                 events.append(
-                    ServerToolResult(call_id=step.call_id, name=step.name, output=step.output)
-                )
+                    ServerToolResult(
+                        call_id=step.call_id, name=step.name, output=step.output,
+                        provider_metadata=result,
+                    )
+                )  # fmt: skip
             elif isinstance(step, Cite):
                 source = CitationSource(type="url", url=step.url, title=step.title)
-                events.append(Citation(source=source, start=step.start, end=step.end))
+                events.append(
+                    Citation(
+                        source=source, cited_text=step.cited_text, start=step.start, end=step.end
+                    )
+                )
             elif isinstance(step, Generated):
                 events.append(FileDelta(media_type=step.media_type, data=step.data))
             elif isinstance(step, Call):
@@ -409,8 +426,9 @@ class Case:
                               "name": step.name, "output": step.output})  # fmt: skip
             elif isinstance(step, Cite):
                 source = {"type": "url", "url": step.url, "title": step.title}
-                citations.append({"kind": "Citation", "source": source, "start": step.start,
-                                  "end": step.end})  # fmt: skip
+                citation = {"kind": "Citation", "source": source, "cited_text": step.cited_text,
+                            "start": step.start, "end": step.end}  # fmt: skip
+                citations.append({k: v for k, v in citation.items() if v is not None})
             elif isinstance(step, Generated):
                 files.append({"kind": "file", "media_type": step.media_type, "data": step.data})
         kept = {"server_tools": tools, "citations": citations, "files": files}
@@ -437,6 +455,10 @@ class Case:
     def answer(self) -> str | None:
         """The answer text the script sends (never any of its reasoning)."""
         return "".join(step.text for step in self.steps if isinstance(step, Text)) or None
+
+
+def _metadata(value: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    return None if value is None else dict(value)
 
 
 def block_numbers(steps: Sequence[Step]) -> list[int | None]:
