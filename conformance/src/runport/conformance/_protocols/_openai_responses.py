@@ -403,7 +403,9 @@ class OpenAIResponses(WireProtocol):
     """The Responses API: ``POST {base_url}/responses`` under ``/v1``; typed output items,
     ``response.completed`` / ``response.incomplete`` the completion marker, reasoning items
     kept one part per block and sent back (a stateless run: ``store: false``) with their ids
-    and encrypted content intact."""
+    and encrypted content intact; a web search a ``web_search_call`` item, a citation an
+    ``output_text`` annotation (``annotation.added`` streamed), an image an
+    ``image_generation_call`` item."""
 
     name: ClassVar[str] = "openai-responses"
     endpoint: ClassVar[str] = "POST {base_url}/responses"
