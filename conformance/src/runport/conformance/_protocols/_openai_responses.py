@@ -179,6 +179,7 @@ def _items(case: Case) -> list[tuple[str, Any, list[Any]]]:
                 raise ValueError(f"{case.name}: a citation with no text before it to annotate")
             runs[-1][2].append(step)
             continue
+        key: Any
         if isinstance(step, ServerTool):
             kind, key = "web_search_call", step.call_id
         elif isinstance(step, Generated):
