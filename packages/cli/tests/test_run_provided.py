@@ -101,3 +101,41 @@ def test_the_terminal_view_prints_sources_as_text_not_markup() -> None:
     assert "[bold red]loud[/bold red]" in drawn  # rich markup in a title is shown, not applied
     assert "\x1b[2J" not in drawn  # a control sequence is escaped, not sent to the terminal
     assert "https://example.org/rivers" in drawn
+
+
+TOOL_RUN = """\
+api_version: runport.mock/v1
+id: trip-weather-searched
+turns:
+  - events:
+      - {kind: file_delta, media_type: image/png, data: iVBORw0KGgoAAAAAAAAAAA==}
+      - kind: tool_call_delta
+        index: 0
+        call_id: c1
+        name: get_weather
+        arguments_fragment: '{"city": "Ede"}'
+      - {kind: finish, finish_reason: tool_calls}
+  - events:
+      - {kind: delta, text: '{"go_to": "Ede", "celsius": 14, "why": "warm"}'}
+      - {kind: citation, source: {type: url, url: "https://example.org/ede", title: Ede}}
+      - {kind: file_delta, media_type: image/jpeg, data: /9j/4AAAAAAAAAAA}
+      - {kind: finish, finish_reason: stop}
+"""
+
+
+def test_a_run_with_tools_saves_every_turns_files_and_lists_sources(
+    runport: Cli, tmp_path: Path
+) -> None:
+    runs = DATA / "runs"
+    for name in ("contract.yaml", "input.json", "trip_tools.py"):
+        (tmp_path / name).write_bytes((runs / name).read_bytes())
+    (tmp_path / "scenario.yaml").write_text(TOOL_RUN, encoding="utf-8")
+    done = runport(
+        "run", "contract.yaml", "--input", "input.json", "--scenario", "scenario.yaml",
+        "--tools", "trip_tools:TOOLS", "--stream", "--save-files", "out", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "sources:\n  [1] Ede — https://example.org/ede\n" in done.stdout
+    saved = sorted(path.name for path in (tmp_path / "out").iterdir())
+    assert [name.split("-")[:2] for name in saved] == [["1", "1"], ["2", "1"]]
+    assert [Path(name).suffix for name in saved] == [".png", ".jpg"]
