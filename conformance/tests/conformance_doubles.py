@@ -26,16 +26,22 @@ import pytest
 
 from runport.contracts import (
     AdapterDescriptor,
+    Citation,
+    CitationSource,
     Complete,
     Delta,
     ErrorCode,
     ExecutionReceipt,
     ExecutionRequest,
     Failed,
+    FileDelta,
+    FilePart,
     Finish,
     Message,
     ReasoningDelta,
     ReasoningPart,
+    ServerToolCall,
+    ServerToolResult,
     StreamEvent,
     ToolCall,
     ToolCallDelta,
@@ -208,6 +214,46 @@ class CollapsedIndices(Wrapped):
         return collapse
 
 
+class ServerToolAsClientCall(Wrapped):
+    """Reads a tool the provider ran itself as a call for the run to make: its announcement a
+    ``ToolCallDelta`` (its input the arguments), its result dropped."""
+
+    def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
+        return _as_client_calls(super().execute(request))
+
+    def execute_streaming(self, request: ExecutionRequest, sink: Sink) -> ExecutionReceipt:
+        calls = [0]
+
+        def turned(event: StreamEvent) -> None:
+            if isinstance(event, ServerToolCall):
+                event = ToolCallDelta(
+                    index=calls[0],
+                    call_id=event.call_id,
+                    name=event.name,
+                    arguments_fragment=json.dumps(event.input),
+                )
+                calls[0] += 1
+            elif isinstance(event, ServerToolResult):
+                return
+            elif isinstance(event, Complete):
+                event = Complete(receipt=_as_client_calls(event.receipt))
+            sink(event)
+
+        return _as_client_calls(self.inner.execute_streaming(request, turned))
+
+
+def _as_client_calls(receipt: ExecutionReceipt) -> ExecutionReceipt:
+    calls = [
+        ToolCall(call_id=tool.call_id, name=tool.name, arguments=tool.input)
+        for tool in receipt.server_tools or []
+        if isinstance(tool, ServerToolCall)
+    ]
+    if not calls:
+        return receipt
+    update = {"server_tools": None, "tool_calls": calls, "output_schema_valid": None}
+    return receipt.model_copy(update=update)
+
+
 def _lie(receipt: ExecutionReceipt) -> ExecutionReceipt:
     return receipt.model_copy(update={"output_schema_valid": not receipt.output_schema_valid})
 
@@ -368,7 +414,8 @@ class _Turn:
     ``provider_metadata``: the protocol needs none back), ``"drop"`` or ``"mix"`` (into the
     answer). ``cut_ok`` reports a turn cut by the token limit as ``stop`` (the answer passed
     off as complete); ``drop_cache`` leaves the cache reads out of the usage;
-    ``invent_finish`` says ``stop`` when the upstream gave no finish reason."""
+    ``invent_finish`` says ``stop`` when the upstream gave no finish reason.
+    ``drop_citations`` reads no ``annotations``. Generated ``images`` are read as files."""
 
     def __init__(
         self,
@@ -377,6 +424,7 @@ class _Turn:
         cut_ok: bool = False,
         drop_cache: bool = False,
         invent_finish: bool = False,
+        drop_citations: bool = False,
     ) -> None:
         self.invent_finish = invent_finish
         self.text: list[str] = []
@@ -384,6 +432,9 @@ class _Turn:
         self.reasoning = reasoning
         self.cut_ok = cut_ok
         self.drop_cache = drop_cache
+        self.drop_citations = drop_citations
+        self.citations: list[Citation] = []
+        self.files: list[FilePart] = []
         self.calls: dict[int, tuple[str, str, list[str]]] = {}
         self.finish_reason: str | None = None
         self.usage: Usage | None = None
@@ -426,10 +477,23 @@ class _Turn:
                 yield ToolCallDelta(
                     index=index, call_id=known[0], name=known[1], arguments_fragment=fragment
                 )
+            yield from self._provided(delta)
             if choice.get("finish_reason"):
                 self.finish_reason = choice["finish_reason"]
                 if self.cut_ok and self.finish_reason == "length":
                     self.finish_reason = "stop"
+
+    def _provided(self, delta: dict[str, Any]) -> Iterator[StreamEvent]:
+        for note in [] if self.drop_citations else delta.get("annotations") or []:
+            cited = note["url_citation"]
+            source = CitationSource(type="url", url=cited["url"], title=cited.get("title"))
+            citation = Citation(source=source, start=cited["start_index"], end=cited["end_index"])
+            self.citations.append(citation)
+            yield citation
+        for image in delta.get("images") or []:
+            media_type, data = image["image_url"]["url"].removeprefix("data:").split(";base64,")
+            self.files.append(FilePart(media_type=media_type, data=data))
+            yield FileDelta(media_type=media_type, data=data)
 
     def receipt(self, request: ExecutionRequest) -> ExecutionReceipt:
         calls = [
@@ -453,6 +517,8 @@ class _Turn:
             ]
             if self.thoughts
             else [],
+            citations=self.citations,
+            files=self.files,
         )
 
 
@@ -609,6 +675,7 @@ class _ChatClient:
         invent_finish: bool = False,
         no_format: bool = False,
         forgets_results: bool = False,
+        drop_citations: bool = False,
     ) -> None:
         self._no_format = no_format
         """Asks for no structured output (no ``response_format``)."""
@@ -618,6 +685,7 @@ class _ChatClient:
             "cut_ok": cut_ok,
             "drop_cache": drop_cache,
             "invent_finish": invent_finish,
+            "drop_citations": drop_citations,
         }
         self._done_only = done_only
         """Only ``[DONE]`` completes a stream (a finish reason and a clean end do not)."""
@@ -1000,6 +1068,18 @@ class _MessagesTurn:
             yield ToolCallDelta(
                 index=self.labels[number], call_id=call_id, name=name, arguments_fragment="{}"
             )
+
+    def _provided(self, delta: dict[str, Any]) -> Iterator[StreamEvent]:
+        for note in [] if self.drop_citations else delta.get("annotations") or []:
+            cited = note["url_citation"]
+            source = CitationSource(type="url", url=cited["url"], title=cited.get("title"))
+            citation = Citation(source=source, start=cited["start_index"], end=cited["end_index"])
+            self.citations.append(citation)
+            yield citation
+        for image in delta.get("images") or []:
+            media_type, data = image["image_url"]["url"].removeprefix("data:").split(";base64,")
+            self.files.append(FilePart(media_type=media_type, data=data))
+            yield FileDelta(media_type=media_type, data=data)
 
     def receipt(self, request: ExecutionRequest) -> ExecutionReceipt:
         calls = [

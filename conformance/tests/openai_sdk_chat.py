@@ -11,10 +11,14 @@ import openai
 
 from runport.contracts import (
     AdapterDescriptor,
+    Citation,
+    CitationSource,
     Delta,
     ErrorCode,
     ExecutionReceipt,
     ExecutionRequest,
+    FileDelta,
+    FilePart,
     ReasoningDelta,
     ReasoningPart,
     StreamEvent,
@@ -144,6 +148,8 @@ class _Turn:
         self.text: list[str] = []
         self.thoughts: list[str] = []
         self.calls: dict[int, tuple[str, str, list[str]]] = {}
+        self.citations: list[Citation] = []
+        self.files: list[FilePart] = []
         self.finish_reason: str | None = None
         self.usage: Usage | None = None
 
@@ -166,6 +172,7 @@ class _Turn:
                 yield Delta(text=part.content)
             for position, call in enumerate(part.tool_calls or []):
                 yield from self._call(getattr(call, "index", position), call)
+            yield from self._provided(part)
             if choice.finish_reason:
                 self.finish_reason = choice.finish_reason
 
@@ -181,6 +188,24 @@ class _Turn:
         yield ToolCallDelta(
             index=index, call_id=known[0], name=known[1], arguments_fragment=fragment
         )
+
+    def _provided(self, part: Any) -> Iterator[StreamEvent]:
+        """What the server did itself: ``url_citation`` annotations are citations, ``images``
+        (``data:`` URLs) generated files."""
+        for note in getattr(part, "annotations", None) or []:
+            cited = (note if isinstance(note, dict) else note.model_dump()).get("url_citation")
+            if cited:
+                source = CitationSource(type="url", url=cited["url"], title=cited.get("title"))
+                citation = Citation(
+                    source=source, start=cited["start_index"], end=cited["end_index"]
+                )
+                self.citations.append(citation)
+                yield citation
+        for image in getattr(part, "images", None) or []:
+            url = image["image_url"]["url"]
+            media_type, _, data = url.removeprefix("data:").partition(";base64,")
+            self.files.append(FilePart(media_type=media_type, data=data))
+            yield FileDelta(media_type=media_type, data=data)
 
     def receipt(self, request: ExecutionRequest) -> ExecutionReceipt:
         if self.finish_reason is None:  # the SDK ends a cut stream quietly: say it was cut
@@ -198,6 +223,8 @@ class _Turn:
             finish_reason=self.finish_reason,
             usage=self.usage,
             reasoning=[ReasoningPart(text=thought)] if thought else [],
+            citations=self.citations,
+            files=self.files,
         )
 
 

@@ -187,6 +187,13 @@ BROKEN: Final = (
     Broken("MessagesLosesStartUsage", "anthropic-messages",
            _mini("MiniMessagesAdapter", late_usage=True), "test_turn_end_and_cache_counts",
            "execute_streaming: usage has cache_read_tokens 0", "cache_usage"),
+    # what the provider did itself (adr/0055)
+    Broken("DropsCitations", "openai-chat", _mini(drop_citations=True),
+           "test_receipt_matches_case", "citations dropped", "searched_cited_drawn",
+           also=("test_law_4_order_and_promptness[searched_cited_drawn]",)),
+    Broken("ServerToolAsClientCall", "scenario", "ServerToolAsClientCall(upstream.scenario)",
+           "test_receipt_matches_case", "a server tool turned into a client call",
+           "searched_cited_drawn"),
     # NDJSON, through the public WireProtocol: the adapter guide's Ollama example, broken
     Broken("OllamaBuffering", "ollama-chat", _ollama("OllamaBuffering"),
            "test_law_4_order_and_promptness", "(it buffers)", "plain_text"),

@@ -10,12 +10,16 @@ from typing import Any
 
 from runport.contracts import ExecutionRequest
 from runport.core import (
+    CitationEvent,
     DelayEvent,
     DeltaEvent,
     FailEvent,
+    FileDeltaEvent,
     FinishEvent,
     ReasoningDeltaEvent,
     Scenario,
+    ServerToolCallEvent,
+    ServerToolResultEvent,
     ToolCallDeltaEvent,
     UsageEvent,
 )
@@ -47,6 +51,26 @@ def say(event: Any, emit: Emitter | AsyncEmitter) -> Any:
             cache_read_tokens=event.cache_read_tokens,
             cache_write_tokens=event.cache_write_tokens,
         )
+    if isinstance(event, ServerToolCallEvent):
+        return emit.server_tool_call(
+            event.name,
+            event.input,
+            call_id=event.call_id,
+            provider_metadata=event.provider_metadata,
+        )
+    if isinstance(event, ServerToolResultEvent):
+        return emit.server_tool_result(
+            event.call_id,
+            event.output,
+            error=event.error,
+            provider_metadata=event.provider_metadata,
+        )
+    if isinstance(event, CitationEvent):
+        return emit.citation(
+            event.source, cited_text=event.cited_text, start=event.start, end=event.end
+        )
+    if isinstance(event, FileDeltaEvent):
+        return emit.file(event.media_type, event.data, partial=event.partial)
     if isinstance(event, DelayEvent):
         return emit.delay(event.ms)
     if isinstance(event, FinishEvent):

@@ -7,9 +7,12 @@ executable: nothing here downloads a browser. These tests run in their own tox e
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import os
 import re
+import struct
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -327,3 +330,55 @@ def test_an_image_input_is_a_file_picker_whose_file_is_sent(page: Page) -> None:
         expect(page.locator("#receipt")).to_be_visible()
         digest = hashlib.sha256(PNG).hexdigest()
         expect(page.locator("#output-text")).to_have_text(f"image/png {digest}")
+
+
+def _png_chunk(kind: bytes, body: bytes) -> bytes:
+    return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+
+PNG_BYTES = (  # one red pixel, a real PNG the browser decodes
+    b"\x89PNG\r\n\x1a\n"
+    + _png_chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0))
+    + _png_chunk(b"IDAT", zlib.compress(b"\x00\xff\x00\x00"))
+    + _png_chunk(b"IEND", b"")
+)
+SCRIPTED_TITLE = "<script>window.pwned=1</script>Rivers <b>run</b>"
+
+
+def test_sources_are_links_as_text_and_generated_images_inline(page: Page) -> None:
+    async def searcher(request: object, emit: AsyncEmitter) -> None:
+        await emit.server_tool_call("web_search", {"query": "<i>rivers</i>"}, call_id="srv_1")
+        await emit.server_tool_result("srv_1", [{"url": "https://example.org/rivers"}])
+        await emit.text("Rivers run downhill.")
+        await emit.citation("https://example.org/rivers", title=SCRIPTED_TITLE, start=0, end=6)
+        await emit.citation("javascript:window.pwned=2", title="not a link", start=7, end=10)
+        await emit.file("image/png", PNG_BYTES, partial=True)
+        await emit.file("image/png", PNG_BYTES)
+
+    app = create_app(catalog(), lambda: AsyncFunctionRuntime(searcher))
+    with serve_in_background(app) as url:
+        open_story(page, url)
+        page.fill("#input-topic", "rivers")
+        page.click("#run")
+        expect(page.locator("#receipt")).to_be_visible()
+        sources = page.locator("#sources li")
+        expect(sources).to_have_count(2)
+        link = sources.nth(0).locator("a")
+        expect(link).to_have_text(SCRIPTED_TITLE)  # the title as text, the markup inert
+        expect(link).to_have_attribute("href", "https://example.org/rivers")
+        expect(link).to_have_attribute("rel", "noopener noreferrer nofollow")
+        expect(page.locator("#sources-panel script, #sources-panel b")).to_have_count(0)
+        expect(sources.nth(1).locator("a")).to_have_count(0)  # a javascript: URL is no link
+        expect(sources.nth(1)).to_have_text("not a link")
+        images = page.locator("#files img")
+        expect(images).to_have_count(1)  # the preview was replaced by the whole image
+        src = images.nth(0).get_attribute("src")
+        assert src == "data:image/png;base64," + base64.b64encode(PNG_BYTES).decode()
+        expect(images.nth(0)).to_have_js_property("complete", True)
+        assert images.nth(0).evaluate("img => img.naturalWidth") == 1  # shown, not refused
+        tool = page.locator("#server-tools .server-tool")
+        expect(tool.locator(".name")).to_have_text("web_search")
+        expect(tool.locator(".input")).to_have_text('{"query":"<i>rivers</i>"}')
+        expect(tool.locator("i")).to_have_count(0)
+        expect(tool.locator(".output")).to_contain_text("https://example.org/rivers")
+        assert page.evaluate("window.pwned") is None

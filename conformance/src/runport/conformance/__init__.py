@@ -20,7 +20,18 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from runport.conformance._async_suite import AsyncRuntimeAdapterConformance
-    from runport.conformance._cases import CASES, Call, Case, Fault, Text, Thought, UsageStep
+    from runport.conformance._cases import (
+        CASES,
+        Call,
+        Case,
+        Cite,
+        Fault,
+        Generated,
+        ServerTool,
+        Text,
+        Thought,
+        UsageStep,
+    )
     from runport.conformance._checks import StreamViolation, check_stream
     from runport.conformance._harness import Harness
     from runport.conformance._observe import CallerStop
@@ -53,14 +64,17 @@ __all__ = [
     "Call",
     "CallerStop",
     "Case",
+    "Cite",
     "ConformanceUsageError",
     "Fault",
     "Frame",
+    "Generated",
     "Harness",
     "Refusal",
     "RuntimeAdapterConformance",
     "ScenarioUpstream",
     "ScriptedUpstream",
+    "ServerTool",
     "StreamViolation",
     "Text",
     "Thought",
@@ -85,6 +99,9 @@ _HOMES = {
     "Call": "_cases",
     "Case": "_cases",
     "Fault": "_cases",
+    "Cite": "_cases",
+    "Generated": "_cases",
+    "ServerTool": "_cases",
     "Text": "_cases",
     "Thought": "_cases",
     "UsageStep": "_cases",

@@ -17,14 +17,19 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal, get_args
 
 from runport.contracts import (
+    Citation,
+    CitationSource,
     CompiledInteraction,
     Delta,
     ErrorCode,
     ExecutionRequest,
+    FileDelta,
     Finish,
     Message,
     ReasoningDelta,
     ToolCall,
+    ServerToolCall,
+    ServerToolResult,
     ToolCallDelta,
     ToolSpec,
 )
@@ -36,8 +41,11 @@ __all__ = [
     "Call",
     "Case",
     "Ending",
+    "Cite",
     "Fault",
+    "Generated",
     "Progress",
+    "ServerTool",
     "Text",
     "Thought",
     "UsageStep",
@@ -48,7 +56,15 @@ __all__ = [
 FINISHES: Final = frozenset(get_args(Finish))
 """runport's words for how a turn ended (``ExecutionReceipt.finish``)."""
 
-Progress = Delta | ReasoningDelta | ToolCallDelta
+Progress = (
+    Delta
+    | ReasoningDelta
+    | ToolCallDelta
+    | ServerToolCall
+    | ServerToolResult
+    | Citation
+    | FileDelta
+)
 """A progress event, the only kind a script foretells one by one."""
 
 
@@ -113,7 +129,48 @@ class UsageStep:
     cache_write: int = 0
 
 
-Step = Text | Thought | Call | UsageStep
+@dataclass(frozen=True)
+class ServerTool:
+    """A tool the provider ran itself (adr/0055-what-the-provider-did-itself.md): one
+    ``ServerToolCall``, then one ``ServerToolResult`` answering it; never a call the run
+    makes (a ``ToolCallDelta``). ``output`` is what the provider says it returned."""
+
+    call_id: str
+    name: str
+    input: Any
+    output: Any
+    call_metadata: Mapping[str, Any] | None = None
+    """The call's ``provider_metadata`` as the protocol keeps it (set by ``WireProtocol.play``,
+    as the wire says the tool): what goes back with it in a later turn."""
+    result_metadata: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Cite:
+    """A web source the answer cites: one ``Citation`` of the characters ``start`` to ``end``
+    of the turn's text (a protocol that cites without a span plays it without one), quoting
+    ``cited_text`` of the source when the wire gives it."""
+
+    url: str
+    title: str
+    start: int | None
+    end: int | None
+    cited_text: str | None = None
+
+
+@dataclass(frozen=True)
+class Generated:
+    """A file the model generated, whole: one ``FileDelta``, kept in the receipt's ``files``;
+    ``data`` is base64."""
+
+    media_type: str
+    data: str
+
+
+Provided = ServerTool | Cite | Generated
+"""What the provider did itself, as steps."""
+
+Step = Text | Thought | Call | UsageStep | ServerTool | Cite | Generated
 
 Ending = Literal["finish_only", "marker_only"]
 """How a stream whose wire keeps its finish reason and its completion marker apart
@@ -263,6 +320,29 @@ class Case:
             elif isinstance(step, Thought):
                 if step.text:
                     events.append(ReasoningDelta(text=step.text))
+            elif isinstance(step, ServerTool):
+                call, result = _metadata(step.call_metadata), _metadata(step.result_metadata)
+                events.append(
+                    ServerToolCall(
+                        call_id=step.call_id, name=step.name, input=step.input,
+                        provider_metadata=call,
+                    )
+                )  # fmt: skip
+                events.append(
+                    ServerToolResult(
+                        call_id=step.call_id, name=step.name, output=step.output,
+                        provider_metadata=result,
+                    )
+                )  # fmt: skip
+            elif isinstance(step, Cite):
+                source = CitationSource(type="url", url=step.url, title=step.title)
+                events.append(
+                    Citation(
+                        source=source, cited_text=step.cited_text, start=step.start, end=step.end
+                    )
+                )
+            elif isinstance(step, Generated):
+                events.append(FileDelta(media_type=step.media_type, data=step.data))
             elif isinstance(step, Call):
                 if step.index not in identity:
                     assert step.name is not None, f"{self.name}: a call's first step names it"
@@ -354,6 +434,7 @@ class Case:
             receipt["finish"] = self.finish
         if usage is not None:
             receipt["usage"] = usage
+        receipt.update(self._expected_provided())
         reasoning = (
             list(self.expected_reasoning)
             if self.expected_reasoning is not None
@@ -362,6 +443,32 @@ class Case:
         if reasoning:
             receipt["reasoning"] = reasoning
         return receipt
+
+    def _expected_provided(self) -> dict[str, Any]:
+        """The receipt's ``server_tools``, ``citations`` and ``files``, each left out when
+        empty, written as docs/wire-types.md says (a generated file is a ``file`` part)."""
+        tools: list[dict[str, Any]] = []
+        citations: list[dict[str, Any]] = []
+        files: list[dict[str, Any]] = []
+        for step in self.steps:
+            if isinstance(step, ServerTool):
+                tools.append({"kind": "ServerToolCall", "call_id": step.call_id,
+                              "name": step.name, "input": step.input})  # fmt: skip
+                tools.append({"kind": "ServerToolResult", "call_id": step.call_id,
+                              "name": step.name, "output": step.output})  # fmt: skip
+            elif isinstance(step, Cite):
+                source = {"type": "url", "url": step.url, "title": step.title}
+                citation = {"kind": "Citation", "source": source, "cited_text": step.cited_text,
+                            "start": step.start, "end": step.end}  # fmt: skip
+                citations.append({k: v for k, v in citation.items() if v is not None})
+            elif isinstance(step, Generated):
+                files.append({"kind": "file", "media_type": step.media_type, "data": step.data})
+        kept = {"server_tools": tools, "citations": citations, "files": files}
+        return {key: value for key, value in kept.items() if value}
+
+    def provided(self) -> tuple[Provided, ...]:
+        """What the provider did itself in this case, in order."""
+        return tuple(step for step in self.steps if isinstance(step, ServerTool | Cite | Generated))
 
     @property
     def expected_finish(self) -> str | None:
@@ -380,6 +487,10 @@ class Case:
     def answer(self) -> str | None:
         """The answer text the script sends (never any of its reasoning)."""
         return "".join(step.text for step in self.steps if isinstance(step, Text)) or None
+
+
+def _metadata(value: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    return None if value is None else dict(value)
 
 
 def block_numbers(steps: Sequence[Step]) -> list[int | None]:
@@ -518,6 +629,12 @@ _PAUSES: Final = frozenset({"pause_turns"})
 _CACHE: Final = frozenset({"cache_usage"})
 """Cases a wire says only if its usage counts prompt-cache reads (``cache_writes``: and
 writes)."""
+
+_CITATIONS: Final = frozenset({"citations"})
+"""Cases a wire says only if it can cite a source in the answer; what else of what the
+provider did itself the case holds (``server_tools``, ``files``) a wire without it plays
+without (``WireProtocol.play``)."""
+_PNG: Final = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(8)).decode("ascii")
 
 REDACTED_DATA: Final = "RUNPORT-REDACTED-" + hashlib.sha256(b"redacted").hexdigest()[:32]
 
@@ -763,6 +880,21 @@ CASES: Final[tuple[Case, ...]] = (
         (Text("Searching"), Text(" the web."), UsageStep(40, 6)),
         finish_reason="pause",
         requires=_PAUSES,
+    ),
+    Case(
+        "searched_cited_drawn",
+        "a web search the provider ran itself, an answer citing a source, a generated image",
+        (
+            ServerTool(
+                "srv_1", "web_search", {"query": "rivers"}, [{"url": "https://example.org/rivers"}]
+            ),
+            Text("Rivers run "),
+            Text("downhill."),
+            Cite("https://example.org/rivers", "Rivers", 0, 6),
+            Generated("image/png", _PNG),
+            UsageStep(20, 5),
+        ),
+        requires=_CITATIONS,
     ),
     Case(
         "cache_usage",

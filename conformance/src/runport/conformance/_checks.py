@@ -42,6 +42,7 @@ __all__ = [
     "leaks",
     "opaque_leaks",
     "opaque_values",
+    "provided_problems",
     "reasoning_problems",
     "receipt_problems",
     "reported_chain",
@@ -245,13 +246,40 @@ def reasoning_problems(seen: Any, expected: Any, opaque: Sequence[str]) -> list[
 def receipt_problems(
     seen: dict[str, Any], expected: dict[str, Any], opaque: Sequence[str]
 ) -> list[str]:
-    """``diff`` of two receipts as JSON, reasoning judged by ``reasoning_problems``."""
+    """``diff`` of two receipts as JSON, reasoning judged by ``reasoning_problems``, what the
+    provider did itself by ``provided_problems`` first (a server tool's ``provider_metadata``
+    is the protocol's business, as a reasoning block's is)."""
     mine, theirs = dict(seen), dict(expected)
-    problems = diff(
+    if mine.get("server_tools"):
+        mine["server_tools"] = [
+            {key: value for key, value in tool.items() if key != "provider_metadata"}
+            for tool in mine["server_tools"]
+        ]
+    problems = provided_problems(mine, theirs) + diff(
         {key: value for key, value in mine.items() if key != "reasoning"},
         {key: value for key, value in theirs.items() if key != "reasoning"},
     )
     return problems + reasoning_problems(mine.get("reasoning"), theirs.get("reasoning"), opaque)
+
+
+def provided_problems(seen: dict[str, Any], expected: dict[str, Any]) -> list[str]:
+    """What the provider did itself, lost in a way a run would act on wrongly, named: the
+    sources an answer cited dropped, or a tool the provider ran itself reported as a call for
+    the run to make (a run would execute it a second time)."""
+    problems: list[str] = []
+    cited = expected.get("citations") or []
+    if cited and not seen.get("citations"):
+        problems.append(
+            f"citations dropped: the upstream cited {len(cited)} source(s), the receipt has none"
+        )
+    ran = {tool["name"] for tool in expected.get("server_tools") or []}
+    called = sorted(ran & {call.get("name") for call in seen.get("tool_calls") or []})
+    if called:
+        problems.append(
+            f"a server tool turned into a client call: {', '.join(called)} ran at the provider "
+            "(ServerToolCall, receipt.server_tools), but the receipt asks the run to call it"
+        )
+    return problems
 
 
 def clip(value: Any, limit: int = 120) -> str:

@@ -30,7 +30,7 @@ from runport.conformance._upstream import (
     Upstream,
 )
 from runport.conformance._wire_protocol import WireProtocol
-from runport.contracts import ErrorCode, ExecutionRequest, Failed, ReasoningDelta
+from runport.contracts import Citation, ErrorCode, ExecutionRequest, Failed, ReasoningDelta
 from runport.ports import AsyncRuntimeAdapter, RuntimeAdapter
 
 __all__ = [
@@ -373,6 +373,8 @@ class Harness:
             "; an adapter that cannot carry reasoning says so: supports_reasoning = False in "
             "the suite class (its reasoning cases then skip)"
             if reasoning
+            else ": citations dropped (a Citation per source the upstream cites)"
+            if isinstance(lost, Citation)
             else ""
         )
         broken(

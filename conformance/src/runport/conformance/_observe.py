@@ -22,11 +22,15 @@ import pytest
 
 from runport.conformance._upstream import Pacer
 from runport.contracts import (
+    Citation,
     Complete,
     Delta,
     ExecutionReceipt,
     Failed,
+    FileDelta,
     ReasoningDelta,
+    ServerToolCall,
+    ServerToolResult,
     StreamEvent,
     ToolCallDelta,
 )
@@ -44,7 +48,15 @@ __all__ = [
     "render_events",
 ]
 
-PROGRESS: Final = (Delta, ReasoningDelta, ToolCallDelta)
+PROGRESS: Final = (
+    Delta,
+    ReasoningDelta,
+    ToolCallDelta,
+    ServerToolCall,
+    ServerToolResult,
+    Citation,
+    FileDelta,
+)
 """The progress events (law 4 paces every one of them)."""
 
 CALL_BOUND: Final = 45.0
@@ -79,6 +91,14 @@ def render_event(event: object) -> str:
         return f"R{_short(event.text)}"
     if isinstance(event, ToolCallDelta):
         return f"T{event.index}[{event.call_id} {event.name}]{_short(event.arguments_fragment)}"
+    if isinstance(event, ServerToolCall):
+        return f"ServerToolCall[{event.call_id} {event.name}]"
+    if isinstance(event, ServerToolResult):
+        return f"ServerToolResult[{event.call_id} {event.name}]"
+    if isinstance(event, Citation):
+        return f"Citation[{event.source.url or event.source.type} {event.start}:{event.end}]"
+    if isinstance(event, FileDelta):
+        return f"FileDelta[{event.media_type}{' partial' if event.partial else ''}]"
     if isinstance(event, Complete):
         receipt = event.receipt
         parts = [f"text={_short(receipt.text)}" if receipt.text is not None else "no text"]

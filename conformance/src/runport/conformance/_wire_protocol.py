@@ -18,7 +18,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
-from runport.conformance._cases import Case, Thought, UsageStep, block_signature, thought_blocks
+from runport.conformance._cases import (
+    Case,
+    Generated,
+    ServerTool,
+    Thought,
+    UsageStep,
+    block_signature,
+    thought_blocks,
+)
 from runport.contracts import ExecutionRequest
 
 __all__ = [
@@ -139,8 +147,10 @@ class WireProtocol(abc.ABC):
     reasoning block, a signature without text), ``"cut_turns"`` (a turn ended by the
     output-token limit, ``finish_reason`` ``length``), ``"cut_calls"`` (a call cut
     mid-arguments), ``"refusals"`` (``content_filter``), ``"pause_turns"`` (``pause``),
-    ``"cache_usage"`` (a ``UsageStep``'s ``cache_read``) and ``"cache_writes"`` (its
-    ``cache_write``). A case that needs a feature is played only by protocols that have it."""
+    ``"cache_usage"`` (a ``UsageStep``'s ``cache_read``), ``"cache_writes"`` (its
+    ``cache_write``), ``"citations"`` (a ``Cite``), ``"server_tools"`` (a ``ServerTool``) and
+    ``"files"`` (a ``Generated`` file). A case that needs a feature is played only by
+    protocols that have it."""
     in_process: ClassVar[bool] = False
     """True for the one protocol an adapter plays in-process (``scenario``): no server; each
     transcript's frames are ``runport.mock/v1`` events as JSON, one turn of
@@ -172,10 +182,15 @@ class WireProtocol(abc.ABC):
         default keeps the steps (a reasoning step with no text only where the wire has
         ``redacted_reasoning``) and renames the finish reason (``finish_reasons``). Must be
         idempotent: a played case plays as itself. Cache writes are dropped where the wire has
-        no ``cache_writes``."""
+        no ``cache_writes``, server tools where it has no ``server_tools``, generated files
+        where it has no ``files``."""
         steps = case.steps
         if "redacted_reasoning" not in self.features:
             steps = tuple(step for step in steps if not _empty_thought(step))
+        if "server_tools" not in self.features:
+            steps = tuple(step for step in steps if not isinstance(step, ServerTool))
+        if "files" not in self.features:
+            steps = tuple(step for step in steps if not isinstance(step, Generated))
         if "cache_writes" not in self.features:
             steps = tuple(
                 replace(step, cache_write=0)

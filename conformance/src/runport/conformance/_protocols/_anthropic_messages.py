@@ -9,6 +9,7 @@ it is a text block of the played text."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -17,6 +18,9 @@ from typing import Any, ClassVar, Final
 from runport.conformance._cases import (
     Call,
     Case,
+    Cite,
+    Generated,
+    ServerTool,
     Step,
     Text,
     Thought,
@@ -190,7 +194,20 @@ def _transcript(case: Case, forced: str | None, model: str) -> Transcript:
     block = -1
     open_kind: str | int | None = None
     for step, thought in zip(case.steps, block_numbers(case.steps), strict=True):
-        if isinstance(step, UsageStep) or (isinstance(step, Text) and not (forced or step.text)):
+        if isinstance(step, UsageStep | Generated) or (
+            isinstance(step, Text) and not (forced or step.text)
+        ):
+            continue
+        if isinstance(step, Cite):  # a citation on the text block open now
+            delta = {"type": "citations_delta", "citation": _location(step)}
+            steps.append(Frame(_event("content_block_delta", {"index": block, "delta": delta}), 1))
+            continue
+        if isinstance(step, ServerTool):
+            if open_kind is not None:
+                steps.append(Frame(_event("content_block_stop", {"index": block}), 0))
+            open_kind = None
+            steps += _server_tool_frames(step, block + 1)
+            block += 2
             continue
         kind: str | int = (
             "text"
@@ -266,6 +283,10 @@ def _message(case: Case, forced: str | None, model: str) -> bytes:
                 content.append({"type": "text", "text": step.text})
         elif isinstance(step, Call) and step.name is not None:
             content.append(_tool_use(step, _input(case, step.index)))
+        elif isinstance(step, ServerTool):
+            content += _server_tool_blocks(step)
+        elif isinstance(step, Cite):
+            content[-1].setdefault("citations", []).append(_location(step))
     message: dict[str, Any] = {
         "id": MESSAGE_ID,
         "type": "message",
@@ -284,6 +305,84 @@ def _message(case: Case, forced: str | None, model: str) -> bytes:
         answer_text = "".join(step.text for step in case.steps if isinstance(step, Text))
         encoded = encoded.replace(json_bytes(_SPLICE), answer_text.encode("utf-8"), 1)
     return encoded
+
+
+def _server_tool_blocks(step: ServerTool) -> list[dict[str, Any]]:
+    """A web search as its two blocks: the ``server_tool_use`` and its result."""
+    use = {"type": "server_tool_use", "id": step.call_id, "name": step.name, "input": step.input}
+    result = {"type": "web_search_tool_result", "tool_use_id": step.call_id, "content": step.output}
+    return [use, result]
+
+
+def _server_tool_frames(step: ServerTool, block: int) -> list[Frame]:
+    """Its blocks streamed: the call's input as ``input_json_delta`` (the call owed when its
+    block stops, its input whole), then the result block, whole at its start."""
+    use, result = _server_tool_blocks(step)
+    delta = {"type": "input_json_delta", "partial_json": json.dumps(step.input)}
+    return [
+        Frame(
+            _event("content_block_start", {"index": block, "content_block": {**use, "input": {}}}),
+            0,
+        ),
+        Frame(_event("content_block_delta", {"index": block, "delta": delta}), 0),
+        Frame(_event("content_block_stop", {"index": block}), 1),
+        Frame(_event("content_block_start", {"index": block + 1, "content_block": result}), 1),
+        Frame(_event("content_block_stop", {"index": block + 1}), 0),
+    ]
+
+
+def _location(step: Cite) -> dict[str, Any]:
+    """A citation of a web search's result, as the API writes it on a text block."""
+    return {
+        "type": "web_search_result_location",
+        "url": step.url,
+        "title": step.title,
+        "cited_text": step.cited_text,
+        "encrypted_index": "RUNPORT-INDEX-" + hashlib.sha256(step.url.encode()).hexdigest()[:16],
+    }
+
+
+def _cited(case: Case) -> Case:
+    """Web searches and citations as the Messages API says them (idempotent): a search's
+    results typed and with their encrypted content, its blocks' types kept to go back; a
+    citation attached to its text block, so it starts where the block does and has no end,
+    quoting the cited span of the answer when the case gives no quote."""
+    steps: list[Step] = []
+    text, block_start, in_text = "", 0, False
+    for step in case.steps:
+        if isinstance(step, Text):
+            if not in_text:
+                block_start, in_text = len(text), True
+            text += step.text
+        elif isinstance(step, ServerTool):
+            in_text = False
+            results = [
+                item
+                if "type" in item
+                else {
+                    "type": "web_search_result",
+                    **item,
+                    "title": item.get("title", ""),
+                    "encrypted_content": "RUNPORT-ENCRYPTED-"
+                    + hashlib.sha256(json.dumps(item, sort_keys=True).encode()).hexdigest()[:24],
+                }
+                for item in step.output
+            ]
+            step = replace(
+                step,
+                output=results,
+                call_metadata={"anthropic": {"type": "server_tool_use"}},
+                result_metadata={"anthropic": {"type": "web_search_tool_result"}},
+            )
+        elif isinstance(step, Cite):
+            quoted = step.cited_text
+            if quoted is None:
+                quoted = text[step.start : step.end]
+            step = replace(step, start=block_start, end=None, cited_text=quoted)
+        elif not isinstance(step, UsageStep):
+            in_text = False
+        steps.append(step)
+    return case if tuple(steps) == case.steps else replace(case, steps=tuple(steps))
 
 
 def _unspaced(steps: tuple[Step, ...]) -> tuple[Step, ...]:
@@ -319,8 +418,11 @@ class AnthropicMessages(WireProtocol):
     (calls in blocks), its own stop reasons, ``message_stop`` the completion marker; thinking
     blocks kept one part per block, and sent back intact (the API refuses a tool run's next
     turn otherwise); ``max_tokens``, ``refusal`` and ``pause_turn`` ends; cache reads and
-    writes beside ``input_tokens`` (in ``message_start`` when streamed). A call cut
-    mid-arguments is not played: the message body has no form for it."""
+    writes beside ``input_tokens`` (in ``message_start`` when streamed); a web search as
+    ``server_tool_use`` and ``web_search_tool_result`` blocks, a citation as a
+    ``citations_delta`` on its text block (no span: it starts where the block does). A call
+    cut mid-arguments is not played: the message body has no form for it; nor a generated
+    file: the API makes none."""
 
     name: ClassVar[str] = "anthropic-messages"
     endpoint: ClassVar[str] = "POST {base_url}/v1/messages"
@@ -341,6 +443,8 @@ class AnthropicMessages(WireProtocol):
             "pause_turns",
             "cache_usage",
             "cache_writes",
+            "citations",
+            "server_tools",
         }
     )
 
@@ -360,7 +464,7 @@ class AnthropicMessages(WireProtocol):
         return Refusal(400, json_bytes({"type": "error", "error": error}), problem)
 
     def play(self, case: Case) -> Case:
-        case = super().play(calls_in_blocks(case))
+        case = _cited(super().play(calls_in_blocks(case)))
         if json_answer(case):
             steps = _unspaced(case.steps)
             if steps != case.steps:

@@ -16,7 +16,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, ClassVar, Final, Literal
 
-from runport.conformance._cases import Call, Case, Text, Thought, UsageStep, block_numbers
+from runport.conformance._cases import (
+    Call,
+    Case,
+    Provided,
+    Text,
+    Thought,
+    UsageStep,
+    block_numbers,
+)
 from runport.conformance._protocols._request_shape import converse_shape, shape_problems
 from runport.conformance._rewrites import calls_in_blocks
 from runport.conformance._wire_protocol import (
@@ -105,7 +113,7 @@ class BedrockConverse(WireProtocol):
         block = -1
         open_kind: object = None
         for step, thought in zip(case.steps, block_numbers(case.steps), strict=True):
-            if isinstance(step, UsageStep) or (isinstance(step, Text) and not step.text):
+            if isinstance(step, UsageStep | Provided) or (isinstance(step, Text) and not step.text):
                 continue
             kind: object = (
                 "text"

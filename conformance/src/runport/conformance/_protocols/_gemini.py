@@ -13,6 +13,8 @@ from typing import Any, ClassVar, Final
 from runport.conformance._cases import (
     Call,
     Case,
+    Cite,
+    Generated,
     Text,
     Thought,
     UsageStep,
@@ -62,14 +64,29 @@ def _call(step: Call, arguments: str) -> dict[str, Any]:
     return {"functionCall": call}
 
 
+def _grounding(cites: Sequence[Cite]) -> dict[str, Any]:
+    """Citations as ``groundingMetadata``: a web chunk per source, a support per span (UTF-8
+    byte offsets into the text, which the suite's cases keep ASCII)."""
+    return {
+        "groundingChunks": [{"web": {"uri": c.url, "title": c.title}} for c in cites],
+        "groundingSupports": [
+            {"segment": {"startIndex": c.start, "endIndex": c.end}, "groundingChunkIndices": [n]}
+            for n, c in enumerate(cites)
+        ],
+    }
+
+
 def _parts(case: Case) -> list[tuple[dict[str, Any], int]]:
     """Each part and the progress events it carries (a call: its announcement and its one
     fragment, which in a played case follows the announcement; a thought: its text, the
-    part marked ``thought``, its signature as ``thoughtSignature``)."""
+    part marked ``thought``, its signature as ``thoughtSignature``; a generated image:
+    ``inlineData``). A citation is no part: ``_chunks`` sends it as grounding."""
     parts: list[tuple[dict[str, Any], int]] = []
     steps = case.steps
     for position, step in enumerate(steps):
-        if isinstance(step, Text):
+        if isinstance(step, Generated):
+            parts.append(({"inlineData": {"mimeType": step.media_type, "data": step.data}}, 1))
+        elif isinstance(step, Text):
             parts.append(({"text": step.text}, 1))
         elif isinstance(step, Thought):
             thought: dict[str, Any] = {"text": step.text, "thought": True}
@@ -104,7 +121,9 @@ class Gemini(WireProtocol):
     """The Gemini API: ``POST {base_url}/v1beta/models/{model}:streamGenerateContent?alt=sse``
     (``:generateContent`` unstreamed); each call whole, ``finishReason`` the completion
     marker, thought parts kept one part per run, ``{"gemini": {"thoughtSignature": …}}``;
-    cache reads as ``cachedContentTokenCount`` (no writes: a cache is a separate resource)."""
+    cache reads as ``cachedContentTokenCount`` (no writes: a cache is a separate resource);
+    citations as ``groundingMetadata``, a generated image an ``inlineData`` part; no web
+    search a client sees (its grounding is all the API says of it)."""
 
     name: ClassVar[str] = "gemini"
     endpoint: ClassVar[str] = "POST {base_url}/v1beta/models/{model}:streamGenerateContent?alt=sse"
@@ -119,7 +138,9 @@ class Gemini(WireProtocol):
         "MAX_TOKENS": "length",
         "SAFETY": "content_filter",
     }
-    features: ClassVar[frozenset[str]] = frozenset({"cut_turns", "refusals", "cache_usage"})
+    features: ClassVar[frozenset[str]] = frozenset(
+        {"cut_turns", "refusals", "cache_usage", "citations", "files"}
+    )
 
     def request_problems(self, request: WireRequest, sent: ExecutionRequest) -> list[str]:
         return shape_problems(gemini_shape(request.json), sent)
@@ -153,7 +174,15 @@ class Gemini(WireProtocol):
 
     def stream(self, case: Case, context: WireContext) -> Transcript:
         model = context.model
-        steps = [Frame(_sse(_response(model, [part])), carried) for part, carried in _parts(case)]
+        parts = iter(_parts(case))
+        steps: list[Frame] = []
+        for step in case.steps:
+            if isinstance(step, Cite):  # a chunk of its own, after the text it grounds
+                grounded = _response(model, [], groundingMetadata=_grounding([step]))
+                steps.append(Frame(_sse(grounded), 1))
+            elif _has_part(step):
+                part, carried = next(parts)
+                steps.append(Frame(_sse(_response(model, [part])), carried))
         last = {**_response(model, [{"text": ""}], finishReason=case.finish_reason), **_usage(case)}
         return Transcript(steps, closing=[_sse(last)])
 
@@ -175,9 +204,7 @@ def _generated(case: Case, model: str) -> dict[str, Any]:
     parts: list[dict[str, Any]] = []
     runs: list[object] = []
     numbers = iter(
-        n
-        for n, s in zip(block_numbers(case.steps), case.steps, strict=True)
-        if not isinstance(s, UsageStep) and not (isinstance(s, Call) and s.name is None)
+        n for n, s in zip(block_numbers(case.steps), case.steps, strict=True) if _has_part(s)
     )
     for part, _ in _parts(case):
         block = next(numbers, None)
@@ -187,4 +214,14 @@ def _generated(case: Case, model: str) -> dict[str, Any]:
         else:
             parts.append(part)
             runs.append(run)
-    return {**_response(model, parts, finishReason=case.finish_reason), **_usage(case)}
+    cites = [step for step in case.steps if isinstance(step, Cite)]
+    grounded = {"groundingMetadata": _grounding(cites)} if cites else {}
+    answer = _response(model, parts, finishReason=case.finish_reason, **grounded)
+    return {**answer, **_usage(case)}
+
+
+def _has_part(step: object) -> bool:
+    """Whether a played step is a part of its own (a call's continuation is in its first)."""
+    if isinstance(step, Call):
+        return step.name is not None
+    return isinstance(step, Text | Thought | Generated)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
-from runport.conformance._cases import Call, Case, Text, Thought, UsageStep
+from runport.conformance._cases import Call, Case, Cite, Generated, Text, Thought, UsageStep
 from runport.conformance._protocols._chat_request import chat_request_problems
 from runport.conformance._wire_protocol import (
     Frame,
@@ -53,6 +53,25 @@ def _usage(step: UsageStep) -> dict[str, Any]:
     return usage
 
 
+def _annotation(step: Cite) -> dict[str, Any]:
+    """A citation as OpenAI's search models write it: character indexes into the content."""
+    return {
+        "type": "url_citation",
+        "url_citation": {
+            "url": step.url,
+            "title": step.title,
+            "start_index": step.start,
+            "end_index": step.end,
+        },
+    }
+
+
+def _image(step: Generated) -> dict[str, Any]:
+    """A generated image as OpenRouter writes it: an ``image_url`` part with a ``data:`` URL."""
+    url = f"data:{step.media_type};base64,{step.data}"
+    return {"type": "image_url", "image_url": {"url": url}}
+
+
 def _error_body(marker: str, kind: str, code: str) -> bytes:
     return json_bytes(
         {"error": {"message": f"{marker} scripted {kind}", "type": kind, "code": code}}
@@ -85,7 +104,11 @@ def _transcript(case: Case, model: str) -> Transcript:
                 function = {"name": step.name, **function}
             entry["function"] = function
             steps.append(Frame(_chunk(model, {"tool_calls": [entry]}), 1))
-        else:
+        elif isinstance(step, Cite):
+            steps.append(Frame(_chunk(model, {"annotations": [_annotation(step)]}), 1))
+        elif isinstance(step, Generated):
+            steps.append(Frame(_chunk(model, {"images": [_image(step)]}), 1))
+        elif isinstance(step, UsageStep):
             usage = _usage(step)
     closing = [] if case.ending == "marker_only" else [_chunk(model, {}, case.finish_reason)]
     if usage is not None:
@@ -126,6 +149,12 @@ def _message(case: Case) -> dict[str, Any]:
         message["tool_calls"] = [call for _, call in sorted(calls.items())]
         if not text:
             message["content"] = None
+    notes = [_annotation(step) for step in case.steps if isinstance(step, Cite)]
+    if notes:
+        message["annotations"] = notes
+    images = [_image(step) for step in case.steps if isinstance(step, Generated)]
+    if images:
+        message["images"] = images
     return message
 
 
@@ -155,13 +184,23 @@ class OpenAIChat(WireProtocol):
     marker ``data: [DONE]``, or a clean end of the body after a ``finish_reason`` (servers that
     send no ``[DONE]``); reasoning as ``reasoning_content``,
     kept as one part per turn; cache reads as ``prompt_tokens_details.cached_tokens`` (the
-    API reports no cache writes)."""
+    API reports no cache writes); citations as ``annotations`` (``url_citation``) and
+    generated images as ``images`` (``data:`` URLs), each in the delta that carries it; no
+    server tools."""
 
     name: ClassVar[str] = "openai-chat"
     endpoint: ClassVar[str] = "POST {base_url}/chat/completions"
     root: ClassVar[str] = "/v1"
     features: ClassVar[frozenset[str]] = frozenset(
-        {"cut_turns", "cut_calls", "refusals", "cache_usage", "separate_marker"}
+        {
+            "cut_turns",
+            "cut_calls",
+            "refusals",
+            "cache_usage",
+            "separate_marker",
+            "citations",
+            "files",
+        }
     )
 
     def recognise(self, request: WireRequest) -> bool | str:

@@ -22,6 +22,9 @@ from typing import Any, ClassVar, Final
 from runport.conformance._cases import (
     Call,
     Case,
+    Cite,
+    Generated,
+    ServerTool,
     Text,
     Thought,
     UsageStep,
@@ -164,12 +167,25 @@ def _call_id(step: Call) -> str:
 
 def _items(case: Case) -> list[tuple[str, Any, list[Any]]]:
     """The played case as output items: ``(kind, key, steps)`` runs, in order — a reasoning
-    block (key: its number), a run of text, one call (key: its index)."""
+    block (key: its number), a run of text (with the citations after it: its annotations), one
+    call (key: its index), a server tool's item (key: its id), a generated image."""
     runs: list[tuple[str, Any, list[Any]]] = []
-    for step, thought in zip(case.steps, block_numbers(case.steps), strict=True):
+    for number, (step, thought) in enumerate(
+        zip(case.steps, block_numbers(case.steps), strict=True)
+    ):
         if isinstance(step, UsageStep) or (isinstance(step, Text) and not step.text):
             continue
-        if isinstance(step, Thought):
+        if isinstance(step, Cite):
+            if not runs or runs[-1][0] != "message":
+                raise ValueError(f"{case.name}: a citation with no text before it to annotate")
+            runs[-1][2].append(step)
+            continue
+        key: Any
+        if isinstance(step, ServerTool):
+            kind, key = "web_search_call", step.call_id
+        elif isinstance(step, Generated):
+            kind, key = "image_generation_call", number
+        elif isinstance(step, Thought):
             kind, key = "reasoning", thought
         elif isinstance(step, Text):
             kind, key = "message", None
@@ -186,15 +202,29 @@ def _done_item(kind: str, key: Any, steps: list[Any], position: int, case: Case)
     if kind == "reasoning":
         return dict(reasoning_items(case)[key])
     if kind == "message":
-        text = "".join(step.text for step in steps)
+        text = "".join(step.text for step in steps if isinstance(step, Text))
+        notes = [_annotation(step) for step in steps if isinstance(step, Cite)]
         return {
             "id": f"msg_runport_conformance_{position}",
             "type": "message",
             "status": "completed",
             "role": "assistant",
-            "content": [{"type": "output_text", "text": text, "annotations": [], "logprobs": []}],
+            "content": [
+                {"type": "output_text", "text": text, "annotations": notes, "logprobs": []}
+            ],
         }
     first = steps[0]
+    if kind == "web_search_call":
+        action = first.input["action"]
+        return {"id": first.call_id, "type": kind, "status": "completed", "action": action}
+    if kind == "image_generation_call":
+        return {
+            "id": f"ig_runport_conformance_{position}",
+            "type": kind,
+            "status": "completed",
+            "output_format": first.media_type.removeprefix("image/"),
+            "result": first.data,
+        }
     return {
         "id": f"fc_runport_conformance_{position}",
         "type": "function_call",
@@ -202,6 +232,17 @@ def _done_item(kind: str, key: Any, steps: list[Any], position: int, case: Case)
         "arguments": "".join(step.fragment for step in steps),
         "call_id": _call_id(first),
         "name": first.name,
+    }
+
+
+def _annotation(step: Cite) -> dict[str, Any]:
+    """A citation as the API annotates ``output_text``: character indexes into the part."""
+    return {
+        "type": "url_citation",
+        "start_index": step.start,
+        "end_index": step.end,
+        "url": step.url,
+        "title": step.title,
     }
 
 
@@ -255,7 +296,19 @@ def _item_frames(
             "logprobs": [],
         }
         pieces.append((event("response.content_part.added", **at, content_index=0, part=empty), 0))
+        noted = 0
         for step in steps:
+            if isinstance(step, Cite):
+                added_note = event(
+                    "response.output_text.annotation.added",
+                    **at,
+                    content_index=0,
+                    annotation_index=noted,
+                    annotation=_annotation(step),
+                )
+                pieces.append((added_note, 1))
+                noted += 1
+                continue
             delta = event(
                 "response.output_text.delta", **at, content_index=0, delta=step.text, logprobs=[]
             )
@@ -270,6 +323,15 @@ def _item_frames(
                 0,
             )
         )
+    elif kind in ("web_search_call", "image_generation_call"):
+        # the tool's call and result (or the image) come with the finished item
+        added = {"id": item_id, "type": kind, "status": "in_progress"}
+        pieces.append((event("response.output_item.added", output_index=position, item=added), 0))
+        carried = 2 if kind == "web_search_call" else 1
+        pieces.append(
+            (event("response.output_item.done", output_index=position, item=done), carried)
+        )
+        return pieces
     else:
         added = {**done, "status": "in_progress", "arguments": ""}
         pieces.append((event("response.output_item.added", output_index=position, item=added), 1))
@@ -324,11 +386,28 @@ def _output(case: Case) -> list[dict[str, Any]]:
     ]
 
 
+def _searched(step: ServerTool) -> ServerTool:
+    """A web search as a ``web_search_call`` item says it (idempotent)."""
+    metadata = {"openai-responses": {"type": "web_search_call"}}
+    if isinstance(step.input, dict) and "action" in step.input:
+        return step
+    query = step.input.get("query") if isinstance(step.input, dict) else None
+    return replace(
+        step,
+        input={"action": {"type": "search", "query": query}},
+        output={"status": "completed"},
+        call_metadata=metadata,
+        result_metadata=metadata,
+    )
+
+
 class OpenAIResponses(WireProtocol):
     """The Responses API: ``POST {base_url}/responses`` under ``/v1``; typed output items,
     ``response.completed`` / ``response.incomplete`` the completion marker, reasoning items
     kept one part per block and sent back (a stateless run: ``store: false``) with their ids
-    and encrypted content intact."""
+    and encrypted content intact; a web search a ``web_search_call`` item, a citation an
+    ``output_text`` annotation (``annotation.added`` streamed), an image an
+    ``image_generation_call`` item."""
 
     name: ClassVar[str] = "openai-responses"
     endpoint: ClassVar[str] = "POST {base_url}/responses"
@@ -341,6 +420,9 @@ class OpenAIResponses(WireProtocol):
             "cut_calls",
             "refusals",
             "cache_usage",
+            "citations",
+            "server_tools",
+            "files",
         }
     )
 
@@ -366,8 +448,16 @@ class OpenAIResponses(WireProtocol):
 
     def play(self, case: Case) -> Case:
         """Calls in blocks; no finish reason on the wire: a completed turn is ``tool_calls``
-        when it made calls, else ``stop``; an incomplete one names its reason."""
+        when it made calls, else ``stop``; an incomplete one names its reason. A web search
+        is a ``web_search_call`` item: its call the item's ``action``, its result the item's
+        ``status`` (the item carries no results), both kept as ``{"openai-responses":
+        {"type": "web_search_call"}}``."""
         case = super().play(calls_in_blocks(case))
+        searched = tuple(
+            _searched(step) if isinstance(step, ServerTool) else step for step in case.steps
+        )
+        if searched != case.steps:
+            case = replace(case, steps=searched)
         reason = case.finish_reason
         if reason in ("stop", "tool_calls"):
             reason = "tool_calls" if any(isinstance(s, Call) for s in case.steps) else "stop"

@@ -11,7 +11,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from runport.conformance._cases import Call, Case, Text, Thought
+from runport.conformance._cases import (
+    Call,
+    Case,
+    Cite,
+    Generated,
+    Provided,
+    ServerTool,
+    Text,
+    Thought,
+)
 from runport.conformance._wire_protocol import (
     Frame,
     Transcript,
@@ -46,17 +55,40 @@ def _event(step: Text | Thought | Call) -> dict[str, Any] | None:
     return event
 
 
+def _provided(step: Provided) -> list[dict[str, Any]]:
+    """What the provider did itself, as the mock's events (a server tool: its call, then its
+    result)."""
+    if isinstance(step, ServerTool):
+        call = {"kind": "server_tool_call", "call_id": step.call_id, "name": step.name}
+        result = {"kind": "server_tool_result", "call_id": step.call_id, "output": step.output}
+        return [{**call, "input": step.input}, result]
+    if isinstance(step, Cite):
+        source = {"type": "url", "url": step.url, "title": step.title}
+        return [{"kind": "citation", "source": source, "start": step.start, "end": step.end}]
+    return [{"kind": "file_delta", "media_type": step.media_type, "data": step.data}]
+
+
 class Scenario(WireProtocol):
     """The runport mock's own script: ``upstream.scenario`` holds one turn per planned call;
         reasoning is one part per block, ``{"mock": {"signature": …}}`` when signed; a turn ends
     every way runport names (``length``, ``content_filter``, ``pause``) and counts cache reads
-    and writes."""
+    and writes; it runs server tools, cites sources and generates files."""
 
     name: ClassVar[str] = "scenario"
     endpoint: ClassVar[str] = "play upstream.scenario"
     in_process: ClassVar[bool] = True
     features: ClassVar[frozenset[str]] = frozenset(
-        {"cut_turns", "cut_calls", "refusals", "pause_turns", "cache_usage", "cache_writes"}
+        {
+            "cut_turns",
+            "cut_calls",
+            "refusals",
+            "pause_turns",
+            "cache_usage",
+            "cache_writes",
+            "citations",
+            "server_tools",
+            "files",
+        }
     )
 
     def recognise(self, request: WireRequest) -> bool | str:
@@ -75,6 +107,8 @@ class Scenario(WireProtocol):
                 event = _event(step)
                 if event is not None:
                     steps.append(Frame(json_bytes(event), 1))
+            elif isinstance(step, ServerTool | Cite | Generated):
+                steps += [Frame(json_bytes(event), 1) for event in _provided(step)]
             else:
                 counts = {"input_tokens": step.input_tokens, "output_tokens": step.output_tokens}
                 if step.cache_read:

@@ -24,6 +24,7 @@ from runport.cli._record import (
     comparable,
     dump_json,
     input_document,
+    kept_unknown,
     redact,
     redact_answer,
     redacted_blocks,
@@ -171,6 +172,12 @@ def main(args: argparse.Namespace) -> int:
         sys.stderr.write(
             f"runport: {redacted} redacted reasoning block(s) not recorded (a scenario replays "
             "reasoning text only)\n"
+        )
+    unknown = kept_unknown(live.result)
+    if unknown:
+        sys.stderr.write(
+            f"runport: {unknown} object(s) of kinds runport does not read, kept in the receipt's "
+            "provider_metadata, not recorded (a scenario has no event for them)\n"
         )
     report(live, sys.stderr)  # a recorded failure is a recording all the same
     return 0

@@ -18,6 +18,7 @@ from runport.cli._cmd_adapters import takes
 from runport.cli._errors import CliError
 from runport.cli._files import request
 from runport.cli._output import ReasoningToStderr, report, write_reasoning
+from runport.cli._save_files import prepare_folder, save_files
 from runport.cli._sinks import stream_sink
 from runport.contracts import ErrorCode, OperationEnvelope
 from runport.core import Contract, ContractError, ScenarioError, load_contract
@@ -52,6 +53,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="write the model's reasoning to stderr (as it arrives with --stream or --json); "
         "stdout keeps only the answer",
+    )
+    parser.add_argument(
+        "--save-files",
+        type=Path,
+        metavar="DIR",
+        help="write the files and images the model generated into DIR (made if missing; "
+        "runport names each file)",
     )
     parser.add_argument(
         "--tools",
@@ -100,6 +108,7 @@ def main(args: argparse.Namespace) -> int:
         contract = args.contract  # execute_contract reports it, in the envelope
     loaded = contract if isinstance(contract, Contract) else None
     inputs, context, fixture = request(args.input, args.inline, loaded)
+    folder = None if args.save_files is None else prepare_folder(args.save_files)
     runtime = adapter(args.adapter, args.scenario)
     if args.tools is not None:
         from runport.cli._run_tools import load_tools, run_command
@@ -119,6 +128,7 @@ def main(args: argparse.Namespace) -> int:
             stream=args.stream,
             json_lines=args.json,
             reasoning=args.reasoning,
+            save_to=folder,
         )
     if args.json or args.stream:
         with stream_sink(json_lines=args.json) as sink:
@@ -142,7 +152,15 @@ def main(args: argparse.Namespace) -> int:
         if args.reasoning and envelope.result is not None:
             write_reasoning(sys.stderr, [envelope.result])
         _print_envelope(envelope)
+    if folder is not None and envelope.result is not None:
+        saved(save_files(folder, [envelope.result]))
     return report(envelope, sys.stderr)
+
+
+def saved(paths: list[Path]) -> None:
+    """Say on stderr where each generated file went (stdout keeps the answer)."""
+    for path in paths:
+        sys.stderr.write(f"runport: saved {path}\n")
 
 
 def structured(contract: Path) -> bool:

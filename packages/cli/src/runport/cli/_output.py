@@ -45,7 +45,8 @@ class JsonLines:
 
 
 class PlainStream:
-    """``--stream`` piped: text as it arrives, then the tool calls and the receipt.
+    """``--stream`` piped: text as it arrives, then the sources it cites, the tool calls and
+    the receipt.
 
     Only the answer: a ``ReasoningDelta`` is never written here, and the receipt is written
     without its ``reasoning`` (``--reasoning`` sends reasoning to stderr; ``--json`` and the
@@ -68,6 +69,7 @@ class PlainStream:
             self.out.write("\n")
         receipt = envelope.result
         if receipt is not None and envelope.stream_events:
+            write_sources(self.out, receipt)
             write_tool_calls(self.out, receipt)
             self.out.write(json.dumps(answer_receipt(receipt), indent=2, ensure_ascii=False))
             self.out.write("\n")
@@ -79,6 +81,36 @@ def write_tool_calls(out: TextIO, receipt: ExecutionReceipt) -> None:
     for index, call in enumerate(receipt.tool_calls or []):
         arguments = json.dumps(call.arguments, ensure_ascii=False)
         out.write(f"tool call {index}: {call.name} ({call.call_id}) {arguments}\n")
+
+
+def source_lines(receipt: ExecutionReceipt) -> list[str]:
+    """The sources a turn's answer cites, one line each, as text: a web source's title and
+    URL (a link to follow, never fetched by runport), a document's index, name and the
+    passage quoted. Repeated sources are listed once."""
+    lines: list[str] = []
+    seen: set[str] = set()
+    for citation in receipt.citations or []:
+        source = citation.source
+        if source.type == "url":
+            shown = " — ".join(part for part in (source.title, source.url) if part)
+        else:
+            named = source.filename or source.file_id
+            index = source.document_index
+            shown = "document" + (f" {index}" if index is not None else "")
+            shown += f" ({named})" if named else ""
+            if citation.cited_text:
+                shown += f': "{citation.cited_text}"'
+        if shown and shown not in seen:
+            seen.add(shown)
+            lines.append(f"[{len(lines) + 1}] {shown}")
+    return lines
+
+
+def write_sources(out: TextIO, receipt: ExecutionReceipt) -> None:
+    """``sources:`` and the cited sources under the answer, if it cites any."""
+    lines = source_lines(receipt)
+    if lines:
+        out.write("sources:\n" + "".join(f"  {line}\n" for line in lines))
 
 
 def answer_receipt(receipt: ExecutionReceipt) -> dict[str, Any]:

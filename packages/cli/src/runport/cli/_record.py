@@ -4,13 +4,15 @@
 Every event the adapter streamed becomes a scenario event — ``Delta`` a ``delta``,
 ``ReasoningDelta`` a ``reasoning_delta`` (the last piece of each of the receipt's reasoning
 blocks carrying the block's signature, when the provider gave one), ``ToolCallDelta`` a
-``tool_call_delta``, the receipt's usage (cache counts too) a ``usage`` before the ``finish``
-(with the receipt's finish reason, and its ``finish`` where that is another word), ``Failed``
-a ``fail`` with its code and message — so the mock replays the same stream and builds the same
-receipt. Of a reasoning block's provider metadata only its signature
-is kept (the mock's ``{"mock": {"signature": ...}}``); a redacted block (no text) is not
-recorded. Redaction replaces values by
-JSON pointer, in the inputs (``/inputs/…``, ``/context/…``) or the answer (``/output…``).
+``tool_call_delta``, what the provider did itself its own kind (``ServerToolCall`` a
+``server_tool_call`` and ``ServerToolResult`` a ``server_tool_result``, their provider metadata
+kept, ``Citation`` a ``citation``, ``FileDelta`` a ``file_delta``), the receipt's usage
+(cache counts too) a ``usage`` before the ``finish`` (with the receipt's finish reason, and its
+``finish`` where that is another word), ``Failed`` a ``fail`` with its code and message — so
+the mock replays the same stream and builds the same receipt. Of a reasoning block's provider
+metadata only its signature is kept (the mock's ``{"mock": {"signature": ...}}``); a redacted
+block (no text) is not recorded. Redaction replaces values by JSON pointer, in the inputs
+(``/inputs/…``, ``/context/…``) or the answer (``/output…``).
 """
 
 from __future__ import annotations
@@ -22,17 +24,22 @@ from typing import Any
 
 from runport.cli._errors import CliError
 from runport.contracts import (
+    Citation,
     Complete,
     Delta,
     ErrorCode,
     ExecutionReceipt,
     Failed,
+    FileDelta,
     ReasoningDelta,
     ReasoningPart,
+    ServerToolCall,
+    ServerToolResult,
     StreamEvent,
     ToolCallDelta,
     canonical_json,
 )
+from runport.core import MAX_SCALAR_BYTES
 
 REDACTED = "[redacted]"
 
@@ -166,12 +173,38 @@ def turn_events(events: Sequence[StreamEvent]) -> list[dict[str, Any]]:
                     "arguments_fragment": event.arguments_fragment,
                 }
             )
+        elif isinstance(event, ServerToolCall | ServerToolResult | Citation | FileDelta):
+            played.append(provided_event(event))
         elif isinstance(event, Complete):
             played.extend(_finish(event.receipt))
         else:
             assert isinstance(event, Failed)
             played.append({"kind": "fail", "code": event.code, "message": event.message})
     return played
+
+
+def provided_event(
+    event: ServerToolCall | ServerToolResult | Citation | FileDelta,
+) -> dict[str, Any]:
+    """The scenario event of what the provider did itself: the event's own fields under the
+    scenario's kind (a result's ``name`` is its call's, so the scenario leaves it out). A
+    generated file longer than a scenario file's strings may be is refused, since the
+    recording could not be read back."""
+    fields = event.model_dump(mode="json", exclude={"kind"})
+    if isinstance(event, ServerToolCall):
+        return {"kind": "server_tool_call", **fields}
+    if isinstance(event, ServerToolResult):
+        del fields["name"]
+        return {"kind": "server_tool_result", **fields}
+    if isinstance(event, Citation):
+        return {"kind": "citation", **fields}
+    if len(event.data) > MAX_SCALAR_BYTES:
+        raise CliError(
+            ErrorCode.DATA_INVALID,
+            f"a generated {event.media_type} file of {len(event.data):,} base64 characters is "
+            f"past what a scenario file's strings may hold ({MAX_SCALAR_BYTES:,})",
+        )
+    return {"kind": "file_delta", **fields}
 
 
 def _finish(receipt: ExecutionReceipt) -> list[dict[str, Any]]:
@@ -200,10 +233,12 @@ def comparable(receipt: ExecutionReceipt | None) -> dict[str, Any] | None:
     """The receipt without the adapter that made it: what a replay must reproduce. Its
     reasoning is compared as the mock can replay it: the joined text and the signatures, in
     order (block boundaries without a signature, other provider metadata and redacted blocks
-    are not in a scenario)."""
+    are not in a scenario). What the provider sent that runport has no type for (the receipt's
+    ``provider_metadata``, adr/0054-nothing-a-provider-sends-is-dropped.md) has no scenario
+    event either, so it is not compared; ``kept_unknown`` counts it for the command to say."""
     if receipt is None:
         return None
-    kept = receipt.model_dump(mode="json", exclude={"adapter", "reasoning"})
+    kept = receipt.model_dump(mode="json", exclude={"adapter", "reasoning", "provider_metadata"})
     parts = receipt.reasoning or []
     if parts:
         kept["reasoning"] = {
@@ -211,6 +246,18 @@ def comparable(receipt: ExecutionReceipt | None) -> dict[str, Any] | None:
             "signatures": [s for s in map(signature_of, parts) if s is not None],
         }
     return kept
+
+
+def kept_unknown(receipt: ExecutionReceipt | None) -> int:
+    """How many objects of kinds runport does not read the receipt kept (so are not recorded)."""
+    if receipt is None or not receipt.provider_metadata:
+        return 0
+    kept = [
+        value.get("unknown")
+        for value in receipt.provider_metadata.values()
+        if isinstance(value, dict)
+    ]
+    return sum(len(items) for items in kept if isinstance(items, list))
 
 
 def redacted_blocks(receipt: ExecutionReceipt | None) -> int:

@@ -15,6 +15,7 @@ from runport.cli._output import (
     ReasoningToStderr,
     diagnostic_line,
     write_reasoning,
+    write_sources,
     write_tool_calls,
 )
 from runport.cli._sinks import run_sink
@@ -63,8 +64,8 @@ def load_tools(spec: str) -> list[Tool | Callable[..., Any]]:
 
 
 class TurnStream:
-    """Plain streaming of a run: text as it arrives, each turn's tool calls when it ends
-    (reasoning never: ``--reasoning`` sends it to stderr)."""
+    """Plain streaming of a run: text as it arrives, each turn's sources and tool calls when it
+    ends (reasoning never: ``--reasoning`` sends it to stderr)."""
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
@@ -79,6 +80,7 @@ class TurnStream:
                 self.out.write("\n")
                 self._ends_with_newline = True
             if isinstance(event, Complete):
+                write_sources(self.out, event.receipt)
                 write_tool_calls(self.out, event.receipt)
         self.out.flush()
 
@@ -120,6 +122,7 @@ def run_command(
     stream: bool,
     json_lines: bool,
     reasoning: bool = False,
+    save_to: Path | None = None,
 ) -> int:
     out = sys.stdout
     try:
@@ -159,6 +162,11 @@ def run_command(
             document = {k: document[k] for k in ("output", "usage", "warnings")}
             document["turns"] = len(result.receipts)
         out.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    if save_to is not None:
+        from runport.cli._cmd_run import saved
+        from runport.cli._save_files import save_files
+
+        saved(save_files(save_to, list(result.receipts)))
     for warning in result.warnings:
         sys.stderr.write(f"runport: warning: {warning}\n")
     return 0

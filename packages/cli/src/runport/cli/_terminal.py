@@ -24,6 +24,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
+from runport.cli._output import source_lines
 from runport.cli._safe import printable
 from runport.contracts import (
     AnswerRejected,
@@ -134,6 +135,8 @@ class RichStream:
     def finish(self, envelope: OperationEnvelope) -> None:
         self.stop()
         summary = receipt_summary(envelope.result) if envelope.result is not None else None
+        if envelope.result is not None:
+            print_sources(self.console, envelope.result)
         if summary is not None:
             self.console.print(summary)
 
@@ -175,6 +178,16 @@ class RichStream:
         if not self.structured or self._snapshot is not None:
             return False
         return "".join(self._chunks[:8]).lstrip().startswith(("{", "["))
+
+
+def print_sources(console: Console, receipt: ExecutionReceipt) -> None:
+    """The sources the answer cites, under it; each line plain ``Text``, so a title or URL
+    the model wrote is never read as rich markup."""
+    lines = source_lines(receipt)
+    if lines:
+        console.print(Text("sources:", style="dim"))
+        for line in lines:
+            console.print(Text("  " + printable(line)))
 
 
 def _scalar(value: Any) -> str:
@@ -283,6 +296,7 @@ class RichTurns:
             self._turn.stop()
             self._turn = None
         if self._receipt is not None:
+            print_sources(self.console, self._receipt)
             self.console.print(receipt_summary(self._receipt))
             self._receipt = None
 

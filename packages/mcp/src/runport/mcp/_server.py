@@ -56,8 +56,10 @@ _EXECUTE_INPUT_SCHEMA: dict[str, Any] = {
             "type": "boolean",
             "description": (
                 "stream the run: every event (the model's reasoning as ReasoningDelta, the "
-                "answer as Delta) is sent as a progress notification (when the request carries "
-                "a progress token) and kept in the envelope's stream_events"
+                "answer as Delta, a tool the provider ran itself as ServerToolCall and "
+                "ServerToolResult, a cited source as Citation, a generated file as FileDelta) "
+                "is sent as a progress notification (when the request carries a progress "
+                "token) and kept in the envelope's stream_events"
             ),
         },
         "partial_output": {

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from pydantic import JsonValue
 
 from runport.contracts import (
+    CitationSource,
     ExecutionReceipt,
     ExecutionRequest,
     Finish,
@@ -90,6 +91,52 @@ class AsyncEmitter(EmitterCore):
     ) -> None:
         """A whole tool call at the next index, its arguments sent as one fragment."""
         await self.send(self.turn.tool_call(name, arguments, call_id=call_id))
+
+    async def server_tool_call(
+        self,
+        name: str,
+        input: JsonValue = None,
+        *,
+        call_id: str | None = None,
+        provider_metadata: dict[str, JsonValue] | None = None,
+    ) -> None:
+        """A tool the provider runs itself is announced (see ``Emitter.server_tool_call``)."""
+        await self.send(
+            self.turn.server_call(name, input, call_id=call_id, provider_metadata=provider_metadata)
+        )
+
+    async def server_tool_result(
+        self,
+        call_id: str,
+        output: JsonValue = None,
+        *,
+        error: str | None = None,
+        provider_metadata: dict[str, JsonValue] | None = None,
+    ) -> None:
+        """What a server tool returned (see ``Emitter.server_tool_result``)."""
+        await self.send(
+            self.turn.server_result(
+                call_id, output, error=error, provider_metadata=provider_metadata
+            )
+        )
+
+    async def citation(
+        self,
+        source: str | CitationSource,
+        *,
+        title: str | None = None,
+        cited_text: str | None = None,
+        start: int | None = None,
+        end: int | None = None,
+    ) -> None:
+        """A source the answer cites (see ``Emitter.citation``)."""
+        await self.send(
+            self.turn.citation(source, title=title, cited_text=cited_text, start=start, end=end)
+        )
+
+    async def file(self, media_type: str, data: bytes | str, *, partial: bool = False) -> None:
+        """A file the model generated (see ``Emitter.file``)."""
+        await self.send(self.turn.file(media_type, data, partial=partial))
 
     def usage(
         self,

@@ -18,6 +18,7 @@ from pydantic import JsonValue
 
 from runport.contracts import (
     AdapterDescriptor,
+    CitationSource,
     Complete,
     ExecutionReceipt,
     ExecutionRequest,
@@ -175,6 +176,61 @@ class Emitter(EmitterCore):
     def tool_call(self, name: str, arguments: JsonValue, *, call_id: str | None = None) -> None:
         """A whole tool call at the next index, its arguments sent as one fragment."""
         self.send(self.turn.tool_call(name, arguments, call_id=call_id))
+
+    def server_tool_call(
+        self,
+        name: str,
+        input: JsonValue = None,
+        *,
+        call_id: str | None = None,
+        provider_metadata: dict[str, JsonValue] | None = None,
+    ) -> None:
+        """A tool the provider runs itself is announced (one ``ServerToolCall``, kept in the
+        receipt's ``server_tools``; never a call the run makes). ``call_id`` defaults to
+        ``srv_<n>``, counting the turn's server tool calls from 0."""
+        self.send(
+            self.turn.server_call(name, input, call_id=call_id, provider_metadata=provider_metadata)
+        )
+
+    def server_tool_result(
+        self,
+        call_id: str,
+        output: JsonValue = None,
+        *,
+        error: str | None = None,
+        provider_metadata: dict[str, JsonValue] | None = None,
+    ) -> None:
+        """What the server tool ``call_id`` returned, or its ``error`` (one
+        ``ServerToolResult`` under the call's name); it answers a call announced before it,
+        once."""
+        self.send(
+            self.turn.server_result(
+                call_id, output, error=error, provider_metadata=provider_metadata
+            )
+        )
+
+    def citation(
+        self,
+        source: str | CitationSource,
+        *,
+        title: str | None = None,
+        cited_text: str | None = None,
+        start: int | None = None,
+        end: int | None = None,
+    ) -> None:
+        """A source the answer cites (one ``Citation``): a URL string (with its ``title``) or
+        a ``CitationSource``; ``start``/``end`` are character offsets into the turn's text,
+        and a span past the text fails the turn when it finishes, as a codec's would."""
+        self.send(
+            self.turn.citation(source, title=title, cited_text=cited_text, start=start, end=end)
+        )
+
+    def file(self, media_type: str, data: bytes | str, *, partial: bool = False) -> None:
+        """A file the model generated (one ``FileDelta``): ``data`` is its bytes, or their
+        base64 as a provider sends it. A whole one (not ``partial``) is kept in the receipt's
+        ``files``; bytes that are not its media type fail the turn
+        (``TQX_RUNTIME_INVALID_RESPONSE``), and it counts against ``max_response_bytes``."""
+        self.send(self.turn.file(media_type, data, partial=partial))
 
     def usage(
         self,

@@ -10,14 +10,16 @@ the law is kept in one place whichever way the events travel.
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any, Final, TypeVar, get_args
 
-from pydantic import JsonValue
+from pydantic import JsonValue, ValidationError
 
 from runport.contracts import (
     AdapterDescriptor,
     Citation,
+    CitationSource,
     Complete,
     Delta,
     ErrorCode,
@@ -64,6 +66,20 @@ class TurnUsageError(ValueError):
     grammar, an emit after the terminal): the test's mistake, reported to its author."""
 
 
+_E = TypeVar("_E", ServerToolCall, ServerToolResult, Citation, CitationSource, FileDelta)
+
+
+def _made(model: type[_E], **fields: Any) -> _E:
+    """An event of what the provider did itself, from a handler's arguments: fields no such
+    event may have are the handler's mistake."""
+    try:
+        return model(**fields)
+    except ValidationError as error:
+        problem = error.errors()[0]
+        where = ".".join(str(part) for part in problem["loc"])
+        raise TurnUsageError(f"a {model.__name__}: {where}: {problem['msg']}") from None
+
+
 class Turn:
     """The state of one call: the assembled stream, the bytes played, usage, virtual time.
 
@@ -85,6 +101,7 @@ class Turn:
         self._played = 0
         self._next_index = 0
         self._reasoning_open = False
+        self._server_count = 0
         try:
             self._limit = max_response_bytes_for(request, own_limit)
         except PortError as error:
@@ -239,6 +256,80 @@ class Turn:
         terminal = self._assembler.terminal
         assert isinstance(terminal, Complete)
         return terminal.receipt
+
+    def server_call(
+        self,
+        name: str,
+        input: JsonValue = None,
+        *,
+        call_id: str | None = None,
+        provider_metadata: dict[str, JsonValue] | None = None,
+    ) -> StreamEvent:
+        """A tool the provider runs itself is announced (``call_id`` defaults to
+        ``srv_<n>``, counting this turn's server tool calls)."""
+        self._server_count += 1
+        return self.provided(
+            _made(
+                ServerToolCall,
+                call_id=call_id or f"srv_{self._server_count - 1}",
+                name=name,
+                input=input,
+                provider_metadata=provider_metadata or None,
+            )
+        )
+
+    def server_result(
+        self,
+        call_id: str,
+        output: JsonValue = None,
+        *,
+        error: str | None = None,
+        provider_metadata: dict[str, JsonValue] | None = None,
+    ) -> StreamEvent:
+        """What server tool call ``call_id``, announced before and not yet answered,
+        returned (or its ``error``), under the call's name."""
+        name = self._builder.server_call_name(call_id)
+        if name is None:
+            raise TurnUsageError(
+                f"a server tool result for call {call_id!r}, never announced or already answered"
+            )
+        return self.provided(
+            _made(
+                ServerToolResult,
+                call_id=call_id,
+                name=name,
+                output=output,
+                error=error,
+                provider_metadata=provider_metadata or None,
+            )
+        )
+
+    def citation(
+        self,
+        source: str | CitationSource,
+        *,
+        title: str | None = None,
+        cited_text: str | None = None,
+        start: int | None = None,
+        end: int | None = None,
+    ) -> StreamEvent:
+        """A source the answer cites: a URL (with its ``title``) or a ``CitationSource``;
+        ``start``/``end`` are character offsets into the turn's text."""
+        if isinstance(source, str):
+            cited = _made(CitationSource, type="url", url=source, title=title)
+        elif title is not None:
+            raise TurnUsageError("a citation's title goes in its CitationSource")
+        else:
+            cited = source
+        return self.provided(
+            _made(Citation, source=cited, cited_text=cited_text, start=start, end=end)
+        )
+
+    def file(self, media_type: str, data: bytes | str, *, partial: bool = False) -> StreamEvent:
+        """A file the model generated: ``data`` is its bytes (or their base64, as sent)."""
+        if isinstance(data, bytes | bytearray):
+            data = base64.b64encode(data).decode("ascii")
+        return self.provided(_made(FileDelta, media_type=media_type, data=data, partial=partial))
 
     def provided(
         self, event: ServerToolCall | ServerToolResult | Citation | FileDelta

@@ -27,10 +27,14 @@ from opentelemetry.util.types import AttributeValue
 
 from runport.contracts import (
     AdapterDescriptor,
+    Citation,
     Delta,
     ExecutionReceipt,
     ExecutionRequest,
+    FileDelta,
     ReasoningDelta,
+    ServerToolCall,
+    ServerToolResult,
     StreamEvent,
     ToolCallDelta,
     Usage,
@@ -74,6 +78,14 @@ TURNS: Final = "runport.turns"
 RETRIES: Final = "runport.retries"
 CORRECTIONS: Final = "runport.corrections"
 
+# What the provider did itself (adr/0055): counts on the call's span, an event per server tool.
+SERVER_TOOLS: Final = "runport.server_tools"
+CITATIONS: Final = "runport.citations"
+FILES: Final = "runport.files"
+SERVER_TOOL_CALL_EVENT: Final = "runport.server_tool.call"
+SERVER_TOOL_RESULT_EVENT: Final = "runport.server_tool.result"
+SERVER_TOOL_ERROR: Final = "runport.server_tool.error"
+
 RETRY_EVENT: Final = "runport.retry"
 CORRECTION_EVENT: Final = "runport.correction"
 
@@ -87,10 +99,18 @@ _TOKEN_BUCKETS: Final = [4.0**n for n in range(14)]
 
 Attributes = dict[str, AttributeValue]
 
-_CHUNKS: Final = (Delta, ReasoningDelta, ToolCallDelta)
+_CHUNKS: Final = (
+    Delta,
+    ReasoningDelta,
+    ToolCallDelta,
+    ServerToolCall,
+    ServerToolResult,
+    Citation,
+    FileDelta,
+)
 """The events that are a chunk for ``time_to_first_chunk``: every progress event, reasoning
-included — a model that thinks for twenty seconds first has answered the silence when its
-first thought arrives, which is what the metric is for."""
+and what the provider did itself included — a model that thinks for twenty seconds first has
+answered the silence when its first thought arrives, which is what the metric is for."""
 
 log = logging.getLogger("runport.otel")
 
@@ -103,6 +123,37 @@ def cache_attributes(usage: Usage) -> dict[str, int]:
     if usage.cache_write_tokens is not None:
         attributes[CACHE_WRITE_TOKENS] = usage.cache_write_tokens
     return attributes
+
+
+def provided_attributes(receipt: ExecutionReceipt) -> dict[str, int]:
+    """How many server tools the provider ran, sources the answer cites and files the model
+    generated, each only when there were any (spans of turns without them keep their
+    attributes)."""
+    counts = {
+        SERVER_TOOLS: sum(isinstance(tool, ServerToolCall) for tool in receipt.server_tools or []),
+        CITATIONS: len(receipt.citations or []),
+        FILES: len(receipt.files or []),
+    }
+    return {key: count for key, count in counts.items() if count}
+
+
+def add_server_tool_events(span: Span, receipt: ExecutionReceipt) -> None:
+    """One span event per server tool call and result, in the receipt's order: the tool's
+    name and call id (``gen_ai.tool.*``, type ``extension``: it ran at the provider, not in
+    the run), a result's error code when it failed. Never its input or output: they are the
+    model's and the web's content, captured only as messages."""
+    for tool in receipt.server_tools or []:
+        attributes: Attributes = {
+            TOOL_NAME: tool.name,
+            TOOL_CALL_ID: tool.call_id,
+            TOOL_TYPE: "extension",
+        }
+        if isinstance(tool, ServerToolResult):
+            if tool.error is not None:
+                attributes[SERVER_TOOL_ERROR] = tool.error
+            span.add_event(SERVER_TOOL_RESULT_EVENT, attributes)
+        else:
+            span.add_event(SERVER_TOOL_CALL_EVENT, attributes)
 
 
 class Pipeline:
@@ -324,9 +375,11 @@ class CallTrace:
             if usage.reasoning_tokens is not None:
                 attributes[REASONING_TOKENS] = usage.reasoning_tokens
             attributes.update(cache_attributes(usage))
+        attributes.update(provided_attributes(receipt))
         if telemetry.capture_content:
             attributes[OUTPUT_MESSAGES] = output_messages(receipt)
         self.span.set_attributes(attributes)
+        add_server_tool_events(self.span, receipt)
         self._record(telemetry.attributes)
         if usage is not None:
             telemetry.tokens.record(usage.input_tokens, telemetry.input_tokens)

@@ -29,9 +29,11 @@
 Event kinds: ``delta{text}`` (non-empty), ``reasoning_delta{text, signature?}`` (non-empty
 text; a signature ends its block), ``tool_call_delta{index, call_id?, name?,
 arguments_fragment?}``, what the provider did itself — ``server_tool_call{call_id, name,
-input?}``, ``server_tool_result{call_id, output?, error?}`` (answering a call announced before
-it, once), ``citation{source, cited_text?, start?, end?}``, ``file_delta{media_type, data,
-partial?}`` —, ``delay{ms > 0}`` (a virtual clock; nothing sleeps),
+input?, provider_metadata?}``, ``server_tool_result{call_id, output?, error?,
+provider_metadata?}`` (answering a call announced before it, once; ``provider_metadata`` is
+what the provider wants back in a later turn, as a recording keeps it),
+``citation{source, cited_text?, start?, end?}``, ``file_delta{media_type, data, partial?}``
+—, ``delay{ms > 0}`` (a virtual clock; nothing sleeps),
 ``usage{input_tokens, output_tokens, reasoning_tokens?, cache_read_tokens?,
 cache_write_tokens?}`` (summed over the turn; the cache counts are parts of
 ``input_tokens``), ``finish{finish_reason?, finish?, output?}`` (``finish_reason`` any word:
@@ -155,6 +157,7 @@ class _ServerToolCallFile(File):
     call_id: NonEmpty
     name: NonEmpty
     input: JsonValue = None
+    provider_metadata: dict[str, JsonValue] | None = None
 
 
 class _ServerToolResultFile(File):
@@ -162,6 +165,7 @@ class _ServerToolResultFile(File):
     call_id: NonEmpty
     output: JsonValue = None
     error: NonEmpty | None = None
+    provider_metadata: dict[str, JsonValue] | None = None
 
 
 class _CitationFile(File):
@@ -262,7 +266,12 @@ def _server_tool(
         if parsed.call_id in names:
             raise at.error(f"server tool call {parsed.call_id!r} is announced twice")
         names[parsed.call_id] = parsed.name
-        return ServerToolCallEvent(call_id=parsed.call_id, name=parsed.name, input=parsed.input)
+        return ServerToolCallEvent(
+            call_id=parsed.call_id,
+            name=parsed.name,
+            input=parsed.input,
+            provider_metadata=parsed.provider_metadata,
+        )
     name = names.pop(parsed.call_id, None)
     if name is None:
         raise at.error(
@@ -270,7 +279,11 @@ def _server_tool(
             "(or it was answered already)"
         )
     return ServerToolResultEvent(
-        call_id=parsed.call_id, name=name, output=parsed.output, error=parsed.error
+        call_id=parsed.call_id,
+        name=name,
+        output=parsed.output,
+        error=parsed.error,
+        provider_metadata=parsed.provider_metadata,
     )
 
 

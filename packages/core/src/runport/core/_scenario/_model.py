@@ -76,9 +76,16 @@ class ServerToolCallEvent(Value):
     call_id: Annotated[str, Field(min_length=1)]
     name: Annotated[str, Field(min_length=1)]
     input: JsonValue = None
+    provider_metadata: dict[str, JsonValue] | None = None
+    """What the provider wants back with the call in a later turn (a recording keeps it)."""
 
     def played(self) -> ServerToolCall:
-        return ServerToolCall(call_id=self.call_id, name=self.name, input=self.input)
+        return ServerToolCall(
+            call_id=self.call_id,
+            name=self.name,
+            input=self.input,
+            provider_metadata=self.provider_metadata or None,
+        )
 
 
 class ServerToolResultEvent(Value):
@@ -90,10 +97,15 @@ class ServerToolResultEvent(Value):
     name: Annotated[str, Field(min_length=1)]
     output: JsonValue = None
     error: Annotated[str, Field(min_length=1)] | None = None
+    provider_metadata: dict[str, JsonValue] | None = None
 
     def played(self) -> ServerToolResult:
         return ServerToolResult(
-            call_id=self.call_id, name=self.name, output=self.output, error=self.error
+            call_id=self.call_id,
+            name=self.name,
+            output=self.output,
+            error=self.error,
+            provider_metadata=self.provider_metadata or None,
         )
 
 

@@ -24,10 +24,23 @@ function chatMode(on) {
 function renderPart(part, answer) {
   if (part.type === "reasoning") return el("div", { class: "chat-part chat-reasoning", text: part.text });
   if (part.type === "text") return answer ? null : el("div", { class: "chat-part chat-text", text: part.text });
+  if (part.type === "source-url") {
+    return el("div", { class: "chat-part chat-source" }, sourceItem({ url: part.url, title: part.title }).firstChild);
+  }
+  if (part.type === "source-document") {
+    return el("div", { class: "chat-part chat-source", text: part.title || part.filename || "a document" });
+  }
+  if (part.type === "file") {
+    const found = /^data:([^;,]+);base64,(.*)$/s.exec(part.url || "");
+    const image = found ? generatedImage(found[1], found[2], "an image the model generated") : null;
+    return el("div", { class: "chat-part chat-file" }, image || el("span", { text: `a file (${part.mediaType})` }));
+  }
   if (part.type.startsWith("tool-")) {
     const name = part.type.slice(5);
-    return el("div", { class: "chat-part chat-tool", "data-state": part.state, "data-name": name },
-      el("div", { class: "call", text: `${name}(${part.rawInput ?? JSON.stringify(part.input ?? {})})` }),
+    const where = part.providerExecuted ? " · ran at the provider" : "";
+    return el("div", { class: "chat-part chat-tool", "data-state": part.state, "data-name": name,
+      "data-provider-executed": part.providerExecuted ? "true" : undefined },
+      el("div", { class: "call", text: `${name}(${part.rawInput ?? JSON.stringify(part.input ?? {})})${where}` }),
       part.state === "output-available" ? el("div", { class: "result", text: JSON.stringify(part.output) }) : null,
       part.state === "output-error" ? el("div", { class: "failure", text: part.errorText }) : null);
   }
@@ -74,19 +87,26 @@ function applyChunk(message, chunk, open) {
     case "text-delta": case "reasoning-delta": open[chunk.id].text += chunk.delta; break;
     case "reasoning-end": if (chunk.providerMetadata) open[chunk.id].providerMetadata = chunk.providerMetadata; break;
     case "tool-input-start":
-      parts.push({ type: `tool-${chunk.toolName}`, toolCallId: chunk.toolCallId, state: "input-streaming", rawInput: "" });
+      parts.push({ type: `tool-${chunk.toolName}`, toolCallId: chunk.toolCallId, state: "input-streaming", rawInput: "",
+        ...(chunk.providerExecuted ? { providerExecuted: true } : {}) });
       break;
     case "tool-input-delta": tool(chunk.toolCallId).rawInput += chunk.inputTextDelta; break;
     case "tool-input-available": {
       let part = tool(chunk.toolCallId);
       if (!part) { part = { type: `tool-${chunk.toolName}`, toolCallId: chunk.toolCallId }; parts.push(part); }
       Object.assign(part, { state: "input-available", input: chunk.input });
+      if (chunk.providerExecuted) part.providerExecuted = true;
       delete part.rawInput;
       break;
     }
     case "tool-input-error": Object.assign(tool(chunk.toolCallId), { state: "output-error", errorText: chunk.errorText }); break;
     case "tool-output-available": Object.assign(tool(chunk.toolCallId), { state: "output-available", output: chunk.output }); break;
     case "tool-output-error": Object.assign(tool(chunk.toolCallId), { state: "output-error", errorText: chunk.errorText }); break;
+    case "source-url": parts.push({ type: "source-url", sourceId: chunk.sourceId, url: chunk.url, title: chunk.title }); break;
+    case "source-document":
+      parts.push({ type: "source-document", sourceId: chunk.sourceId, mediaType: chunk.mediaType, title: chunk.title, filename: chunk.filename });
+      break;
+    case "file": parts.push({ type: "file", mediaType: chunk.mediaType, url: chunk.url }); break;
     case "error": message.error = chunk.errorText; break;
     case "abort": message.error = "stopped"; break;
     default:

@@ -27,6 +27,80 @@ function tree(value) {
     el("li", { "data-key": String(key) }, el("span", { class: "key", text: `${key}: ` }), tree(child))));
 }
 
+// What the provider did itself (adr/0055): a cited source is a link only when its URL is
+// http(s) — never fetched by the page, opened only by a person's click, without the page as
+// referrer — else its text; a generated image is shown inline only as a raster data URL (no
+// SVG, which can carry script); every title, name and value the model gave is text.
+const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+function safeHref(url) {
+  if (typeof url !== "string") return null;
+  try {
+    const parsed = new URL(url);
+    return parsed.protocol === "https:" || parsed.protocol === "http:" ? parsed.href : null;
+  } catch {
+    return null;
+  }
+}
+
+function sourceItem(source, citedText) {
+  const label = source.title || source.url || source.filename || source.file_id
+    || (source.document_index !== undefined ? `document ${source.document_index}` : "a source");
+  const href = safeHref(source.url);
+  const shown = href
+    ? el("a", { href, target: "_blank", rel: "noopener noreferrer nofollow", referrerpolicy: "no-referrer", text: label })
+    : el("span", { text: label });
+  const quote = citedText ? el("q", { class: "cited", text: citedText }) : null;
+  return el("li", { class: "source" }, shown, quote ? " " : null, quote);
+}
+
+function generatedImage(mediaType, data, alt) {
+  if (!IMAGE_TYPES.has(mediaType) || typeof data !== "string" || !BASE64.test(data)) return null;
+  return el("img", { src: `data:${mediaType};base64,${data}`, alt });
+}
+
+function fileItem(mediaType, data, partial) {
+  const image = generatedImage(mediaType, data, partial ? "a preview of an image the model is generating" : "an image the model generated");
+  const bytes = typeof data === "string" ? Math.floor(data.length * 3 / 4) : 0;
+  return el("figure", { class: partial ? "generated partial" : "generated" },
+    image, el("figcaption", { text: `${partial ? "preview · " : ""}${mediaType} · ${bytes} bytes` }));
+}
+
+function serverTool(data) {
+  let card = document.querySelector(`#server-tools .server-tool[data-call-id="${CSS.escape(data.call_id)}"]`);
+  if (!card) {
+    card = el("div", { class: "server-tool", "data-call-id": data.call_id },
+      el("div", { class: "head" }, el("span", { class: "name", text: data.name }), " ",
+        el("span", { class: "where", text: `ran at the provider · ${data.call_id}` })),
+      el("pre", { class: "input", text: JSON.stringify(data.input ?? null) }));
+    $("server-tools").append(card);
+    show("server-tools");
+  }
+  return card;
+}
+
+function onProvided(name, data) {
+  if (name === "ServerToolCall") {
+    serverTool(data);
+  } else if (name === "ServerToolResult") {
+    const card = serverTool(data);
+    card.append(data.error
+      ? el("div", { class: "failure", text: `failed: ${data.error}` })
+      : el("pre", { class: "output", text: JSON.stringify(data.output ?? null) }));
+  } else if (name === "Citation") {
+    $("sources").append(sourceItem(data.source, data.cited_text));
+    show("sources-panel");
+  } else if (name === "FileDelta") {
+    // a preview is replaced by the next preview, and by the whole file
+    const files = $("files");
+    const last = files.lastElementChild;
+    if (last && last.classList.contains("partial")) last.remove();
+    files.append(fileItem(data.media_type, data.data, data.partial));
+    show("files");
+  }
+}
+
 function show(id, visible = true) { $(id).classList.toggle("hidden", !visible); }
 
 function headers(extra = {}) {
@@ -294,6 +368,8 @@ function onEvent(name, data) {
     card.querySelector(".name").textContent = `${data.name}(…)`;
     card.querySelector(".call-id").textContent = `call ${data.call_id}`;
     card.querySelector(".arguments").append(document.createTextNode(data.arguments_fragment));
+  } else if (["ServerToolCall", "ServerToolResult", "Citation", "FileDelta"].includes(name)) {
+    onProvided(name, data);
   } else if (name === "Complete") {
     setRunning(true, "complete — reading the receipt");
   } else if (name === "Failed") {
@@ -409,6 +485,10 @@ async function run(event) {
   state.tree = false;
   $("tool-calls").replaceChildren();
   show("tool-calls", false);
+  for (const [id, shown] of [["server-tools", "server-tools"], ["sources", "sources-panel"], ["files", "files"]]) {
+    $(id).replaceChildren();
+    show(shown, false);
+  }
   show("run-panel");
   const controller = new AbortController();
   state.run = controller;
