@@ -342,9 +342,10 @@ class RunState:
             self.scope.tool_finished(call.name, call.call_id, error_type(error))
             if not isinstance(error, Exception):
                 raise
-            failure = self.fail(
-                "tool", ErrorCode.TOOL_FAILED, f"tool {call.name!r} raised {type(error).__name__}"
-            )
+            raised = f"tool {call.name!r} raised {type(error).__name__}"
+            if isinstance(error, PortError):  # coded, and its message names no secret
+                raised += f" {error.code}: {error.message}"
+            failure = self.fail("tool", ErrorCode.TOOL_FAILED, raised)
             failure.__cause__ = error
             return failure
         self.scope.tool_finished(call.name, call.call_id, None)

@@ -40,6 +40,9 @@ class ErrorCode(StrEnum):
     OUTPUT_REFUSED = "TQX_OUTPUT_REFUSED"
     CONTINUATION_INVALID = "TQX_CONTINUATION_INVALID"
     APPROVALS_INVALID = "TQX_APPROVALS_INVALID"
+    TOOL_NAME_CLASH = "TQX_TOOL_NAME_CLASH"
+    MCP_SERVER_FAILED = "TQX_MCP_SERVER_FAILED"
+    MCP_TOO_MANY_TOOLS = "TQX_MCP_TOO_MANY_TOOLS"
 
     @property
     def retryable(self) -> bool:
@@ -159,5 +162,17 @@ _MEANINGS: dict[ErrorCode, str] = {
         " is not pending, a pending call without one, a decision that is not true, false or a"
         " reason, approvals without a continuation, or an approved call whose tool the run was"
         " not given; nothing was run and the continuation is not spent."
+    ),
+    ErrorCode.TOOL_NAME_CLASH: (
+        "Two tools given to one run share a name (two MCP servers', or an MCP server's and a"
+        " local one): the model could not tell them apart; nothing was run."
+    ),
+    ErrorCode.MCP_SERVER_FAILED: (
+        "An MCP server could not be started or reached, answered nothing in time, refused a"
+        " listing or a call, or went away during a call; a call is never sent twice."
+    ),
+    ErrorCode.MCP_TOO_MANY_TOOLS: (
+        "An MCP server lists more tools than mcp_tools keeps (max_tools): pick them with"
+        " include=; none was offered."
     ),
 }
