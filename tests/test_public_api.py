@@ -37,6 +37,7 @@ PUBLIC = {
         "OutputSnapshot",
         "AnswerRejected",
         "ToolApprovalRequest",
+        "ToolProgress",
         "RunEvent",
         "Complete",
         "Failed",

@@ -16,8 +16,16 @@ FINAL = {"go_to": "Ede", "celsius": 14, "why": "warmest of the two"}
 
 def runport(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "runport.cli", "run", "contract.yaml", "--input", "input.json"]
-        + list(args),
+        [
+            sys.executable,
+            "-m",
+            "runport.cli",
+            "run",
+            "contract.yaml",
+            "--input",
+            "input.json",
+            *args,
+        ],
         cwd=RUNS,
         capture_output=True,
         text=True,

@@ -31,6 +31,7 @@ from runport.contracts import (
     Message,
     ToolApprovalRequest,
     ToolCall,
+    ToolProgress,
     ToolResult,
 )
 
@@ -235,14 +236,14 @@ def _answered(
     paused: PausedState,
     calls: Mapping[str, ToolCall],
     approvals: Mapping[str, Decision],
-) -> Iterator[ToolResult]:
+) -> Iterator[ToolResult | ToolProgress]:
     """Each decided call answered, in the calls' order: an approved one run (a tool that
     raises ends the run, ``TQX_TOOL_FAILED``, as in any round), a denied one told so."""
     for request in paused.pending:
         call = calls[request.call_id]
         decision = approvals[request.call_id]
         if decision is True:
-            ran = state.call_tool(call)
+            ran = yield from state.call_tool(call)
             if isinstance(ran, RunError):
                 yield ToolResult(call_id=call.call_id, name=call.name, error=ran.message)
                 raise ran

@@ -123,11 +123,16 @@ def run_plan(state: RunState, streamed: bool, partial_output: bool = False) -> P
     schema = state.interaction.output_schema
     between = state.resumed
     while True:
-        for event in between:
-            if streamed:
-                shown = yield Show(event)
-                if isinstance(shown, Raised):
-                    raise state.stopped(shown.error, None) from shown.error
+        try:
+            for event in between:
+                if streamed:
+                    shown = yield Show(event)
+                    if isinstance(shown, Raised):
+                        raise state.stopped(shown.error, None) from shown.error
+        finally:  # a stop between events closes a generator tool at once, not when collected
+            close = getattr(between, "close", None)
+            if close is not None:
+                close()
         if state.paused is not None:
             state.scope.succeeded(state.paused.usage, len(state.paused.receipts))
             yield Finished(state.paused)

@@ -7,10 +7,12 @@ adapter or a sink; ``run_plan`` (in ``_plan``) walks it for the sync and async d
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from pydantic import JsonValue
 
@@ -32,6 +34,7 @@ from runport.contracts import (
     Message,
     ToolApprovalRequest,
     ToolCall,
+    ToolProgress,
     ToolResult,
     ToolSpec,
     Usage,
@@ -46,8 +49,12 @@ _BACKOFF_CAP_S = 8.0
 log = logging.getLogger("runport.application")
 
 
-Between = ToolResult | AnswerRejected | ToolApprovalRequest
+Between = ToolResult | ToolProgress | AnswerRejected | ToolApprovalRequest
 """What the caller is shown between two turns of a run."""
+
+Ran = tuple[str, JsonValue] | RunError
+"""A call's outcome: the text the model gets and the value the caller is shown, or the
+``RunError`` that ends the run."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +93,14 @@ def _duplicate_id(calls: Sequence[ToolCall]) -> str | None:
     return None
 
 
+class _Overdue(Exception):
+    """A generator tool stopped by the run's deadline (carries the run's error)."""
+
+    def __init__(self, error: RunError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
 class RunState:
     """One run's state: the conversation, the receipts, the budgets. Used once."""
 
@@ -111,6 +126,18 @@ class RunState:
         """A resumed run's decided calls, run as they are read, before its next turn."""
         self.paused: RunResult | None = None
         """Set when the round just read paused the run for a person's decisions."""
+        self.ends = None if options.deadline is None else options.clock() + options.deadline
+        """When the run's deadline passes, on ``options.clock`` (``None``: never)."""
+
+    def overdue(self, stage: Stage, what: str) -> RunError | None:
+        """The ``TQX_RUN_DEADLINE`` error when the run's deadline has passed, else ``None``."""
+        if self.ends is None or self.options.clock() < self.ends:
+            return None
+        return self.fail(
+            stage,
+            ErrorCode.RUN_DEADLINE,
+            f"the run passed its deadline={self.options.deadline:g} s {what}",
+        )
 
     def partial(self, text: str | None = None) -> RunPartial:
         return RunPartial(tuple(self.receipts), tuple(self.messages), text)
@@ -129,6 +156,9 @@ class RunState:
 
     def next_request(self) -> ExecutionRequest:
         """The request of the next model turn (``RunError`` when ``max_turns`` is spent)."""
+        late = self.overdue("model", "before its next model turn")
+        if late is not None:
+            raise late
         if len(self.receipts) >= self.options.max_turns:
             raise self.fail(
                 "model",
@@ -268,7 +298,9 @@ class RunState:
         )
         self.scope.correction(self.corrections, stage, tuple(details))
 
-    def run_tools(self, calls: Sequence[ToolCall]) -> Iterator[ToolResult | ToolApprovalRequest]:
+    def run_tools(
+        self, calls: Sequence[ToolCall]
+    ) -> Iterator[ToolResult | ToolProgress | ToolApprovalRequest]:
         """Answer every call, in order, and say how each went. Rejected calls spend one
         correction for the batch before anything runs (past the budget, nothing runs). Two
         calls under one id end the run before anything runs: their results could not be told
@@ -298,7 +330,7 @@ class RunState:
                 continue
             if call in held:
                 continue
-            ran = self.call_tool(call)
+            ran = yield from self.call_tool(call)
             if isinstance(ran, RunError):
                 yield ToolResult(call_id=call.call_id, name=call.name, error=ran.message)
                 raise ran
@@ -330,14 +362,33 @@ class RunState:
         refused = self.tools[call.name].check(call.arguments)
         return None if refused is None else f"invalid arguments: {refused}"
 
-    def call_tool(self, call: ToolCall) -> tuple[str, JsonValue] | RunError:
+    def call_tool(self, call: ToolCall) -> Generator[ToolProgress, None, Ran]:
         """Run ``call``: the text the model gets and the value the caller is shown, or the
-        ``RunError`` (``from`` what the tool raised) that ends the run."""
+        ``RunError`` (``from`` what the tool raised) that ends the run. A tool that is a
+        generator is shown a ``ToolProgress`` per value it yields, as it yields it; its result
+        is what it returns, or (when it returns ``None``) the last value it yielded. The run's
+        deadline is read before the call and between yields: past it, the generator is closed
+        and the run ends ``TQX_RUN_DEADLINE``."""
         assert isinstance(call.arguments, dict)
+        late = self.overdue("tool", f"before tool {call.name!r} ran")
+        if late is not None:
+            return late
         self.scope.tool_started(call.name, call.call_id)
         try:
             value = self.tools[call.name].call(call.arguments)
+            if inspect.isgenerator(value):
+                value = yield from self._progress(call, value)
+            elif inspect.isasyncgen(value) or inspect.iscoroutine(value):
+                if inspect.iscoroutine(value):
+                    value.close()  # never awaited: closed, not left to warn
+                raise TypeError(
+                    f"tool {call.name!r} is an async function: a tool is a function or a "
+                    'generator (docs/runs.md, "Tool progress")'
+                )
             text = tool_result_text(value)
+        except _Overdue as overdue:
+            self.scope.tool_finished(call.name, call.call_id, ErrorCode.RUN_DEADLINE)
+            return overdue.error
         except BaseException as error:
             self.scope.tool_finished(call.name, call.call_id, error_type(error))
             if not isinstance(error, Exception):
@@ -350,6 +401,26 @@ class RunState:
             return failure
         self.scope.tool_finished(call.name, call.call_id, None)
         return text, value if isinstance(value, str) else json.loads(text)
+
+    def _progress(
+        self, call: ToolCall, values: Generator[Any, Any, Any]
+    ) -> Generator[ToolProgress, None, Any]:
+        """Show what a generator tool yields, and return its result; closed however it ends."""
+        last: Any = None
+        try:
+            while True:
+                late = self.overdue("tool", f"while tool {call.name!r} ran: it was stopped")
+                if late is not None:
+                    raise _Overdue(late)
+                try:
+                    value = next(values)
+                except StopIteration as stop:
+                    return last if stop.value is None else stop.value
+                last = value
+                data = value if isinstance(value, str) else json.loads(tool_result_text(value))
+                yield ToolProgress(call_id=call.call_id, data=data)
+        finally:
+            values.close()
 
     def correct(self, receipt: ExecutionReceipt) -> Iterator[AnswerRejected]:
         """A correction round for an answer the schema rejects: the ``AnswerRejected`` the

@@ -31,6 +31,7 @@ from runport.contracts import (
     RunEvent,
     StreamEvent,
     ToolApprovalRequest,
+    ToolProgress,
     ToolResult,
 )
 from runport.ports import PortError, RuntimeAdapter
@@ -125,7 +126,8 @@ def turn_events(sink: Callable[[StreamEvent], None]) -> Callable[[RunEvent], Non
 
     def turns_only(event: RunEvent) -> None:
         if not isinstance(
-            event, ToolResult | AnswerRejected | OutputSnapshot | ToolApprovalRequest
+            event,
+            ToolResult | ToolProgress | AnswerRejected | OutputSnapshot | ToolApprovalRequest,
         ):
             sink(event)
 

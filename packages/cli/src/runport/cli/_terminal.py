@@ -36,6 +36,7 @@ from runport.contracts import (
     ReasoningDelta,
     RunEvent,
     ToolCallDelta,
+    ToolProgress,
     ToolResult,
 )
 
@@ -263,7 +264,7 @@ class RichTurns:
         self._receipt: ExecutionReceipt | None = None
 
     def __call__(self, event: RunEvent) -> None:
-        if isinstance(event, ToolResult | AnswerRejected):  # between turns: the last one's
+        if isinstance(event, ToolResult | ToolProgress | AnswerRejected):  # between turns
             if self._turn is not None:
                 self._turn(event)
             return

@@ -43,6 +43,7 @@ class ErrorCode(StrEnum):
     TOOL_NAME_CLASH = "TQX_TOOL_NAME_CLASH"
     MCP_SERVER_FAILED = "TQX_MCP_SERVER_FAILED"
     MCP_TOO_MANY_TOOLS = "TQX_MCP_TOO_MANY_TOOLS"
+    RUN_DEADLINE = "TQX_RUN_DEADLINE"
 
     @property
     def retryable(self) -> bool:
@@ -174,5 +175,9 @@ _MEANINGS: dict[ErrorCode, str] = {
     ErrorCode.MCP_TOO_MANY_TOOLS: (
         "An MCP server lists more tools than mcp_tools keeps (max_tools): pick them with"
         " include=; none was offered."
+    ),
+    ErrorCode.RUN_DEADLINE: (
+        "A run passed its deadline (seconds from its start): found before a model turn or a"
+        " tool call, or between the values a generator tool yields, which is then closed."
     ),
 }

@@ -392,6 +392,16 @@ class ToolResult(_Wire):
     error: str | None = _omitted()
 
 
+class ToolProgress(_Wire):
+    """A tool that is a generator yielded ``data`` while it runs: shown at once, before its
+    ``ToolResult`` (docs/runs.md, "Tool progress"). Made by the application's run, never by an
+    adapter."""
+
+    kind: Literal["ToolProgress"] = "ToolProgress"
+    call_id: Annotated[str, Field(min_length=1)]
+    data: JsonValue = None
+
+
 class OutputSnapshot(_Wire):
     """The structured answer parsed so far, after a ``Delta`` that changed it. ``completed``
     holds the JSON pointers of the subtrees that closed since the previous snapshot;
@@ -436,14 +446,16 @@ RunEvent = Annotated[
     | Complete
     | Failed
     | ToolResult
+    | ToolProgress
     | OutputSnapshot
     | AnswerRejected
     | ToolApprovalRequest,
     Field(discriminator="kind"),
 ]
 """What a run's caller receives: every turn's ``StreamEvent`` members, and between them what
-the application adds: ``ToolResult``, ``OutputSnapshot``, ``AnswerRejected`` and, when a run
-pauses for a person, ``ToolApprovalRequest``."""
+the application adds: ``ToolResult`` (after ``ToolProgress`` from a tool that is a generator),
+``OutputSnapshot``, ``AnswerRejected`` and, when a run pauses for a person,
+``ToolApprovalRequest``."""
 
 
 class OperationEnvelope(_Wire):
