@@ -38,6 +38,7 @@ PUBLIC = {
         "AnswerRejected",
         "ToolApprovalRequest",
         "ToolProgress",
+        "SubRunEvent",
         "RunEvent",
         "Complete",
         "Failed",

@@ -29,6 +29,7 @@ from runport.contracts import (
     AdapterDescriptor,
     ErrorCode,
     Message,
+    SubRunEvent,
     ToolApprovalRequest,
     ToolCall,
     ToolProgress,
@@ -236,7 +237,7 @@ def _answered(
     paused: PausedState,
     calls: Mapping[str, ToolCall],
     approvals: Mapping[str, Decision],
-) -> Iterator[ToolResult | ToolProgress]:
+) -> Iterator[ToolResult | ToolProgress | SubRunEvent]:
     """Each decided call answered, in the calls' order: an approved one run (a tool that
     raises ends the run, ``TQX_TOOL_FAILED``, as in any round), a denied one told so."""
     for request in paused.pending:

@@ -23,6 +23,7 @@ from runport.application._history import place_history
 from runport.application._options import Settings
 from runport.application._relay import TurnWatch, failure_message
 from runport.application._result import RunResult as RunResult
+from runport.application._subrun import Nested
 from runport.application._tools import Tool, tool_result_text
 from runport.contracts import (
     AnswerRejected,
@@ -32,6 +33,7 @@ from runport.contracts import (
     ExecutionRequest,
     Failed,
     Message,
+    SubRunEvent,
     ToolApprovalRequest,
     ToolCall,
     ToolProgress,
@@ -49,7 +51,7 @@ _BACKOFF_CAP_S = 8.0
 log = logging.getLogger("runport.application")
 
 
-Between = ToolResult | ToolProgress | AnswerRejected | ToolApprovalRequest
+Between = ToolResult | ToolProgress | SubRunEvent | AnswerRejected | ToolApprovalRequest
 """What the caller is shown between two turns of a run."""
 
 Ran = tuple[str, JsonValue] | RunError
@@ -126,6 +128,8 @@ class RunState:
         """A resumed run's decided calls, run as they are read, before its next turn."""
         self.paused: RunResult | None = None
         """Set when the round just read paused the run for a person's decisions."""
+        self.nested_usage = Usage()
+        """What the run's sub-runs (tools that are runs) spent; part of the run's usage."""
         self.ends = None if options.deadline is None else options.clock() + options.deadline
         """When the run's deadline passes, on ``options.clock`` (``None``: never)."""
 
@@ -300,7 +304,7 @@ class RunState:
 
     def run_tools(
         self, calls: Sequence[ToolCall]
-    ) -> Iterator[ToolResult | ToolProgress | ToolApprovalRequest]:
+    ) -> Iterator[ToolResult | ToolProgress | SubRunEvent | ToolApprovalRequest]:
         """Answer every call, in order, and say how each went. Rejected calls spend one
         correction for the batch before anything runs (past the budget, nothing runs). Two
         calls under one id end the run before anything runs: their results could not be told
@@ -362,7 +366,7 @@ class RunState:
         refused = self.tools[call.name].check(call.arguments)
         return None if refused is None else f"invalid arguments: {refused}"
 
-    def call_tool(self, call: ToolCall) -> Generator[ToolProgress, None, Ran]:
+    def call_tool(self, call: ToolCall) -> Generator[ToolProgress | SubRunEvent, None, Ran]:
         """Run ``call``: the text the model gets and the value the caller is shown, or the
         ``RunError`` (``from`` what the tool raised) that ends the run. A tool that is a
         generator is shown a ``ToolProgress`` per value it yields, as it yields it; its result
@@ -385,6 +389,9 @@ class RunState:
                     f"tool {call.name!r} is an async function: a tool is a function or a "
                     'generator (docs/runs.md, "Tool progress")'
                 )
+            if isinstance(value, RunResult):  # a sub-run's: its output, its usage added
+                self.nested_usage = self.nested_usage + value.usage
+                value = value.output
             text = tool_result_text(value)
         except _Overdue as overdue:
             self.scope.tool_finished(call.name, call.call_id, ErrorCode.RUN_DEADLINE)
@@ -394,7 +401,7 @@ class RunState:
             if not isinstance(error, Exception):
                 raise
             raised = f"tool {call.name!r} raised {type(error).__name__}"
-            if isinstance(error, PortError):  # coded, and its message names no secret
+            if isinstance(error, PortError | RunError):  # coded; its message names no secret
                 raised += f" {error.code}: {error.message}"
             failure = self.fail("tool", ErrorCode.TOOL_FAILED, raised)
             failure.__cause__ = error
@@ -404,7 +411,7 @@ class RunState:
 
     def _progress(
         self, call: ToolCall, values: Generator[Any, Any, Any]
-    ) -> Generator[ToolProgress, None, Any]:
+    ) -> Generator[ToolProgress | SubRunEvent, None, Any]:
         """Show what a generator tool yields, and return its result; closed however it ends."""
         last: Any = None
         try:
@@ -416,6 +423,9 @@ class RunState:
                     value = next(values)
                 except StopIteration as stop:
                     return last if stop.value is None else stop.value
+                if isinstance(value, Nested):  # a sub-run's event, under this call
+                    yield SubRunEvent(call_id=call.call_id, event=value.event)
+                    continue
                 last = value
                 data = value if isinstance(value, str) else json.loads(tool_result_text(value))
                 yield ToolProgress(call_id=call.call_id, data=data)
@@ -447,7 +457,7 @@ class RunState:
         )
 
     def usage(self) -> Usage:
-        usage = Usage()
+        usage = self.nested_usage
         for receipt in self.receipts:
             if receipt.usage is not None:
                 usage = usage + receipt.usage

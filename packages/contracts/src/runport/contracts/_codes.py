@@ -44,6 +44,7 @@ class ErrorCode(StrEnum):
     MCP_SERVER_FAILED = "TQX_MCP_SERVER_FAILED"
     MCP_TOO_MANY_TOOLS = "TQX_MCP_TOO_MANY_TOOLS"
     RUN_DEADLINE = "TQX_RUN_DEADLINE"
+    SUBRUN_TOO_DEEP = "TQX_SUBRUN_TOO_DEEP"
 
     @property
     def retryable(self) -> bool:
@@ -179,5 +180,9 @@ _MEANINGS: dict[ErrorCode, str] = {
     ErrorCode.RUN_DEADLINE: (
         "A run passed its deadline (seconds from its start): found before a model turn or a"
         " tool call, or between the values a generator tool yields, which is then closed."
+    ),
+    ErrorCode.SUBRUN_TOO_DEEP: (
+        "A tool that is a run (Tool.from_contract) was called deeper in a chain of sub-runs"
+        " than its max_depth: it ran nothing."
     ),
 }
