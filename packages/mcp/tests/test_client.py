@@ -20,6 +20,7 @@ from runport.contracts import (
     ExecutionRequest,
     RunEvent,
     ToolCall,
+    ToolProgress,
     ToolResult,
 )
 from runport.core import build_receipt
@@ -107,7 +108,14 @@ def _notes(log: Path) -> list[str]:
 
 
 def test_the_servers_tools_are_listed_with_their_schemas(stdio_tools: McpToolset) -> None:
-    assert [tool.name for tool in stdio_tools] == ["add", "shout", "oops", "record", "die"]
+    assert [tool.name for tool in stdio_tools] == [
+        "add",
+        "shout",
+        "oops",
+        "count",
+        "record",
+        "die",
+    ]
     add = stdio_tools[0]
     assert add.description == "Add two integers."
     assert add.parameters == {
@@ -131,6 +139,51 @@ def test_a_run_calls_the_servers_tools(stdio_tools: McpToolset) -> None:
         "error: the oops tool always fails",
     ]
     assert result.output == '{"sum":5}|HI|error: the oops tool always fails'
+
+
+def test_the_servers_progress_is_the_runs_tool_progress(stdio_tools: McpToolset) -> None:
+    model = Calls(("count", {"n": 3}))
+    events: list[RunEvent] = []
+    result = run_stream(CONTRACT, model, inputs=INPUTS, tools=stdio_tools, on_event=events.append)
+    progress = [event.data for event in events if isinstance(event, ToolProgress)]
+    assert progress == [
+        {"progress": 1.0, "total": 3.0, "message": "step 1"},
+        {"progress": 2.0, "total": 3.0, "message": "step 2"},
+        {"progress": 3.0, "total": 3.0, "message": "step 3"},
+    ]
+    assert result.output == "counted to 3"
+    assert stdio_tools.call("count", {"n": 2}) == "counted to 2"
+
+
+class Ticks:
+    """A clock that moves one second each time it is read."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += 1.0
+        return self.now
+
+
+def test_the_deadline_cancels_a_call_between_progress_and_the_connection_goes_on(
+    stdio_tools: McpToolset,
+) -> None:
+    events: list[RunEvent] = []
+    with pytest.raises(RunError) as raised:
+        run_stream(
+            CONTRACT,
+            Calls(("count", {"n": 500})),
+            inputs=INPUTS,
+            tools=stdio_tools,
+            on_event=events.append,
+            deadline=5,
+            clock=Ticks(),
+        )
+    assert raised.value.code == ErrorCode.RUN_DEADLINE
+    assert raised.value.stage == "tool"
+    assert len([event for event in events if isinstance(event, ToolProgress)]) == 2
+    assert stdio_tools.call("add", {"a": 1, "b": 2}) == {"sum": 3}
 
 
 def test_the_async_run_calls_them_too(stdio_tools: McpToolset) -> None:

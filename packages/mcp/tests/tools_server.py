@@ -5,8 +5,9 @@ SDK's low-level ``Server``.
 
 Over stdio unless ``--http``: then streamable HTTP on 127.0.0.1, on a port the system picks,
 which it prints as its first line of stdout. Its tools: ``add`` (a structured result),
-``shout`` (text), ``oops`` (an error result), ``record`` (appends its note to ``--log``) and
-``die`` (appends its note to ``--log``, then the process exits mid-call). ``--tools N`` lists N
+``shout`` (text), ``oops`` (an error result), ``count`` (progress, then text), ``record``
+(appends its note to ``--log``) and ``die`` (appends its note to ``--log``, then the process
+exits mid-call). ``--tools N`` lists N
 tools named ``tool_0`` … instead (each answers its own name).
 """
 
@@ -47,6 +48,11 @@ TOOLS = [
         },
     ),
     types.Tool(name="oops", description="Always fails.", input_schema={"type": "object"}),
+    types.Tool(
+        name="count",
+        description="Count up to n, reporting each step as progress.",
+        input_schema={"type": "object", "properties": {"n": {"type": "integer"}}},
+    ),
     types.Tool(name="record", description="Write a note down.", input_schema=_NOTE),
     types.Tool(name="die", description="Write a note down, then crash.", input_schema=_NOTE),
 ]
@@ -89,6 +95,11 @@ def server(count: int | None, log: str | None) -> Server[Any]:
             )
         if params.name == "shout":
             return _text(str(arguments["text"]).upper())
+        if params.name == "count":
+            n = int(arguments["n"])
+            for step in range(1, n + 1):
+                await ctx.session.report_progress(step, total=n, message=f"step {step}")
+            return _text(f"counted to {n}")
         if params.name == "oops":
             return _text("the oops tool always fails", error=True)
         if params.name == "record":

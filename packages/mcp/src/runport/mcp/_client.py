@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Generator, Iterator, Mapping, Sequence
 from concurrent.futures import Future, wait
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import AbstractContextManager
+from queue import SimpleQueue
 from types import TracebackType
 from typing import Any, Final, overload
 
@@ -61,6 +62,28 @@ def _reason(error: BaseException) -> str:
     while isinstance(error, BaseExceptionGroup) and error.exceptions:
         error = error.exceptions[0]
     return f"{type(error).__name__}: {error}"
+
+
+class _Done:
+    """Put in a call's queue once the call ended: no progress comes after it."""
+
+
+_DONE: Final = _Done()
+
+
+class _Progress:
+    """A call's progress callback: each notification, as the tool's progress value."""
+
+    def __init__(self, arrived: SimpleQueue[JsonValue | _Done]) -> None:
+        self._arrived = arrived
+
+    async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
+        update: dict[str, JsonValue] = {"progress": progress}
+        if total is not None:
+            update["total"] = total
+        if message is not None:
+            update["message"] = message
+        self._arrived.put(update)
 
 
 def _failed(message: str) -> PortError:
@@ -230,29 +253,56 @@ class McpToolset(Sequence[Tool]):
             function=self._caller(name),
         )
 
-    def _caller(self, name: str) -> Callable[..., JsonValue]:
-        def call(**arguments: Any) -> JsonValue:
-            return self.call(name, arguments)
+    def _caller(self, name: str) -> Callable[..., Generator[JsonValue, None, JsonValue]]:
+        def call(**arguments: Any) -> Generator[JsonValue, None, JsonValue]:
+            return self.stream(name, arguments)
 
         call.__name__ = call.__qualname__ = name
         return call
 
     def call(self, name: str, arguments: Mapping[str, Any]) -> JsonValue:
         """Call the server's tool ``name`` once (its own name, without ``prefix``): its value
-        as the model reads it, or ``PortError(TQX_MCP_SERVER_FAILED)``."""
+        as the model reads it, or ``PortError(TQX_MCP_SERVER_FAILED)``; its progress is not
+        kept."""
+        calling = self.stream(name, arguments)
+        while True:
+            try:
+                next(calling)
+            except StopIteration as done:
+                value: JsonValue = done.value
+                return value
+
+    def stream(
+        self, name: str, arguments: Mapping[str, Any]
+    ) -> Generator[JsonValue, None, JsonValue]:
+        """``call`` as a generator tool: each progress notification the server sends for the
+        call is yielded as it arrives (``{"progress": …, "total": …, "message": …}``, the
+        fields it gave), then the value is returned. Closing the generator before the end
+        cancels the call on the server (MCP's cancellation), and nothing is resent."""
         if self._closed:
             raise _failed(f"the connection to MCP server {self.server} is closed")
+        arrived: SimpleQueue[JsonValue | _Done] = SimpleQueue()
+
+        progress = _Progress(arrived)
+
         try:
-            result = self._portal.call(self._call, name, dict(arguments))
-        except PortError:
-            raise
+            pending = self._portal.start_task_soon(self._call, name, dict(arguments), progress)
         except RuntimeError as error:  # the portal's loop is gone
             raise _failed(f"the connection to MCP server {self.server} is gone: {error}") from None
-        return _result_value(result)
-
-    async def _call(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
+        pending.add_done_callback(lambda _: arrived.put(_DONE))
         try:
-            return await self._client.call_tool(name, arguments)
+            while not isinstance(update := arrived.get(), _Done):
+                yield update
+            return _result_value(pending.result())
+        finally:
+            if not pending.done():
+                pending.cancel()
+
+    async def _call(
+        self, name: str, arguments: dict[str, Any], progress: _Progress
+    ) -> CallToolResult:
+        try:
+            return await self._client.call_tool(name, arguments, progress_callback=progress)
         except MCPError as error:
             raise _failed(
                 f"MCP server {self.server} failed the call of {name!r}: {error.message}; it "
