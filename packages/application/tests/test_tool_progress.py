@@ -4,7 +4,7 @@ run's stream, and the run's deadline stops one that yields forever."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Generator, Iterator
+from collections.abc import AsyncIterator, Generator, Iterator
 from typing import Any
 
 import pytest
@@ -12,6 +12,7 @@ from pydantic import TypeAdapter
 
 from runport.application import (
     RunError,
+    arun,
     arun_stream,
     astream_run,
     define_contract,
@@ -195,17 +196,91 @@ def test_a_caller_stop_on_progress_closes_the_generator() -> None:
     assert closed == [True]
 
 
-def test_an_async_function_tool_is_refused_clearly() -> None:
+async def acopy(count: int) -> AsyncIterator[dict[str, int]]:
+    """``copy`` as an async generator: its last yield is its result."""
+    for done in range(1, count + 1):
+        await asyncio.sleep(0)
+        yield {"copied": done, "of": count}
+
+
+acopy.__name__ = "copy"
+ASYNC_EXPECTED = [
+    *EXPECTED[:3],
+    ToolResult(call_id="c1", name="copy", output={"copied": 3, "of": 3}),
+]
+
+
+def test_an_async_generator_tool_streams_on_the_runs_loop_and_in_a_sync_run() -> None:
+    async def streamed() -> list[Any]:
+        events: list[RunEvent] = []
+        await arun_stream(
+            CONTRACT, AsyncFunctionRuntime(amodel), tools=[acopy], on_event=events.append
+        )
+        return events
+
+    assert between(asyncio.run(streamed())) == ASYNC_EXPECTED
+    events: list[RunEvent] = []
+    result = run_stream(CONTRACT, FunctionRuntime(model), tools=[acopy], on_event=events.append)
+    assert between(events) == ASYNC_EXPECTED
+    assert result.output == 'done: {"copied":3,"of":3}'
+
+
+def test_an_async_function_tool_is_awaited() -> None:
+    async def copy(count: int) -> str:
+        """Async."""
+        await asyncio.sleep(0)
+        return f"{count} copied"
+
+    assert run(CONTRACT, FunctionRuntime(model), tools=[copy]).output == "done: 3 copied"
+    result = asyncio.run(arun(CONTRACT, AsyncFunctionRuntime(amodel), tools=[copy]))
+    assert result.output == "done: 3 copied"
+
+
+def test_an_async_tool_that_raises_fails_the_run_with_its_cause() -> None:
+    async def copy(count: int) -> str:
+        """Broken."""
+        raise OSError("disk full")
+
+    with pytest.raises(RunError) as raised:
+        asyncio.run(arun(CONTRACT, AsyncFunctionRuntime(amodel), tools=[copy]))
+    assert raised.value.code == ErrorCode.TOOL_FAILED
+    assert isinstance(raised.value.__cause__, OSError)
+
+
+def test_an_async_generator_past_the_deadline_is_closed_on_the_loop() -> None:
+    closed: list[bool] = []
+
+    async def copy(count: int) -> AsyncIterator[int]:
+        """Never done."""
+        try:
+            n = 0
+            while True:
+                n += 1
+                yield n
+        finally:
+            closed.append(True)
+
+    async def go() -> None:
+        await arun(CONTRACT, AsyncFunctionRuntime(amodel), tools=[copy], deadline=10, clock=Ticks())
+
+    with pytest.raises(RunError) as raised:
+        asyncio.run(go())
+    assert raised.value.code == ErrorCode.RUN_DEADLINE
+    assert closed == [True]
+
+
+def test_an_async_tool_in_a_sync_run_on_a_running_loop_is_refused() -> None:
     async def copy(count: int) -> str:
         """Async."""
         return "never"
 
-    with pytest.raises(RunError) as raised:
+    async def inside() -> None:
         run(CONTRACT, FunctionRuntime(model), tools=[copy])
+
+    with pytest.raises(RunError) as raised:
+        asyncio.run(inside())
     assert raised.value.code == ErrorCode.TOOL_FAILED
-    cause = raised.value.__cause__
-    assert isinstance(cause, TypeError)
-    assert "async function" in str(cause)
+    assert "use arun()" in str(raised.value.__cause__)
 
 
 @pytest.mark.parametrize("deadline", [0, -1, True, "10"])

@@ -29,16 +29,14 @@ from runport.contracts import (
     AdapterDescriptor,
     ErrorCode,
     Message,
-    SubRunEvent,
     ToolApprovalRequest,
     ToolCall,
-    ToolProgress,
     ToolResult,
 )
 
 if TYPE_CHECKING:
     from runport.application._options import Decision, Settings
-    from runport.application._state import RunState
+    from runport.application._state import Round, RunState
 
 __all__ = ["held_for_approval", "opened", "pause", "refuse_stray_approvals", "resume"]
 
@@ -237,7 +235,7 @@ def _answered(
     paused: PausedState,
     calls: Mapping[str, ToolCall],
     approvals: Mapping[str, Decision],
-) -> Iterator[ToolResult | ToolProgress | SubRunEvent]:
+) -> Round:
     """Each decided call answered, in the calls' order: an approved one run (a tool that
     raises ends the run, ``TQX_TOOL_FAILED``, as in any round), a denied one told so."""
     for request in paused.pending:

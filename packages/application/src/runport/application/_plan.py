@@ -11,7 +11,7 @@ themselves are ``RunState``'s (``_state``).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Generator, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Generator, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +23,15 @@ from runport.application._history import repair_history
 from runport.application._options import RunOptions, Sleep, ToolLike, settings
 from runport.application._partial import snapshots_for
 from runport.application._relay import TurnWatch
-from runport.application._state import Between, Retry, RunResult, RunState, log
+from runport.application._state import (
+    Await,
+    Awaited,
+    Between,
+    Retry,
+    RunResult,
+    RunState,
+    log,
+)
 from runport.application._tools import Tool, as_tool
 from runport.contracts import (
     AdapterDescriptor,
@@ -37,7 +45,9 @@ from runport.ports import error_type
 
 __all__ = [
     "Attempt",
+    "Awaited",
     "Finished",
+    "Invoke",
     "Outcome",
     "Plan",
     "Raised",
@@ -92,6 +102,14 @@ class Show:
 
 
 @dataclass(frozen=True)
+class Invoke:
+    """Step: await ``awaitable`` (an async tool's, see ``RunState.call_tool``) and send back
+    ``Awaited`` with its value (or ``Raised``)."""
+
+    awaitable: Awaitable[Any]
+
+
+@dataclass(frozen=True)
 class Finished:
     """The plan's last step: the run's ``result``. Nothing is sent back."""
 
@@ -105,8 +123,8 @@ class Raised:
     error: Exception
 
 
-Step = Attempt | Wait | Show | Finished
-Outcome = ExecutionReceipt | Raised | None
+Step = Attempt | Wait | Show | Invoke | Finished
+Outcome = ExecutionReceipt | Awaited | Raised | None
 Plan = Generator[Step, Outcome, None]
 
 
@@ -124,7 +142,17 @@ def run_plan(state: RunState, streamed: bool, partial_output: bool = False) -> P
     between = state.resumed
     while True:
         try:
-            for event in between:
+            send = getattr(between, "send", None)
+            back: Any = None
+            while True:
+                try:
+                    event = next(between) if send is None else send(back)
+                except StopIteration:
+                    break
+                back = None
+                if isinstance(event, Await):
+                    back = yield Invoke(event.awaitable)
+                    continue
                 if streamed:
                     shown = yield Show(event)
                     if isinstance(shown, Raised):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 import json
 import logging
-from collections.abc import Generator, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -95,6 +95,37 @@ def _duplicate_id(calls: Sequence[ToolCall]) -> str | None:
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class Await:
+    """What a tool round asks of the driver: await ``awaitable`` (an async tool's coroutine,
+    or one step of an async generator tool) and send back ``Awaited`` — or what awaiting it
+    raised, as the plan's ``Raised``."""
+
+    awaitable: Awaitable[Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Awaited:
+    """What an ``Await`` gave."""
+
+    value: Any
+
+
+def _awaited(got: Any) -> Any:
+    """The value sent back for an ``Await``; what awaiting it raised is raised here."""
+    if isinstance(got, Awaited):
+        return got.value
+    raise got.error
+
+
+Shown = ToolProgress | SubRunEvent | Await
+"""What a tool call hands up while it runs: events for the caller, and awaits for the driver."""
+
+Round = Generator[Between | Await, Any, None]
+"""A tool round: the events the caller is shown, and the awaits the driver performs, whose
+outcome is sent back in."""
+
+
 class _Overdue(Exception):
     """A generator tool stopped by the run's deadline (carries the run's error)."""
 
@@ -124,7 +155,7 @@ class RunState:
         self.options = options
         self.corrections = 0
         self.scope = RunScope()
-        self.resumed: Iterator[Between] = iter(())
+        self.resumed: Iterator[Between | Await] = iter(())
         """A resumed run's decided calls, run as they are read, before its next turn."""
         self.paused: RunResult | None = None
         """Set when the round just read paused the run for a person's decisions."""
@@ -174,7 +205,7 @@ class RunState:
         )
         return ExecutionRequest(interaction=interaction)
 
-    def after_turn(self, receipt: ExecutionReceipt) -> RunResult | Iterator[Between]:
+    def after_turn(self, receipt: ExecutionReceipt) -> RunResult | Iterator[Between | Await]:
         """Take a finished turn: the result when it is the answer, else what happens before
         the next turn, as the events the caller is shown of it — a ``ToolResult`` as each
         tool has run, or the ``AnswerRejected`` of a correction round. The iterator does the
@@ -302,9 +333,7 @@ class RunState:
         )
         self.scope.correction(self.corrections, stage, tuple(details))
 
-    def run_tools(
-        self, calls: Sequence[ToolCall]
-    ) -> Iterator[ToolResult | ToolProgress | SubRunEvent | ToolApprovalRequest]:
+    def run_tools(self, calls: Sequence[ToolCall]) -> Round:
         """Answer every call, in order, and say how each went. Rejected calls spend one
         correction for the batch before anything runs (past the budget, nothing runs). Two
         calls under one id end the run before anything runs: their results could not be told
@@ -366,13 +395,16 @@ class RunState:
         refused = self.tools[call.name].check(call.arguments)
         return None if refused is None else f"invalid arguments: {refused}"
 
-    def call_tool(self, call: ToolCall) -> Generator[ToolProgress | SubRunEvent, None, Ran]:
+    def call_tool(self, call: ToolCall) -> Generator[Shown, Any, Ran]:
         """Run ``call``: the text the model gets and the value the caller is shown, or the
         ``RunError`` (``from`` what the tool raised) that ends the run. A tool that is a
-        generator is shown a ``ToolProgress`` per value it yields, as it yields it; its result
-        is what it returns, or (when it returns ``None``) the last value it yielded. The run's
-        deadline is read before the call and between yields: past it, the generator is closed
-        and the run ends ``TQX_RUN_DEADLINE``."""
+        generator (or an async generator) is shown a ``ToolProgress`` per value it yields, as
+        it yields it; its result is what it returns, or (when it returns ``None``, and always
+        for an async generator) the last value it yielded. An async function's coroutine, and
+        each step of an async generator, is handed to the driver as an ``Await`` (awaited on
+        the run's loop, or on a loop of the sync run's own). The run's deadline is read before
+        the call and between yields: past it, the generator is closed and the run ends
+        ``TQX_RUN_DEADLINE``."""
         assert isinstance(call.arguments, dict)
         late = self.overdue("tool", f"before tool {call.name!r} ran")
         if late is not None:
@@ -380,15 +412,10 @@ class RunState:
         self.scope.tool_started(call.name, call.call_id)
         try:
             value = self.tools[call.name].call(call.arguments)
-            if inspect.isgenerator(value):
+            if inspect.isgenerator(value) or inspect.isasyncgen(value):
                 value = yield from self._progress(call, value)
-            elif inspect.isasyncgen(value) or inspect.iscoroutine(value):
-                if inspect.iscoroutine(value):
-                    value.close()  # never awaited: closed, not left to warn
-                raise TypeError(
-                    f"tool {call.name!r} is an async function: a tool is a function or a "
-                    'generator (docs/runs.md, "Tool progress")'
-                )
+            elif inspect.isawaitable(value):
+                value = _awaited((yield Await(value)))
             if isinstance(value, RunResult):  # a sub-run's: its output, its usage added
                 self.nested_usage = self.nested_usage + value.usage
                 value = value.output
@@ -410,27 +437,42 @@ class RunState:
         return text, value if isinstance(value, str) else json.loads(text)
 
     def _progress(
-        self, call: ToolCall, values: Generator[Any, Any, Any]
-    ) -> Generator[ToolProgress | SubRunEvent, None, Any]:
-        """Show what a generator tool yields, and return its result; closed however it ends."""
+        self, call: ToolCall, values: Generator[Any, Any, Any] | AsyncGenerator[Any, Any]
+    ) -> Generator[Shown, Any, Any]:
+        """Show what a generator tool yields, and return its result; closed however it ends
+        (an async one, when the run stops between two of its steps, by its loop's finalizer)."""
         last: Any = None
+        ended = False
         try:
             while True:
                 late = self.overdue("tool", f"while tool {call.name!r} ran: it was stopped")
                 if late is not None:
                     raise _Overdue(late)
-                try:
-                    value = next(values)
-                except StopIteration as stop:
-                    return last if stop.value is None else stop.value
+                if isinstance(values, Generator):
+                    try:
+                        value = next(values)
+                    except StopIteration as stop:
+                        ended = True
+                        return last if stop.value is None else stop.value
+                else:
+                    got = yield Await(values.__anext__())
+                    if not isinstance(got, Awaited) and isinstance(got.error, StopAsyncIteration):
+                        ended = True
+                        return last
+                    value = _awaited(got)
                 if isinstance(value, Nested):  # a sub-run's event, under this call
                     yield SubRunEvent(call_id=call.call_id, event=value.event)
                     continue
                 last = value
                 data = value if isinstance(value, str) else json.loads(tool_result_text(value))
                 yield ToolProgress(call_id=call.call_id, data=data)
+        except (Exception, _Overdue):
+            if not ended and not isinstance(values, Generator):
+                yield Await(values.aclose())  # its own finally runs, on the run's loop
+            raise
         finally:
-            values.close()
+            if isinstance(values, Generator):
+                values.close()
 
     def correct(self, receipt: ExecutionReceipt) -> Iterator[AnswerRejected]:
         """A correction round for an answer the schema rejects: the ``AnswerRejected`` the
