@@ -183,3 +183,59 @@ def test_a_caller_stop_during_a_sub_run_ends_it_and_leaves_no_worker() -> None:
         )
     assert raised.value.code == ErrorCode.CALLER_STOPPED
     assert not [t for t in threading.enumerate() if t.name == "runport-subrun"]
+
+
+async def aresearcher(request: ExecutionRequest, emit: Any) -> None:
+    """``researcher`` on the event loop."""
+    topic = str(request.interaction.messages[-1].content).removeprefix("Research ")
+    await emit.text(f"notes on {topic.rstrip('.')}")
+    emit.usage(10, 4)
+
+
+def test_a_sub_run_on_an_async_adapter_is_awaited_by_either_parent() -> None:
+    research = Tool.from_contract(RESEARCH, AsyncFunctionRuntime(aresearcher))
+    events: list[RunEvent] = []
+    result = run_stream(
+        PLAN, FunctionRuntime(delegating("team_research")), tools=[research], on_event=events.append
+    )
+    assert result.output == "plan: notes on rivers"
+    assert result.usage == Usage(input_tokens=210, output_tokens=44)
+    inner = [event.event for event in events if isinstance(event, SubRunEvent)]
+    assert [event.text for event in inner if isinstance(event, Delta)] == ["notes on rivers"]
+
+    async def amodel(request: ExecutionRequest, emit: Any) -> None:
+        messages = request.interaction.messages
+        if messages[-1].role != "tool":
+            await emit.tool_call("team_research", {"topic": "lakes"}, call_id="p1")
+        else:
+            await emit.text(f"plan: {messages[-1].content}")
+
+    async def go() -> tuple[Any, list[RunEvent]]:
+        pushed: list[RunEvent] = []
+        done = await arun_stream(
+            PLAN, AsyncFunctionRuntime(amodel), tools=[research], on_event=pushed.append
+        )
+        return done, pushed
+
+    done, pushed = asyncio.run(go())
+    assert done.output == "plan: notes on lakes"
+    assert done.usage == Usage(input_tokens=10, output_tokens=4)
+    assert [e.event for e in pushed if isinstance(e, SubRunEvent)][-1].kind == "Complete"
+
+
+def test_an_async_sub_run_past_its_depth_runs_nothing() -> None:
+    asked: list[ExecutionRequest] = []
+
+    async def counted(request: ExecutionRequest, emit: Any) -> None:
+        asked.append(request)
+        await aresearcher(request, emit)
+
+    research = Tool.from_contract(RESEARCH, AsyncFunctionRuntime(counted), max_depth=1)
+    middle = define_contract("team.middle", user="About {{ inputs.topic }}.", inputs={"topic": str})
+    manage = Tool.from_contract(
+        middle, FunctionRuntime(delegating("team_research", "m1")), tools=[research]
+    )
+    with pytest.raises(RunError) as raised:
+        run(PLAN, FunctionRuntime(delegating("team_middle")), tools=[manage])
+    assert ErrorCode.SUBRUN_TOO_DEEP in raised.value.message
+    assert asked == []

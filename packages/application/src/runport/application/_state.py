@@ -463,6 +463,9 @@ class RunState:
                 if isinstance(value, Nested):  # a sub-run's event, under this call
                     yield SubRunEvent(call_id=call.call_id, event=value.event)
                     continue
+                if isinstance(value, RunResult):  # an async sub-run's end: its result
+                    last = value
+                    continue
                 last = value
                 data = value if isinstance(value, str) else json.loads(tool_result_text(value))
                 yield ToolProgress(call_id=call.call_id, data=data)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, get_type_hints
 from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError, create_model
 
 from runport.contracts import ToolSpec, canonical_json
-from runport.ports import RuntimeAdapter
+from runport.ports import AsyncRuntimeAdapter, RuntimeAdapter
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -88,7 +88,7 @@ class Tool:
     def from_contract(
         cls,
         contract: ContractSource,
-        adapter: RuntimeAdapter,
+        adapter: RuntimeAdapter | AsyncRuntimeAdapter,
         *,
         name: str | None = None,
         description: str | None = None,
@@ -98,7 +98,8 @@ class Tool:
     ) -> Tool:
         r"""A tool that is itself a run (docs/runs.md, "Sub-runs"): the model's arguments are
         the contract's inputs (its input schema is the tool's), and the call runs the contract
-        on ``adapter`` with ``options`` (``tools=``, budgets, …) as ``run_stream`` would. Its
+        on ``adapter`` with ``options`` (``tools=``, budgets, …) as ``run_stream`` would — or,
+        on an async adapter, as ``astream_run`` would, awaited by the parent's run. Its
         events reach the parent's stream as ``SubRunEvent``\s under the call's id, its output
         is the call's result, and its usage is added to the parent's. Called deeper than
         ``max_depth`` sub-runs, it runs nothing and fails ``TQX_SUBRUN_TOO_DEEP``."""

@@ -1,6 +1,6 @@
 """runport's MCP server (docs/cli.md): ``list_contracts`` and ``execute_contract`` over stdio,
 streaming every event as a progress notification while a call runs; and its MCP client:
-``mcp_tools`` offers any MCP server's tools to a run (docs/runs.md, "MCP tools").
+``mcp_tools`` offers any MCP server's tools to a run (docs/runs.md, "Tools from an MCP server").
 
 ``runport mcp`` is the usual way in; ``prepare`` + ``serve_stdio`` are what it calls, and
 ``create_server`` builds a server over any catalog and adapter, or adapter factory

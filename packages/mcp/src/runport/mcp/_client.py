@@ -156,8 +156,8 @@ class McpToolset(Sequence[Tool]):
         if isinstance(include, str):
             raise TypeError("include is a collection of tool names, not one string")
         self._target = server_parameters(server)
-        self.server = _described(self._target)
-        """The server as given: its URL, or its command line."""
+        self.server: str = _described(self._target)
+        """The server, as its URL or its command line."""
         self._call_timeout = call_timeout
         self._closed = False
         self._portal_context: AbstractContextManager[BlockingPortal] = start_blocking_portal()
@@ -371,7 +371,8 @@ def mcp_tools(
     timeout: float = 30.0,
     call_timeout: float | None = 300.0,
 ) -> McpToolset:
-    """Connect to an MCP server and offer its tools to any run (docs/runs.md, "MCP tools").
+    """Connect to an MCP server and offer its tools to any run (docs/runs.md, "Tools from an
+    MCP server").
 
     ``server``: an ``http://``/``https://`` URL (streamable HTTP), or the command line that
     starts a stdio server (a string split as a shell would, or its words). ``include``: the
