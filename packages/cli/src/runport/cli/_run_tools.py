@@ -30,6 +30,7 @@ from runport.contracts import (
     OutputSnapshot,
     RunEvent,
     StreamEvent,
+    SubRunEvent,
     ToolApprovalRequest,
     ToolProgress,
     ToolResult,
@@ -127,7 +128,12 @@ def turn_events(sink: Callable[[StreamEvent], None]) -> Callable[[RunEvent], Non
     def turns_only(event: RunEvent) -> None:
         if not isinstance(
             event,
-            ToolResult | ToolProgress | AnswerRejected | OutputSnapshot | ToolApprovalRequest,
+            ToolResult
+            | ToolProgress
+            | SubRunEvent
+            | AnswerRejected
+            | OutputSnapshot
+            | ToolApprovalRequest,
         ):
             sink(event)
 

@@ -35,6 +35,7 @@ from runport.contracts import (
     OutputSnapshot,
     ReasoningDelta,
     RunEvent,
+    SubRunEvent,
     ToolCallDelta,
     ToolProgress,
     ToolResult,
@@ -264,7 +265,8 @@ class RichTurns:
         self._receipt: ExecutionReceipt | None = None
 
     def __call__(self, event: RunEvent) -> None:
-        if isinstance(event, ToolResult | ToolProgress | AnswerRejected):  # between turns
+        # between turns: the last one's
+        if isinstance(event, ToolResult | ToolProgress | SubRunEvent | AnswerRejected):
             if self._turn is not None:
                 self._turn(event)
             return
