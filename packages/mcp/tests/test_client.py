@@ -25,7 +25,7 @@ from runport.contracts import (
 )
 from runport.core import build_receipt
 from runport.mcp import McpToolset, mcp_tools
-from runport.mcp._client import server_parameters
+from runport.mcp._client import model_name, server_parameters
 from runport.ports import PortError, RuntimeAdapter
 
 SERVER = str(Path(__file__).with_name("tools_server.py"))
@@ -114,6 +114,7 @@ def test_the_servers_tools_are_listed_with_their_schemas(stdio_tools: McpToolset
         "oops",
         "count",
         "record",
+        "files_read",
         "die",
     ]
     add = stdio_tools[0]
@@ -125,6 +126,15 @@ def test_the_servers_tools_are_listed_with_their_schemas(stdio_tools: McpToolset
         "additionalProperties": False,
     }
     assert add.spec().parameters == dict(add.parameters)
+
+
+def test_a_name_no_provider_takes_is_offered_mended_and_called_as_the_server_names_it(
+    stdio_tools: McpToolset,
+) -> None:
+    model = Calls(("files_read", {}))
+    result = run(CONTRACT, model, inputs=INPUTS, tools=stdio_tools)
+    assert result.output == "read by its own name"
+    assert model_name("a.b/c d" + "x" * 70) == "a_b_c_d" + "x" * 57
 
 
 def test_a_run_calls_the_servers_tools(stdio_tools: McpToolset) -> None:
@@ -251,6 +261,9 @@ def test_a_listing_of_ten_thousand_tools_is_refused_unless_some_are_picked(
     with mcp_tools(crowded_url, include={"tool_9999", "tool_7"}) as picked:
         assert sorted(tool.name for tool in picked) == ["tool_7", "tool_9999"]
         assert picked.call("tool_9999", {}) == "tool_9999"
+    with pytest.raises(PortError) as clash:  # tool.7 is tool_7 to a model
+        mcp_tools(crowded_url, include={"tool.7", "tool_7"})
+    assert clash.value.code == ErrorCode.TOOL_NAME_CLASH
 
 
 def test_a_server_that_dies_mid_call_fails_the_run_coded_and_nothing_runs_twice(

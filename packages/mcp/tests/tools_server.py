@@ -8,7 +8,7 @@ which it prints as its first line of stdout. Its tools: ``add`` (a structured re
 ``shout`` (text), ``oops`` (an error result), ``count`` (progress, then text), ``record``
 (appends its note to ``--log``) and ``die`` (appends its note to ``--log``, then the process
 exits mid-call). ``--tools N`` lists N
-tools named ``tool_0`` … instead (each answers its own name).
+tools named ``tool_0`` … instead, and ``tool.7`` (each answers its own name).
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ TOOLS = [
         input_schema={"type": "object", "properties": {"n": {"type": "integer"}}},
     ),
     types.Tool(name="record", description="Write a note down.", input_schema=_NOTE),
+    types.Tool(name="files.read", description="A dotted name.", input_schema={"type": "object"}),
     types.Tool(name="die", description="Write a note down, then crash.", input_schema=_NOTE),
 ]
 
@@ -69,6 +70,11 @@ def server(count: int | None, log: str | None) -> Server[Any]:
         else [
             types.Tool(name=f"tool_{i}", description=f"Tool {i}.", input_schema={"type": "object"})
             for i in range(count)
+        ]
+        + [
+            types.Tool(
+                name="tool.7", description="tool_7 to a model.", input_schema={"type": "object"}
+            )
         ]
     )
 
@@ -102,6 +108,8 @@ def server(count: int | None, log: str | None) -> Server[Any]:
             return _text(f"counted to {n}")
         if params.name == "oops":
             return _text("the oops tool always fails", error=True)
+        if params.name == "files.read":
+            return _text("read by its own name")
         if params.name == "record":
             note(str(arguments["note"]))
             return _text("noted")

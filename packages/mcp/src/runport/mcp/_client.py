@@ -17,6 +17,7 @@ further than that bound, unless ``include`` picks the tools to keep.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from collections.abc import Callable, Collection, Generator, Iterator, Mapping, Sequence
 from concurrent.futures import Future, wait
@@ -38,12 +39,14 @@ from runport.application import Tool
 from runport.contracts import ErrorCode
 from runport.ports import PortError
 
-__all__ = ["DEFAULT_MAX_TOOLS", "McpToolset", "mcp_tools", "server_parameters"]
+__all__ = ["DEFAULT_MAX_TOOLS", "McpToolset", "mcp_tools", "model_name", "server_parameters"]
 
 DEFAULT_MAX_TOOLS: Final = 128
 """The most tools ``mcp_tools`` keeps from one server unless told otherwise: the most any of
 the providers runport speaks to takes in one request (OpenAI's bound), and far more than a
 model chooses among well."""
+
+_NAME_CHARACTER: Final = re.compile(r"[^A-Za-z0-9_-]")
 
 _MAX_PAGES: Final = 1000
 """The most pages of a tool listing read: a server whose cursor never ends cannot hang it."""
@@ -88,6 +91,13 @@ class _Progress:
 
 def _failed(message: str) -> PortError:
     return PortError(ErrorCode.MCP_SERVER_FAILED, message)
+
+
+def model_name(name: str) -> str:
+    """A tool's name as the model is offered it: what every provider takes,
+    ``[A-Za-z0-9_-]{1,64}`` (MCP allows dots and longer names; each other character becomes
+    ``_``, and a longer name is cut). The server is still called by its own name."""
+    return _NAME_CHARACTER.sub("_", name)[:64] or "_"
 
 
 def server_parameters(server: Server) -> str | StdioServerParameters:
@@ -172,7 +182,18 @@ class McpToolset(Sequence[Tool]):
         except BaseException:
             self.close()
             raise
-        self._tools = tuple(self._tool(spec, prefix) for spec in listed)
+        tools = [self._tool(spec, prefix) for spec in listed]
+        seen: dict[str, str] = {}
+        for tool, spec in zip(tools, listed, strict=True):
+            other = seen.setdefault(tool.name, spec.name)
+            if other != spec.name:
+                self.close()
+                raise PortError(
+                    ErrorCode.TOOL_NAME_CLASH,
+                    f"MCP server {self.server}'s tools {other!r} and {spec.name!r} are both "
+                    f"{tool.name!r} as a model sees them: pick one with include=",
+                )
+        self._tools = tuple(tools)
 
     async def _hold(self) -> None:
         """The connection's task: enters the client, then waits until the set is closed."""
@@ -247,7 +268,7 @@ class McpToolset(Sequence[Tool]):
         name = spec.name
         parameters: Mapping[str, JsonValue] = dict(spec.input_schema)
         return Tool(
-            name=prefix + name,
+            name=model_name(prefix + name),
             description=spec.description or spec.title or "",
             parameters=parameters,
             function=self._caller(name),
@@ -377,8 +398,11 @@ def mcp_tools(
     ``server``: an ``http://``/``https://`` URL (streamable HTTP), or the command line that
     starts a stdio server (a string split as a shell would, or its words). ``include``: the
     names of the tools to keep (each must exist; default all). ``prefix``: put before each
-    name the model sees, to keep two servers' tools apart. ``max_tools``: a listing with more
-    tools (of those ``include`` keeps) is refused, ``PortError(TQX_MCP_TOO_MANY_TOOLS)``.
+    name the model sees, to keep two servers' tools apart (there a name's characters other
+    than letters, digits, ``_`` and ``-`` become ``_``, and it is cut at 64, as every provider
+    needs; two names that become one are ``PortError(TQX_TOOL_NAME_CLASH)``). ``max_tools``:
+    a listing with more tools (of those ``include`` keeps) is refused,
+    ``PortError(TQX_MCP_TOO_MANY_TOOLS)``.
     ``timeout``: seconds to connect and list; ``call_timeout``: seconds one call may take
     (``None``: no bound). A server that cannot be started or reached, or answers no listing in
     time, is ``PortError(TQX_MCP_SERVER_FAILED)``.
