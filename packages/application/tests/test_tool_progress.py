@@ -12,6 +12,7 @@ from pydantic import TypeAdapter
 
 from runport.application import (
     RunError,
+    Tool,
     arun,
     arun_stream,
     astream_run,
@@ -223,6 +224,21 @@ def test_an_async_generator_tool_streams_on_the_runs_loop_and_in_a_sync_run() ->
     result = run_stream(CONTRACT, FunctionRuntime(model), tools=[acopy], on_event=events.append)
     assert between(events) == ASYNC_EXPECTED
     assert result.output == 'done: {"copied":3,"of":3}'
+
+
+def test_an_async_generator_gives_its_result_with_tool_output_unshown() -> None:
+    async def copy(count: int) -> AsyncIterator[Any]:
+        """Copies, then says so."""
+        yield {"copied": 1}
+        yield Tool.output("all copied")
+
+    events: list[RunEvent] = []
+    result = run_stream(CONTRACT, FunctionRuntime(model), tools=[copy], on_event=events.append)
+    assert between(events) == [
+        ToolProgress(call_id="c1", data={"copied": 1}),
+        ToolResult(call_id="c1", name="copy", output="all copied"),
+    ]
+    assert result.output == "done: all copied"
 
 
 def test_an_async_function_tool_is_awaited() -> None:

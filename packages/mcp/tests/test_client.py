@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from runport.application import RunError, arun, run, run_stream, to_async
+from runport.application import RunError, arun_stream, run, run_stream, to_async
 from runport.contracts import (
     AdapterDescriptor,
     ErrorCode,
@@ -196,10 +196,26 @@ def test_the_deadline_cancels_a_call_between_progress_and_the_connection_goes_on
     assert stdio_tools.call("add", {"a": 1, "b": 2}) == {"sum": 3}
 
 
-def test_the_async_run_calls_them_too(stdio_tools: McpToolset) -> None:
-    model = to_async(Calls(("shout", {"text": "loop"})))
-    result = asyncio.run(arun(CONTRACT, model, inputs=INPUTS, tools=stdio_tools))
-    assert result.output == "LOOP"
+def test_on_an_event_loop_the_call_is_awaited_with_the_same_progress(
+    stdio_tools: McpToolset,
+) -> None:
+    async def streamed() -> tuple[list[RunEvent], object]:
+        events: list[RunEvent] = []
+        result = await arun_stream(
+            CONTRACT,
+            to_async(Calls(("count", {"n": 2}), ("shout", {"text": "loop"}))),
+            inputs=INPUTS,
+            tools=stdio_tools,
+            on_event=events.append,
+        )
+        return events, result.output
+
+    events, output = asyncio.run(streamed())
+    assert [event.data for event in events if isinstance(event, ToolProgress)] == [
+        {"progress": 1.0, "total": 2.0, "message": "step 1"},
+        {"progress": 2.0, "total": 2.0, "message": "step 2"},
+    ]
+    assert output == "counted to 2|LOOP"
 
 
 def test_arguments_the_schema_refuses_are_never_sent(stdio_tools: McpToolset, log: Path) -> None:

@@ -24,7 +24,7 @@ from runport.application._options import Settings
 from runport.application._relay import TurnWatch, failure_message
 from runport.application._result import RunResult as RunResult
 from runport.application._subrun import Nested
-from runport.application._tools import Tool, tool_result_text
+from runport.application._tools import Output, Tool, tool_result_text
 from runport.contracts import (
     AnswerRejected,
     CompiledInteraction,
@@ -463,8 +463,8 @@ class RunState:
                 if isinstance(value, Nested):  # a sub-run's event, under this call
                     yield SubRunEvent(call_id=call.call_id, event=value.event)
                     continue
-                if isinstance(value, RunResult):  # an async sub-run's end: its result
-                    last = value
+                if isinstance(value, RunResult | Output):  # the result, shown as no progress
+                    last = value.value if isinstance(value, Output) else value
                     continue
                 last = value
                 data = value if isinstance(value, str) else json.loads(tool_result_text(value))

@@ -107,7 +107,7 @@ async def _pulled(
         async for event in events:
             yield Nested(event)
         result = events.result
-    yield _settled(result)
+    yield _settled(result)  # the run's result: read as the call's, shown as no progress
 
 
 def _settled(result: RunResult) -> RunResult:

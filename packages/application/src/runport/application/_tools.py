@@ -25,6 +25,13 @@ ApprovalRule = bool | Callable[[dict[str, Any]], bool]
 arguments."""
 
 
+@dataclass(frozen=True, slots=True)
+class Output:
+    """What ``Tool.output`` wraps: a generator tool's result, not shown as progress."""
+
+    value: Any
+
+
 class ToolArgumentsError(ValueError):
     """Arguments a tool's own signature refuses (after the JSON Schema accepted them)."""
 
@@ -115,6 +122,13 @@ class Tool:
             function=subrun_function(loaded, adapter, max_depth, options),
             needs_approval=needs_approval,
         )
+
+    @staticmethod
+    def output(value: Any) -> Any:
+        """What a generator tool yields to give its result without showing it as progress:
+        an async generator cannot return a value, and its last yield is otherwise both its
+        last ``ToolProgress`` and its result (docs/runs.md, "Tool progress")."""
+        return Output(value)
 
     def spec(self) -> ToolSpec:
         return ToolSpec(

@@ -16,10 +16,19 @@ further than that bound, unless ``include`` picks the tools to keep.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import shlex
-from collections.abc import Callable, Collection, Generator, Iterator, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Callable,
+    Collection,
+    Generator,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from concurrent.futures import Future, wait
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import AbstractContextManager
@@ -77,8 +86,8 @@ _DONE: Final = _Done()
 class _Progress:
     """A call's progress callback: each notification, as the tool's progress value."""
 
-    def __init__(self, arrived: SimpleQueue[JsonValue | _Done]) -> None:
-        self._arrived = arrived
+    def __init__(self, put: Callable[[JsonValue | _Done], None]) -> None:
+        self._put = put
 
     async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
         update: dict[str, JsonValue] = {"progress": progress}
@@ -86,7 +95,7 @@ class _Progress:
             update["total"] = total
         if message is not None:
             update["message"] = message
-        self._arrived.put(update)
+        self._put(update)
 
 
 def _failed(message: str) -> PortError:
@@ -274,9 +283,13 @@ class McpToolset(Sequence[Tool]):
             function=self._caller(name),
         )
 
-    def _caller(self, name: str) -> Callable[..., Generator[JsonValue, None, JsonValue]]:
-        def call(**arguments: Any) -> Generator[JsonValue, None, JsonValue]:
-            return self.stream(name, arguments)
+    def _caller(self, name: str) -> Callable[..., Generator[Any, None, Any] | AsyncIterator[Any]]:
+        def call(**arguments: Any) -> Generator[Any, None, Any] | AsyncIterator[Any]:
+            try:
+                asyncio.get_running_loop()
+            except RuntimeError:  # a run in a thread of its own: the call is waited for
+                return self.stream(name, arguments)
+            return self.astream(name, arguments)  # on a loop (arun, a server): awaited
 
         call.__name__ = call.__qualname__ = name
         return call
@@ -300,17 +313,8 @@ class McpToolset(Sequence[Tool]):
         call is yielded as it arrives (``{"progress": …, "total": …, "message": …}``, the
         fields it gave), then the value is returned. Closing the generator before the end
         cancels the call on the server (MCP's cancellation), and nothing is resent."""
-        if self._closed:
-            raise _failed(f"the connection to MCP server {self.server} is closed")
         arrived: SimpleQueue[JsonValue | _Done] = SimpleQueue()
-
-        progress = _Progress(arrived)
-
-        try:
-            pending = self._portal.start_task_soon(self._call, name, dict(arguments), progress)
-        except RuntimeError as error:  # the portal's loop is gone
-            raise _failed(f"the connection to MCP server {self.server} is gone: {error}") from None
-        pending.add_done_callback(lambda _: arrived.put(_DONE))
+        pending = self._start(name, arguments, arrived.put)
         try:
             while not isinstance(update := arrived.get(), _Done):
                 yield update
@@ -318,6 +322,39 @@ class McpToolset(Sequence[Tool]):
         finally:
             if not pending.done():
                 pending.cancel()
+
+    async def astream(self, name: str, arguments: Mapping[str, Any]) -> AsyncIterator[Any]:
+        """``stream`` as an async generator, for a run on an event loop: waiting for the server
+        holds no loop. Its last value is the call's (``Tool.output``)."""
+        loop = asyncio.get_running_loop()
+        arrived: asyncio.Queue[JsonValue | _Done] = asyncio.Queue()
+
+        def put(update: JsonValue | _Done) -> None:
+            loop.call_soon_threadsafe(arrived.put_nowait, update)
+
+        pending = self._start(name, arguments, put)
+        try:
+            while not isinstance(update := await arrived.get(), _Done):
+                yield update
+            yield Tool.output(_result_value(pending.result()))
+        finally:
+            if not pending.done():
+                pending.cancel()
+
+    def _start(
+        self, name: str, arguments: Mapping[str, Any], put: Callable[[JsonValue | _Done], None]
+    ) -> Future[CallToolResult]:
+        """Send the call on the connection's loop; its progress and its end go to ``put``."""
+        if self._closed:
+            raise _failed(f"the connection to MCP server {self.server} is closed")
+        try:
+            pending = self._portal.start_task_soon(
+                self._call, name, dict(arguments), _Progress(put)
+            )
+        except RuntimeError as error:  # the portal's loop is gone
+            raise _failed(f"the connection to MCP server {self.server} is gone: {error}") from None
+        pending.add_done_callback(lambda _: put(_DONE))
+        return pending
 
     async def _call(
         self, name: str, arguments: dict[str, Any], progress: _Progress
