@@ -220,6 +220,12 @@ def test_an_async_generator_tool_streams_on_the_runs_loop_and_in_a_sync_run() ->
         return events
 
     assert between(asyncio.run(streamed())) == ASYNC_EXPECTED
+
+    async def pulled() -> list[Any]:
+        async with astream_run(CONTRACT, AsyncFunctionRuntime(amodel), tools=[acopy]) as stream:
+            return [event async for event in stream]
+
+    assert between(asyncio.run(pulled())) == ASYNC_EXPECTED
     events: list[RunEvent] = []
     result = run_stream(CONTRACT, FunctionRuntime(model), tools=[acopy], on_event=events.append)
     assert between(events) == ASYNC_EXPECTED
