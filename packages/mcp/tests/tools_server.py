@@ -7,8 +7,9 @@ Over stdio unless ``--http``: then streamable HTTP on 127.0.0.1, on a port the s
 which it prints as its first line of stdout. Its tools: ``add`` (a structured result),
 ``shout`` (text), ``oops`` (an error result), ``count`` (progress, then text), ``record``
 (appends its note to ``--log``) and ``die`` (appends its note to ``--log``, then the process
-exits mid-call). ``--tools N`` lists N
-tools named ``tool_0`` … instead, and ``tool.7`` (each answers its own name).
+exits mid-call). ``--tools N`` lists
+``tool.7`` and N tools named ``tool_0`` … instead (each answers its own name), a thousand a
+page.
 """
 
 from __future__ import annotations
@@ -59,6 +60,10 @@ TOOLS = [
 ]
 
 
+PAGE = 1000
+"""Tools per page of a listing: more are read by its cursor."""
+
+
 def _text(text: str, *, error: bool = False) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(text=text)], is_error=error)
 
@@ -68,13 +73,15 @@ def server(count: int | None, log: str | None) -> Server[Any]:
         TOOLS
         if count is None
         else [
-            types.Tool(name=f"tool_{i}", description=f"Tool {i}.", input_schema={"type": "object"})
-            for i in range(count)
-        ]
-        + [
             types.Tool(
                 name="tool.7", description="tool_7 to a model.", input_schema={"type": "object"}
-            )
+            ),
+            *(
+                types.Tool(
+                    name=f"tool_{i}", description=f"Tool {i}.", input_schema={"type": "object"}
+                )
+                for i in range(count)
+            ),
         ]
     )
 
@@ -86,7 +93,10 @@ def server(count: int | None, log: str | None) -> Server[Any]:
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=listed)
+        start = int(params.cursor) if params is not None and params.cursor else 0
+        end = start + PAGE
+        following = str(end) if end < len(listed) else None
+        return types.ListToolsResult(tools=listed[start:end], next_cursor=following)
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams

@@ -254,8 +254,8 @@ class McpToolset(Sequence[Tool]):
                                 "max_tools",
                             )
                     cursor = page.next_cursor
-                    if cursor is None:
-                        break
+                    if cursor is None or (wanted is not None and len(kept) == len(wanted)):
+                        break  # the end, or every tool asked for is found
                 else:
                     raise _failed(
                         f"MCP server {self.server}'s tool listing passed {_MAX_PAGES} pages"
