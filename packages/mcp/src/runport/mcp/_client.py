@@ -20,6 +20,7 @@ import asyncio
 import json
 import re
 import shlex
+import sys
 from collections.abc import (
     AsyncIterator,
     Callable,
@@ -34,14 +35,14 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import AbstractContextManager
 from queue import SimpleQueue
 from types import TracebackType
-from typing import Any, Final, overload
+from typing import Any, Final, TextIO, overload
 
 import anyio
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from pydantic import JsonValue
 
 from mcp import Client, MCPError
-from mcp.client.stdio import StdioServerParameters
+from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, TextContent
 from mcp.types import Tool as McpTool
 from runport.application import Tool
@@ -124,6 +125,16 @@ def server_parameters(server: Server) -> str | StdioServerParameters:
     return StdioServerParameters(command=words[0], args=words[1:])
 
 
+def _errlog() -> TextIO:
+    """Where a stdio server's stderr goes: this process's, unless it is no file (a notebook's,
+    a test's capture), then the one the process started with."""
+    try:
+        sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):
+        return sys.__stderr__ or sys.stderr
+    return sys.stderr
+
+
 def _described(server: str | StdioServerParameters) -> str:
     if isinstance(server, str):
         return server
@@ -181,7 +192,11 @@ class McpToolset(Sequence[Tool]):
         self._closed = False
         self._portal_context: AbstractContextManager[BlockingPortal] = start_blocking_portal()
         self._portal = self._portal_context.__enter__()
-        self._client = Client(self._target, read_timeout_seconds=call_timeout)
+        target = self._target
+        self._client = Client(
+            target if isinstance(target, str) else stdio_client(target, errlog=_errlog()),
+            read_timeout_seconds=call_timeout,
+        )
         self._ready: Future[None] = Future()
         self._stop: anyio.Event | None = None
         self._held = self._portal.start_task_soon(self._hold)
