@@ -72,7 +72,11 @@ def log(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def stdio_tools(log: Path) -> Iterator[McpToolset]:
     """One stdio server process for the module, its tools listed once."""
-    with mcp_tools([sys.executable, SERVER, "--log", str(log)]) as tools:
+    with mcp_tools(
+        [sys.executable, SERVER, "--log", str(log)],
+        env={"RUNPORT_MCP_TEST": "given"},
+        cwd=log.parent,
+    ) as tools:
         yield tools
 
 
@@ -115,6 +119,7 @@ def test_the_servers_tools_are_listed_with_their_schemas(stdio_tools: McpToolset
         "count",
         "record",
         "files_read",
+        "where",
         "die",
     ]
     add = stdio_tools[0]
@@ -135,6 +140,18 @@ def test_a_name_no_provider_takes_is_offered_mended_and_called_as_the_server_nam
     result = run(CONTRACT, model, inputs=INPUTS, tools=stdio_tools)
     assert result.output == "read by its own name"
     assert model_name("a.b/c d" + "x" * 70) == "a_b_c_d" + "x" * 57
+
+
+def test_a_stdio_server_gets_the_environment_and_folder_given_and_no_more(
+    stdio_tools: McpToolset, log: Path
+) -> None:
+    assert stdio_tools.call("where", {"variable": "RUNPORT_MCP_TEST"}) == (
+        f"given in {log.parent.name}"
+    )
+    # pytest set this variable in this process's environment before the server started
+    assert stdio_tools.call("where", {"variable": "PYTEST_CURRENT_TEST"}).startswith("unset")
+    with pytest.raises(ValueError, match="env= and cwd= are for a server started"):
+        mcp_tools("http://127.0.0.1:9/mcp", env={"A": "b"})
 
 
 def test_a_run_calls_the_servers_tools(stdio_tools: McpToolset) -> None:

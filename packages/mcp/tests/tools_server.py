@@ -6,7 +6,8 @@ SDK's low-level ``Server``.
 Over stdio unless ``--http``: then streamable HTTP on 127.0.0.1, on a port the system picks,
 which it prints as its first line of stdout. Its tools: ``add`` (a structured result),
 ``shout`` (text), ``oops`` (an error result), ``count`` (progress, then text), ``record``
-(appends its note to ``--log``) and ``die`` (appends its note to ``--log``, then the process
+(appends its note to ``--log``), ``files.read``, ``where`` (a variable's value and the
+working folder's name) and ``die`` (appends its note to ``--log``, then the process
 exits mid-call). ``--tools N`` lists
 ``tool.7`` and N tools named ``tool_0`` … instead (each answers its own name), a thousand a
 page.
@@ -56,6 +57,11 @@ TOOLS = [
     ),
     types.Tool(name="record", description="Write a note down.", input_schema=_NOTE),
     types.Tool(name="files.read", description="A dotted name.", input_schema={"type": "object"}),
+    types.Tool(
+        name="where",
+        description="An environment variable and the working folder.",
+        input_schema={"type": "object", "properties": {"variable": {"type": "string"}}},
+    ),
     types.Tool(name="die", description="Write a note down, then crash.", input_schema=_NOTE),
 ]
 
@@ -118,6 +124,9 @@ def server(count: int | None, log: str | None) -> Server[Any]:
             return _text(f"counted to {n}")
         if params.name == "oops":
             return _text("the oops tool always fails", error=True)
+        if params.name == "where":
+            value = os.environ.get(str(arguments["variable"]), "unset")
+            return _text(f"{value} in {os.path.basename(os.getcwd())}")
         if params.name == "files.read":
             return _text("read by its own name")
         if params.name == "record":

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import shlex
 import sys
@@ -110,19 +111,28 @@ def model_name(name: str) -> str:
     return _NAME_CHARACTER.sub("_", name)[:64] or "_"
 
 
-def server_parameters(server: Server) -> str | StdioServerParameters:
+def server_parameters(
+    server: Server,
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+) -> str | StdioServerParameters:
     """What the SDK's ``Client`` connects to for ``server``: the URL itself, or the stdio
-    command's parameters (``ValueError`` for an empty command line)."""
+    command's parameters (``ValueError`` for an empty command line, or ``env``/``cwd`` given
+    with a URL)."""
     if isinstance(server, str):
         stripped = server.strip()
         if stripped.startswith(("http://", "https://")):
+            if env is not None or cwd is not None:
+                raise ValueError("env= and cwd= are for a server started as a command, not a URL")
             return stripped
         words = shlex.split(stripped)
     else:
         words = [str(word) for word in server]
     if not words or not words[0]:
         raise ValueError(f"an MCP server is a command line or an http(s) URL, not {server!r}")
-    return StdioServerParameters(command=words[0], args=words[1:])
+    return StdioServerParameters(
+        command=words[0], args=words[1:], env=None if env is None else dict(env), cwd=cwd
+    )
 
 
 def _errlog() -> TextIO:
@@ -180,12 +190,14 @@ class McpToolset(Sequence[Tool]):
         max_tools: int = DEFAULT_MAX_TOOLS,
         timeout: float = 30.0,
         call_timeout: float | None = 300.0,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
     ) -> None:
         if isinstance(max_tools, bool) or not isinstance(max_tools, int) or max_tools < 1:
             raise ValueError(f"max_tools must be an integer of at least 1, not {max_tools!r}")
         if isinstance(include, str):
             raise TypeError("include is a collection of tool names, not one string")
-        self._target = server_parameters(server)
+        self._target = server_parameters(server, env, cwd)
         self.server: str = _described(self._target)
         """The server, as its URL or its command line."""
         self._call_timeout = call_timeout
@@ -443,6 +455,8 @@ def mcp_tools(
     max_tools: int = DEFAULT_MAX_TOOLS,
     timeout: float = 30.0,
     call_timeout: float | None = 300.0,
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
 ) -> McpToolset:
     """Connect to an MCP server and offer its tools to any run (docs/runs.md, "Tools from an
     MCP server").
@@ -456,7 +470,9 @@ def mcp_tools(
     a listing with more tools (of those ``include`` keeps) is refused,
     ``PortError(TQX_MCP_TOO_MANY_TOOLS)``.
     ``timeout``: seconds to connect and list; ``call_timeout``: seconds one call may take
-    (``None``: no bound). A server that cannot be started or reached, or answers no listing in
+    (``None``: no bound). ``env``, ``cwd``: a stdio server's environment variables (over the
+    few the SDK passes on: ``PATH``, ``HOME``, …; not this process's whole environment) and
+    working folder. A server that cannot be started or reached, or answers no listing in
     time, is ``PortError(TQX_MCP_SERVER_FAILED)``.
 
     Use it as a context manager, which closes the connection::
@@ -471,4 +487,6 @@ def mcp_tools(
         max_tools=max_tools,
         timeout=timeout,
         call_timeout=call_timeout,
+        env=env,
+        cwd=cwd,
     )
