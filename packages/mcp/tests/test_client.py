@@ -96,9 +96,9 @@ def _http_server(*args: str) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def http_url() -> Iterator[str]:
+def http_url(log: Path) -> Iterator[str]:
     """A streamable-HTTP server process for the module; each test connects to it anew."""
-    yield from _http_server()
+    yield from _http_server("--log", str(log))
 
 
 @pytest.fixture(scope="module")
@@ -282,6 +282,38 @@ def test_streamable_http_with_a_prefix_beside_the_stdio_server_and_a_closed_set(
         mcp_tools(http_url, include=["add", "tool_10000"])
     assert missing.value.code == ErrorCode.MCP_SERVER_FAILED
     assert "no tool 'tool_10000'" in missing.value.message
+
+
+def test_a_call_that_needs_approval_pauses_and_runs_once_when_approved(
+    http_url: str, log: Path
+) -> None:
+    with mcp_tools(http_url, include=["record", "add"], needs_approval={"record"}) as tools:
+        assert [tool.needs_approval for tool in tools] == [False, True]
+        before = _notes(log)
+        paused = run(
+            CONTRACT, Calls(("record", {"note": "approved once"})), inputs=INPUTS, tools=tools
+        )
+        assert paused.status == "paused"
+        assert [request.name for request in paused.pending] == ["record"]
+        assert _notes(log) == before
+        resumed = run(
+            CONTRACT,
+            Calls(),
+            tools=tools,
+            continuation=paused.continuation,
+            approvals={"call_0": True},
+        )
+        assert resumed.output == "noted"
+        with pytest.raises(RunError) as replayed:
+            run(
+                CONTRACT,
+                Calls(),
+                tools=tools,
+                continuation=paused.continuation,
+                approvals={"call_0": True},
+            )
+        assert replayed.value.code == ErrorCode.CONTINUATION_INVALID
+    assert _notes(log) == [*before, "approved once"]
 
 
 def test_a_listing_of_ten_thousand_tools_is_refused_unless_some_are_picked(

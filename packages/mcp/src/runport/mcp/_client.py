@@ -192,11 +192,15 @@ class McpToolset(Sequence[Tool]):
         call_timeout: float | None = 300.0,
         env: Mapping[str, str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
+        needs_approval: bool | Collection[str] = False,
     ) -> None:
         if isinstance(max_tools, bool) or not isinstance(max_tools, int) or max_tools < 1:
             raise ValueError(f"max_tools must be an integer of at least 1, not {max_tools!r}")
         if isinstance(include, str):
             raise TypeError("include is a collection of tool names, not one string")
+        if isinstance(needs_approval, str):
+            raise TypeError("needs_approval is True, False or a collection of tool names")
+        self._approval = needs_approval
         self._target = server_parameters(server, env, cwd)
         self.server: str = _described(self._target)
         """The server, as its URL or its command line."""
@@ -308,6 +312,9 @@ class McpToolset(Sequence[Tool]):
             description=spec.description or spec.title or "",
             parameters=parameters,
             function=self._caller(name),
+            needs_approval=(
+                self._approval if isinstance(self._approval, bool) else name in self._approval
+            ),
         )
 
     def _caller(self, name: str) -> Callable[..., Generator[Any, None, Any] | AsyncIterator[Any]]:
@@ -457,6 +464,7 @@ def mcp_tools(
     call_timeout: float | None = 300.0,
     env: Mapping[str, str] | None = None,
     cwd: str | os.PathLike[str] | None = None,
+    needs_approval: bool | Collection[str] = False,
 ) -> McpToolset:
     """Connect to an MCP server and offer its tools to any run (docs/runs.md, "Tools from an
     MCP server").
@@ -472,7 +480,9 @@ def mcp_tools(
     ``timeout``: seconds to connect and list; ``call_timeout``: seconds one call may take
     (``None``: no bound). ``env``, ``cwd``: a stdio server's environment variables (over the
     few the SDK passes on: ``PATH``, ``HOME``, …; not this process's whole environment) and
-    working folder. A server that cannot be started or reached, or answers no listing in
+    working folder. ``needs_approval``: ``True`` (every tool) or the server's names of the
+    tools whose calls wait for a person's approval (docs/runs.md, "A person in the loop").
+    A server that cannot be started or reached, or answers no listing in
     time, is ``PortError(TQX_MCP_SERVER_FAILED)``.
 
     Use it as a context manager, which closes the connection::
@@ -489,4 +499,5 @@ def mcp_tools(
         call_timeout=call_timeout,
         env=env,
         cwd=cwd,
+        needs_approval=needs_approval,
     )
