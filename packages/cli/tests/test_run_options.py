@@ -139,7 +139,7 @@ def test_inline_inputs_are_json_when_they_parse_and_win_over_the_file(
         (["--adapter", "forwarding", "--scenario", QUICK / "scenario.yaml"], "--adapter mock"),
         (
             ["--scenario", QUICK / "scenario.yaml", "--tools", "json:loads", "--input"],
-            "run without --tools",
+            "run without them",
         ),
     ],
 )

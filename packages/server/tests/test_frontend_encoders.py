@@ -15,7 +15,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from runport.application import RunError, RunPartial, SnapshotPace
-from runport.contracts import ErrorCode, ReasoningPart, RunEvent
+from runport.contracts import (
+    Complete,
+    Delta,
+    ErrorCode,
+    ReasoningPart,
+    RunEvent,
+    SubRunEvent,
+    ToolCallDelta,
+    ToolProgress,
+)
 from runport.server import agui_stream, ui_message_stream
 from runport.server._frontends.agui._stream import json_patch
 from runport.server._reasoning_seal import SealBroken, sealed_reasoning, unsealed_reasoning
@@ -177,3 +186,47 @@ def test_a_shared_subtree_is_skipped_without_being_read() -> None:
     before = {"done": shared, "items": ["a"]}
     after = {"done": shared, "items": ["a", "b"]}
     assert json_patch(before, after) == [{"op": "add", "path": "/items/1", "value": "b"}]
+
+
+def _with_progress() -> tuple[list[RunEvent], str]:
+    """The chat's run with a tool's progress and a sub-run's event after its first turn."""
+    events = chat_run_events()
+    first = next(i for i, event in enumerate(events) if isinstance(event, Complete))
+    call_id = next(e.call_id for e in events[:first] if isinstance(e, ToolCallDelta))
+    extra: list[RunEvent] = [
+        ToolProgress(call_id=call_id, data={"stations_read": 3}),
+        SubRunEvent(call_id=call_id, event=Delta(text="asking the station")),
+    ]
+    return [*events[: first + 1], *extra, *events[first + 1 :]], call_id
+
+
+def test_tool_progress_is_a_preliminary_output_and_a_sub_run_a_transient_data_part() -> None:
+    events, call_id = _with_progress()
+    sent = [json.loads(p) for c in encoded(UI, events) for p in payloads(c) if p != "[DONE]"]
+    assert {
+        "type": "tool-output-available",
+        "toolCallId": call_id,
+        "output": {"stations_read": 3},
+        "preliminary": True,
+    } in sent
+    assert {
+        "type": "data-runport-subrun",
+        "data": {"call_id": call_id, "event": {"kind": "Delta", "text": "asking the station"}},
+        "transient": True,
+    } in sent
+
+
+def test_ag_ui_sends_tool_progress_and_sub_runs_as_custom_events() -> None:
+    events, call_id = _with_progress()
+    sent = [json.loads(p) for c in encoded(agui, events) for p in payloads(c)]
+    custom = [event for event in sent if event["type"] == "CUSTOM"]
+    assert {
+        "type": "CUSTOM",
+        "name": "runport.tool_progress",
+        "value": {"call_id": call_id, "data": {"stations_read": 3}},
+    } in custom
+    assert {
+        "type": "CUSTOM",
+        "name": "runport.subrun",
+        "value": {"call_id": call_id, "event": {"kind": "Delta", "text": "asking the station"}},
+    } in custom

@@ -36,7 +36,7 @@ from runport.contracts import (
 
 if TYPE_CHECKING:
     from runport.application._options import Decision, Settings
-    from runport.application._state import RunState
+    from runport.application._state import Round, RunState
 
 __all__ = ["held_for_approval", "opened", "pause", "refuse_stray_approvals", "resume"]
 
@@ -235,14 +235,14 @@ def _answered(
     paused: PausedState,
     calls: Mapping[str, ToolCall],
     approvals: Mapping[str, Decision],
-) -> Iterator[ToolResult]:
+) -> Round:
     """Each decided call answered, in the calls' order: an approved one run (a tool that
     raises ends the run, ``TQX_TOOL_FAILED``, as in any round), a denied one told so."""
     for request in paused.pending:
         call = calls[request.call_id]
         decision = approvals[request.call_id]
         if decision is True:
-            ran = state.call_tool(call)
+            ran = yield from state.call_tool(call)
             if isinstance(ran, RunError):
                 yield ToolResult(call_id=call.call_id, name=call.name, error=ran.message)
                 raise ran

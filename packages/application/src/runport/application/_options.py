@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
@@ -39,6 +40,11 @@ class RunOptions(TypedDict, total=False):
     ``approvals`` (``{call_id: True | False | "reason"}``, one per pending call) resume a
     paused run; ``continuation_seal`` (a ``ContinuationSeal``) seals and opens continuations
     (this process's own random key unless given).
+
+    ``deadline`` (none): seconds the run may take from its start, read from ``clock``
+    (``time.monotonic``); past it the run ends ``TQX_RUN_DEADLINE`` — found before a model
+    turn or a tool call, and between the values a generator tool yields (docs/runs.md, "Tool
+    progress"). A turn or a plain tool already running is not interrupted.
     """
 
     tools: Sequence[ToolLike]
@@ -53,6 +59,8 @@ class RunOptions(TypedDict, total=False):
     continuation: str | None
     approvals: Mapping[str, Decision] | None
     continuation_seal: ContinuationSeal
+    deadline: float | None
+    clock: Callable[[], float]
 
 
 @dataclass(frozen=True)
@@ -71,6 +79,8 @@ class Settings:
     continuation: str | None = None
     approvals: Mapping[str, Decision] | None = None
     continuation_seal: ContinuationSeal | None = None
+    deadline: float | None = None
+    clock: Callable[[], float] = time.monotonic
 
     @property
     def seal(self) -> ContinuationSeal:
@@ -84,6 +94,11 @@ class Settings:
         wait = self.max_retry_wait
         if isinstance(wait, bool) or not isinstance(wait, int | float) or not wait >= 0:
             raise ValueError(f"max_retry_wait must be a number of seconds >= 0, not {wait!r}")
+        limit = self.deadline
+        if limit is not None and (
+            isinstance(limit, bool) or not isinstance(limit, int | float) or not limit > 0
+        ):
+            raise ValueError(f"deadline must be a number of seconds > 0, not {limit!r}")
         if not isinstance(self.observer, RunObserver):
             raise TypeError(f"observer must be a runport.ports.RunObserver, not {self.observer!r}")
         seal = self.continuation_seal

@@ -11,7 +11,7 @@ themselves are ``RunState``'s (``_state``).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Generator, Iterator, Mapping
+from collections.abc import Awaitable, Generator, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -20,11 +20,19 @@ from runport.application._approvals import opened, refuse_stray_approvals, resum
 from runport.application._contract import ContractSource, Unsupported, checked_interaction
 from runport.application._errors import RunError, RunPartial, Stage
 from runport.application._history import repair_history
-from runport.application._options import RunOptions, Sleep, settings
+from runport.application._options import RunOptions, Sleep, ToolLike, settings
 from runport.application._partial import snapshots_for
 from runport.application._relay import TurnWatch
-from runport.application._state import Between, Retry, RunResult, RunState, log
-from runport.application._tools import as_tool
+from runport.application._state import (
+    Await,
+    Awaited,
+    Between,
+    Retry,
+    RunResult,
+    RunState,
+    log,
+)
+from runport.application._tools import Tool, as_tool
 from runport.contracts import (
     AdapterDescriptor,
     ErrorCode,
@@ -37,7 +45,9 @@ from runport.ports import error_type
 
 __all__ = [
     "Attempt",
+    "Awaited",
     "Finished",
+    "Invoke",
     "Outcome",
     "Plan",
     "Raised",
@@ -92,6 +102,14 @@ class Show:
 
 
 @dataclass(frozen=True)
+class Invoke:
+    """Step: await ``awaitable`` (an async tool's, see ``RunState.call_tool``) and send back
+    ``Awaited`` with its value (or ``Raised``)."""
+
+    awaitable: Awaitable[Any]
+
+
+@dataclass(frozen=True)
 class Finished:
     """The plan's last step: the run's ``result``. Nothing is sent back."""
 
@@ -105,8 +123,8 @@ class Raised:
     error: Exception
 
 
-Step = Attempt | Wait | Show | Finished
-Outcome = ExecutionReceipt | Raised | None
+Step = Attempt | Wait | Show | Invoke | Finished
+Outcome = ExecutionReceipt | Awaited | Raised | None
 Plan = Generator[Step, Outcome, None]
 
 
@@ -123,11 +141,26 @@ def run_plan(state: RunState, streamed: bool, partial_output: bool = False) -> P
     schema = state.interaction.output_schema
     between = state.resumed
     while True:
-        for event in between:
-            if streamed:
-                shown = yield Show(event)
-                if isinstance(shown, Raised):
-                    raise state.stopped(shown.error, None) from shown.error
+        try:
+            send = getattr(between, "send", None)
+            back: Any = None
+            while True:
+                try:
+                    event = next(between) if send is None else send(back)
+                except StopIteration:
+                    break
+                back = None
+                if isinstance(event, Await):
+                    back = yield Invoke(event.awaitable)
+                    continue
+                if streamed:
+                    shown = yield Show(event)
+                    if isinstance(shown, Raised):
+                        raise state.stopped(shown.error, None) from shown.error
+        finally:  # a stop between events closes a generator tool at once, not when collected
+            close = getattr(between, "close", None)
+            if close is not None:
+                close()
         if state.paused is not None:
             state.scope.succeeded(state.paused.usage, len(state.paused.receipts))
             yield Finished(state.paused)
@@ -198,7 +231,7 @@ def start_run(call: RunCall, descriptor: AdapterDescriptor) -> RunState:
         raise RunError(
             "compile", diagnostic.code, RunPartial(), diagnostic.message, diagnostics=(diagnostic,)
         ) from None
-    implementations = {tool.name: tool for tool in map(as_tool, options.tools)}
+    implementations = _implementations(options.tools)
     offered = {spec.name: spec for spec in interaction.tools or []}
     for tool in implementations.values():
         offered.setdefault(tool.name, tool.spec())
@@ -207,6 +240,23 @@ def start_run(call: RunCall, descriptor: AdapterDescriptor) -> RunState:
     if paused is not None:
         resume(state, paused)
     return state
+
+
+def _implementations(tools: Sequence[ToolLike]) -> dict[str, Tool]:
+    """The run's tools by name; two under one name are refused before anything runs
+    (``TQX_TOOL_NAME_CLASH``): which one a call means could not be told."""
+    implementations: dict[str, Tool] = {}
+    for tool in map(as_tool, tools):
+        if tool.name in implementations:
+            raise RunError(
+                "input",
+                ErrorCode.TOOL_NAME_CLASH,
+                RunPartial(),
+                f"two tools given to the run are named {tool.name!r}: rename one (an MCP "
+                "server's tools take a prefix=, see mcp_tools)",
+            )
+        implementations[tool.name] = tool
+    return implementations
 
 
 @contextmanager

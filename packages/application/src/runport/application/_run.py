@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from runport.application._contract import ContractSource
@@ -19,7 +19,9 @@ from runport.application._execute import show_terminal
 from runport.application._options import RunOptions
 from runport.application._plan import (
     Attempt,
+    Awaited,
     Finished,
+    Invoke,
     Outcome,
     Raised,
     RunCall,
@@ -84,7 +86,8 @@ async def arun(
     **options: Unpack[RunOptions],
 ) -> RunResult:
     """``run`` on an async adapter (retries wait with ``asyncio.sleep`` unless ``sleep`` is
-    given). Tools are plain functions, called on the loop."""
+    given). A plain function or generator tool is called on the loop; an async one (or an
+    async generator) is awaited there."""
     return await _adrive(RunCall(contract_or_path, inputs, context, options), adapter, None)
 
 
@@ -104,15 +107,55 @@ async def arun_stream(
 
 
 def _drive(call: RunCall, adapter: RuntimeAdapter, on_event: RunSink | None) -> RunResult:
-    with planned(call, adapter.descriptor(), streamed=on_event is not None) as plan:
-        step = next(plan)
-        while not isinstance(step, Finished):
-            step = plan.send(_perform(adapter, step, on_event))
+    loop = _ToolLoop()
+    try:
+        with planned(call, adapter.descriptor(), streamed=on_event is not None) as plan:
+            step = next(plan)
+            while not isinstance(step, Finished):
+                step = plan.send(_perform(adapter, step, on_event, loop))
+    finally:
+        loop.close()
     return step.result
 
 
-def _perform(adapter: RuntimeAdapter, step: Step, on_event: RunSink | None) -> Outcome:
+class _ToolLoop:
+    """The sync run's event loop for its async tools, made at the first one and closed with
+    the run; an async tool cannot run where this thread's own loop is running (use ``arun``)."""
+
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def run(self, awaitable: Awaitable[Any]) -> Any:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            if inspect.iscoroutine(awaitable):
+                awaitable.close()
+            raise RuntimeError(
+                "an async tool cannot run in run() on a thread whose event loop is running: "
+                "use arun()"
+            )
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+        return self._loop.run_until_complete(awaitable)
+
+    def close(self) -> None:
+        loop = self._loop
+        if loop is not None:
+            try:
+                loop.run_until_complete(loop.shutdown_asyncgens())
+            finally:
+                loop.close()
+
+
+def _perform(
+    adapter: RuntimeAdapter, step: Step, on_event: RunSink | None, loop: _ToolLoop
+) -> Outcome:
     try:
+        if isinstance(step, Invoke):
+            return Awaited(loop.run(step.awaitable))
         if isinstance(step, Attempt):
             if on_event is None or step.watch is None:
                 return adapter.execute(step.request)
@@ -140,6 +183,8 @@ async def _aperform(
     adapter: AsyncRuntimeAdapter, step: Step, on_event: AsyncRunSink | None
 ) -> Outcome:
     try:
+        if isinstance(step, Invoke):
+            return Awaited(await step.awaitable)
         if isinstance(step, Attempt):
             if on_event is None or step.watch is None:
                 return await adapter.execute(step.request)

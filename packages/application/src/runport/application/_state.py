@@ -7,10 +7,12 @@ adapter or a sink; ``run_plan`` (in ``_plan``) walks it for the sync and async d
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from pydantic import JsonValue
 
@@ -21,7 +23,8 @@ from runport.application._history import place_history
 from runport.application._options import Settings
 from runport.application._relay import TurnWatch, failure_message
 from runport.application._result import RunResult as RunResult
-from runport.application._tools import Tool, tool_result_text
+from runport.application._subrun import Nested
+from runport.application._tools import Output, Tool, tool_result_text
 from runport.contracts import (
     AnswerRejected,
     CompiledInteraction,
@@ -30,8 +33,10 @@ from runport.contracts import (
     ExecutionRequest,
     Failed,
     Message,
+    SubRunEvent,
     ToolApprovalRequest,
     ToolCall,
+    ToolProgress,
     ToolResult,
     ToolSpec,
     Usage,
@@ -46,8 +51,12 @@ _BACKOFF_CAP_S = 8.0
 log = logging.getLogger("runport.application")
 
 
-Between = ToolResult | AnswerRejected | ToolApprovalRequest
+Between = ToolResult | ToolProgress | SubRunEvent | AnswerRejected | ToolApprovalRequest
 """What the caller is shown between two turns of a run."""
+
+Ran = tuple[str, JsonValue] | RunError
+"""A call's outcome: the text the model gets and the value the caller is shown, or the
+``RunError`` that ends the run."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +95,45 @@ def _duplicate_id(calls: Sequence[ToolCall]) -> str | None:
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class Await:
+    """What a tool round asks of the driver: await ``awaitable`` (an async tool's coroutine,
+    or one step of an async generator tool) and send back ``Awaited`` — or what awaiting it
+    raised, as the plan's ``Raised``."""
+
+    awaitable: Awaitable[Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Awaited:
+    """What an ``Await`` gave."""
+
+    value: Any
+
+
+def _awaited(got: Any) -> Any:
+    """The value sent back for an ``Await``; what awaiting it raised is raised here."""
+    if isinstance(got, Awaited):
+        return got.value
+    raise got.error
+
+
+Shown = ToolProgress | SubRunEvent | Await
+"""What a tool call hands up while it runs: events for the caller, and awaits for the driver."""
+
+Round = Generator[Between | Await, Any, None]
+"""A tool round: the events the caller is shown, and the awaits the driver performs, whose
+outcome is sent back in."""
+
+
+class _Overdue(Exception):
+    """A generator tool stopped by the run's deadline (carries the run's error)."""
+
+    def __init__(self, error: RunError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
 class RunState:
     """One run's state: the conversation, the receipts, the budgets. Used once."""
 
@@ -107,10 +155,24 @@ class RunState:
         self.options = options
         self.corrections = 0
         self.scope = RunScope()
-        self.resumed: Iterator[Between] = iter(())
+        self.resumed: Iterator[Between | Await] = iter(())
         """A resumed run's decided calls, run as they are read, before its next turn."""
         self.paused: RunResult | None = None
         """Set when the round just read paused the run for a person's decisions."""
+        self.nested_usage = Usage()
+        """What the run's sub-runs (tools that are runs) spent; part of the run's usage."""
+        self.ends = None if options.deadline is None else options.clock() + options.deadline
+        """When the run's deadline passes, on ``options.clock`` (``None``: never)."""
+
+    def overdue(self, stage: Stage, what: str) -> RunError | None:
+        """The ``TQX_RUN_DEADLINE`` error when the run's deadline has passed, else ``None``."""
+        if self.ends is None or self.options.clock() < self.ends:
+            return None
+        return self.fail(
+            stage,
+            ErrorCode.RUN_DEADLINE,
+            f"the run passed its deadline={self.options.deadline:g} s {what}",
+        )
 
     def partial(self, text: str | None = None) -> RunPartial:
         return RunPartial(tuple(self.receipts), tuple(self.messages), text)
@@ -129,6 +191,9 @@ class RunState:
 
     def next_request(self) -> ExecutionRequest:
         """The request of the next model turn (``RunError`` when ``max_turns`` is spent)."""
+        late = self.overdue("model", "before its next model turn")
+        if late is not None:
+            raise late
         if len(self.receipts) >= self.options.max_turns:
             raise self.fail(
                 "model",
@@ -140,7 +205,7 @@ class RunState:
         )
         return ExecutionRequest(interaction=interaction)
 
-    def after_turn(self, receipt: ExecutionReceipt) -> RunResult | Iterator[Between]:
+    def after_turn(self, receipt: ExecutionReceipt) -> RunResult | Iterator[Between | Await]:
         """Take a finished turn: the result when it is the answer, else what happens before
         the next turn, as the events the caller is shown of it — a ``ToolResult`` as each
         tool has run, or the ``AnswerRejected`` of a correction round. The iterator does the
@@ -268,7 +333,7 @@ class RunState:
         )
         self.scope.correction(self.corrections, stage, tuple(details))
 
-    def run_tools(self, calls: Sequence[ToolCall]) -> Iterator[ToolResult | ToolApprovalRequest]:
+    def run_tools(self, calls: Sequence[ToolCall]) -> Round:
         """Answer every call, in order, and say how each went. Rejected calls spend one
         correction for the batch before anything runs (past the budget, nothing runs). Two
         calls under one id end the run before anything runs: their results could not be told
@@ -298,7 +363,7 @@ class RunState:
                 continue
             if call in held:
                 continue
-            ran = self.call_tool(call)
+            ran = yield from self.call_tool(call)
             if isinstance(ran, RunError):
                 yield ToolResult(call_id=call.call_id, name=call.name, error=ran.message)
                 raise ran
@@ -330,25 +395,87 @@ class RunState:
         refused = self.tools[call.name].check(call.arguments)
         return None if refused is None else f"invalid arguments: {refused}"
 
-    def call_tool(self, call: ToolCall) -> tuple[str, JsonValue] | RunError:
+    def call_tool(self, call: ToolCall) -> Generator[Shown, Any, Ran]:
         """Run ``call``: the text the model gets and the value the caller is shown, or the
-        ``RunError`` (``from`` what the tool raised) that ends the run."""
+        ``RunError`` (``from`` what the tool raised) that ends the run. A tool that is a
+        generator (or an async generator) is shown a ``ToolProgress`` per value it yields, as
+        it yields it; its result is what it returns, or (when it returns ``None``, and always
+        for an async generator) the last value it yielded. An async function's coroutine, and
+        each step of an async generator, is handed to the driver as an ``Await`` (awaited on
+        the run's loop, or on a loop of the sync run's own). The run's deadline is read before
+        the call and between yields: past it, the generator is closed and the run ends
+        ``TQX_RUN_DEADLINE``."""
         assert isinstance(call.arguments, dict)
+        late = self.overdue("tool", f"before tool {call.name!r} ran")
+        if late is not None:
+            return late
         self.scope.tool_started(call.name, call.call_id)
         try:
             value = self.tools[call.name].call(call.arguments)
+            if inspect.isgenerator(value) or inspect.isasyncgen(value):
+                value = yield from self._progress(call, value)
+            elif inspect.isawaitable(value):
+                value = _awaited((yield Await(value)))
+            if isinstance(value, RunResult):  # a sub-run's: its output, its usage added
+                self.nested_usage = self.nested_usage + value.usage
+                value = value.output
             text = tool_result_text(value)
+        except _Overdue as overdue:
+            self.scope.tool_finished(call.name, call.call_id, ErrorCode.RUN_DEADLINE)
+            return overdue.error
         except BaseException as error:
             self.scope.tool_finished(call.name, call.call_id, error_type(error))
             if not isinstance(error, Exception):
                 raise
-            failure = self.fail(
-                "tool", ErrorCode.TOOL_FAILED, f"tool {call.name!r} raised {type(error).__name__}"
-            )
+            raised = f"tool {call.name!r} raised {type(error).__name__}"
+            if isinstance(error, PortError | RunError):  # coded; its message names no secret
+                raised += f" {error.code}: {error.message}"
+            failure = self.fail("tool", ErrorCode.TOOL_FAILED, raised)
             failure.__cause__ = error
             return failure
         self.scope.tool_finished(call.name, call.call_id, None)
         return text, value if isinstance(value, str) else json.loads(text)
+
+    def _progress(
+        self, call: ToolCall, values: Generator[Any, Any, Any] | AsyncGenerator[Any, Any]
+    ) -> Generator[Shown, Any, Any]:
+        """Show what a generator tool yields, and return its result; closed however it ends
+        (an async one, when the run stops between two of its steps, by its loop's finalizer)."""
+        last: Any = None
+        ended = False
+        try:
+            while True:
+                late = self.overdue("tool", f"while tool {call.name!r} ran: it was stopped")
+                if late is not None:
+                    raise _Overdue(late)
+                if isinstance(values, Generator):
+                    try:
+                        value = next(values)
+                    except StopIteration as stop:
+                        ended = True
+                        return last if stop.value is None else stop.value
+                else:
+                    got = yield Await(values.__anext__())
+                    if not isinstance(got, Awaited) and isinstance(got.error, StopAsyncIteration):
+                        ended = True
+                        return last
+                    value = _awaited(got)
+                if isinstance(value, Nested):  # a sub-run's event, under this call
+                    yield SubRunEvent(call_id=call.call_id, event=value.event)
+                    continue
+                if isinstance(value, RunResult | Output):  # the result, shown as no progress
+                    last = value.value if isinstance(value, Output) else value
+                    continue
+                last = value
+                data = value if isinstance(value, str) else json.loads(tool_result_text(value))
+                yield ToolProgress(call_id=call.call_id, data=data)
+        except (Exception, _Overdue):
+            if not ended and not isinstance(values, Generator):
+                yield Await(values.aclose())  # its own finally runs, on the run's loop
+            raise
+        finally:
+            if isinstance(values, Generator):
+                values.close()
 
     def correct(self, receipt: ExecutionReceipt) -> Iterator[AnswerRejected]:
         """A correction round for an answer the schema rejects: the ``AnswerRejected`` the
@@ -375,7 +502,7 @@ class RunState:
         )
 
     def usage(self) -> Usage:
-        usage = Usage()
+        usage = self.nested_usage
         for receipt in self.receipts:
             if receipt.usage is not None:
                 usage = usage + receipt.usage

@@ -3,15 +3,33 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, get_type_hints
+from typing import TYPE_CHECKING, Any, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError, create_model
 
 from runport.contracts import ToolSpec, canonical_json
+from runport.ports import AsyncRuntimeAdapter, RuntimeAdapter
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from runport.application._contract import ContractSource
+    from runport.application._options import RunOptions
+
+DEFAULT_MAX_DEPTH = 4
+"""How deep a chain of sub-runs (``Tool.from_contract``) may nest by default: four runs under
+the first."""
 
 ApprovalRule = bool | Callable[[dict[str, Any]], bool]
 """Whether a call needs a person's approval: always, never, or as a predicate over the call's
 arguments."""
+
+
+@dataclass(frozen=True, slots=True)
+class Output:
+    """What ``Tool.output`` wraps: a generator tool's result, not shown as progress."""
+
+    value: Any
 
 
 class ToolArgumentsError(ValueError):
@@ -72,6 +90,45 @@ class Tool:
             arguments_model=model,
             needs_approval=needs_approval,
         )
+
+    @classmethod
+    def from_contract(
+        cls,
+        contract: ContractSource,
+        adapter: RuntimeAdapter | AsyncRuntimeAdapter,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        needs_approval: ApprovalRule = False,
+        max_depth: int = DEFAULT_MAX_DEPTH,
+        **options: Unpack[RunOptions],
+    ) -> Tool:
+        r"""A tool that is itself a run (docs/runs.md, "Sub-runs"): the model's arguments are
+        the contract's inputs (its input schema is the tool's), and the call runs the contract
+        on ``adapter`` with ``options`` (``tools=``, budgets, …) as ``run_stream`` would — or,
+        on an async adapter, as ``astream_run`` would, awaited by the parent's run. Its
+        events reach the parent's stream as ``SubRunEvent``\s under the call's id, its output
+        is the call's result, and its usage is added to the parent's. Called deeper than
+        ``max_depth`` sub-runs, it runs nothing and fails ``TQX_SUBRUN_TOO_DEEP``."""
+        from runport.application._catalog import input_schema
+        from runport.application._contract import resolve_contract
+        from runport.application._subrun import subrun_function, tool_name
+
+        loaded = resolve_contract(contract)
+        return cls(
+            name=name or tool_name(loaded.id),
+            description=description if description is not None else loaded.description or "",
+            parameters=input_schema(loaded),
+            function=subrun_function(loaded, adapter, max_depth, options),
+            needs_approval=needs_approval,
+        )
+
+    @staticmethod
+    def output(value: Any) -> Any:
+        """What a generator tool yields to give its result without showing it as progress:
+        an async generator cannot return a value, and its last yield is otherwise both its
+        last ``ToolProgress`` and its result (docs/runs.md, "Tool progress")."""
+        return Output(value)
 
     def spec(self) -> ToolSpec:
         return ToolSpec(

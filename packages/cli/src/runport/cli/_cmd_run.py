@@ -1,4 +1,5 @@
-"""``runport run CONTRACT``: one turn (``execute_contract``), or a whole run with ``--tools``."""
+"""``runport run CONTRACT``: one turn (``execute_contract``), or a whole run with ``--tools``
+and/or ``--mcp`` (an MCP server's tools)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from runport.contracts import ErrorCode, OperationEnvelope
 from runport.core import Contract, ContractError, ScenarioError, load_contract
 from runport.ports import RuntimeAdapter
 
-HELP = "execute a contract once (or a whole run with --tools)"
+HELP = "execute a contract once (or a whole run with --tools or --mcp)"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -65,6 +66,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--tools",
         metavar="MODULE:ATTR",
         help="run tool turns and corrections with these tools (a list of Tool or functions)",
+    )
+    parser.add_argument(
+        "--mcp",
+        action="append",
+        default=[],
+        metavar="CMD_OR_URL",
+        help="run tool turns with an MCP server's tools: the command line that starts it "
+        "(stdio) or its http(s) URL (streamable HTTP); repeatable, one server each "
+        "(needs runport[mcp])",
     )
 
 
@@ -110,26 +120,28 @@ def main(args: argparse.Namespace) -> int:
     inputs, context, fixture = request(args.input, args.inline, loaded)
     folder = None if args.save_files is None else prepare_folder(args.save_files)
     runtime = adapter(args.adapter, args.scenario)
-    if args.tools is not None:
-        from runport.cli._run_tools import load_tools, run_command
+    if args.tools is not None or args.mcp:
+        from runport.cli._run_tools import load_tools, mcp_servers, run_command
 
         if fixture is not None:
             raise CliError(
                 "usage",
                 "fixture_output (in the --input file) is for one turn; a run with --tools "
-                "takes none (drop it, or run without --tools)",
+                "or --mcp takes none (drop it, or run without them)",
             )
-        return run_command(
-            args.contract,
-            runtime,
-            inputs=inputs,
-            context=context,
-            tools=load_tools(args.tools),
-            stream=args.stream,
-            json_lines=args.json,
-            reasoning=args.reasoning,
-            save_to=folder,
-        )
+        local = [] if args.tools is None else load_tools(args.tools)
+        with mcp_servers(args.mcp) as served:
+            return run_command(
+                args.contract,
+                runtime,
+                inputs=inputs,
+                context=context,
+                tools=[*local, *served],
+                stream=args.stream,
+                json_lines=args.json,
+                reasoning=args.reasoning,
+                save_to=folder,
+            )
     if args.json or args.stream:
         with stream_sink(json_lines=args.json) as sink:
             if getattr(sink, "partial_output", False):

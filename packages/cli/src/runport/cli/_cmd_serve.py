@@ -50,6 +50,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
         ),
     )
     parser.add_argument(
+        "--mcp",
+        action="append",
+        default=[],
+        metavar="CMD_OR_URL",
+        help=(
+            "an MCP server whose tools a chat's run may call: the command line that starts it "
+            "(stdio) or its http(s) URL; repeatable, as runport run --mcp takes"
+        ),
+    )
+    parser.add_argument(
         "--max-body-bytes",
         type=int,
         default=1024 * 1024,
@@ -176,36 +186,41 @@ def main(args: argparse.Namespace) -> int:
         from runport.cli._run_tools import load_tools
 
         tools = load_tools(args.tools)
-    try:
-        app = prepare(
-            args.contracts,
-            adapter=args.adapter,
-            scenario=args.scenario,
-            token=token,
-            cors_origins=args.cors_origin,
-            allowed_hosts=_allowed_hosts(args),
-            max_body_bytes=args.max_body_bytes,
-            heartbeat=args.heartbeat,
-            resumable=args.resumable,
-            event_log=args.event_log,
-            orphan_timeout=args.orphan_timeout,
-            retention=args.retention,
-            lease=args.lease,
-            tools=tools,
-            reasoning_key=_reasoning_key(args),
-            warn=warn,
-        )
-    except CatalogError as error:
-        raise CliError(error.code, error.message) from None
-    except ValueError as error:
-        raise CliError("usage", str(error)) from None
+    from runport.cli._run_tools import mcp_servers
 
-    def ready(url: str) -> None:
-        needs = " (the API needs the bearer token)" if token else ""
-        _say(f"serving {args.contracts} on {url}/ — the playground is there{needs}; Ctrl-C stops")
+    with mcp_servers(args.mcp) as served:
+        try:
+            app = prepare(
+                args.contracts,
+                adapter=args.adapter,
+                scenario=args.scenario,
+                token=token,
+                cors_origins=args.cors_origin,
+                allowed_hosts=_allowed_hosts(args),
+                max_body_bytes=args.max_body_bytes,
+                heartbeat=args.heartbeat,
+                resumable=args.resumable,
+                event_log=args.event_log,
+                orphan_timeout=args.orphan_timeout,
+                retention=args.retention,
+                lease=args.lease,
+                tools=[*tools, *served],
+                reasoning_key=_reasoning_key(args),
+                warn=warn,
+            )
+        except CatalogError as error:
+            raise CliError(error.code, error.message) from None
+        except ValueError as error:
+            raise CliError("usage", str(error)) from None
 
-    try:
-        run_server(app, host=args.host, port=args.port, on_ready=ready)
-    except OSError as error:
-        raise CliError("usage", f"cannot listen on {args.host}:{args.port}: {error}") from None
+        def ready(url: str) -> None:
+            needs = " (the API needs the bearer token)" if token else ""
+            _say(
+                f"serving {args.contracts} on {url}/ — the playground is there{needs}; Ctrl-C stops"
+            )
+
+        try:
+            run_server(app, host=args.host, port=args.port, on_ready=ready)
+        except OSError as error:
+            raise CliError("usage", f"cannot listen on {args.host}:{args.port}: {error}") from None
     return 0

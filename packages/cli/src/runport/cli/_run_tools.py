@@ -1,11 +1,13 @@
-"""``runport run … --tools MODULE:ATTR``: a run with tool turns and corrections from the shell."""
+"""``runport run … --tools MODULE:ATTR --mcp CMD_OR_URL``: a run with tool turns and corrections
+from the shell, with local tools and MCP servers' tools."""
 
 from __future__ import annotations
 
 import importlib
 import json
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -19,6 +21,7 @@ from runport.cli._output import (
     write_tool_calls,
 )
 from runport.cli._sinks import run_sink
+from runport.cli._surfaces import extra_missing
 from runport.contracts import (
     AnswerRejected,
     Complete,
@@ -28,10 +31,14 @@ from runport.contracts import (
     OutputSnapshot,
     RunEvent,
     StreamEvent,
+    SubRunEvent,
     ToolApprovalRequest,
+    ToolProgress,
     ToolResult,
 )
-from runport.ports import RuntimeAdapter
+from runport.ports import PortError, RuntimeAdapter
+
+MCP_INSTALL_HINT = "runport run --mcp needs the runport-mcp package: pip install 'runport[mcp]'"
 
 
 def load_tools(spec: str) -> list[Tool | Callable[..., Any]]:
@@ -61,6 +68,34 @@ def load_tools(spec: str) -> list[Tool | Callable[..., Any]]:
                 f"--tools {spec}: {type(tool).__name__} is neither a Tool nor a function",
             )
     return tools
+
+
+@contextmanager
+def mcp_servers(servers: Sequence[str]) -> Iterator[list[Tool]]:
+    """The tools of every ``--mcp`` server, connected for the block and closed after it
+    (``runport.mcp`` is imported only when one is given). A server that does not start or
+    lists too many tools is a one-line error with its code."""
+    if not servers:
+        yield []
+        return
+    try:
+        from runport.mcp import mcp_tools
+    except ModuleNotFoundError as error:
+        if not extra_missing(error, "runport.mcp", "mcp"):
+            raise
+        raise CliError("usage", MCP_INSTALL_HINT) from None
+    with ExitStack() as stack:
+        tools: list[Tool] = []
+        for server in servers:
+            try:
+                toolset = mcp_tools(server)
+            except PortError as error:
+                raise CliError(error.code, error.message) from None
+            except ValueError as error:
+                raise CliError("usage", f"--mcp {server!r}: {error}") from None
+            stack.enter_context(toolset)
+            tools.extend(toolset)
+        yield tools
 
 
 class TurnStream:
@@ -94,7 +129,13 @@ def turn_events(sink: Callable[[StreamEvent], None]) -> Callable[[RunEvent], Non
 
     def turns_only(event: RunEvent) -> None:
         if not isinstance(
-            event, ToolResult | AnswerRejected | OutputSnapshot | ToolApprovalRequest
+            event,
+            ToolResult
+            | ToolProgress
+            | SubRunEvent
+            | AnswerRejected
+            | OutputSnapshot
+            | ToolApprovalRequest,
         ):
             sink(event)
 

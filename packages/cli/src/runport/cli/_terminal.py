@@ -36,7 +36,9 @@ from runport.contracts import (
     OutputSnapshot,
     ReasoningDelta,
     RunEvent,
+    SubRunEvent,
     ToolCallDelta,
+    ToolProgress,
     ToolResult,
 )
 
@@ -276,7 +278,8 @@ class RichTurns:
         self._receipt: ExecutionReceipt | None = None
 
     def __call__(self, event: RunEvent) -> None:
-        if isinstance(event, ToolResult | AnswerRejected):  # between turns: the last one's
+        # between turns: the last one's
+        if isinstance(event, ToolResult | ToolProgress | SubRunEvent | AnswerRejected):
             if self._turn is not None:
                 self._turn(event)
             return

@@ -40,6 +40,11 @@ class ErrorCode(StrEnum):
     OUTPUT_REFUSED = "TQX_OUTPUT_REFUSED"
     CONTINUATION_INVALID = "TQX_CONTINUATION_INVALID"
     APPROVALS_INVALID = "TQX_APPROVALS_INVALID"
+    TOOL_NAME_CLASH = "TQX_TOOL_NAME_CLASH"
+    MCP_SERVER_FAILED = "TQX_MCP_SERVER_FAILED"
+    MCP_TOO_MANY_TOOLS = "TQX_MCP_TOO_MANY_TOOLS"
+    RUN_DEADLINE = "TQX_RUN_DEADLINE"
+    SUBRUN_TOO_DEEP = "TQX_SUBRUN_TOO_DEEP"
 
     @property
     def retryable(self) -> bool:
@@ -159,5 +164,25 @@ _MEANINGS: dict[ErrorCode, str] = {
         " is not pending, a pending call without one, a decision that is not true, false or a"
         " reason, approvals without a continuation, or an approved call whose tool the run was"
         " not given; nothing was run and the continuation is not spent."
+    ),
+    ErrorCode.TOOL_NAME_CLASH: (
+        "Two tools given to one run share a name (two MCP servers', or an MCP server's and a"
+        " local one): the model could not tell them apart; nothing was run."
+    ),
+    ErrorCode.MCP_SERVER_FAILED: (
+        "An MCP server could not be started or reached, answered nothing in time, refused a"
+        " listing or a call, or went away during a call; a call is never sent twice."
+    ),
+    ErrorCode.MCP_TOO_MANY_TOOLS: (
+        "An MCP server lists more tools than mcp_tools keeps (max_tools): pick them with"
+        " include=; none was offered."
+    ),
+    ErrorCode.RUN_DEADLINE: (
+        "A run passed its deadline (seconds from its start): found before a model turn or a"
+        " tool call, or between the values a generator tool yields, which is then closed."
+    ),
+    ErrorCode.SUBRUN_TOO_DEEP: (
+        "A tool that is a run (Tool.from_contract) was called deeper in a chain of sub-runs"
+        " than its max_depth: it ran nothing."
     ),
 }

@@ -393,6 +393,27 @@ class ToolResult(_Wire):
     error: str | None = _omitted()
 
 
+class ToolProgress(_Wire):
+    """A tool that is a generator yielded ``data`` while it runs: shown at once, before its
+    ``ToolResult`` (docs/runs.md, "Tool progress"). Made by the application's run, never by an
+    adapter."""
+
+    kind: Literal["ToolProgress"] = "ToolProgress"
+    call_id: Annotated[str, Field(min_length=1)]
+    data: JsonValue = None
+
+
+class SubRunEvent(_Wire):
+    """An event of a sub-run — a tool that is itself a run (``Tool.from_contract``) — in its
+    parent's stream: ``call_id`` is the parent's call of that tool, ``event`` the sub-run's own
+    (a ``SubRunEvent`` again when the sub-run has sub-runs, so the nesting is kept). Made by
+    the application's run, never by an adapter."""
+
+    kind: Literal["SubRunEvent"] = "SubRunEvent"
+    call_id: Annotated[str, Field(min_length=1)]
+    event: RunEvent
+
+
 class OutputSnapshot(_Wire):
     """The structured answer parsed so far, after a ``Delta`` that changed it. ``completed``
     holds the JSON pointers of the subtrees that closed since the previous snapshot;
@@ -431,14 +452,19 @@ RunEvent = Annotated[
     | Complete
     | Failed
     | ToolResult
+    | ToolProgress
+    | SubRunEvent
     | OutputSnapshot
     | AnswerRejected
     | ToolApprovalRequest,
     Field(discriminator="kind"),
 ]
 """What a run's caller receives: every turn's ``StreamEvent`` members, and between them what
-the application adds: ``ToolResult``, ``OutputSnapshot``, ``AnswerRejected`` and, when a run
-pauses for a person, ``ToolApprovalRequest``."""
+the application adds: ``ToolResult`` (after ``ToolProgress`` from a tool that is a generator,
+and ``SubRunEvent`` from a tool that is a run), ``OutputSnapshot``, ``AnswerRejected`` and,
+when a run pauses for a person, ``ToolApprovalRequest``."""
+
+SubRunEvent.model_rebuild()
 
 
 class OperationEnvelope(_Wire):

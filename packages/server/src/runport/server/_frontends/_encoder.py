@@ -28,6 +28,8 @@ class RunEventEncoder(ABC):
             "Complete": self._complete,
             "Failed": self._failed,
             "ToolResult": self._tool_result,
+            "ToolProgress": self._tool_progress,
+            "SubRunEvent": self._sub_run,
             "OutputSnapshot": self._snapshot,
             "AnswerRejected": self._rejected,
             "ServerToolCall": self._server_tool_call,
@@ -73,6 +75,16 @@ class RunEventEncoder(ABC):
         return
 
     def _file(self, event: contracts.FileDelta, out: list[bytes]) -> None:
+        return
+
+    def _tool_progress(self, event: contracts.ToolProgress, out: list[bytes]) -> None:
+        """What a generator tool yielded while it ran: a protocol without a part for it writes
+        nothing here; the call's ``ToolResult`` follows."""
+        return
+
+    def _sub_run(self, event: contracts.SubRunEvent, out: list[bytes]) -> None:
+        """An event of a sub-run (a tool that is a run): a protocol without a part for it
+        writes nothing here; the call's ``ToolResult`` carries the sub-run's output."""
         return
 
     @abstractmethod

@@ -411,6 +411,21 @@ class AGUIEncoder(RunEventEncoder):
             )
         )
 
+    def _tool_progress(self, event: contracts.ToolProgress, out: list[bytes]) -> None:
+        # AG-UI has no preliminary tool result: the closest is a custom event by name
+        out.append(
+            b'{"type":"CUSTOM","name":"runport.tool_progress","value":'
+            + event.model_dump_json(exclude={"kind"}).encode()
+            + b"}"
+        )
+
+    def _sub_run(self, event: contracts.SubRunEvent, out: list[bytes]) -> None:
+        out.append(
+            b'{"type":"CUSTOM","name":"runport.subrun","value":'
+            + event.model_dump_json(exclude={"kind"}).encode()
+            + b"}"
+        )
+
     def _snapshot(self, event: contracts.OutputSnapshot, out: list[bytes]) -> None:
         state: dict[str, JsonValue] = {"output": event.value}
         if not self._has_state:

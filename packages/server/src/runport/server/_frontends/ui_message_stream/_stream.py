@@ -371,6 +371,24 @@ class UIMessageEncoder(RunEventEncoder):
         self._files += 1
         out.append(b"".join((b'{"type":"file","mediaType":', media_type, b',"url":', *url, b"}")))
 
+    def _tool_progress(self, event: contracts.ToolProgress, out: list[bytes]) -> None:
+        # the AI SDK's preliminary result: the part shows it until the final output replaces it
+        chunk: dict[str, JsonValue] = {
+            "type": "tool-output-available",
+            "toolCallId": event.call_id,
+            "output": event.data,
+            "preliminary": True,
+        }
+        out.append(_json(chunk))
+
+    def _sub_run(self, event: contracts.SubRunEvent, out: list[bytes]) -> None:
+        # transient: handed to useChat's onData as it comes, never kept in the message
+        out.append(
+            b'{"type":"data-runport-subrun","data":'
+            + event.model_dump_json(exclude={"kind"}).encode()
+            + b',"transient":true}'
+        )
+
     def _snapshot(self, event: contracts.OutputSnapshot, out: list[bytes]) -> None:
         self._step(out)
         out.append(self._data_part(b"output", event))
