@@ -10,7 +10,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, ClassVar, Final
 
-from runport.conformance._cases import Call, Case, Text, Thought, UsageStep, block_numbers
+from runport.conformance._cases import (
+    Call,
+    Case,
+    Cite,
+    Generated,
+    ServerTool,
+    Text,
+    Thought,
+    UsageStep,
+    block_numbers,
+)
 from runport.conformance._rewrites import calls_in_blocks
 from runport.conformance._wire_protocol import (
     Frame,
@@ -112,8 +122,10 @@ class CohereChat(WireProtocol):
         content = -1
         open_kind: object = None
         for step, thought in zip(case.steps, block_numbers(case.steps), strict=True):
-            if isinstance(step, UsageStep) or (isinstance(step, Text) and not step.text):
-                continue
+            if isinstance(step, UsageStep | ServerTool | Cite | Generated) or (
+                isinstance(step, Text) and not step.text
+            ):
+                continue  # the provider's own work: cases that have it are not played here
             kind: object = (
                 "text"
                 if isinstance(step, Text)
