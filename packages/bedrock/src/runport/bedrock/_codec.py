@@ -56,6 +56,17 @@ def model_path(model: str) -> str:
     return quote(model, safe="")
 
 
+RETRYABLE_STATUSES: Final = frozenset({424})
+"""Bedrock's statuses worth another try that a status alone reads as permanent: 424
+(``ModelErrorException``, the model failed while answering; Bedrock says to retry)."""
+
+
+def bedrock_error_code(status: int) -> ErrorCode | None:
+    """Bedrock's own reading of a non-2xx status (``Codec.error_code``): 424 is unavailable,
+    so retryable, and keeps a ``Retry-After`` hint; any other status keeps its own reading."""
+    return ErrorCode.RUNTIME_UNAVAILABLE if status in RETRYABLE_STATUSES else None
+
+
 class ConverseCodec(Codec):
     """``POST /model/{modelId}/converse-stream`` streamed (answered in
     ``application/vnd.amazon.eventstream``), ``/converse`` unstreamed. A Bedrock API key
@@ -98,6 +109,9 @@ class ConverseCodec(Codec):
         if type(body) is dict:
             return body.get("message", body.get("Message"))
         return None
+
+    def error_code(self, status: int, body: Any) -> ErrorCode | None:
+        return bedrock_error_code(status)
 
 
 class _Assembly(TurnDecoder):
