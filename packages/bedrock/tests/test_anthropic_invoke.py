@@ -160,14 +160,19 @@ def test_a_forged_signature_and_a_wrong_key_are_refused_without_the_key() -> Non
     forged = SigV4Auth(
         REGION, credentials=Credentials(ACCESS_KEY, "not-the-secret", CREDENTIALS.token)
     )
-    with serving(Bedrock(credentials=CREDENTIALS).answering(answer("never"))) as server:
-        with BedrockAnthropicAdapter(base_url=root(server), model=ARN, auth=forged) as adapter:
-            signed = run_streamed(adapter, make_request()).error
+    with (
+        serving(Bedrock(credentials=CREDENTIALS).answering(answer("never"))) as server,
+        BedrockAnthropicAdapter(base_url=root(server), model=ARN, auth=forged) as adapter,
+    ):
+        signed = run_streamed(adapter, make_request()).error
     wrong = "ABSKd3Jvbmcta2V5LWZvci1ydW5wb3J0LXRlc3Rz"
-    with serving(Bedrock(api_key=KEY).answering(answer("never"))) as server:
-        with BedrockAnthropicAdapter(base_url=root(server), model=MODEL, api_key=wrong) as adapter:
-            keyed_error = run_streamed(adapter, make_request()).error
-    assert signed is not None and keyed_error is not None
+    with (
+        serving(Bedrock(api_key=KEY).answering(answer("never"))) as server,
+        BedrockAnthropicAdapter(base_url=root(server), model=MODEL, api_key=wrong) as adapter,
+    ):
+        keyed_error = run_streamed(adapter, make_request()).error
+    assert signed is not None
+    assert keyed_error is not None
     assert signed.code == keyed_error.code == ErrorCode.RUNTIME_PERMANENT
     assert "signature we calculated does not match" in signed.message
     assert wrong not in keyed_error.message
@@ -329,7 +334,8 @@ def test_streamed_and_unstreamed_tool_calls_and_thinking_give_equal_receipts() -
             "input_schema": WEATHER.parameters,
         }
     ]
-    assert "model" not in unstreamed.body and "stream" not in unstreamed.body
+    assert "model" not in unstreamed.body
+    assert "stream" not in unstreamed.body
 
 
 def test_the_entry_points_read_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -3,12 +3,8 @@ through InvokeModel and InvokeModelWithResponseStream, the streams read from the
 ``application/vnd.amazon.eventstream`` framing — as codecs on runport's HTTP layer
 (docs/providers.md)."""
 
-from runport.bedrock._adapter import (
-    DEFAULT_REGION,
-    BedrockAnthropicAdapter,
-    BedrockConverseAdapter,
-    region_url,
-)
+from runport.bedrock._adapter import DEFAULT_REGION, BedrockConverseAdapter, region_url
+from runport.bedrock._anthropic import BedrockAnthropicAdapter
 from runport.bedrock._async_adapter import AsyncBedrockAnthropicAdapter, AsyncBedrockConverseAdapter
 from runport.bedrock._invoke import BEDROCK_ANTHROPIC_VERSION
 from runport.bedrock._setup import (

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import httpx
 
-from runport.bedrock._adapter import AnthropicKeywords, ConverseKeywords
+from runport.bedrock._adapter import ConverseKeywords
+from runport.bedrock._anthropic import AnthropicKeywords
 from runport.http import AsyncHTTPAdapter
 
 

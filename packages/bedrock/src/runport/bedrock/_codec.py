@@ -69,9 +69,10 @@ def bedrock_error_code(status: int) -> ErrorCode | None:
 
 class BedrockCodec(Codec):
     """What Bedrock Runtime's operations share: the model id as one path segment, the
-    streamed and unstreamed operation under it (``operations``, in that order), the credential (a Bedrock API key as
-    ``Authorization: Bearer``; without one, the request goes unsigned to the client, whose
-    ``auth`` — ``SigV4Auth`` — signs it), Bedrock's error bodies and its retryable 424."""
+    streamed and the unstreamed operation under it (``operations``, in that order), the
+    credential (a Bedrock API key as ``Authorization: Bearer``; without one, the request goes
+    unsigned to the client, whose ``auth`` — ``SigV4Auth`` — signs it), Bedrock's error
+    bodies and its retryable 424."""
 
     def __init__(
         self,

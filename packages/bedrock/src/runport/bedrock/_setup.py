@@ -8,12 +8,11 @@ from typing import Any, TypeVar
 
 from runport.bedrock._adapter import (
     DEFAULT_REGION,
-    AnthropicKeywords,
-    BedrockAnthropicAdapter,
     BedrockConverseAdapter,
     ConverseKeywords,
     region_url,
 )
+from runport.bedrock._anthropic import AnthropicKeywords, BedrockAnthropicAdapter
 from runport.bedrock._async_adapter import AsyncBedrockAnthropicAdapter, AsyncBedrockConverseAdapter
 from runport.bedrock._sigv4 import SigV4Auth
 from runport.http import ProviderEnvironment
@@ -62,9 +61,10 @@ def _entry_point(
     prefix = environment.prefix
     create.__doc__ = (
         f"The entry point ``{environment.adapter}``: a ``{kind.__name__}`` whose settings each "
-        f"fall back to the environment: ``{prefix}_MODEL`` (required), ``AWS_BEARER_TOKEN_BEDROCK`` "
-        "(a Bedrock API key; without one, requests are signed with SigV4 from the standard "
-        "AWS credential chain, which needs ``runport[bedrock]``), ``AWS_REGION`` (default "
+        f"fall back to the environment: ``{prefix}_MODEL`` (required), "
+        "``AWS_BEARER_TOKEN_BEDROCK`` (a Bedrock API key; without one, requests are signed "
+        "with SigV4 from the standard AWS credential chain, which needs "
+        "``runport[bedrock]``), ``AWS_REGION`` (default "
         f"``us-east-1``), ``{prefix}_BASE_URL`` (default the region's endpoint)."
     )
     return create
