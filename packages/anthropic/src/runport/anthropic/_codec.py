@@ -141,8 +141,13 @@ class MessagesEvents(TurnDecoder):
 
 class _EventStream(MessagesEvents, SSETurnDecoder):
     def frame(self, event: str, payload: bytes) -> None:
-        if event != "ping":
-            self.event(json_object(payload, "a stream event"), name=event)
+        if event == "ping":
+            return
+        data = json_object(payload, "a stream event")
+        if data.get("type") == "content_block_delta":
+            self._message.delta(data.get("index"), data.get("delta"))  # the usual event
+        else:
+            self.event(data, name=event)
 
 
 class _Message(MessagesEvents, JSONTurnDecoder):
