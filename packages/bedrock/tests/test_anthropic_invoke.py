@@ -22,7 +22,7 @@ from runport.bedrock import (
     SigV4Auth,
 )
 from runport.conformance.eventstream import event_message, exception_message
-from runport.conformance.loopback import FaultServer, serving
+from runport.conformance.loopback import FaultServer, fixed_reply, serving
 from runport.conformance.providers import (
     WEATHER,
     Outcome,
@@ -65,7 +65,12 @@ def answer(*texts: str, stop: str = "end_turn") -> list[bytes]:
         )
         for t in texts
     ]
-    metrics = {"inputTokenCount": 11, "outputTokenCount": 4, "invocationLatency": 9}
+    metrics = {
+        "inputTokenCount": 11,
+        "outputTokenCount": 4,
+        "invocationLatency": 9,
+        "firstByteLatency": 5,
+    }
     return [
         chunk({"type": "message_start", "message": start}),
         chunk(
@@ -356,3 +361,15 @@ def test_the_entry_points_read_the_environment(monkeypatch: pytest.MonkeyPatch) 
         looped_outcome = run_streamed_async(looped, make_request())
     assert streamed.deltas == looped_outcome.deltas == ["from", " env"]
     assert [seen.model for seen in bedrock.received] == [ARN, ARN]
+
+
+def test_a_424_is_retryable_here_too() -> None:
+    """Both Bedrock codecs share ``BedrockCodec.error_code``: InvokeModel's 424
+    (ModelErrorException) is unavailable, its ``Retry-After`` kept."""
+    body = b'{"message":"Received server error (500) from model.","originalStatusCode":500}'
+    headers = {"Content-Type": "application/json", "Retry-After": "3"}
+    with serving(fixed_reply("424 Failed Dependency", headers, body)) as server:
+        outcome = keyed(server)
+    assert outcome.error is not None
+    assert outcome.error.code == ErrorCode.RUNTIME_UNAVAILABLE
+    assert outcome.error.retry_after_ms == 3000.0
