@@ -1,10 +1,12 @@
-"""`runport run … --adapter openai|azure-openai|anthropic|gemini|bedrock|ollama|cohere` end to
-end: the CLI finds each provider through its entry point, takes key and model from the
-environment, and streams a real SSE (Bedrock: eventstream; Ollama: NDJSON) response from a
-server on 127.0.0.1; without the variables it says which are missing."""
+"""`runport run … --adapter openai|azure-openai|anthropic|gemini|bedrock|bedrock-anthropic|
+ollama|cohere` end to end: the CLI finds each provider through its entry point, takes key and
+model from the environment, and streams a real SSE (Bedrock: eventstream, Claude's events in
+its `chunk` messages for bedrock-anthropic; Ollama: NDJSON) response from a server on
+127.0.0.1; without the variables it says which are missing."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
@@ -110,6 +112,16 @@ def _bedrock() -> bytes:
     )
 
 
+def _bedrock_anthropic() -> bytes:
+    """``_anthropic``'s events as InvokeModelWithResponseStream relays them: each one's JSON
+    base64 in the ``bytes`` of a ``chunk`` message."""
+    frames = _anthropic().split(b"\n\n")
+    events = [frame.split(b"\ndata: ", 1)[1] for frame in frames if b"\ndata: " in frame]
+    return b"".join(
+        event_message("chunk", {"bytes": base64.b64encode(event).decode()}) for event in events
+    )
+
+
 def _ollama() -> bytes:
     def line(message: dict[str, Any], **more: Any) -> bytes:
         chunk = {"model": "llama-tiny", "created_at": "2026-01-01T00:00:00Z", "done": False}
@@ -142,6 +154,7 @@ BODIES = {
     "anthropic": _anthropic(),
     "gemini": _gemini(),
     "bedrock": _bedrock(),
+    "bedrock-anthropic": _bedrock_anthropic(),
     "ollama": _ollama(),
     "cohere": _cohere(),
 }
@@ -262,6 +275,14 @@ def _clean_env() -> dict[str, str]:
             "bedrock-converse",
         ),
         (
+            "bedrock-anthropic",
+            {"AWS_BEARER_TOKEN_BEDROCK": KEY, "RUNPORT_BEDROCK_ANTHROPIC_MODEL": ARN},
+            "/model/arn%3Aaws%3Abedrock%3Aus-east-1%3A123456789012%3Ainference-profile"
+            "%2Fus.tiny-v1%3A0/invoke-with-response-stream",
+            "authorization",
+            "bedrock-anthropic",
+        ),
+        (
             "ollama",
             {"OLLAMA_API_KEY": KEY, "RUNPORT_OLLAMA_MODEL": "llama-tiny"},
             "/api/chat",
@@ -288,6 +309,7 @@ def test_run_streams_from_the_provider(
     _Handler.body = BODIES[adapter]
     _Handler.content_type = {
         "bedrock": "application/vnd.amazon.eventstream",
+        "bedrock-anthropic": "application/vnd.amazon.eventstream",
         "ollama": "application/x-ndjson",
     }.get(adapter, "text/event-stream")
     base = f"{PREFIXES[adapter]}_BASE_URL"
@@ -306,9 +328,13 @@ def test_run_streams_from_the_provider(
     (request,) = _Handler.seen
     assert request["path"] == path
     assert request["headers"][key_header].removeprefix("Bearer ") == KEY
-    if adapter not in ("gemini", "bedrock"):  # those ask for a stream in the path
+    if adapter not in ("gemini", "bedrock", "bedrock-anthropic"):  # a stream in the path
         assert request["body"]["stream"] is True
         assert request["body"]["model"] == variables[f"{PREFIXES[adapter]}_MODEL"]
+    if adapter == "bedrock-anthropic":  # Bedrock refuses either key
+        assert "stream" not in request["body"]
+        assert "model" not in request["body"]
+        assert request["body"]["anthropic_version"] == "bedrock-2023-05-31"
 
 
 @pytest.mark.parametrize(
@@ -323,6 +349,7 @@ def test_run_streams_from_the_provider(
         ("anthropic", "ANTHROPIC_API_KEY and RUNPORT_ANTHROPIC_MODEL"),
         ("gemini", "GEMINI_API_KEY (or GOOGLE_API_KEY) and RUNPORT_GEMINI_MODEL"),
         ("bedrock", "RUNPORT_BEDROCK_MODEL"),
+        ("bedrock-anthropic", "RUNPORT_BEDROCK_ANTHROPIC_MODEL"),
         ("ollama", "RUNPORT_OLLAMA_MODEL"),
         ("cohere", "CO_API_KEY (or COHERE_API_KEY) and RUNPORT_COHERE_MODEL"),
     ],
@@ -367,6 +394,11 @@ def test_vv_shows_the_wire_on_stderr_without_the_key_or_the_text(upstream: str) 
         ("anthropic", {"ANTHROPIC_API_KEY": KEY}, "AsyncAnthropicMessagesAdapter"),
         ("gemini", {"GEMINI_API_KEY": KEY}, "AsyncGeminiAdapter"),
         ("bedrock", {"AWS_BEARER_TOKEN_BEDROCK": KEY}, "AsyncBedrockConverseAdapter"),
+        (
+            "bedrock-anthropic",
+            {"AWS_BEARER_TOKEN_BEDROCK": KEY},
+            "AsyncBedrockAnthropicAdapter",
+        ),
         ("ollama", {}, "AsyncOllamaChatAdapter"),
         ("cohere", {"CO_API_KEY": KEY}, "AsyncCohereChatAdapter"),
     ],

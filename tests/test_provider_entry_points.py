@@ -47,6 +47,7 @@ PROVIDERS = [
     ("anthropic", "runport.anthropic", ["base_url", "model", "api_key"]),
     ("gemini", "runport.gemini", ["base_url", "model", "api_key"]),
     ("bedrock", "runport.bedrock", ["base_url", "model", "api_key", "region"]),
+    ("bedrock-anthropic", "runport.bedrock", ["base_url", "model", "api_key", "region"]),
     ("ollama", "runport.ollama", ["base_url", "model", "api_key", "num_ctx", "keep_alive"]),
     ("cohere", "runport.cohere", ["base_url", "model", "api_key"]),
 ]

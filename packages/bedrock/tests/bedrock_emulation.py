@@ -1,6 +1,8 @@
 """A loopback Amazon Bedrock Runtime that checks what Bedrock checks before it answers: the
-URL (``/model/{modelId}/converse-stream`` or ``/converse``, the model id one percent-encoded
-segment), the JSON body, and the credentials — a Bedrock API key as ``Authorization: Bearer``,
+URL (``/model/{modelId}/converse-stream`` or ``/converse``, or InvokeModel's
+``/invoke-with-response-stream`` and ``/invoke``, the model id one percent-encoded segment), the
+JSON body (for InvokeModel, Anthropic's with Bedrock's ``anthropic_version`` and neither
+``model`` nor ``stream``), and the credentials — a Bedrock API key as ``Authorization: Bearer``,
 or a SigV4 signature it verifies by recomputing it with botocore from the request as it
 arrived. A request that fails a check gets Bedrock's 403 (or 400, 404); one that passes gets
 the eventstream messages the test gave, one HTTP chunk each."""
@@ -25,7 +27,8 @@ ACCESS_KEY = "AKIDRUNPORTEXAMPLE"
 SECRET_KEY = "runport/loopback/secret/key/for/tests0"
 REGION = "us-west-2"
 
-_PATH = re.compile(r"/model/([^/]+)/(converse-stream|converse)")
+_PATH = re.compile(r"/model/([^/]+)/(converse-stream|converse|invoke-with-response-stream|invoke)")
+ANTHROPIC_VERSION = "bedrock-2023-05-31"
 _AUTHORIZATION = re.compile(
     r"AWS4-HMAC-SHA256 Credential=([^/]+)/(\d{8})/([^/]+)/([^/]+)/aws4_request, "
     r"SignedHeaders=([a-z0-9;-]+), Signature=([0-9a-f]{64})"
@@ -69,7 +72,7 @@ class Bedrock:
                 }
                 connection.write(head(status, headers) + data)
                 return True
-            if self.received[-1].operation == "converse":
+            if self.received[-1].operation in ("converse", "invoke"):
                 data = json.dumps(body).encode()
                 length = str(len(data))
                 connection.write(
@@ -106,6 +109,13 @@ class Bedrock:
             return "400 Bad Request", "ValidationException", "Content-Type must be JSON"
         if not isinstance(parsed.get("messages"), list):
             return "400 Bad Request", "ValidationException", "messages is required"
+        if found[2].startswith("invoke"):
+            if parsed.get("anthropic_version") != ANTHROPIC_VERSION:
+                return "400 Bad Request", "ValidationException", "invalid anthropic_version"
+            for extraneous in ("model", "stream"):
+                if extraneous in parsed:
+                    message = f"extraneous key [{extraneous}] is not permitted"
+                    return "400 Bad Request", "ValidationException", message
         self.received.append(Received(target, headers, parsed, unquote(found[1]), found[2]))
         return self._credential(method, target, headers, body)
 

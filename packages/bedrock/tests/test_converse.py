@@ -28,7 +28,7 @@ from runport.conformance.eventstream import (
     event_message,
     exception_message,
 )
-from runport.conformance.loopback import FaultServer, serving
+from runport.conformance.loopback import FaultServer, fixed_reply, serving
 from runport.conformance.providers import (
     WEATHER,
     Outcome,
@@ -561,3 +561,43 @@ def test_a_message_type_that_is_no_string_is_an_invalid_response() -> None:
     assert outcome.deltas == ["Fine"]
     assert outcome.error is not None
     assert outcome.error.code == ErrorCode.RUNTIME_INVALID_RESPONSE
+
+
+MODEL_ERROR = (
+    b'{"message":"Received server error (500) from model. See the model logs.",'
+    b'"originalStatusCode":500,"resourceName":"arn:aws:bedrock:us-west-2::foundation-model/x"}'
+)
+"""A ModelErrorException body as Bedrock writes one (``message``, ``originalStatusCode``,
+``resourceName``)."""
+
+
+@pytest.mark.parametrize(
+    ("status", "code", "after"),
+    [
+        ("424 Failed Dependency", ErrorCode.RUNTIME_UNAVAILABLE, 2000.0),
+        ("400 Bad Request", ErrorCode.RUNTIME_PERMANENT, None),
+    ],
+)
+def test_a_424_model_error_is_retryable_and_keeps_its_hint(
+    status: str, code: str, after: float | None
+) -> None:
+    """Bedrock's 424 (ModelErrorException) is worth another try: the codec's ``error_code``
+    reads it as unavailable, streamed, unstreamed and on the event loop alike, where the
+    status alone reads permanent; another 4xx stays permanent."""
+    headers = {
+        "Content-Type": "application/json",
+        "x-amzn-ErrorType": "ModelErrorException",
+        "Retry-After": "2",
+    }
+    with serving(fixed_reply(status, headers, MODEL_ERROR)) as server:
+        keywords: dict[str, Any] = {"base_url": root(server), "model": MODEL, "api_key": KEY}
+        with BedrockConverseAdapter(**keywords) as adapter:
+            streamed = run_streamed(adapter, make_request()).error
+            with pytest.raises(PortError) as whole:
+                adapter.execute(make_request())
+        looped = run_streamed_async(AsyncBedrockConverseAdapter(**keywords), make_request()).error
+    for error in (streamed, whole.value, looped):
+        assert error is not None
+        assert error.code == code
+        assert error.retry_after_ms == after
+        assert "Received server error (500) from model" in error.message

@@ -21,8 +21,8 @@ class RuntimeAdapterConformance(BlackBoxTests):
 
     ``protocol`` is ``"scenario"`` (the adapter plays ``upstream.scenario``, a
     ``runport.core.Scenario``), ``"openai-chat"``, ``"openai-responses"``,
-    ``"anthropic-messages"``, ``"gemini"``, ``"bedrock-converse"``, ``"ollama"``,
-    ``"cohere-chat"`` or any ``WireProtocol``
+    ``"anthropic-messages"``, ``"gemini"``, ``"bedrock-converse"``,
+    ``"bedrock-anthropic"``, ``"ollama"``, ``"cohere-chat"`` or any ``WireProtocol``
     instance (the adapter talks to ``upstream.base_url``, a loopback server speaking that
     protocol) or ``None`` (black-box checks over ``sample_requests()``).
     Pass ``upstream.read_timeout`` and ``upstream.api_key`` on. ``make_adapter`` may be called

@@ -13,6 +13,7 @@ from typing import Final
 
 from runport.conformance._protocols._anthropic_messages import AnthropicMessages
 from runport.conformance._protocols._azure_openai_chat import AzureOpenAIChat
+from runport.conformance._protocols._bedrock_anthropic import BedrockAnthropic
 from runport.conformance._protocols._bedrock_converse import BedrockConverse
 from runport.conformance._protocols._cohere_chat import CohereChat
 from runport.conformance._protocols._gemini import Gemini
@@ -35,6 +36,7 @@ PROTOCOLS: Final[Mapping[str, WireProtocol]] = MappingProxyType(
             AnthropicMessages(),
             Gemini(),
             BedrockConverse(),
+            BedrockAnthropic(),
             Ollama(),
             CohereChat(),
         )

@@ -7,8 +7,8 @@ from runport.anthropic._adapter import (
     AnthropicMessagesAdapter,
 )
 from runport.anthropic._async_adapter import AsyncAnthropicMessagesAdapter
-from runport.anthropic._codec import ANTHROPIC_VERSION
-from runport.anthropic._request import ANSWER_TOOL
+from runport.anthropic._codec import ANTHROPIC_VERSION, MessagesEvents
+from runport.anthropic._request import ANSWER_TOOL, messages_body
 from runport.anthropic._setup import (
     create_adapter,
     create_async_adapter,
@@ -23,8 +23,10 @@ __all__ = [
     "DEFAULT_MAX_TOKENS",
     "AnthropicMessagesAdapter",
     "AsyncAnthropicMessagesAdapter",
+    "MessagesEvents",
     "create_adapter",
     "create_async_adapter",
     "create_async_vertex_adapter",
     "create_vertex_adapter",
+    "messages_body",
 ]

@@ -4,7 +4,7 @@ events or one JSON message the other, with no I/O of its own."""
 from __future__ import annotations
 
 import re
-from typing import Final
+from typing import Any, Final
 
 from runport.anthropic._answer import raw_member
 from runport.anthropic._errors import error_event, invalid
@@ -71,8 +71,19 @@ class MessagesCodec(JSONAPICodec):
         return self.post(f"{self.models}/{self.model}:{verb}", body, stream=stream)
 
 
-class _MessageDecoder(TurnDecoder):
-    """What both decoders keep per call: the message's assembly."""
+class MessagesEvents(TurnDecoder):
+    """Anthropic's Messages answer read onto a call's turn, for any codec whose transport
+    carries its events or its message: Anthropic's own server-sent events, or Amazon Bedrock's
+    eventstream, whose ``chunk`` messages each hold one event (``runport.bedrock``).
+
+    A codec's decoder subclasses it beside its transport's ``TurnDecoder``
+    (``SSETurnDecoder``, ``EventStreamTurnDecoder``, ``JSONTurnDecoder``) and hands it what the
+    transport unwrapped: ``event`` one stream event (the JSON object of a ``data:`` line),
+    ``message`` one whole Messages response body. ``message_stop`` completes the turn; an
+    ``error`` event fails the call with its code. Thinking blocks are reasoning kept with their
+    signatures under ``provider_metadata["anthropic"]``, and a structured answer is the input
+    of the forced answer tool, as for ``AnthropicMessagesAdapter``.
+    """
 
     marker = "message_stop"
 
@@ -80,12 +91,9 @@ class _MessageDecoder(TurnDecoder):
         answer_tool = answer_tool_in_use(self.request.interaction)
         self._message = MessageAssembly(self.turn, answer_tool=answer_tool)
 
-
-class _EventStream(_MessageDecoder, SSETurnDecoder):
-    def frame(self, event: str, payload: bytes) -> None:
-        if event == "ping":
-            return
-        data = json_object(payload, "a stream event")
+    def event(self, data: dict[str, Any], *, name: str = "") -> None:
+        """Read one stream event; ``name`` is the transport's own name for it (an SSE
+        ``event:`` line), where one is given."""
         kind = data.get("type")
         message = self._message
         if kind == "content_block_delta":
@@ -107,12 +115,11 @@ class _EventStream(_MessageDecoder, SSETurnDecoder):
         elif kind == "message_stop":
             message.close()
             self.complete = self.finished = True
-        elif kind == "error" or event == "error":
+        elif kind == "error" or name == "error":
             raise error_event(data, self.secrets)
 
-
-class _Message(_MessageDecoder, JSONTurnDecoder):
-    def body(self, data: bytes) -> bool:
+    def message(self, data: bytes) -> None:
+        """Read one whole Messages response body (the JSON bytes as the server wrote them)."""
         message = json_object(data, "the response")
         if message.get("type") == "error":
             raise error_event(message, self.secrets)
@@ -130,4 +137,20 @@ class _Message(_MessageDecoder, JSONTurnDecoder):
             assembly.stop(index)
         assembly.stop_reason(message.get("stop_reason"))
         assembly.usage(message.get("usage"))
+
+
+class _EventStream(MessagesEvents, SSETurnDecoder):
+    def frame(self, event: str, payload: bytes) -> None:
+        if event == "ping":
+            return
+        data = json_object(payload, "a stream event")
+        if data.get("type") == "content_block_delta":
+            self._message.delta(data.get("index"), data.get("delta"))  # the usual event
+        else:
+            self.event(data, name=event)
+
+
+class _Message(MessagesEvents, JSONTurnDecoder):
+    def body(self, data: bytes) -> bool:
+        self.message(data)
         return True

@@ -343,3 +343,14 @@ def _tool(tool: ToolSpec) -> dict[str, Any]:
         wire["description"] = tool.description
     wire["input_schema"] = tool.parameters
     return wire
+
+
+def messages_body(interaction: CompiledInteraction, *, max_tokens: int) -> dict[str, Any]:
+    """The Messages API body for ``interaction`` with neither ``model`` nor ``stream``, for a
+    host that names the model and the streaming elsewhere (Amazon Bedrock's InvokeModel, in
+    its path): the messages, system, tools, thinking and the policy's settings as
+    ``AnthropicMessagesAdapter`` sends them; ``max_tokens`` unless the policy names its own.
+    A request the Messages API cannot carry is ``PortError`` (``TQX_DATA_INVALID``)."""
+    body = request_body(interaction, model="", max_tokens=max_tokens, stream=False)
+    del body["model"]
+    return body

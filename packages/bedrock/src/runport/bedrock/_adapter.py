@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Final, Unpack
+from typing import Any, Final, Unpack
 
 import httpx
 
@@ -18,6 +18,14 @@ def region_url(region: str) -> str:
     return f"https://bedrock-runtime.{region}.amazonaws.com"
 
 
+def bedrock_keywords(keywords: Any, region: str | None) -> None:
+    """Checks one credential is given, and points ``base_url`` at ``region`` unless given."""
+    if keywords.get("auth") is not None and keywords.get("api_key"):
+        raise ValueError("give one of api_key (a Bedrock API key) and auth (SigV4Auth)")
+    if not keywords.get("base_url"):
+        keywords["base_url"] = region_url(region or DEFAULT_REGION)
+
+
 class ConverseKeywords(ProviderAdapter[ClientT]):
     """The keywords of both flavours: a provider's (``model``, ``api_key``, ``base_url``, the
     driver's, ``auth`` among them: ``SigV4Auth``) and ``region`` (where ``base_url`` points
@@ -26,10 +34,7 @@ class ConverseKeywords(ProviderAdapter[ClientT]):
     def __init__(
         self, *, region: str | None = None, **keywords: Unpack[ProviderKeywords[ClientT]]
     ) -> None:
-        if keywords.get("auth") is not None and keywords.get("api_key"):
-            raise ValueError("give one of api_key (a Bedrock API key) and auth (SigV4Auth)")
-        if not keywords.get("base_url"):
-            keywords["base_url"] = region_url(region or DEFAULT_REGION)
+        bedrock_keywords(keywords, region)
         super().__init__(ConverseCodec, **keywords)
 
 

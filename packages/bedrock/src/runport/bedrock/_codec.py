@@ -56,17 +56,36 @@ def model_path(model: str) -> str:
     return quote(model, safe="")
 
 
-class ConverseCodec(Codec):
-    """``POST /model/{modelId}/converse-stream`` streamed (answered in
-    ``application/vnd.amazon.eventstream``), ``/converse`` unstreamed. A Bedrock API key
-    goes as ``Authorization: Bearer``; without one, the request goes unsigned to the client,
-    whose ``auth`` (``SigV4Auth``) signs it."""
+RETRYABLE_STATUSES: Final = frozenset({424})
+"""Bedrock's statuses worth another try that a status alone reads as permanent: 424
+(``ModelErrorException``, the model failed while answering; Bedrock says to retry)."""
 
-    def __init__(self, *, model: str, api_key: str | None) -> None:
+
+def bedrock_error_code(status: int) -> ErrorCode | None:
+    """Bedrock's own reading of a non-2xx status (``Codec.error_code``): 424 is unavailable,
+    so retryable, and keeps a ``Retry-After`` hint; any other status keeps its own reading."""
+    return ErrorCode.RUNTIME_UNAVAILABLE if status in RETRYABLE_STATUSES else None
+
+
+class BedrockCodec(Codec):
+    """What Bedrock Runtime's operations share: the model id as one path segment, the
+    streamed and the unstreamed operation under it (``operations``, in that order), the
+    credential (a Bedrock API key as ``Authorization: Bearer``; without one, the request goes
+    unsigned to the client, whose ``auth`` — ``SigV4Auth`` — signs it), Bedrock's error
+    bodies and its retryable 424."""
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        api_key: str | None,
+        descriptor: AdapterDescriptor,
+        operations: tuple[str, str],
+    ) -> None:
         self.model = model
-        self._descriptor = DESCRIPTOR.model_copy(update={"model": model})
+        self._descriptor = descriptor.model_copy(update={"model": model})
         base = {
-            "User-Agent": f"runport-bedrock/{DESCRIPTOR.version}",
+            "User-Agent": f"runport-bedrock/{descriptor.version}",
             "Content-Type": "application/json",
         }
         if api_key:
@@ -75,29 +94,51 @@ class ConverseCodec(Codec):
         self._stream_headers = {**base, "Accept": EVENTSTREAM}
         self._json_headers = {**base, "Accept": "application/json"}
         segment = model_path(model)
-        self._paths = (f"model/{segment}/converse-stream", f"model/{segment}/converse")
+        self._paths = (f"model/{segment}/{operations[0]}", f"model/{segment}/{operations[1]}")
 
     def descriptor(self) -> AdapterDescriptor:
         return self._descriptor
 
-    def encode(self, request: ExecutionRequest, *, stream: bool) -> HTTPRequest:
-        body = encode_json(request_body(request.interaction))
+    def post(self, body: Any, *, stream: bool) -> HTTPRequest:
+        """``body`` posted to the streamed or the unstreamed operation."""
         if stream:
-            return HTTPRequest("POST", self._paths[0], body, self._stream_headers)
-        return HTTPRequest("POST", self._paths[1], body, self._json_headers)
+            return HTTPRequest("POST", self._paths[0], encode_json(body), self._stream_headers)
+        return HTTPRequest("POST", self._paths[1], encode_json(body), self._json_headers)
 
-    def decoder(
-        self, request: ExecutionRequest, *, stream: bool, media_type: str
-    ) -> ResponseDecoder:
-        events = media_type == EVENTSTREAM or (stream and media_type != "application/json")
-        chosen = _Events if events else _Response
-        return chosen(request, self._descriptor, self.secrets)
+    def streamed(self, *, stream: bool, media_type: str) -> bool:
+        """Whether the answer is an eventstream (else one JSON body)."""
+        return media_type == EVENTSTREAM or (stream and media_type != "application/json")
 
     def error_text(self, body: Any) -> Any:
         """Bedrock's error body: ``{"message": …}`` (``Message`` from some services)."""
         if type(body) is dict:
             return body.get("message", body.get("Message"))
         return None
+
+    def error_code(self, status: int, body: Any) -> ErrorCode | None:
+        return bedrock_error_code(status)
+
+
+class ConverseCodec(BedrockCodec):
+    """``POST /model/{modelId}/converse-stream`` streamed (answered in
+    ``application/vnd.amazon.eventstream``), ``/converse`` unstreamed."""
+
+    def __init__(self, *, model: str, api_key: str | None) -> None:
+        super().__init__(
+            model=model,
+            api_key=api_key,
+            descriptor=DESCRIPTOR,
+            operations=("converse-stream", "converse"),
+        )
+
+    def encode(self, request: ExecutionRequest, *, stream: bool) -> HTTPRequest:
+        return self.post(request_body(request.interaction), stream=stream)
+
+    def decoder(
+        self, request: ExecutionRequest, *, stream: bool, media_type: str
+    ) -> ResponseDecoder:
+        chosen = _Events if self.streamed(stream=stream, media_type=media_type) else _Response
+        return chosen(request, self._descriptor, self.secrets)
 
 
 class _Assembly(TurnDecoder):

@@ -12,7 +12,8 @@ from runport.bedrock._adapter import (
     ConverseKeywords,
     region_url,
 )
-from runport.bedrock._async_adapter import AsyncBedrockConverseAdapter
+from runport.bedrock._anthropic import AnthropicKeywords, BedrockAnthropicAdapter
+from runport.bedrock._async_adapter import AsyncBedrockAnthropicAdapter, AsyncBedrockConverseAdapter
 from runport.bedrock._sigv4 import SigV4Auth
 from runport.http import ProviderEnvironment
 
@@ -25,10 +26,21 @@ ENVIRONMENT = ProviderEnvironment(
     options={"region": "AWS_REGION"},
 )
 
-_A = TypeVar("_A", bound=ConverseKeywords[Any])
+ANTHROPIC = ProviderEnvironment(
+    "bedrock-anthropic",
+    "RUNPORT_BEDROCK_ANTHROPIC",
+    api_key=("AWS_BEARER_TOKEN_BEDROCK",),
+    example="RUNPORT_BEDROCK_ANTHROPIC_MODEL=us.anthropic.claude-sonnet-4-20250514-v1:0",
+    key_required=False,
+    options={"region": "AWS_REGION"},
+)
+
+_A = TypeVar("_A", bound=ConverseKeywords[Any] | AnthropicKeywords[Any])
 
 
-def _entry_point(kind: type[_A]) -> Callable[..., _A]:
+def _entry_point(
+    kind: type[_A], environment: ProviderEnvironment = ENVIRONMENT
+) -> Callable[..., _A]:
     def create(
         *,
         base_url: str | None = None,
@@ -37,8 +49,8 @@ def _entry_point(kind: type[_A]) -> Callable[..., _A]:
         region: str | None = None,
     ) -> _A:
         region = region or os.environ.get("AWS_REGION") or DEFAULT_REGION
-        base_url = base_url or os.environ.get(ENVIRONMENT.base_url) or region_url(region)
-        settings = ENVIRONMENT.settings(
+        base_url = base_url or os.environ.get(environment.base_url) or region_url(region)
+        settings = environment.settings(
             kind, base_url=base_url, model=model, api_key=api_key, region=region
         )
         if not settings.get("api_key"):
@@ -46,12 +58,14 @@ def _entry_point(kind: type[_A]) -> Callable[..., _A]:
         build: Callable[..., _A] = kind
         return build(**settings)
 
+    prefix = environment.prefix
     create.__doc__ = (
-        f"The entry point ``bedrock``: a ``{kind.__name__}`` whose settings each fall back to "
-        "the environment: ``RUNPORT_BEDROCK_MODEL`` (required), ``AWS_BEARER_TOKEN_BEDROCK`` "
-        "(a Bedrock API key; without one, requests are signed with SigV4 from the standard "
-        "AWS credential chain, which needs ``runport[bedrock]``), ``AWS_REGION`` (default "
-        "``us-east-1``), ``RUNPORT_BEDROCK_BASE_URL`` (default the region's endpoint)."
+        f"The entry point ``{environment.adapter}``: a ``{kind.__name__}`` whose settings each "
+        f"fall back to the environment: ``{prefix}_MODEL`` (required), "
+        "``AWS_BEARER_TOKEN_BEDROCK`` (a Bedrock API key; without one, requests are signed "
+        "with SigV4 from the standard AWS credential chain, which needs "
+        "``runport[bedrock]``), ``AWS_REGION`` (default "
+        f"``us-east-1``), ``{prefix}_BASE_URL`` (default the region's endpoint)."
     )
     return create
 
@@ -61,3 +75,9 @@ create_adapter = _entry_point(BedrockConverseAdapter)
 
 create_async_adapter = _entry_point(AsyncBedrockConverseAdapter)
 """``create_adapter``'s settings on the event loop (``runport.async_adapters``)."""
+
+create_anthropic_adapter = _entry_point(BedrockAnthropicAdapter, ANTHROPIC)
+"""``runport run … --adapter bedrock-anthropic``: Claude through InvokeModel."""
+
+create_async_anthropic_adapter = _entry_point(AsyncBedrockAnthropicAdapter, ANTHROPIC)
+"""``create_anthropic_adapter``'s settings on the event loop (``runport.async_adapters``)."""
