@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from runport.application import Catalog, Tool
+from runport.application import Catalog, ContinuationSeal, Tool
 from runport.contracts import ErrorCode
 from runport.ports import AsyncRuntimeAdapter
 from runport.server._auth import check_token
@@ -64,8 +64,11 @@ def frontend_routes(
     runs: Runs | None,
     heartbeat: float,
     known: Sequence[StreamProtocol],
+    seal: ContinuationSeal,
 ) -> list[Route]:
-    """The routes of ``protocols``; ``known`` are every protocol a run in the log may be in."""
+    """The routes of ``protocols``; ``known`` are every protocol a run in the log may be in;
+    ``seal`` seals the continuation of a run that pauses for a person, and opens it when the
+    person's answer comes back (adr/0069)."""
     busy: set[tuple[str, str, str]] = set()
 
     async def serve(protocol: FrontendProtocol, request: Request) -> Response:
@@ -96,6 +99,7 @@ def frontend_routes(
             partial_output=partial_output,
             owned=owned,
             resumable=runs is not None,
+            seal=seal,
         )
         if runs is not None:  # the run lives in the log; the chat is busy while it goes on
             return await start_resumable(runs, job, chat_key, heartbeat, known)
