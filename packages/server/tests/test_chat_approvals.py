@@ -248,3 +248,62 @@ def test_an_answer_after_the_chat_moved_on_is_refused_and_an_unanswered_call_den
         "denied: tool 'delete_file' was not run: nobody answered before the chat moved on"
     )
     assert DELETED == []
+
+
+AGUI = "/v1/contracts/demo.forecast/agui"
+
+
+def agui_events(text: str) -> list[dict[str, Any]]:
+    frames = [block for block in text.split("\n\n") if block.strip()]
+    data = [line for frame in frames for line in frame.split("\n") if line.startswith("data: ")]
+    return [json.loads(line.removeprefix("data: ")) for line in data]
+
+
+def agui_input(run_id: str, **more: Any) -> dict[str, Any]:
+    message = {"id": "u1", "role": "user", "content": "notes.txt"}
+    return {"threadId": "t1", "runId": run_id, "messages": [message], **more}
+
+
+def test_ag_ui_pauses_with_an_interrupt_and_its_resume_entries_go_on(
+    served: tuple[httpx.Client, Model],
+) -> None:
+    http, model = served
+    sent = agui_events(http.post(AGUI, json=agui_input("r1")).text)
+    finished = sent[-1]
+    assert finished["type"] == "RUN_FINISHED"
+    (interrupt,) = finished["outcome"]["interrupts"]
+    assert finished["outcome"]["type"] == "interrupt"
+    assert interrupt["id"] == interrupt["toolCallId"] == "del-1"
+    assert interrupt["reason"] == "tool_approval"
+    assert interrupt["responseSchema"]["required"] == ["approved"]
+    assert DELETED == []
+    entry = {"interruptId": "del-1", "metadata": interrupt["metadata"]}
+    denied = {**entry, "status": "resolved", "payload": {"approved": False, "reason": "no"}}
+    model.requests.clear()
+    resumed = agui_events(http.post(AGUI, json=agui_input("r2", resume=[denied])).text)
+    (result,) = [event for event in resumed if event["type"] == "TOOL_CALL_RESULT"]
+    assert result["content"] == "denied: tool 'delete_file' was not run: no"
+    assert resumed[-1]["type"] == "RUN_FINISHED"
+    assert resumed[-1]["result"] == {"coat": "denied: tool 'delete_file' was not run: no"}
+    assert DELETED == []
+    # a replay of the same answers, and an answer without the continuation: coded, nothing run
+    again = http.post(AGUI, json=agui_input("r3", resume=[denied]))
+    assert (again.status_code, again.json()["code"]) == (400, "TQX_CONTINUATION_INVALID")
+    bare = {"interruptId": "del-1", "status": "resolved", "payload": {"approved": True}}
+    response = http.post(AGUI, json=agui_input("r4", resume=[bare]))
+    assert (response.status_code, response.json()["code"]) == (400, "TQX_CONTINUATION_INVALID")
+    assert DELETED == []
+
+
+def test_ag_ui_approval_runs_the_tool_once(served: tuple[httpx.Client, Model]) -> None:
+    http, _ = served
+    sent = agui_events(http.post(AGUI, json=agui_input("r1")).text)
+    (interrupt,) = sent[-1]["outcome"]["interrupts"]
+    entry = {"interruptId": "del-1", "metadata": interrupt["metadata"]}
+    approve = {**entry, "status": "resolved", "payload": {"approved": True}}
+    stray = {**entry, "interruptId": "del-7", "status": "cancelled"}
+    response = http.post(AGUI, json=agui_input("r2", resume=[approve, stray]))
+    assert (response.status_code, response.json()["code"]) == (400, "TQX_APPROVALS_INVALID")
+    resumed = agui_events(http.post(AGUI, json=agui_input("r3", resume=[approve])).text)
+    assert resumed[-1]["result"] == {"coat": "deleted notes.txt"}
+    assert DELETED == ["notes.txt"]
