@@ -15,7 +15,7 @@ import pytest
 from runport.application import Tool
 from runport.contracts import ExecutionRequest
 from runport.mock import AsyncEmitter, AsyncFunctionRuntime
-from runport.server import create_app, serve_in_background
+from runport.server import MemoryEventLog, create_app, serve_in_background
 
 from .conftest import catalog
 from .test_chat import CHAT, KEY, chat_body, chunks, user
@@ -307,3 +307,20 @@ def test_ag_ui_approval_runs_the_tool_once(served: tuple[httpx.Client, Model]) -
     resumed = agui_events(http.post(AGUI, json=agui_input("r3", resume=[approve])).text)
     assert resumed[-1]["result"] == {"coat": "deleted notes.txt"}
     assert DELETED == ["notes.txt"]
+
+
+def test_a_resumable_server_spends_the_continuation_in_its_log_once() -> None:
+    model = Model()
+    log = MemoryEventLog()
+    app = create_app(catalog(), model.adapter, tools=TOOLS, reasoning_key=KEY, event_log=log)
+    with serve_in_background(app) as url, httpx.Client(base_url=url, timeout=30) as http:
+        both = pause(http, "both")
+        half = answered(both, del_1=True)  # refused before the log spends anything
+        response = http.post(CHAT, json=chat_body(user("both"), half))
+        assert refusal(response) == (400, "TQX_APPROVALS_INVALID")
+        whole = chat_body(user("both"), answered(both, del_1=True, del_2=True))
+        response = http.post(CHAT, json=whole)
+        assert response.status_code == 200, response.text
+        assert chunks(response.text)[-1]["type"] == "finish"
+        assert refusal(http.post(CHAT, json=whole)) == (400, "TQX_CONTINUATION_INVALID")
+    assert DELETED == ["both", "both"]

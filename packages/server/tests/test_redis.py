@@ -515,7 +515,8 @@ def test_a_paused_chat_is_resumed_by_a_second_process_after_the_first_is_gone(
     """A person in the loop across processes (adr/0069): one ``runport serve`` pauses the
     chat at a call that needs approval and stops; another, with the same key, takes the
     answered message and runs the approved call once — the continuation is in the message,
-    nothing of the chat was in the first process's memory."""
+    nothing of the chat was in the first process's memory. A replay of the answer to a third
+    process is refused: the continuation was spent in the shared log."""
     files = tmp_path / "files"
     files.mkdir()
     (files / "notes.txt").write_text("keep?")
@@ -554,7 +555,8 @@ def test_a_paused_chat_is_resumed_by_a_second_process_after_the_first_is_gone(
             resumed = httpx.post(f"{second}{CHAT}", json=answered_body, timeout=30)
             assert resumed.status_code == 200, resumed.text
             sent = chunks(resumed.text)
-            replayed = httpx.post(f"{second}{CHAT}", json=answered_body, timeout=30)
+        with serve_chat(*args, env=env) as third:  # a replay elsewhere: the log says spent
+            replayed = httpx.post(f"{third}{CHAT}", json=answered_body, timeout=30)
     assert {
         "type": "tool-output-available",
         "toolCallId": "call-del",
