@@ -256,7 +256,7 @@ def _resume(entries: JsonValue) -> tuple[str, dict[str, bool | str]]:
         where = f"resume entry {index}"
         if not isinstance(entry, dict) or not isinstance(entry.get("interruptId"), str):
             raise _approvals_refused(f"{where} needs a string 'interruptId'")
-        call_id: str = entry["interruptId"]
+        call_id = str(entry["interruptId"])
         if call_id in approvals:
             raise _approvals_refused(f"{where}: interrupt {call_id!r} is answered twice")
         status, payload = entry.get("status"), entry.get("payload")

@@ -304,10 +304,10 @@ def _resumed(request: ChatRequest, contract: Contract, max_messages: int) -> Cha
         where = f"message {index}"
         if not isinstance(raw, dict):
             raise bad(f"{where} must be an object")
-        parts = _ui_message(raw, where).parts
+        parts: list[Any] = _ui_message(raw, where).parts
         for number, part in enumerate(parts):
             at = f"{where}, part {number}"
-            kind = _part_type(part, at)
+            kind = _part_type(part, at)  # a part is an object from here on
             if kind == _CONTINUATION_PART and index == last:
                 continuation = part.get("data")
             if not (kind.startswith("tool-") or kind == "dynamic-tool"):
