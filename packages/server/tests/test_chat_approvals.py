@@ -11,6 +11,8 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from runport.application import Tool
 from runport.contracts import ExecutionRequest
@@ -33,8 +35,8 @@ TOOLS = [Tool.from_function(delete_file, needs_approval=True)]
 
 
 class Model:
-    """Asks to delete the file the user names (twice when it is ``both``), then answers
-    with what the last tool message said; keeps every request it was sent."""
+    """Asks to delete the file the user names (twice when it is ``both``; ``n=K``: K files),
+    then answers with what the last tool message said; keeps every request it was sent."""
 
     def __init__(self) -> None:
         self.requests: list[ExecutionRequest] = []
@@ -44,8 +46,12 @@ class Model:
         last = request.interaction.messages[-1]
         if last.role == "user":
             path = str(last.content).removeprefix("Which coat for ")
-            for number in (1, 2) if path == "both" else (1,):
-                await emit.tool_call("delete_file", {"path": path}, call_id=f"del-{number}")
+            if path.startswith("n="):  # n=K: K calls, each deleting a file of its own
+                calls = [(f"del-{n}", f"file{n}") for n in range(1, int(path[2:]) + 1)]
+            else:
+                calls = [(f"del-{n}", path) for n in ((1, 2) if path == "both" else (1,))]
+            for call_id, name in calls:
+                await emit.tool_call("delete_file", {"path": name}, call_id=call_id)
             await emit.finish("tool_calls")
             return
         await emit.text(json.dumps({"coat": last.content}))
@@ -324,3 +330,47 @@ def test_a_resumable_server_spends_the_continuation_in_its_log_once() -> None:
         assert chunks(response.text)[-1]["type"] == "finish"
         assert refusal(http.post(CHAT, json=whole)) == (400, "TQX_CONTINUATION_INVALID")
     assert DELETED == ["both", "both"]
+
+
+@pytest.fixture(scope="module")
+def restarted() -> Iterator[httpx.Client]:
+    """Another server with the same key: the process that resumes after a restart."""
+    app = create_app(catalog(), Model().adapter, tools=TOOLS, reasoning_key=KEY)
+    with serve_in_background(app) as url, httpx.Client(base_url=url, timeout=30) as http:
+        yield http
+
+
+DECISIONS = st.one_of(st.booleans(), st.sampled_from(["not now", "keep it"]))
+
+
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(decisions=st.lists(DECISIONS, min_size=1, max_size=3), wrong_first=st.booleans())
+def test_each_approved_call_runs_once_whatever_the_answers_and_wherever_it_resumes(
+    served: tuple[httpx.Client, Model],
+    restarted: httpx.Client,
+    decisions: list[bool | str],
+    wrong_first: bool,
+) -> None:
+    http, _ = served
+    DELETED.clear()
+    said = f"n={len(decisions)}"
+    message = pause(http, said)
+    answers = {f"del_{n}": decision for n, decision in enumerate(decisions, start=1)}
+    if wrong_first:  # one answer short: refused, nothing spent, nothing run
+        short = answered(message, **dict(list(answers.items())[:-1]))
+        assert refusal(restarted.post(CHAT, json=chat_body(user(said), short)))[1] in (
+            "TQX_APPROVALS_INVALID",
+            "TQX_DATA_INVALID",  # no answer at all: the last message must be the user's
+        )
+    body = chat_body(user(said), answered(message, **answers))
+    response = restarted.post(CHAT, json=body)
+    assert response.status_code == 200, response.text
+    sent = chunks(response.text)
+    ran = [f"file{n}" for n, decision in enumerate(decisions, start=1) if decision is True]
+    assert ran == DELETED
+    denied = [chunk["toolCallId"] for chunk in sent if chunk["type"] == "tool-output-denied"]
+    assert denied == [f"del-{n}" for n, d in enumerate(decisions, start=1) if d is not True]
+    assert refusal(http.post(CHAT, json=body)) == (400, "TQX_CONTINUATION_INVALID")
+    assert ran == DELETED  # the replay ran nothing
