@@ -132,7 +132,8 @@ def create_app(
     ``tools`` are the functions a chat's run may call (``POST /v1/contracts/{id}/chat`` and
     ``/agui``, docs/frontends.md). A call of one that ``needs_approval`` pauses the chat: the
     stream ends with the approval request and the run's sealed continuation, and the request
-    that carries the person's answer resumes it (docs/frontends.md, "A person in the loop").
+    that carries the person's answer resumes it, once (with an ``event_log``, once among
+    every server sharing it; docs/frontends.md, "A person in the loop").
     ``reasoning_key`` seals the reasoning metadata those routes send to the browser, so a
     later request can send it back to the provider and nothing else, and seals a paused
     chat's continuation (a random key per app when none is given: servers behind one
