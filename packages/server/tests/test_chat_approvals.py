@@ -35,8 +35,9 @@ TOOLS = [Tool.from_function(delete_file, needs_approval=True)]
 
 
 class Model:
-    """Asks to delete the file the user names (twice when it is ``both``; ``n=K``: K files),
-    then answers with what the last tool message said; keeps every request it was sent."""
+    """Asks to delete the file the user names (twice when it is ``both``; ``n=K``: K files;
+    ``twice``: one file, then after its answer another), then answers with what the last tool
+    message said; keeps every request it was sent."""
 
     def __init__(self) -> None:
         self.requests: list[ExecutionRequest] = []
@@ -48,10 +49,16 @@ class Model:
             path = str(last.content).removeprefix("Which coat for ")
             if path.startswith("n="):  # n=K: K calls, each deleting a file of its own
                 calls = [(f"del-{n}", f"file{n}") for n in range(1, int(path[2:]) + 1)]
+            elif path == "twice":
+                calls = [("del-1", "twice-a")]
             else:
                 calls = [(f"del-{n}", path) for n in ((1, 2) if path == "both" else (1,))]
             for call_id, name in calls:
                 await emit.tool_call("delete_file", {"path": name}, call_id=call_id)
+            await emit.finish("tool_calls")
+            return
+        if last.content == "deleted twice-a":  # one more file, asked again
+            await emit.tool_call("delete_file", {"path": "twice-b"}, call_id="del-2")
             await emit.finish("tool_calls")
             return
         await emit.text(json.dumps({"coat": last.content}))
@@ -374,3 +381,24 @@ def test_each_approved_call_runs_once_whatever_the_answers_and_wherever_it_resum
     assert denied == [f"del-{n}" for n, d in enumerate(decisions, start=1) if d is not True]
     assert refusal(http.post(CHAT, json=body)) == (400, "TQX_CONTINUATION_INVALID")
     assert ran == DELETED  # the replay ran nothing
+
+
+def test_a_resumed_chat_may_pause_again_with_a_fresh_continuation(
+    served: tuple[httpx.Client, Model],
+) -> None:
+    http, _ = served
+    first = pause(http, "twice")
+    body = chat_body(user("twice"), answered(first, del_1=True))
+    sent = chunks(http.post(CHAT, json=body).text)
+    asked = [chunk for chunk in sent if chunk["type"] == "tool-approval-request"]
+    assert [chunk["toolCallId"] for chunk in asked] == ["del-2"]
+    assert DELETED == ["twice-a"]
+    again = paused_message(sent)  # the parts the second stream added to the message
+    (old,) = [p for p in first["parts"] if p["type"] == "data-runport-continuation"]
+    (new,) = [p for p in again["parts"] if p["type"] == "data-runport-continuation"]
+    assert new["id"] == old["id"]  # the client replaces the spent one in place
+    assert new["data"] != old["data"]
+    done = http.post(CHAT, json=chat_body(user("twice"), answered(again, del_2=True)))
+    text = "".join(chunk["delta"] for chunk in chunks(done.text) if chunk["type"] == "text-delta")
+    assert json.loads(text) == {"coat": "deleted twice-b"}
+    assert DELETED == ["twice-a", "twice-b"]
