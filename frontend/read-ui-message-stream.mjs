@@ -3,7 +3,10 @@
 // chunk schema, and readUIMessageStream assembles the assistant UIMessage.
 //
 // node read-ui-message-stream.mjs REQUEST_JSON
-//   REQUEST_JSON: {"api": URL, "chatId": …, "messages": [UIMessage…], "headers"?: {…}}
+//   REQUEST_JSON: {"api": URL, "chatId": …, "messages": [UIMessage…], "headers"?: {…},
+//                  "continues"?: true}
+//   With "continues" the last message is the assistant's (its approvals answered) and the
+//   stream goes on with it, as useChat continues the message it sent back.
 // Prints {"message": <the final UIMessage>, "snapshots": <how many>, "errors": [...]} on stdout.
 import { DefaultChatTransport, readUIMessageStream } from "ai";
 
@@ -16,11 +19,12 @@ try {
   const chunks = await transport.sendMessages({
     trigger: "submit-message",
     chatId: request.chatId,
-    messageId: undefined,
+    messageId: request.continues ? request.messages.at(-1).id : undefined,
     messages: request.messages,
     abortSignal: undefined,
   });
   for await (const snapshot of readUIMessageStream({
+    ...(request.continues ? { message: request.messages.at(-1) } : {}),
     stream: chunks,
     onError: (error) => errors.push(String(error?.message ?? error)),
     terminateOnError: true,

@@ -7,8 +7,13 @@
 // the messages in sessionStorage, and useChat({ resume: true }) asks runport's resume route
 // (GET {api}/{chat id}/stream) for the chat's run on load, which `runport serve --resumable`
 // replays from its first frame (204 when the chat has none going on).
+//
+// A person in the loop: a tool part awaiting approval shows Approve and Deny, which answer it
+// with addToolApprovalResponse; once every request of the message is answered, useChat sends
+// the message back by itself (lastAssistantMessageIsCompleteWithApprovalResponses) and the
+// server resumes the paused run from the continuation the message carries.
 import { useChat } from "@ai-sdk/react";
-import { DefaultChatTransport } from "ai";
+import { DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses } from "ai";
 import { useEffect, useState } from "react";
 import { createRoot } from "react-dom/client";
 
@@ -69,7 +74,7 @@ function stopRun(stop) {
   }
 }
 
-function Part({ part }) {
+function Part({ part, answer }) {
   if (part.type === "reasoning") {
     return <div className="part reasoning" data-state={part.state}>{part.text}</div>;
   }
@@ -109,6 +114,17 @@ function Part({ part }) {
           <span className="result">{JSON.stringify(part.output)}</span>
         ) : null}
         {part.state === "output-error" ? <span className="error">{part.errorText}</span> : null}
+        {part.state === "output-denied" ? <span className="denied">denied</span> : null}
+        {part.state === "approval-requested" ? (
+          <span className="approval">
+            <button className="approve" type="button" onClick={() => answer(part, true)}>
+              Approve
+            </button>
+            <button className="deny" type="button" onClick={() => answer(part, false)}>
+              Deny
+            </button>
+          </span>
+        ) : null}
       </div>
     );
   }
@@ -128,12 +144,14 @@ function Part({ part }) {
 function Chat() {
   const [isResuming, setResuming] = useState(true);
   resuming = setResuming;
-  const { messages, sendMessage, status, stop, error } = useChat({
+  const { messages, sendMessage, status, stop, error, addToolApprovalResponse } = useChat({
     id: chatId,
     messages: saved.messages,
     resume: true,
     transport,
+    sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
   });
+  const answer = (part, approved) => addToolApprovalResponse({ id: part.approval.id, approved });
   const [input, setInput] = useState("");
   useEffect(() => {
     if (isResuming || leaving) {
@@ -149,7 +167,7 @@ function Chat() {
         {messages.map((message) => (
           <li key={message.id} className={`message ${message.role}`}>
             {message.parts.map((part, index) => (
-              <Part key={index} part={part} />
+              <Part key={index} part={part} answer={answer} />
             ))}
           </li>
         ))}

@@ -143,3 +143,59 @@ class PacedOpenAI:
             self.release()
             server.shutdown()
             server.server_close()
+
+
+class DeletingOpenAI:
+    """``POST /v1/chat/completions`` streamed, a model that asks to delete the file the user
+    names (``delete_file``, call id ``call-del``) and, once the tool's answer is in the
+    conversation, answers ``{"coat": <that answer>}``. ``requests`` keeps the bodies."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+
+    def _respond(self, handler: BaseHTTPRequestHandler) -> None:
+        body = json.loads(handler.rfile.read(int(handler.headers["content-length"])))
+        self.requests.append(body)
+        last = body["messages"][-1]
+        handler.send_response(200)
+        handler.send_header("content-type", "text/event-stream")
+        handler.send_header("connection", "close")
+        handler.end_headers()
+        out = handler.wfile
+        if last["role"] == "user":
+            path = str(last["content"]).removeprefix("Which coat for ")
+            call = {
+                "index": 0,
+                "id": "call-del",
+                "type": "function",
+                "function": {"name": "delete_file", "arguments": json.dumps({"path": path})},
+            }
+            out.write(_chunk({"role": "assistant", "tool_calls": [call]}))
+            out.write(_chunk({}, "tool_calls"))
+        else:
+            out.write(
+                _chunk({"role": "assistant", "content": json.dumps({"coat": last["content"]})})
+            )
+            out.write(_chunk({}, "stop"))
+        out.write(b"data: [DONE]\n\n")
+        out.flush()
+
+    @contextlib.contextmanager
+    def serve(self) -> Iterator[str]:
+        upstream = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                upstream._respond(self)
+
+        server = _Quiet(("127.0.0.1", 0), Handler)
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+        finally:
+            server.shutdown()
+            server.server_close()

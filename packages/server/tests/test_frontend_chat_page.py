@@ -26,8 +26,9 @@ if not ENABLED:
 from playwright.sync_api import BrowserContext, Page, Request, Response, expect
 
 from .browser import opened_page
+from .chat_tools import FILES_FOLDER
 from .frontend_runs import CHAT_SCENARIO, SEARCH_SCENARIO
-from .frontend_serve import PacedOpenAI, runport_serve, static_site
+from .frontend_serve import DeletingOpenAI, PacedOpenAI, runport_serve, static_site
 
 CONTRACTS = Path(__file__).parent / "contracts"
 DOCS = Path(__file__).resolve().parents[3] / "docs"
@@ -333,3 +334,58 @@ def test_stop_on_a_resumable_server_stops_the_run_not_only_the_stream(
         second = page.locator("li.message.assistant").nth(1)
         expect(second.locator(".part.text")).to_have_text("The keeper waited.")
         expect(page.locator("#error")).to_have_count(0)
+
+
+@pytest.mark.parametrize("approve", [True, False], ids=["approve", "deny"])
+def test_a_person_approves_or_denies_a_tool_call_in_the_page(
+    page: Page, page_site: str, tmp_path: Path, approve: bool
+) -> None:
+    """The model asks to delete a file: the page shows Approve and Deny; Approve runs the tool
+    (once) and the answer streams into the same message; Deny sends the denial, which the
+    model reads, and the file stays."""
+    (tmp_path / "notes.txt").write_text("keep?")
+    upstream = DeletingOpenAI()
+    with (
+        upstream.serve() as base_url,
+        runport_serve(
+            "--contracts",
+            CONTRACTS,
+            "--adapter",
+            "openai",
+            "--tools",
+            "chat_tools:APPROVAL_TOOLS",
+            "--cors-origin",
+            page_site,
+            env={
+                "RUNPORT_OPENAI_BASE_URL": base_url,
+                "RUNPORT_OPENAI_MODEL": "deleting",
+                FILES_FOLDER: str(tmp_path),
+            },
+        ) as server,
+    ):
+        page.goto(f"{page_site}/?api={server}/v1/contracts/demo.forecast/chat")
+        send(page, "notes.txt")
+        answer = page.locator("li.message.assistant").nth(0)
+        tool = answer.locator('.part.tool[data-name="delete_file"]')
+        expect(tool).to_have_attribute("data-state", "approval-requested")
+        expect(page.locator("#status")).to_have_text("ready")
+        assert len(upstream.requests) == 1
+        assert (tmp_path / "notes.txt").exists()  # nothing runs before a person answers
+        if approve:
+            page.screenshot(path=str(DOCS / "frontends-approval.png"))
+        tool.locator("button.approve" if approve else "button.deny").click()
+        if approve:
+            expect(tool).to_have_attribute("data-state", "output-available")
+            expect(tool.locator(".result")).to_have_text('"deleted notes.txt"')
+            told = "deleted notes.txt"
+        else:
+            expect(tool).to_have_attribute("data-state", "output-denied")
+            told = "denied: tool 'delete_file' was not run: a person denied this call"
+        expect(answer.locator(".part.text")).to_have_text(json.dumps({"coat": told}))
+        expect(page.locator("li.message.assistant")).to_have_count(1)  # one message, gone on
+        expect(page.locator("#status")).to_have_text("ready")
+        expect(page.locator("#error")).to_have_count(0)
+        assert upstream.requests[-1]["messages"][-1]["content"] == told
+        assert (tmp_path / "notes.txt").exists() is not approve
+        log = tmp_path / "deleted.log"  # the tool notes each time it ran
+        assert (log.read_text() if log.exists() else "") == ("notes.txt\n" if approve else "")

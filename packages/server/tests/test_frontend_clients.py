@@ -34,7 +34,11 @@ from runport.server import (
     ui_message_stream,
 )
 
+from .conftest import catalog
 from .frontend_runs import WEATHER, chat_run_events, replay, search_run_events
+from .test_chat import KEY
+from .test_chat_approvals import DELETED, Model
+from .test_chat_approvals import TOOLS as APPROVAL_TOOLS
 
 USER = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "Delft"}]}
 
@@ -359,3 +363,66 @@ def test_ag_ui_s_http_agent_holds_the_provider_s_work_as_activity_messages(provi
     (assistant,) = [m for m in ran["messages"] if m["role"] == "assistant"]
     assert assistant["content"] == "Delft has no lighthouse; here is one drawn."
     assert "toolCalls" not in assistant  # the provider's search is no call of the client's
+
+
+@pytest.fixture
+def approving() -> Iterator[tuple[str, Model]]:
+    model = Model()
+    app = create_app(catalog(), model.adapter, tools=APPROVAL_TOOLS, reasoning_key=KEY)
+    DELETED.clear()
+    with serve_in_background(app) as url:
+        yield url, model
+
+
+def test_the_ai_package_holds_the_approval_request_and_goes_on_with_the_answer(
+    approving: tuple[str, Model],
+) -> None:
+    url, _ = approving
+    api = f"{url}/v1/contracts/demo.forecast/chat"
+    user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "notes.txt"}]}
+    read = run_script("read-ui-message-stream.mjs", {"api": api, "chatId": "c", "messages": [user]})
+    assert read["errors"] == []
+    paused = read["message"]
+    (tool,) = parts_of(paused, "tool-delete_file")
+    assert tool["state"] == "approval-requested"
+    assert tool["approval"] == {"id": "del-1"}
+    assert tool["input"] == {"path": "notes.txt"}
+    (sealed,) = parts_of(paused, "data-runport-continuation")
+    assert sealed["data"].startswith("rp1.")
+    assert DELETED == []
+    # what addToolApprovalResponse({id: "del-1", approved: true}) makes of the part
+    tool.update(state="approval-responded", approval={"id": "del-1", "approved": True})
+    request = {"api": api, "chatId": "c", "messages": [user, paused], "continues": True}
+    read = run_script("read-ui-message-stream.mjs", request)
+    assert read["errors"] == []
+    done = read["message"]
+    assert done["id"] == paused["id"]  # the same assistant message, gone on
+    (tool,) = parts_of(done, "tool-delete_file")
+    assert tool["state"] == "output-available"
+    assert tool["output"] == "deleted notes.txt"
+    assert [part["text"] for part in parts_of(done, "text")] == ['{"coat": "deleted notes.txt"}']
+    assert DELETED == ["notes.txt"]
+
+
+@pytest.mark.parametrize(("approved", "deleted"), [(True, ["notes.txt"]), (False, [])])
+def test_ag_ui_s_http_agent_answers_the_interrupt_with_its_resume_entries(
+    approving: tuple[str, Model], approved: bool, deleted: list[str]
+) -> None:
+    url, _ = approving
+    user = {"id": "u1", "role": "user", "content": "notes.txt"}
+    ran = run_script(
+        "answer-agui-interrupts.mjs",
+        {
+            "url": f"{url}/v1/contracts/demo.forecast/agui",
+            "threadId": "t1",
+            "messages": [user],
+            "approved": approved,
+            "reason": None if approved else "keep it",
+        },
+    )
+    assert ran["errors"] == []
+    (interrupt,) = ran["interrupts"]
+    assert interrupt["toolCallId"] == "del-1"
+    answer = "deleted notes.txt" if approved else "denied: tool 'delete_file' was not run: keep it"
+    assert ran["result"] == {"coat": answer}
+    assert deleted == DELETED

@@ -17,6 +17,7 @@ import subprocess
 import time
 import tracemalloc
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -60,6 +61,9 @@ import redis  # noqa: E402
 
 from runport.server import RedisEventLog, create_app, serve_in_background  # noqa: E402
 
+from .chat_tools import FILES_FOLDER  # noqa: E402
+from .frontend_serve import DeletingOpenAI  # noqa: E402
+from .frontend_serve import runport_serve as serve_chat  # noqa: E402
 from .redis_tools import (  # noqa: E402
     RedisServer,
     free_port,
@@ -68,6 +72,8 @@ from .redis_tools import (  # noqa: E402
     runport_serve,
     serve_command,
 )
+from .test_chat import CHAT, chunks  # noqa: E402
+from .test_chat_approvals import answered, paused_message  # noqa: E402
 
 PIECES = ["Once ", "upon ", "a ", "time ", "there ", "was ", "a ", "log."]
 INPUTS = {"inputs": {"topic": "logs"}}
@@ -501,3 +507,66 @@ def test_every_reader_of_the_redis_log_ends_and_none_holds_the_loop(
     finally:
         client.close()
     assert log.reads > 0
+
+
+def test_a_paused_chat_is_resumed_by_a_second_process_after_the_first_is_gone(
+    shared_redis: RedisServer, tmp_path: Path
+) -> None:
+    """A person in the loop across processes (adr/0069): one ``runport serve`` pauses the
+    chat at a call that needs approval and stops; another, with the same key, takes the
+    answered message and runs the approved call once — the continuation is in the message,
+    nothing of the chat was in the first process's memory. A replay of the answer to a third
+    process is refused: the continuation was spent in the shared log."""
+    files = tmp_path / "files"
+    files.mkdir()
+    (files / "notes.txt").write_text("keep?")
+    key = tmp_path / "key"
+    key.write_bytes(b"the key the servers of one deployment share")
+    args = (
+        "--contracts",
+        CONTRACTS,
+        "--adapter",
+        "openai",
+        "--tools",
+        "chat_tools:APPROVAL_TOOLS",
+        "--resumable",
+        "--event-log",
+        shared_redis.url,
+        "--reasoning-key-file",
+        key,
+    )
+    upstream = DeletingOpenAI()
+    user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "notes.txt"}]}
+    body: dict[str, Any] = {"id": "chat-approve", "messages": [user]}
+    with upstream.serve() as base_url:
+        env = {
+            "RUNPORT_OPENAI_BASE_URL": base_url,
+            "RUNPORT_OPENAI_MODEL": "deleting",
+            "RUNPORT_OPENAI_RESPONSE_FORMAT": "none",
+            FILES_FOLDER: str(files),
+        }
+        with serve_chat(*args, env=env) as first:
+            paused = httpx.post(f"{first}{CHAT}", json=body, timeout=30)
+        assert paused.status_code == 200, paused.text
+        message = paused_message(chunks(paused.text))
+        answered_body = {**body, "messages": [user, answered(message, call_del=True)]}
+        assert (files / "notes.txt").exists()
+        with serve_chat(*args, env=env) as second:
+            resumed = httpx.post(f"{second}{CHAT}", json=answered_body, timeout=30)
+            assert resumed.status_code == 200, resumed.text
+            sent = chunks(resumed.text)
+        with serve_chat(*args, env=env) as third:  # a replay elsewhere: the log says spent
+            replayed = httpx.post(f"{third}{CHAT}", json=answered_body, timeout=30)
+    assert {
+        "type": "tool-output-available",
+        "toolCallId": "call-del",
+        "output": "deleted notes.txt",
+    } in sent
+    text = "".join(chunk["delta"] for chunk in sent if chunk["type"] == "text-delta")
+    assert json.loads(text) == {"coat": "deleted notes.txt"}
+    assert not (files / "notes.txt").exists()
+    assert (replayed.status_code, replayed.json()["error"]["code"]) == (
+        400,
+        "TQX_CONTINUATION_INVALID",
+    )
+    assert (files / "deleted.log").read_text() == "notes.txt\n"  # run once

@@ -33,6 +33,8 @@ from runport.server._frontends._protocol import ChatCall, FrontendProtocol
 
 from .conftest import SCENARIO, catalog
 from .sse_frames import parse
+from .test_chat_approvals import DELETED, Model
+from .test_chat_approvals import TOOLS as APPROVAL_TOOLS
 
 
 def _json(value: Any) -> bytes:
@@ -143,3 +145,15 @@ def test_a_third_protocol_is_one_object_and_one_registry_line(resumable: bool) -
 def test_without_its_registry_line_there_is_no_route() -> None:
     for http in _served(False):
         assert http.post(LINES, json={"chat": "c1", "say": "ships"}).status_code == 404
+
+
+@pytest.mark.usefixtures("with_lines")
+def test_a_run_that_pauses_on_a_protocol_without_pauses_ends_coded_and_runs_nothing() -> None:
+    DELETED.clear()
+    app = create_app(catalog(), Model().adapter, tools=APPROVAL_TOOLS)
+    with serve_in_background(app) as url:
+        body = {"chat": "c1", "say": "notes.txt"}
+        response = httpx.post(f"{url}/v1/contracts/demo.forecast/lines", json=body, timeout=30)
+    data = [json.loads(frame.data) for frame in parse(response.text)]
+    assert data[-2:] == [{"end": "TQX_APPROVALS_INVALID"}, "bye"]
+    assert DELETED == []

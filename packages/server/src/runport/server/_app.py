@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from runport.application import Catalog, Tool, to_async
+from runport.application import Catalog, ContinuationSeal, Tool, to_async
 from runport.contracts import ErrorCode
 from runport.core import Contract
 from runport.ports import AsyncRuntimeAdapter, RuntimeAdapter, check_byte_count, check_seconds
@@ -130,11 +130,14 @@ def create_app(
     is refused with 408.
 
     ``tools`` are the functions a chat's run may call (``POST /v1/contracts/{id}/chat`` and
-    ``/agui``, docs/frontends.md); one that ``needs_approval`` is refused (``ValueError``),
-    as the chat routes carry no approval requests. ``reasoning_key`` seals the reasoning
-    metadata those routes send to the browser, so a later request can send it back to the
-    provider and nothing else (a random key per app when none is given: servers behind one
-    balancer share one).
+    ``/agui``, docs/frontends.md). A call of one that ``needs_approval`` pauses the chat: the
+    stream ends with the approval request and the run's sealed continuation, and the request
+    that carries the person's answer resumes it, once (with an ``event_log``, once among
+    every server sharing it; docs/frontends.md, "A person in the loop").
+    ``reasoning_key`` seals the reasoning metadata those routes send to the browser, so a
+    later request can send it back to the provider and nothing else, and seals a paused
+    chat's continuation (a random key per app when none is given: servers behind one
+    balancer share one, so any of them resumes a chat another paused).
     Their runs also send a structured answer as it fills in (the UI stream's
     ``data-runport-output`` parts, AG-UI's ``STATE_SNAPSHOT``/``STATE_DELTA``);
     ``partial_output=False`` sends it only once it is whole. A text answer is its own deltas
@@ -146,14 +149,6 @@ def create_app(
     by ``DELETE /v1/runs/{run_id}`` or after ``orphan_timeout`` seconds that no client reads it.
     """
     catalog = contracts if isinstance(contracts, Catalog) else Catalog.of(contracts)
-    waiting = [t.name for t in tools if isinstance(t, Tool) and t.needs_approval is not False]
-    if waiting:
-        # a paused run needs its continuation carried to a person and back: the chat
-        # protocols carry no approvals (docs/runs.md: run it yourself with run(..., approvals=))
-        raise ValueError(
-            f"tools that need approval cannot be served: {', '.join(waiting)} (the chat "
-            "routes carry no approval requests; resume such runs with run(continuation=…)"
-        )
     secret = token_secret(token)
     limit = check_byte_count(max_body_bytes, "max_body_bytes")
     if not limit:
@@ -171,6 +166,7 @@ def create_app(
     listing = {"contracts": catalog.describe()}
     key = reasoning_key if reasoning_key is not None else secrets.token_bytes(32)
     frontends = registered(reasoning_key=key)
+    seal = ContinuationSeal(key)
     known = (*frontends, RUNPORT_STREAM)
 
     async def list_contracts(request: Request) -> Response:
@@ -266,6 +262,7 @@ def create_app(
             runs=runs,
             heartbeat=beat,
             known=known,
+            seal=seal,
         ),
     ]
     middleware = [Middleware(RequestGuard, allowed_hosts=allowed_hosts, cors_origins=cors_origins)]

@@ -151,6 +151,21 @@ class EventLog(ABC):
     async def linked(self, key: str) -> str | None:
         """The run last linked to ``key``, if the log still holds the link."""
 
+    async def spend(self, key: str, expires: float) -> bool:
+        """Record ``key`` as spent until ``expires`` (seconds since the epoch); ``False`` when
+        it already was. A paused chat's continuation is spent here before it resumes, so it
+        resumes once across every server that shares the log (adr/0069). This default keeps
+        the keys in this log object; a log shared by processes keeps them where they all
+        look."""
+        spent: dict[str, float] = self.__dict__.setdefault("_spent_keys", {})
+        now = time.time()
+        for stale in [old for old, until in spent.items() if until <= now]:
+            del spent[stale]
+        if key in spent:
+            return False
+        spent[key] = expires
+        return True
+
     @abstractmethod
     async def abandon(self, run_id: str, entries: Sequence[LogEntry]) -> None:
         """End a run whose producer lost its lease: append ``entries`` (the last one final)

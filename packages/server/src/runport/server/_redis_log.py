@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import math
 from collections.abc import Awaitable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
@@ -334,6 +335,14 @@ class RedisEventLog(EventLog):
         with _reaching(self.shown):
             found = await self._redis().get(f"runport:link:{key}")
         return None if found is None else bytes(found).decode()
+
+    async def spend(self, key: str, expires: float) -> bool:
+        """``SET NX`` with the key's expiry: one of many processes spends it."""
+        with _reaching(self.shown):
+            done = await self._redis().set(
+                f"runport:spent:{key}", "1", nx=True, exat=max(1, math.ceil(expires))
+            )
+        return bool(done)
 
     async def request_stop(self, run_id: str) -> None:
         _, _, _, _, stop = self._keys(run_id)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from runport import contracts
 from runport.application import RunError, SnapshotPace
@@ -36,6 +36,7 @@ class RunEventEncoder(ABC):
             "ServerToolResult": self._server_tool_result,
             "Citation": self._citation,
             "FileDelta": self._file,
+            "ToolApprovalRequest": self._approval_request,
         }
 
     def encode(self, event: RunEvent) -> list[bytes]:
@@ -86,6 +87,18 @@ class RunEventEncoder(ABC):
         """An event of a sub-run (a tool that is a run): a protocol without a part for it
         writes nothing here; the call's ``ToolResult`` carries the sub-run's output."""
         return
+
+    # A person in the loop (adr/0069): a protocol that carries a paused run sets ``pauses``.
+
+    pauses: ClassVar[bool] = False
+
+    def _approval_request(self, event: contracts.ToolApprovalRequest, out: list[bytes]) -> None:
+        """A call the run holds for a person's decision."""
+        return
+
+    def pause(self, continuation: str) -> None:
+        """The run paused: ``end`` carries ``continuation`` (sealed) for the next request."""
+        raise NotImplementedError(f"{type(self).__name__} carries no paused runs")
 
     @abstractmethod
     def _complete(self, event: contracts.Complete, out: list[bytes]) -> None: ...

@@ -19,7 +19,15 @@ from typing import Any
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from runport.application import RunError, RunPartial, Tool, aclose_adapter, astream_run
+from runport.application import (
+    ContinuationSeal,
+    RunError,
+    RunPartial,
+    RunStream,
+    Tool,
+    aclose_adapter,
+    astream_run,
+)
 from runport.contracts import ErrorCode
 from runport.core import Contract
 from runport.ports import AsyncRuntimeAdapter
@@ -34,6 +42,8 @@ from runport.server._sse import RUN_ID_HEADER, SSEWriter, new_run_id
 from runport.server._watched import Watched
 
 _REFUSED_STAGES = frozenset({"input", "compile"})
+# A resume the client got wrong (its continuation, its approvals): the request's fault, a 400.
+_BAD_RESUME = frozenset({ErrorCode.CONTINUATION_INVALID, ErrorCode.APPROVALS_INVALID})
 _CODES = frozenset(code.value for code in ErrorCode)
 
 Payloads = Callable[[list[bytes]], Awaitable[None]]
@@ -55,6 +65,7 @@ class ChatJob(Job):
         partial_output: bool,
         owned: bool,
         resumable: bool,
+        seal: ContinuationSeal,
     ) -> None:
         self.protocol = protocol
         self.contract = contract
@@ -64,6 +75,7 @@ class ChatJob(Job):
         self.encoder = protocol.encoder(call, resumable=resumable)
         self.partial_output = partial_output
         self.owned = owned
+        self.seal = seal
         self.refused: RequestRefused | None = None
         self._started = False
         self._marked = False
@@ -80,16 +92,7 @@ class ChatJob(Job):
     async def play(self, out: Payloads, begun: asyncio.Future[bool]) -> list[bytes] | None:
         """Hand each run event's payloads to ``out`` (the run's opening with the first);
         the run's last payloads, or ``None`` when the contract refused the call."""
-        call = self.call
-        async with astream_run(
-            self.contract,
-            Watched(self.adapter, begun),
-            inputs=call.inputs,
-            context=call.context,
-            tools=self.tools,
-            history=call.history,
-            partial_output=self.partial_output,
-        ) as events:
+        async with self._run(Watched(self.adapter, begun)) as events:
             try:
                 async for event in events:
                     payloads = self.encoder.encode(event)
@@ -98,10 +101,43 @@ class ChatJob(Job):
             except RunError as error:
                 if not begun.done() and error.stage in _REFUSED_STAGES:
                     code = ErrorCode(error.code) if error.code in _CODES else ErrorCode.DATA_INVALID
-                    self.refused = RequestRefused(422, code, error.message or str(error))
+                    status = 400 if code in _BAD_RESUME else 422
+                    self.refused = RequestRefused(status, code, error.message or str(error))
                     return None
                 return self._ended(error)
+            result = events.result
+        if result.status == "paused" and result.continuation is not None:
+            if not self.encoder.pauses:
+                message = f"the {self.protocol.name} protocol carries no approval requests"
+                return self._ended(
+                    RunError("tool", ErrorCode.APPROVALS_INVALID, RunPartial(), message)
+                )
+            self.encoder.pause(result.continuation)
         return self._ended()
+
+    def _run(self, adapter: Watched) -> RunStream:
+        """The call's run: a new one, or the paused run its continuation resumes (adr/0069)."""
+        call = self.call
+        if call.continuation is not None:
+            return astream_run(
+                self.contract,
+                adapter,
+                tools=self.tools,
+                partial_output=self.partial_output,
+                continuation=call.continuation,
+                approvals=call.approvals or {},
+                continuation_seal=self.seal,
+            )
+        return astream_run(
+            self.contract,
+            adapter,
+            inputs=call.inputs,
+            context=call.context,
+            tools=self.tools,
+            history=call.history,
+            partial_output=self.partial_output,
+            continuation_seal=self.seal,
+        )
 
     def _frames(self, payloads: list[bytes]) -> list[Frame]:
         """Frames for the log: the run's first carries the protocol's mark (adr/0041)."""

@@ -26,7 +26,11 @@ class ChatCall:
     """One chat request, read: the run's inputs, context and history, the chat it belongs
     to, and the ids the client gave the answer (the AI SDK's ``messageId``; AG-UI's
     ``runId``). ``contract_id``: the contract it was read for (what its answer's sealed
-    reasoning is bound to, with ``chat_id``)."""
+    reasoning is bound to, with ``chat_id``).
+
+    A call that answers a paused run (adr/0069) carries its sealed ``continuation`` and the
+    person's ``approvals`` (``{call_id: True | False | "reason"}``); its inputs, context and
+    history are then the continuation's, not the request's."""
 
     chat_id: str
     inputs: dict[str, Any]
@@ -35,6 +39,15 @@ class ChatCall:
     message_id: str | None
     run_id: str | None = None
     contract_id: str = ""
+    continuation: str | None = None
+    approvals: dict[str, bool | str] | None = None
+
+    @property
+    def denied(self) -> frozenset[str]:
+        """The calls a person denied: their results are denials, not failures."""
+        return frozenset(
+            call_id for call_id, decision in (self.approvals or {}).items() if decision is not True
+        )
 
 
 class FrontendProtocol(StreamProtocol):

@@ -14,15 +14,16 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from runport.application import Catalog, Tool
+from runport.application import Catalog, ContinuationSeal, Tool
 from runport.contracts import ErrorCode
+from runport.core import Contract
 from runport.ports import AsyncRuntimeAdapter
 from runport.server._auth import check_token
 from runport.server._body import read_body
 from runport.server._errors import RequestRefused, find_contract
 from runport.server._event_log import EventLogError
 from runport.server._frontends._job import ChatJob, ChatRun, chat_reader, start_resumable
-from runport.server._frontends._protocol import FrontendProtocol
+from runport.server._frontends._protocol import ChatCall, FrontendProtocol
 from runport.server._resumable import RunReader, StreamProtocol, run_events
 from runport.server._runs import Runs
 
@@ -51,6 +52,34 @@ async def active_run(runs: Runs, key: str, *, finished: bool = False) -> str | N
     return run_id
 
 
+async def spend_across(
+    runs: Runs, seal: ContinuationSeal, contract: Contract, call: ChatCall
+) -> None:
+    """Spend the continuation ``call`` resumes in the event log, shared by every server
+    process of a resumable deployment, so it resumes once among them all (each process's
+    run spends it in that process's memory too). What the run would refuse is refused
+    first, so a refusal spends nothing."""
+    try:
+        paused = seal.open(call.continuation, contract.id)
+    except ValueError as invalid:  # the seal's ContinuationInvalid
+        raise RequestRefused(
+            400, ErrorCode.CONTINUATION_INVALID, f"the continuation is refused: {invalid}"
+        ) from None
+    pending = [request.call_id for request in paused.pending]
+    if set(call.approvals or {}) != set(pending):
+        raise RequestRefused(
+            400,
+            ErrorCode.APPROVALS_INVALID,
+            f"the approvals must answer exactly the pending calls: {', '.join(pending)}",
+        )
+    if not await runs.log.spend(f"continuation:{paused.id}", paused.expires):
+        raise RequestRefused(
+            400,
+            ErrorCode.CONTINUATION_INVALID,
+            "the continuation is refused: it was already resumed once",
+        )
+
+
 def frontend_routes(
     protocols: Sequence[FrontendProtocol],
     catalog: Catalog,
@@ -64,8 +93,11 @@ def frontend_routes(
     runs: Runs | None,
     heartbeat: float,
     known: Sequence[StreamProtocol],
+    seal: ContinuationSeal,
 ) -> list[Route]:
-    """The routes of ``protocols``; ``known`` are every protocol a run in the log may be in."""
+    """The routes of ``protocols``; ``known`` are every protocol a run in the log may be in;
+    ``seal`` seals the continuation of a run that pauses for a person, and opens it when the
+    person's answer comes back (adr/0069)."""
     busy: set[tuple[str, str, str]] = set()
 
     async def serve(protocol: FrontendProtocol, request: Request) -> Response:
@@ -82,6 +114,8 @@ def frontend_routes(
                     f"chat {call.chat_id!r} already has a run streaming; stop it or wait for "
                     "it to end before sending the next message",
                 )
+            if runs is not None and call.continuation is not None:
+                await spend_across(runs, seal, contract, call)
             adapter, owned = await adapter_for()
         except RequestRefused as refused:
             return protocol.refusal(refused)
@@ -96,6 +130,7 @@ def frontend_routes(
             partial_output=partial_output,
             owned=owned,
             resumable=runs is not None,
+            seal=seal,
         )
         if runs is not None:  # the run lives in the log; the chat is busy while it goes on
             return await start_resumable(runs, job, chat_key, heartbeat, known)

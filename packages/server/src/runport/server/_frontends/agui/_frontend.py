@@ -25,7 +25,7 @@ class AGUI(FrontendProtocol):
 
     def encoder(self, call: ChatCall, *, resumable: bool) -> RunEventEncoder:
         assert call.run_id is not None  # parse_agui's calls name their run
-        return AGUIEncoder(call.chat_id, call.run_id)
+        return AGUIEncoder(call.chat_id, call.run_id, denied=call.denied)
 
     def refusal_body(self, refused: RequestRefused) -> dict[str, JsonValue]:
         """runport's coded error in the shape of AG-UI's ``RUN_ERROR``."""

@@ -1,6 +1,11 @@
 """AG-UI's ``RunAgentInput`` as a run: its messages before the last user message become the
 history, that message's text the contract's chat input and its image and document parts the
-contract's part inputs, by the chat's one binding rule (``_files``; adr/0036, adr/0039)."""
+contract's part inputs, by the chat's one binding rule (``_files``; adr/0036, adr/0039).
+
+A ``RunAgentInput`` with ``resume`` answers the interrupts a paused run ended with
+(adr/0069): each entry's ``interruptId`` a held call's id, ``status: resolved`` with
+``payload: {approved, reason?}`` or ``status: cancelled`` (a denial), and the sealed
+continuation its interrupt carried in ``metadata.runport.continuation``, echoed back."""
 
 from __future__ import annotations
 
@@ -9,9 +14,10 @@ from typing import Any, Literal
 
 from pydantic import Field, JsonValue
 
-from runport.contracts import Message, ToolCall
+from runport.contracts import ErrorCode, Message, ToolCall
 from runport.core import Contract, JsonLimitError, parse_json_text
 from runport.server._body import parse_json_object
+from runport.server._errors import RequestRefused
 from runport.server._frontends._chat import DEFAULT_MAX_CHAT_MESSAGES, History
 from runport.server._frontends._files import SentFile
 from runport.server._frontends._protocol import ChatCall
@@ -232,6 +238,56 @@ def _tool_calls(value: Any, where: str, history: History) -> list[ToolCall]:
     return calls
 
 
+RESUME_METADATA = "runport"
+"""The key of an interrupt's (and its resume entry's) metadata that holds the continuation."""
+
+
+def _approvals_refused(message: str) -> RequestRefused:
+    return RequestRefused(400, ErrorCode.APPROVALS_INVALID, message)
+
+
+def _resume(entries: JsonValue) -> tuple[str, dict[str, bool | str]]:
+    """The continuation and the decisions ``resume`` carries (a coded 400 otherwise)."""
+    if not isinstance(entries, list) or not entries:
+        raise _approvals_refused("'resume' must be a non-empty list of resume entries")
+    approvals: dict[str, bool | str] = {}
+    tokens: set[str] = set()
+    for index, entry in enumerate(entries):
+        where = f"resume entry {index}"
+        if not isinstance(entry, dict) or not isinstance(entry.get("interruptId"), str):
+            raise _approvals_refused(f"{where} needs a string 'interruptId'")
+        call_id = str(entry["interruptId"])
+        if call_id in approvals:
+            raise _approvals_refused(f"{where}: interrupt {call_id!r} is answered twice")
+        status, payload = entry.get("status"), entry.get("payload")
+        if status == "cancelled":
+            approvals[call_id] = "the person cancelled the approval"
+        elif status == "resolved" and isinstance(payload, dict):
+            approved, reason = payload.get("approved"), payload.get("reason")
+            if not isinstance(approved, bool) or not (reason is None or isinstance(reason, str)):
+                raise _approvals_refused(
+                    f"{where}: a resolved approval's payload is {{approved: boolean, reason?}}"
+                )
+            approvals[call_id] = True if approved else (reason or False)
+        else:
+            raise _approvals_refused(
+                f"{where}: 'status' is resolved (with payload {{approved, reason?}}) or cancelled"
+            )
+        metadata = entry.get("metadata")
+        carried = metadata.get(RESUME_METADATA) if isinstance(metadata, dict) else None
+        if isinstance(carried, dict) and "continuation" in carried:
+            token = carried["continuation"]
+            tokens.add(token if isinstance(token, str) else "")
+    if len(tokens) != 1 or "" in tokens:
+        raise RequestRefused(
+            400,
+            ErrorCode.CONTINUATION_INVALID,
+            "the resume entries must carry their interrupts' continuation "
+            f"(metadata.{RESUME_METADATA}.continuation, one and the same)",
+        )
+    return tokens.pop(), approvals
+
+
 def parse_agui(
     body: bytes, contract: Contract, *, max_messages: int = DEFAULT_MAX_CHAT_MESSAGES
 ) -> tuple[ChatCall, str, str]:
@@ -248,8 +304,27 @@ def parse_agui(
         raise bad("this agent runs its own tools: a RunAgentInput offering tools is refused")
     if request.context:
         raise bad("'context' entries are not taken: send the run's values in forwardedProps.inputs")
-    if request.resume:
-        raise bad("this agent sets no interrupts, so there is nothing to resume")
+    if request.resume is not None:
+        if len(request.messages) > max_messages:
+            raise RequestRefused(
+                413,
+                ErrorCode.REQUEST_TOO_LARGE,
+                f"the thread carries {len(request.messages)} messages; this server takes at "
+                f"most {max_messages}",
+            )
+        continuation, approvals = _resume(request.resume)
+        call = ChatCall(
+            thread_id,
+            {},
+            None,
+            [],
+            None,
+            run_id=run_id,
+            contract_id=contract.id,
+            continuation=continuation,
+            approvals=approvals,
+        )
+        return call, thread_id, run_id
     props = request.forwarded_props or {}
     if set(props) - {"inputs"}:
         raise bad(_INPUT_REFUSALS["forwardedProps"])

@@ -38,6 +38,14 @@ AGUI_HEADERS = {
 """The response headers an AG-UI event stream is served with."""
 
 
+APPROVAL_SCHEMA: dict[str, JsonValue] = {
+    "type": "object",
+    "required": ["approved"],
+    "properties": {"approved": {"type": "boolean"}, "reason": {"type": "string"}},
+}
+"""The answer an approval interrupt expects (its ``responseSchema``): a resume entry's
+``payload``."""
+
 SERVER_TOOL_ACTIVITY = "runport.server_tool"
 """The activity type of a tool the provider ran itself."""
 SOURCES_ACTIVITY = "runport.sources"
@@ -86,10 +94,22 @@ def json_patch(before: JsonValue, after: JsonValue, path: str = "") -> list[dict
 class AGUIEncoder(RunEventEncoder):
     """The protocol's state for one run: the open text and reasoning messages, the tool
     calls announced, the state last sent. ``encode`` turns one run event into the AG-UI
-    events (JSON payloads) it owes; the frames are written by ``data_frames``."""
+    events (JSON payloads) it owes; the frames are written by ``data_frames``.
 
-    def __init__(self, thread_id: str, run_id: str) -> None:
+    A person in the loop (adr/0069): a paused run ends with ``RUN_FINISHED`` whose outcome
+    is ``interrupt``, one interrupt per held call (its ``id`` and ``toolCallId`` the call's
+    id, its ``metadata.runport.continuation`` the sealed continuation); a resumed run's
+    ``denied`` calls' results are the denial the model reads."""
+
+    pauses = True
+
+    def __init__(
+        self, thread_id: str, run_id: str, *, denied: frozenset[str] = frozenset()
+    ) -> None:
         super().__init__()
+        self._denied = denied
+        self._held: list[contracts.ToolApprovalRequest] = []
+        self._continuation: str | None = None
         self._thread_id = thread_id
         self._run_id = run_id
         self._turn = 0
@@ -125,6 +145,11 @@ class AGUIEncoder(RunEventEncoder):
         }
         if failure is not None and failure[0] == ErrorCode.CALLER_STOPPED:
             finished["outcome"] = {"type": "cancelled"}
+        elif failure is None and self._continuation is not None:
+            finished["outcome"] = {
+                "type": "interrupt",
+                "interrupts": [self._interrupt(held, self._continuation) for held in self._held],
+            }
         elif failure is not None:
             out.append(_json({"type": "RUN_ERROR", "code": failure[0], "message": failure[1]}))
             return out
@@ -137,6 +162,23 @@ class AGUIEncoder(RunEventEncoder):
             ]
         out.append(_json(finished))
         return out
+
+    @staticmethod
+    def _interrupt(held: contracts.ToolApprovalRequest, continuation: str) -> JsonValue:
+        return {
+            "id": held.call_id,
+            "reason": "tool_approval",
+            "message": f"The model asks to run tool {held.name!r}",
+            "toolCallId": held.call_id,
+            "responseSchema": APPROVAL_SCHEMA,
+            "metadata": {"runport": {"continuation": continuation}},
+        }
+
+    def pause(self, continuation: str) -> None:
+        self._continuation = continuation
+
+    def _approval_request(self, event: contracts.ToolApprovalRequest, out: list[bytes]) -> None:
+        self._held.append(event)
 
     @staticmethod
     def _token_usage(provider: str | None, model: str | None, usage: Usage) -> JsonValue:
@@ -287,6 +329,10 @@ class AGUIEncoder(RunEventEncoder):
 
     def _tool_result(self, event: contracts.ToolResult, out: list[bytes]) -> None:
         text = event.error if event.error is not None else tool_content(event.output)
+        if event.call_id in self._denied and event.error is not None:
+            # what the model reads of the denial (the run's own tool message)
+            reason = event.error.removeprefix("denied: ")
+            text = f"denied: tool {event.name!r} was not run: {reason}"
         out.append(
             _json(
                 {

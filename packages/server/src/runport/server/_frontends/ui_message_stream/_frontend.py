@@ -38,7 +38,11 @@ class UIMessageStream(FrontendProtocol):
         if resumable:
             message_id = message_id or f"msg-{secrets.token_hex(12)}"
         return UIMessageEncoder(
-            message_id, self.reasoning_key, contract_id=call.contract_id, chat_id=call.chat_id
+            message_id,
+            self.reasoning_key,
+            contract_id=call.contract_id,
+            chat_id=call.chat_id,
+            denied=call.denied,
         )
 
     def refusal_body(self, refused: RequestRefused) -> dict[str, JsonValue]:

@@ -10,6 +10,13 @@ inputs (``_files``), as each earlier user message's are when it is rendered for 
 history. What the UI only shows — sources, data parts, the provider's own tool parts
 (``providerExecuted``) and the files the model generated — is left out (adr/0064). Anything
 the server cannot map faithfully is refused before the run starts, with a 400 naming it.
+
+A person in the loop (adr/0069): a request whose last message is the assistant's, its tool
+parts answered with ``addToolApprovalResponse`` (``approval-responded``), resumes the paused
+run from the continuation that message carries (``data-runport-continuation``); a denied call
+earlier in the chat is the denial the model read, a call nobody answered before the chat
+moved on a denial too, and an answer in any message but the last one arrived after the chat
+moved on: refused, so no approval is silently dropped.
 """
 
 from __future__ import annotations
@@ -19,9 +26,10 @@ from typing import Any, Literal
 
 from pydantic import Field, JsonValue
 
-from runport.contracts import Message, ReasoningPart, ToolCall
+from runport.contracts import ErrorCode, Message, ReasoningPart, ToolCall
 from runport.core import Contract
 from runport.server._body import parse_json_object
+from runport.server._errors import RequestRefused
 from runport.server._frontends._chat import DEFAULT_MAX_CHAT_MESSAGES, History, tool_content
 from runport.server._frontends._files import SentFile
 from runport.server._frontends._protocol import ChatCall
@@ -29,8 +37,20 @@ from runport.server._frontends._reading import RequestModel, bad, read_model
 from runport.server._reasoning_seal import PROVIDER_KEY, SealBroken, unsealed_reasoning
 
 _TRIGGERS = ("regenerate-message", "submit-message")
-_TOOL_STATES = frozenset({"input-streaming", "input-available", "output-available", "output-error"})
-_ANSWERED = frozenset({"output-available", "output-error"})
+_TOOL_STATES = frozenset(
+    {
+        "input-streaming",
+        "input-available",
+        "approval-requested",
+        "approval-responded",
+        "output-available",
+        "output-error",
+        "output-denied",
+    }
+)
+_ANSWERED = frozenset({"output-available", "output-error", "output-denied", "approval-requested"})
+_CONTINUATION_PART = "data-runport-continuation"
+_MOVED_ON = "nobody answered before the chat moved on"
 # Parts a UI keeps for itself (step boundaries, runport's own data parts, sources): they
 # carry nothing the model said or needs back.
 _SHOWN_ONLY = ("step-start", "data-", "source-url", "source-document")
@@ -218,13 +238,110 @@ class AssistantTurns:
         call = ToolCall(call_id=call_id, name=name, arguments=arguments)
         if state in _ANSWERED:
             self._history.answers(call_id)
+        if state == "approval-responded":
+            raise _moved_on(call_id, where)
         if state == "output-available":
             content = tool_content(part.get("output"))
         elif state == "output-error":
             content = _string(part, "errorText", where)
+        elif state == "output-denied":
+            content = denial(name, _decision(part, call_id, where))
+        elif state == "approval-requested":
+            content = denial(name, _MOVED_ON)  # the person moved on instead of answering
         else:
             return call, None
         return call, Message(role="tool", content=content, tool_call_id=call_id)
+
+
+def denial(name: str, decision: bool | str) -> str:
+    """The tool message of a denied call, as the run wrote it when the person denied it."""
+    reason = (
+        decision if isinstance(decision, str) and decision.strip() else "a person denied this call"
+    )
+    return f"denied: tool {name!r} was not run: {reason}"
+
+
+def _decision(part: Mapping[str, Any], call_id: str, where: str) -> bool | str:
+    """An answered approval (``{id, approved, reason?}``) as the run's decision: ``True``,
+    or the denial's reason (``False`` without one)."""
+    approval = part.get("approval")
+    approved = approval.get("approved") if isinstance(approval, dict) else None
+    reason = approval.get("reason") if isinstance(approval, dict) else None
+    if not isinstance(approved, bool) or not (reason is None or isinstance(reason, str)):
+        raise RequestRefused(
+            400,
+            ErrorCode.APPROVALS_INVALID,
+            f"{where}: tool call {call_id!r}: an answered approval is "
+            "{id, approved: true | false, reason?: string}",
+        )
+    return True if approved else (reason or False)
+
+
+def _moved_on(call_id: str, where: str) -> RequestRefused:
+    return RequestRefused(
+        400,
+        ErrorCode.APPROVALS_INVALID,
+        f"{where}: the answer to tool call {call_id!r} arrived after the chat moved on: "
+        "only the last message's approvals resume its paused run, and nothing was run",
+    )
+
+
+def _resumed(request: ChatRequest, contract: Contract, max_messages: int) -> ChatCall:
+    """A request that answers the paused run its last (assistant) message ended with: the
+    approvals that message's tool parts carry and its sealed continuation. The conversation
+    is the continuation's; the messages before only have to carry no other answer."""
+    messages = request.messages
+    if len(messages) > max_messages:
+        raise RequestRefused(
+            413,
+            ErrorCode.REQUEST_TOO_LARGE,
+            f"the chat carries {len(messages)} messages; this server takes at most {max_messages}",
+        )
+    approvals: dict[str, bool | str] = {}
+    continuation: JsonValue = None
+    last = len(messages) - 1
+    for index, raw in enumerate(messages):
+        where = f"message {index}"
+        if not isinstance(raw, dict):
+            raise bad(f"{where} must be an object")
+        parts: list[Any] = _ui_message(raw, where).parts
+        for number, part in enumerate(parts):
+            at = f"{where}, part {number}"
+            kind = _part_type(part, at)  # a part is an object from here on
+            if kind == _CONTINUATION_PART and index == last:
+                continuation = part.get("data")
+            if not (kind.startswith("tool-") or kind == "dynamic-tool"):
+                continue
+            if part.get("state") != "approval-responded":
+                continue
+            call_id = _string(part, "toolCallId", at)
+            if index != last:
+                raise _moved_on(call_id, at)
+            if call_id in approvals:
+                raise bad(f"{at}: tool call {call_id!r} appears twice in the message")
+            approvals[call_id] = _decision(part, call_id, at)
+    if not approvals:
+        raise bad(
+            "the last message must be the user's (it is what the run answers), or the "
+            "assistant's with its approval requests answered"
+        )
+    if not isinstance(continuation, str):
+        raise RequestRefused(
+            400,
+            ErrorCode.CONTINUATION_INVALID,
+            f"message {last} answers approvals but carries no continuation "
+            f"(its {_CONTINUATION_PART!r} part, as the paused run's stream sent it)",
+        )
+    return ChatCall(
+        request.id,
+        {},
+        None,
+        [],
+        request.message_id,
+        contract_id=contract.id,
+        continuation=continuation,
+        approvals=approvals,
+    )
 
 
 def _ui_message(raw: Mapping[str, Any], where: str) -> UIMessage:
@@ -253,6 +370,9 @@ def parse_chat(
     data = parse_json_object(body, "the chat body must be a JSON object: {id, messages, trigger}")
     request = read_model(ChatRequest, data, _BODY_REFUSALS, _unknown_body_fields)
     messages, inputs, context = request.messages, request.inputs, request.context
+    final = messages[-1]
+    if isinstance(final, dict) and final.get("role") == "assistant":
+        return _resumed(request, contract, max_messages)
     history = History.begin(
         contract,
         inputs,

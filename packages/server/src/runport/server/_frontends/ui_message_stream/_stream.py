@@ -59,7 +59,14 @@ def _json(value: Any) -> bytes:
 class UIMessageEncoder(RunEventEncoder):
     """The protocol's state for one run: which step is open, which text and reasoning parts
     are streaming, which tool calls were announced. ``encode`` turns one run event into the
-    chunks (JSON payloads) it owes; the frames are written by ``data_frames``."""
+    chunks (JSON payloads) it owes; the frames are written by ``data_frames``.
+
+    A person in the loop (adr/0069): a held call is a ``tool-approval-request`` (its
+    ``approvalId`` the call's id), a paused run ends with its sealed continuation in a
+    ``data-runport-continuation`` part before ``finish``, and a resumed run's ``denied``
+    calls are ``tool-output-denied``."""
+
+    pauses = True
 
     def __init__(
         self,
@@ -68,6 +75,7 @@ class UIMessageEncoder(RunEventEncoder):
         *,
         contract_id: str = "",
         chat_id: str = "",
+        denied: frozenset[str] = frozenset(),
     ) -> None:
         super().__init__()
         self._message_id = message_id
@@ -87,6 +95,8 @@ class UIMessageEncoder(RunEventEncoder):
         self._finish_reason: str | None = None
         self._usage: Usage | None = None  # summed over the run's receipts
         self._failure: tuple[str, str] | None = None
+        self._denied = denied
+        self._continuation: str | None = None
 
     def start(self) -> list[bytes]:
         chunk: dict[str, JsonValue] = {"type": "start"}
@@ -108,6 +118,17 @@ class UIMessageEncoder(RunEventEncoder):
             out.append(_json({"type": "error", "errorText": f"{code}: {message}"}))
             out.append(_json({"type": "finish", "finishReason": "error"}))
             return out
+        if self._continuation is not None:
+            # one id: a run that pauses again replaces the spent continuation in place
+            out.append(
+                _json(
+                    {
+                        "type": "data-runport-continuation",
+                        "id": "continuation",
+                        "data": self._continuation,
+                    }
+                )
+            )
         finish: dict[str, JsonValue] = {"type": "finish"}
         reason = self._finish_reason
         if reason is not None:
@@ -280,7 +301,19 @@ class UIMessageEncoder(RunEventEncoder):
         self._in_step = False
         self._step_owed = True
 
+    def pause(self, continuation: str) -> None:
+        self._continuation = continuation
+
+    def _approval_request(self, event: contracts.ToolApprovalRequest, out: list[bytes]) -> None:
+        chunk = {"type": "tool-approval-request", "approvalId": event.call_id}
+        chunk["toolCallId"] = event.call_id
+        out.append(_json(chunk))
+
     def _tool_result(self, event: contracts.ToolResult, out: list[bytes]) -> None:
+        if event.call_id in self._denied:
+            # a person denied it: the client shows the denial it sent (with its reason)
+            out.append(_json({"type": "tool-output-denied", "toolCallId": event.call_id}))
+            return
         if event.error is not None:
             chunk: dict[str, JsonValue] = {
                 "type": "tool-output-error",
