@@ -52,3 +52,12 @@ def test_the_cli_takes_a_wire_protocol_as_module_attr_and_says_what_is_not_one(
     missing = _cli(tmp_path, "--protocol", "my_protocols:nothing_here")
     assert missing.returncode == 1
     assert "cannot load it" in missing.stderr
+
+
+def test_the_command_names_every_protocol_the_suite_has_and_none_more() -> None:
+    """The command keeps its own list (it imports the suite only when it runs): that list
+    is the suite's built-in protocols, in order, and ``none``."""
+    from runport.cli._cmd_conformance import PROTOCOLS as NAMED
+    from runport.conformance import PROTOCOLS
+
+    assert (*PROTOCOLS, "none") == NAMED

@@ -21,7 +21,21 @@ from typing import Any
 
 from runport.cli._errors import USAGE, CliError
 
-PROTOCOLS = ("scenario", "openai-chat", "openai-responses", "anthropic-messages", "gemini", "none")
+PROTOCOLS = (
+    "scenario",
+    "openai-chat",
+    "azure-openai-chat",
+    "openai-responses",
+    "anthropic-messages",
+    "gemini",
+    "bedrock-converse",
+    "bedrock-anthropic",
+    "ollama",
+    "cohere-chat",
+    "none",
+)
+"""The built-in protocols' names (``runport.conformance.PROTOCOLS``, which this command
+imports only when it runs), and ``none``."""
 HELP = "run the conformance suite on an adapter factory"
 
 
