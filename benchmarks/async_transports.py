@@ -1,4 +1,4 @@
-"""Async transports side by side: runport's adapter on httpx and on aiohttp, bare aiohttp, raw sockets.
+"""Async transports side by side: runport on httpx and on aiohttp, bare aiohttp, raw sockets.
 
 The loopback server is ``async_streams.py``'s (another process, pinned to CPU 1 when there are
 two: every ``POST …/chat/completions`` answered with one write of an OpenAI-compatible SSE
@@ -21,7 +21,11 @@ Reported per shape (``--shapes``, default 500 streams × 200 deltas and 5,000 ×
 client's CPU time (``time.process_time``) and wall time per delta, median and range over
 ``--rounds``, each as a ratio to ``raw``; then memory per stream (tracemalloc's peak over one
 concurrent round of each shape, divided by its streams: a separate pass, as tracing slows
-what it watches). ``--profile NAME`` runs one round of the first shape for that contender
+what it watches), and memory per open stream (a second server, "held", answers each request
+with the head and the first delta and then holds the stream open: tracemalloc's current size
+once every stream has read its first delta, divided by the streams open; runport/httpx opens
+at most ``DEFAULT_ASYNC_LIMITS.max_connections`` at once, the others every one).
+``--profile NAME`` runs one round of the first shape for that contender
 under cProfile and prints its top functions by own time, and own time summed by package.
 The load average is printed before and after. Not run in CI.
 
@@ -43,19 +47,22 @@ import io
 import json
 import os
 import pstats
+import socket
 import statistics
+import subprocess
 import sys
 import time
 import tracemalloc
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 import aiohttp
 import httpx
 import httpx_aiohttp
-from async_streams import start_server  # the sibling benchmark's loopback server
+from async_streams import body, start_server  # the sibling benchmark's loopback server
 
 from runport.contracts import CompiledInteraction, ExecutionRequest, Message, StreamEvent
+from runport.http import DEFAULT_ASYNC_LIMITS
 from runport.openai import AsyncOpenAIChatAdapter
 
 TIMEOUT = 600  # the memory pass runs under tracemalloc, several times slower: no call may time out
@@ -71,8 +78,14 @@ REQUEST = ExecutionRequest(
 )
 
 
+def _nothing() -> None:
+    pass
+
+
 class Contender(Protocol):
     name: str
+    first: Callable[[], None]  # called once per stream, when its first text delta is read
+    most_open: int | None  # streams its pool opens at once, if bounded
 
     async def stream(self) -> int: ...
 
@@ -92,6 +105,8 @@ def count_frames(frames: Sequence[bytes]) -> int:
 
 class RunportHttpx:
     name = "runport/httpx"
+    first = staticmethod(_nothing)
+    most_open: int | None = DEFAULT_ASYNC_LIMITS.max_connections
 
     def __init__(self, base_url: str) -> None:
         self.adapter = AsyncOpenAIChatAdapter(base_url=base_url, model="m", timeout=TIMEOUT)
@@ -102,6 +117,8 @@ class RunportHttpx:
         def sink(event: StreamEvent) -> None:
             nonlocal count
             if event.kind == "Delta":
+                if not count:
+                    self.first()
                 count += 1
 
         await self.adapter.execute_streaming(REQUEST, sink)
@@ -113,6 +130,7 @@ class RunportHttpx:
 
 class RunportAiohttp(RunportHttpx):
     name = "runport/aiohttp"
+    most_open = None
 
     def __init__(self, base_url: str) -> None:
         # The transport's own limit would be httpx's (a hundred); the session is made on first
@@ -131,6 +149,8 @@ class RunportAiohttp(RunportHttpx):
 
 class BareAiohttp:
     name = "aiohttp"
+    first = staticmethod(_nothing)
+    most_open = None
 
     def __init__(self, base_url: str) -> None:
         self.url = base_url + "/chat/completions"
@@ -147,7 +167,12 @@ class BareAiohttp:
         async with self.session.post(self.url, json=PAYLOAD) as response:
             async for data in response.content.iter_any():
                 *frames, held = (held + data).split(b"\n\n")
-                count += count_frames(frames)
+                if not count:
+                    count = count_frames(frames)
+                    if count:
+                        self.first()
+                else:
+                    count += count_frames(frames)
         return count
 
     async def close(self) -> None:
@@ -157,6 +182,8 @@ class BareAiohttp:
 
 class RawSockets:
     name = "raw"
+    first = staticmethod(_nothing)
+    most_open = None
 
     def __init__(self, base_url: str) -> None:
         host_port = base_url.removeprefix("http://").split("/", 1)[0]
@@ -175,20 +202,29 @@ class RawSockets:
             reader, writer = self.idle.pop()
         else:
             reader, writer = await asyncio.open_connection(self.host, self.port)
-        writer.write(self.request)
-        head = await reader.readuntil(b"\r\n\r\n")
-        if not head.startswith(b"HTTP/1.1 200") or b"chunked" not in head.lower():
-            raise RuntimeError(f"unexpected response head: {head[:80]!r}")
-        count = 0
-        held = b""
-        while True:
-            size = int((await reader.readuntil(b"\r\n"))[:-2], 16)
-            if not size:
-                await reader.readexactly(2)
-                break
-            data = (await reader.readexactly(size + 2))[:-2]
-            *frames, held = (held + data).split(b"\n\n")
-            count += count_frames(frames)
+        try:
+            writer.write(self.request)
+            head = await reader.readuntil(b"\r\n\r\n")
+            if not head.startswith(b"HTTP/1.1 200") or b"chunked" not in head.lower():
+                raise RuntimeError(f"unexpected response head: {head[:80]!r}")
+            count = 0
+            held = b""
+            while True:
+                size = int((await reader.readuntil(b"\r\n"))[:-2], 16)
+                if not size:
+                    await reader.readexactly(2)
+                    break
+                data = (await reader.readexactly(size + 2))[:-2]
+                *frames, held = (held + data).split(b"\n\n")
+                if not count:
+                    count = count_frames(frames)
+                    if count:
+                        self.first()
+                else:
+                    count += count_frames(frames)
+        except BaseException:
+            writer.close()  # a stream stopped part-way leaves its connection unusable
+            raise
         self.idle.append((reader, writer))
         return count
 
@@ -223,6 +259,105 @@ async def memory(contender: Contender, streams: int, deltas: int) -> float:
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     return (peak - base) / streams
+
+
+class Held(asyncio.Protocol):
+    """One connection of the held server: every request is answered with the response head
+    and its first chunk (the role frame and one text delta), and then nothing, so the
+    stream stays open until the client closes it."""
+
+    def __init__(self, opening: bytes) -> None:
+        self.opening = opening
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        if self.transport is not None and b"\r\n\r\n" in data:
+            self.transport.write(self.opening)
+
+
+async def serve_held(port: int) -> None:
+    frames = body(1).split(b"\n\n")
+    first = b"\n\n".join(frames[:2]) + b"\n\n"  # the role frame and one text delta
+    opening = (
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+        b"Transfer-Encoding: chunked\r\nConnection: keep-alive\r\n\r\n"
+        b"%x\r\n%s\r\n" % (len(first), first)
+    )
+    loop = asyncio.get_running_loop()
+    server = await loop.create_server(lambda: Held(opening), "127.0.0.1", port, backlog=4096)
+    async with server:
+        await server.serve_forever()
+
+
+def start_held_server(cpu: int | None) -> tuple[subprocess.Popen[bytes], str]:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = [sys.executable, __file__, "--serve-held", str(port)]
+    if cpu is not None:
+        command += ["--server-cpu", str(cpu)]
+    process = subprocess.Popen(command)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    return process, f"http://127.0.0.1:{port}/v1"
+
+
+async def held_memory(contender: Contender, streams: int) -> tuple[float, int]:
+    """Traced memory per open stream: ``streams`` streams (or as many as the contender's pool
+    opens at once) each past its first delta and waiting for more; bytes ÷ streams open."""
+    target = min(streams, contender.most_open or streams)
+    opened = 0
+    everyone = asyncio.Event()
+
+    def arrived() -> None:
+        nonlocal opened
+        opened += 1
+        if opened == target:
+            everyone.set()
+
+    contender.first = arrived
+    gc.collect()
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    tasks = [asyncio.ensure_future(contender.stream()) for _ in range(target)]
+    try:
+        await asyncio.wait_for(everyone.wait(), TIMEOUT)
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        contender.first = _nothing
+    return held / target, target
+
+
+async def open_memories(url: str, counts: list[int]) -> None:
+    print("\nMemory per open stream: streams each past their first delta, held open by the")
+    print("server; tracemalloc's current size ÷ streams open (KiB)\n")
+    print("| client | " + " | ".join(f"{count} open" for count in counts) + " |")
+    print("|---|" + "---|" * len(counts))
+    for make in CONTENDERS:
+        cells = []
+        for count in counts:
+            contender = make(url)
+            try:
+                per_stream, target = await held_memory(contender, count)
+            finally:
+                await contender.close()
+            bounded = f" ({target} open: its pool's limit)" if target < count else ""
+            cells.append(f"{per_stream / 1024:.1f}{bounded}")
+        print(f"| {make.name} | " + " | ".join(cells) + " |")
 
 
 def spread(values: list[float], scale: float) -> str:
@@ -287,6 +422,8 @@ def package(filename: str) -> str:
         return parts[parts.index("site-packages") + 1].removesuffix(".py")
     if "benchmarks" in parts:
         return "the benchmark's own loop"
+    if len(parts) < 2:  # <frozen …>, <string>
+        return filename
     return "stdlib " + (parts[-2] if parts[-2] == "asyncio" else parts[-1].removesuffix(".py"))
 
 
@@ -294,7 +431,7 @@ async def profile(base_url: str, name: str, streams: int, deltas: int, top: int)
     make = dict(zip(NAMES, CONTENDERS, strict=True))[name]
     contender = make(base_url)
     try:
-        await concurrent(contender, min(streams, 50), deltas)
+        await concurrent(contender, streams, deltas)  # a whole round first: every connection open
         profiler = cProfile.Profile()
         profiler.enable()
         await concurrent(contender, streams, deltas)
@@ -333,25 +470,38 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=15, help="functions listed by --profile")
     parser.add_argument("--quick", action="store_true", help="20 × 20, one round: a smoke run")
     parser.add_argument("--no-pin", action="store_true", help="let both processes run on any CPU")
+    parser.add_argument(
+        "--memory-only", action="store_true", help="only the two memory passes, no timed rounds"
+    )
+    parser.add_argument("--serve-held", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--server-cpu", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.serve_held:
+        if args.server_cpu is not None:
+            os.sched_setaffinity(0, {args.server_cpu})
+        asyncio.run(serve_held(args.serve_held))
+        return
     if args.quick:
         args.shapes, args.rounds = ["20x20"], 1
     shapes = [tuple(int(part) for part in shape.split("x")) for shape in args.shapes]
     pin = not args.no_pin and len(os.sched_getaffinity(0)) >= 2
     servers = [start_server(deltas, 1 if pin else None) for _, deltas in shapes]
+    servers.append(start_held_server(1 if pin else None))
     if pin:
         os.sched_setaffinity(0, {0})
     print(load() + ("; server on CPU 1, client on CPU 0" if pin else "; no CPU pinning"))
     try:
-        urls = [(url, s, d) for (s, d), (_, url) in zip(shapes, servers, strict=True)]
+        urls = [(url, s, d) for (s, d), (_, url) in zip(shapes, servers, strict=False)]
         if args.profile:
             url, streams, deltas = urls[0]
             asyncio.run(profile(url, args.profile, streams, deltas, args.top))
         else:
-            for url, streams, deltas in urls:
-                asyncio.run(measure(url, streams, deltas, args.rounds))
+            if not args.memory_only:
+                for url, streams, deltas in urls:
+                    asyncio.run(measure(url, streams, deltas, args.rounds))
             if not args.no_memory:
                 asyncio.run(memories(urls))
+                asyncio.run(open_memories(servers[-1][1], [streams for streams, _ in shapes]))
     finally:
         for process, _ in servers:
             process.terminate()
