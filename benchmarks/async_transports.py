@@ -25,8 +25,8 @@ what it watches), and memory per open stream (a second server, "held", answers e
 with the head and the first delta and then holds the stream open: tracemalloc's current size
 once every stream has read its first delta, divided by the streams open; runport/httpx opens
 at most ``DEFAULT_ASYNC_LIMITS.max_connections`` at once, the others every one).
-``--profile NAME`` runs one round of the first shape for that contender
-under cProfile and prints its top functions by own time, and own time summed by package.
+``--profile NAME`` runs one round of the first shape for that contender under cProfile, after
+a whole round unprofiled, and prints own time summed by package and the top functions.
 The load average is printed before and after. Not run in CI.
 
 Install the aiohttp contenders with the ``bench`` dependency group (no package needs them):
@@ -34,7 +34,7 @@ Install the aiohttp contenders with the ``bench`` dependency group (no package n
     .venv/bin/uv sync --all-packages --group bench
     .venv/bin/python benchmarks/async_transports.py [--rounds 3] [--shapes 500x200 5000x20]
     .venv/bin/python benchmarks/async_transports.py --profile runport/httpx
-    .venv/bin/python benchmarks/async_transports.py --quick    # a smoke run, a few seconds
+    .venv/bin/python benchmarks/async_transports.py --quick    # 20 × 20, one round: a smoke run
 """
 
 from __future__ import annotations
