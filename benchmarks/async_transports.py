@@ -56,9 +56,15 @@ import tracemalloc
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-import aiohttp
 import httpx
-import httpx_aiohttp
+
+try:
+    import aiohttp
+    import httpx_aiohttp
+except ImportError as missing:  # not a dependency of any package: the bench group has them
+    raise SystemExit(
+        f"{missing.name} is not installed: .venv/bin/uv sync --all-packages --group bench"
+    ) from None
 from async_streams import body, start_server  # the sibling benchmark's loopback server
 
 from runport.contracts import CompiledInteraction, ExecutionRequest, Message, StreamEvent
