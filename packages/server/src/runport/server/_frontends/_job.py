@@ -126,6 +126,7 @@ class ChatJob(Job):
                 partial_output=self.partial_output,
                 continuation=call.continuation,
                 approvals=call.approvals or {},
+                tool_results=call.tool_results or {},
                 continuation_seal=self.seal,
             )
         return astream_run(

@@ -29,8 +29,11 @@ class ChatCall:
     reasoning is bound to, with ``chat_id``).
 
     A call that answers a paused run (adr/0069) carries its sealed ``continuation`` and the
-    person's ``approvals`` (``{call_id: True | False | "reason"}``); its inputs, context and
-    history are then the continuation's, not the request's."""
+    person's ``approvals`` (``{call_id: True | False | "reason"}``) and ``outputs``, the tool
+    results the answering message carries (``{call_id: output}``): the client tools' results
+    among them become ``tool_results`` once the continuation says which calls are the
+    client's (``client_results``). Its inputs, context and history are then the
+    continuation's, not the request's."""
 
     chat_id: str
     inputs: dict[str, Any]
@@ -41,6 +44,8 @@ class ChatCall:
     contract_id: str = ""
     continuation: str | None = None
     approvals: dict[str, bool | str] | None = None
+    outputs: dict[str, JsonValue] | None = None
+    tool_results: dict[str, JsonValue] | None = None
 
     @property
     def denied(self) -> frozenset[str]:
