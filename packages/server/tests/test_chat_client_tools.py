@@ -20,7 +20,7 @@ from runport.server import create_app, serve_in_background
 
 from .conftest import catalog
 from .test_chat import CHAT, KEY, chat_body, chunks, user
-from .test_chat_approvals import paused_message, refusal
+from .test_chat_approvals import AGUI, agui_events, paused_message, refusal
 
 DELETED: list[str] = []
 
@@ -196,3 +196,21 @@ def test_bad_client_results_are_refused_coded_and_run_nothing(
         fixed = approve(fixed, "del-1")
     assert http.post(CHAT, json=chat_body(user(word), fixed)).status_code == 200
     assert len(DELETED) == (word == "mixed")  # the approved call ran once, after the fix
+
+
+def test_ag_ui_ends_a_run_at_a_client_call_with_a_coded_error_not_a_silent_finish(
+    served: tuple[httpx.Client, Model],
+) -> None:
+    """The AG-UI route does not carry client calls (adr/0069): a run that pauses at one ends
+    ``RUN_ERROR`` with the code, never a ``RUN_FINISHED`` the client would take as done."""
+    http, _ = served
+    body = {"threadId": "t1", "runId": "r1", "messages": [user_agui("here")]}
+    sent = agui_events(http.post(AGUI, json=body).text)
+    assert [e["toolCallId"] for e in sent if e["type"] == "TOOL_CALL_START"] == ["loc-1"]
+    assert sent[-1]["type"] == "RUN_ERROR"
+    assert sent[-1]["code"] == "TQX_APPROVALS_INVALID"
+    assert "client tools (locate)" in sent[-1]["message"]
+
+
+def user_agui(text: str) -> dict[str, Any]:
+    return {"id": "u1", "role": "user", "content": text}

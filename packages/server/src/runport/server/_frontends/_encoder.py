@@ -92,6 +92,8 @@ class RunEventEncoder(ABC):
     # A person in the loop (adr/0069): a protocol that carries a paused run sets ``pauses``.
 
     pauses: ClassVar[bool] = False
+    client_calls: ClassVar[bool] = False
+    """Whether the protocol carries a run paused at a call of a client tool (``Tool.client``)."""
 
     def _approval_request(self, event: contracts.ToolApprovalRequest, out: list[bytes]) -> None:
         """A call the run holds for a person's decision."""

@@ -28,7 +28,7 @@ from runport.application import (
     aclose_adapter,
     astream_run,
 )
-from runport.contracts import ErrorCode
+from runport.contracts import ClientToolCall, ErrorCode
 from runport.core import Contract
 from runport.ports import AsyncRuntimeAdapter
 from runport.server._disconnect import respond_until_disconnected
@@ -109,6 +109,15 @@ class ChatJob(Job):
         if result.status == "paused" and result.continuation is not None:
             if not self.encoder.pauses:
                 message = f"the {self.protocol.name} protocol carries no approval requests"
+                return self._ended(
+                    RunError("tool", ErrorCode.APPROVALS_INVALID, RunPartial(), message)
+                )
+            clients = [p.name for p in result.pending if isinstance(p, ClientToolCall)]
+            if clients and not self.encoder.client_calls:
+                message = (
+                    f"the {self.protocol.name} route carries no calls of client tools "
+                    f"({', '.join(clients)}): the model's call was not answered"
+                )
                 return self._ended(
                     RunError("tool", ErrorCode.APPROVALS_INVALID, RunPartial(), message)
                 )
