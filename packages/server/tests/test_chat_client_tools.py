@@ -198,19 +198,103 @@ def test_bad_client_results_are_refused_coded_and_run_nothing(
     assert len(DELETED) == (word == "mixed")  # the approved call ran once, after the fix
 
 
-def test_ag_ui_ends_a_run_at_a_client_call_with_a_coded_error_not_a_silent_finish(
-    served: tuple[httpx.Client, Model],
-) -> None:
-    """The AG-UI route does not carry client calls (adr/0069): a run that pauses at one ends
-    ``RUN_ERROR`` with the code, never a ``RUN_FINISHED`` the client would take as done."""
-    http, _ = served
-    body = {"threadId": "t1", "runId": "r1", "messages": [user_agui("here")]}
+# AG-UI: the client offers its tools in RunAgentInput.tools; a run paused at a call of one
+# ends with the continuation in a STATE_SNAPSHOT and RUN_FINISHED's pendingToolCallIds, and
+# the next RunAgentInput (the state sent back, the results as tool messages) resumes it.
+
+OFFERED = [
+    {
+        "name": "locate",
+        "description": "Where the user is.",
+        "parameters": {"type": "object", "properties": {"precise": {"type": "boolean"}}},
+    }
+]
+AGUI_USER = {"id": "u1", "role": "user", "content": "here"}
+
+
+@pytest.fixture(scope="module")
+def agui_served() -> Iterator[tuple[httpx.Client, Model]]:
+    model = Model()
+    tools = [Tool.from_function(delete_file, needs_approval=True)]
+    app = create_app(
+        catalog(), lambda: AsyncFunctionRuntime(model.handler), tools=tools, reasoning_key=KEY
+    )
+    with serve_in_background(app) as url, httpx.Client(base_url=url, timeout=30) as http:
+        yield http, model
+
+
+def agui_pause(http: httpx.Client) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    body = {"threadId": "t1", "runId": "r1", "messages": [AGUI_USER], "tools": OFFERED}
     sent = agui_events(http.post(AGUI, json=body).text)
+    (state,) = [e["snapshot"] for e in sent if e["type"] == "STATE_SNAPSHOT"]
+    return sent, state
+
+
+def agui_answer(state: dict[str, Any], *results: tuple[str, str]) -> dict[str, Any]:
+    """The next RunAgentInput as ``HttpAgent`` sends it once the page's tool ran: the state
+    as the run left it, the assistant's call, and a tool message per result."""
+    call = {
+        "id": "loc-1",
+        "type": "function",
+        "function": {"name": "locate", "arguments": '{"precise": true}'},
+    }
+    assistant = {"id": "a1", "role": "assistant", "toolCalls": [call]}
+    answers = [
+        {"id": f"t{n}", "role": "tool", "toolCallId": call_id, "content": content}
+        for n, (call_id, content) in enumerate(results)
+    ]
+    messages = [AGUI_USER, assistant, *answers]
+    return {"threadId": "t1", "runId": "r2", "messages": messages, "tools": OFFERED, "state": state}
+
+
+def test_ag_ui_runs_the_client_s_offered_tool_on_the_client_and_resumes_with_its_message(
+    agui_served: tuple[httpx.Client, Model],
+) -> None:
+    http, model = agui_served
+    sent, state = agui_pause(http)
     assert [e["toolCallId"] for e in sent if e["type"] == "TOOL_CALL_START"] == ["loc-1"]
-    assert sent[-1]["type"] == "RUN_ERROR"
-    assert sent[-1]["code"] == "TQX_APPROVALS_INVALID"
-    assert "client tools (locate)" in sent[-1]["message"]
+    assert not [e for e in sent if e["type"] == "TOOL_CALL_RESULT"]
+    assert state["runport"]["continuation"].startswith("rp1.")
+    assert sent[-1]["type"] == "RUN_FINISHED"
+    assert sent[-1]["outcome"] == {"type": "success", "pendingToolCallIds": ["loc-1"]}
+    model.requests.clear()
+    body = agui_answer(state, ("loc-1", "in Oslo"))
+    resumed = agui_events(http.post(AGUI, json=body).text)
+    assert resumed[-1]["type"] == "RUN_FINISHED"
+    assert resumed[-1]["result"] == {"coat": "in Oslo"}
+    (request,) = model.requests
+    assert request.interaction.messages[-1].content == "in Oslo"
+    assert "locate" in [tool.name for tool in request.interaction.tools or []]
+    assert refusal(http.post(AGUI, json=body)) == (400, "TQX_CONTINUATION_INVALID")
 
 
-def user_agui(text: str) -> dict[str, Any]:
-    return {"id": "u1", "role": "user", "content": text}
+AGUI_BAD = [
+    ("a result for a call never made", [("loc-1", "x"), ("zz", "y")], "TQX_APPROVALS_INVALID"),
+    ("no result for the pending call", [("other", "x")], "TQX_APPROVALS_INVALID"),
+]
+
+
+@pytest.mark.parametrize(("case", "results", "code"), AGUI_BAD, ids=[b[0] for b in AGUI_BAD])
+def test_ag_ui_refuses_bad_tool_messages_coded_and_runs_nothing(
+    agui_served: tuple[httpx.Client, Model],
+    case: str,
+    results: list[tuple[str, str]],
+    code: str,
+) -> None:
+    http, model = agui_served
+    _, state = agui_pause(http)
+    model.requests.clear()
+    assert refusal(http.post(AGUI, json=agui_answer(state, *results))) == (400, code), case
+    assert model.requests == []
+    fixed = agui_events(http.post(AGUI, json=agui_answer(state, ("loc-1", "ok"))).text)
+    assert fixed[-1]["type"] == "RUN_FINISHED"  # a refusal spent nothing
+
+
+def test_ag_ui_refuses_a_client_tool_named_like_the_server_s() -> None:
+    app = create_app(
+        catalog(), lambda: AsyncFunctionRuntime(Model().handler), tools=TOOLS, reasoning_key=KEY
+    )
+    body = {"threadId": "t1", "runId": "r1", "messages": [AGUI_USER], "tools": OFFERED}
+    with serve_in_background(app) as url:
+        response = httpx.post(f"{url}{AGUI}", json=body, timeout=30)
+    assert refusal(response) == (400, "TQX_DATA_INVALID")

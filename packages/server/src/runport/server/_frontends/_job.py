@@ -131,7 +131,7 @@ class ChatJob(Job):
             return astream_run(
                 self.contract,
                 adapter,
-                tools=self.tools,
+                tools=[*self.tools, *call.client_tools],
                 partial_output=self.partial_output,
                 continuation=call.continuation,
                 approvals=call.approvals or {},
@@ -143,7 +143,7 @@ class ChatJob(Job):
             adapter,
             inputs=call.inputs,
             context=call.context,
-            tools=self.tools,
+            tools=[*self.tools, *call.client_tools],
             history=call.history,
             partial_output=self.partial_output,
             continuation_seal=self.seal,

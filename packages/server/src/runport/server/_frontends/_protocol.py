@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 from pydantic import JsonValue
 from starlette.responses import JSONResponse
 
+from runport.application import Tool
 from runport.contracts import ErrorCode, Message
 from runport.core import Contract
 from runport.server._errors import RequestRefused
@@ -46,6 +47,8 @@ class ChatCall:
     approvals: dict[str, bool | str] | None = None
     outputs: dict[str, JsonValue] | None = None
     tool_results: dict[str, JsonValue] | None = None
+    client_tools: tuple[Tool, ...] = ()
+    """Tools the request declares for its client to run (AG-UI ``RunAgentInput.tools``)."""
 
     @property
     def denied(self) -> frozenset[str]:

@@ -134,12 +134,20 @@ def frontend_routes(
     ``seal`` seals the continuation of a run that pauses for a person, and opens it when the
     person's answer comes back (adr/0069)."""
     busy: set[tuple[str, str, str]] = set()
+    served = {tool.name if isinstance(tool, Tool) else tool.__name__ for tool in tools}
 
     async def serve(protocol: FrontendProtocol, request: Request) -> Response:
         try:
             check_token(request, token)
             contract = find_contract(catalog, request.path_params["contract_id"])
             call = protocol.parse(await read_body(request, max_body_bytes, body_timeout), contract)
+            taken = sorted(served & {tool.name for tool in call.client_tools})
+            if taken:
+                raise RequestRefused(
+                    400,
+                    ErrorCode.DATA_INVALID,
+                    f"the client offers tool(s) this server runs itself: {', '.join(taken)}",
+                )
             call = client_results(seal, contract, call)
             key = (protocol.segment, contract.id, call.chat_id)
             chat_key = ":".join(key)
