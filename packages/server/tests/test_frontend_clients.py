@@ -40,6 +40,7 @@ from .frontend_runs import WEATHER, chat_run_events, replay, search_run_events
 from .test_chat import KEY
 from .test_chat_approvals import DELETED, Model
 from .test_chat_approvals import TOOLS as APPROVAL_TOOLS
+from .test_chat_client_tools import OFFERED
 from .test_chat_client_tools import TOOLS as CLIENT_TOOLS
 from .test_chat_client_tools import Model as ClientToolModel
 
@@ -473,3 +474,35 @@ def test_the_ai_package_leaves_a_client_call_to_the_page_and_goes_on_with_its_ou
     assert tool["output"] == {"city": "Oslo"}
     (text,) = parts_of(done, "text")
     assert json.loads(text["text"]) == {"coat": '{"city":"Oslo"}'}
+
+
+@pytest.fixture
+def offering() -> Iterator[str]:
+    model = ClientToolModel()
+    app = create_app(catalog(), lambda: AsyncFunctionRuntime(model.handler), reasoning_key=KEY)
+    with serve_in_background(app) as url:
+        yield url
+
+
+def test_ag_ui_s_http_agent_offers_its_tool_and_runs_again_with_the_result(offering: str) -> None:
+    """``HttpAgent`` offers the page's tool, takes ``RUN_FINISHED``'s ``pendingToolCallIds``
+    and the state, and — the tool's result added as a tool message — runs again, sending that
+    state back unasked: the run resumes from the continuation it carries."""
+    ran = run_script(
+        "run-agui-agent.mjs",
+        {
+            "url": f"{offering}/v1/contracts/demo.forecast/agui",
+            "threadId": "t-client",
+            "runId": "r1",
+            "messages": [{"id": "u1", "role": "user", "content": "here"}],
+            "tools": OFFERED,
+            "toolResults": {"loc-1": "in Oslo"},
+        },
+    )
+    assert ran["errors"] == []
+    finished = [event for event in ran["events"] if event["type"] == "RUN_FINISHED"]
+    assert [event.get("outcome") for event in finished] == [
+        {"type": "success", "pendingToolCallIds": ["loc-1"]},
+        None,
+    ]
+    assert ran["result"] == {"coat": "in Oslo"}
