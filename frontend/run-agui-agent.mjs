@@ -4,7 +4,10 @@
 // Any deviation the client reports — a warning from enforcement included — is an error here.
 //
 // node run-agui-agent.mjs REQUEST_JSON
-//   REQUEST_JSON: {"url": URL, "threadId": …, "messages": [Message…], "headers"?: {…}}
+//   REQUEST_JSON: {"url": URL, "threadId": …, "messages": [Message…], "headers"?: {…},
+//                  "tools"?: [Tool…], "toolResults"?: {toolCallId: content}}
+//   With "toolResults" the agent runs twice: after the first run the results join the
+//   thread as tool messages (what a page's frontend tools give) and it runs again.
 // Prints {"events": [...], "messages": [...], "state": …, "result": …, "errors": [...]}.
 import { HttpAgent } from "@ag-ui/client";
 import { EventSchema } from "@ag-ui/core/schemas";
@@ -24,9 +27,14 @@ const agent = new HttpAgent({
   initialMessages: request.messages ?? [],
 });
 let result;
-try {
-  const outcome = await agent.runAgent(
-    { runId: request.runId, ...(request.forwardedProps ? { forwardedProps: request.forwardedProps } : {}) },
+// one run, as the page starts it: the client's tools offered, the agent's state sent as kept
+const run = (runId) =>
+  agent.runAgent(
+    {
+      runId,
+      ...(request.tools ? { tools: request.tools } : {}),
+      ...(request.forwardedProps ? { forwardedProps: request.forwardedProps } : {}),
+    },
     {
       onEvent({ event }) {
         const checked = EventSchema.safeParse(event);
@@ -38,7 +46,17 @@ try {
       },
     },
   );
+try {
+  const outcome = await run(request.runId);
   result = outcome.result;
+  if (request.toolResults) {
+    // the page ran its tools: their results join the thread as tool messages, and the agent
+    // runs again with its state as the last run left it (HttpAgent sends it unasked)
+    for (const [toolCallId, content] of Object.entries(request.toolResults)) {
+      agent.addMessage({ id: `result-${toolCallId}`, role: "tool", toolCallId, content });
+    }
+    result = (await run(`${request.runId}-2`)).result;
+  }
 } catch (error) {
   errors.push(String(error?.message ?? error));
 }

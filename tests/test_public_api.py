@@ -38,6 +38,7 @@ PUBLIC = {
         "OutputSnapshot",
         "AnswerRejected",
         "ToolApprovalRequest",
+        "ClientToolCall",
         "ToolProgress",
         "SubRunEvent",
         "RunEvent",

@@ -488,7 +488,9 @@ def test_an_ag_ui_thread_s_history_reaches_the_run() -> None:
 BAD_AGUI: list[tuple[str, dict[str, object]]] = [
     ("an unknown field", agui_body(extra=True)),
     ("no thread id", agui_body(threadId="")),
-    ("client tools", agui_body(tools=[{"name": "x", "description": "y"}])),
+    ("a client tool with a field AG-UI has not", agui_body(tools=[{"name": "x", "run": "y"}])),
+    ("a client tool without a name", agui_body(tools=[{"description": "y"}])),
+    ("one client tool twice", agui_body(tools=[{"name": "x"}, {"name": "x"}])),
     (
         "an unknown message field",
         agui_body(messages=[{"id": "u", "role": "user", "content": "a", "x": 1}]),

@@ -6,6 +6,7 @@ env (Node and the committed lockfile); skipped elsewhere, naming that env."""
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -39,6 +40,9 @@ from .frontend_runs import WEATHER, chat_run_events, replay, search_run_events
 from .test_chat import KEY
 from .test_chat_approvals import DELETED, Model
 from .test_chat_approvals import TOOLS as APPROVAL_TOOLS
+from .test_chat_client_tools import OFFERED
+from .test_chat_client_tools import TOOLS as CLIENT_TOOLS
+from .test_chat_client_tools import Model as ClientToolModel
 
 USER = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "Delft"}]}
 
@@ -426,3 +430,79 @@ def test_ag_ui_s_http_agent_answers_the_interrupt_with_its_resume_entries(
     answer = "deleted notes.txt" if approved else "denied: tool 'delete_file' was not run: keep it"
     assert ran["result"] == {"coat": answer}
     assert deleted == DELETED
+
+
+@pytest.fixture
+def client_tools() -> Iterator[str]:
+    model = ClientToolModel()
+    app = create_app(
+        catalog(),
+        lambda: AsyncFunctionRuntime(model.handler),
+        tools=CLIENT_TOOLS,
+        reasoning_key=KEY,
+    )
+    with serve_in_background(app) as url:
+        yield url
+
+
+def test_the_ai_package_leaves_a_client_call_to_the_page_and_goes_on_with_its_output(
+    client_tools: str,
+) -> None:
+    """The ``ai`` package reads the paused stream into a tool part ``input-available`` with
+    no output (what ``useChat`` hands ``onToolCall``), and the message ``addToolOutput`` makes
+    of it resumes the run into the same message."""
+    api = f"{client_tools}/v1/contracts/demo.forecast/chat"
+    user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "here"}]}
+    read = run_script("read-ui-message-stream.mjs", {"api": api, "chatId": "c", "messages": [user]})
+    assert read["errors"] == []
+    paused = read["message"]
+    (tool,) = parts_of(paused, "tool-locate")
+    assert tool["state"] == "input-available"
+    assert tool["input"] == {"precise": True}
+    assert "output" not in tool
+    (sealed,) = parts_of(paused, "data-runport-continuation")
+    assert sealed["data"].startswith("rp1.")
+    # what addToolOutput({tool: "locate", toolCallId: "loc-1", output}) makes of the part
+    tool.update(state="output-available", output={"city": "Oslo"})
+    request = {"api": api, "chatId": "c", "messages": [user, paused], "continues": True}
+    read = run_script("read-ui-message-stream.mjs", request)
+    assert read["errors"] == []
+    done = read["message"]
+    assert done["id"] == paused["id"]
+    (tool,) = parts_of(done, "tool-locate")
+    assert tool["state"] == "output-available"
+    assert tool["output"] == {"city": "Oslo"}
+    (text,) = parts_of(done, "text")
+    assert json.loads(text["text"]) == {"coat": '{"city":"Oslo"}'}
+
+
+@pytest.fixture
+def offering() -> Iterator[str]:
+    model = ClientToolModel()
+    app = create_app(catalog(), lambda: AsyncFunctionRuntime(model.handler), reasoning_key=KEY)
+    with serve_in_background(app) as url:
+        yield url
+
+
+def test_ag_ui_s_http_agent_offers_its_tool_and_runs_again_with_the_result(offering: str) -> None:
+    """``HttpAgent`` offers the page's tool, takes ``RUN_FINISHED``'s ``pendingToolCallIds``
+    and the state, and — the tool's result added as a tool message — runs again, sending that
+    state back unasked: the run resumes from the continuation it carries."""
+    ran = run_script(
+        "run-agui-agent.mjs",
+        {
+            "url": f"{offering}/v1/contracts/demo.forecast/agui",
+            "threadId": "t-client",
+            "runId": "r1",
+            "messages": [{"id": "u1", "role": "user", "content": "here"}],
+            "tools": OFFERED,
+            "toolResults": {"loc-1": "in Oslo"},
+        },
+    )
+    assert ran["errors"] == []
+    finished = [event for event in ran["events"] if event["type"] == "RUN_FINISHED"]
+    assert [event.get("outcome") for event in finished] == [
+        {"type": "success", "pendingToolCallIds": ["loc-1"]},
+        None,
+    ]
+    assert ran["result"] == {"coat": "in Oslo"}

@@ -8,6 +8,10 @@ expiry), the approvals are checked against its pending calls, the continuation i
 then does anything run — and the decided calls are answered in the calls' order before the
 next model turn: approved ones run, denied ones get a denial the model reads. The model is not
 called again for the paused turn, and the conversation goes on where it stopped.
+
+Client tools (``Tool.client``, docs/runs.md "Client tools") go the same way: a call to one is
+held like a call that needs approval and is pending as a ``ClientToolCall``; the resume gives
+its result (``tool_results=``) where an approval gives a decision.
 """
 
 from __future__ import annotations
@@ -25,8 +29,10 @@ from runport.application._contract import (
 )
 from runport.application._errors import RunError, RunPartial
 from runport.application._result import RunResult
+from runport.application._tools import tool_result_text
 from runport.contracts import (
     AdapterDescriptor,
+    ClientToolCall,
     ErrorCode,
     Message,
     ToolApprovalRequest,
@@ -35,7 +41,7 @@ from runport.contracts import (
 )
 
 if TYPE_CHECKING:
-    from runport.application._options import Decision, Settings
+    from runport.application._options import ClientResult, Decision, Settings
     from runport.application._state import Round, RunState
 
 __all__ = ["held_for_approval", "opened", "pause", "refuse_stray_approvals", "resume"]
@@ -47,14 +53,18 @@ DENIED = "a person denied this call"
 def held_for_approval(
     state: RunState, problems: Sequence[tuple[ToolCall, str | None]]
 ) -> list[ToolCall]:
-    """The calls of a round that wait for a person: those that could run and whose tool says
-    it needs approval for these arguments. Asked before anything of the round runs, so a
-    ``needs_approval`` that raises ends the run (``TQX_TOOL_FAILED``) with nothing run."""
+    """The calls of a round that wait for the caller: those that could run and whose tool is
+    a client tool, or says it needs approval for these arguments. Asked before anything of the
+    round runs, so a ``needs_approval`` that raises ends the run (``TQX_TOOL_FAILED``) with
+    nothing run."""
     held: list[ToolCall] = []
     for call, problem in problems:
         if problem:
             continue
         assert isinstance(call.arguments, dict)
+        if state.tools[call.name].on_client:
+            held.append(call)
+            continue
         try:
             asks = state.tools[call.name].asks_approval(call.arguments)
         except Exception as error:
@@ -70,11 +80,15 @@ def held_for_approval(
     return held
 
 
-def pause(state: RunState, held: Sequence[ToolCall]) -> Iterator[ToolApprovalRequest]:
+Pending = ToolApprovalRequest | ClientToolCall
+
+
+def pause(state: RunState, held: Sequence[ToolCall]) -> Iterator[Pending]:
     """Seal the run as it stands and make its paused result (``state.paused``); the caller is
-    shown one ``ToolApprovalRequest`` per held call, in the calls' order."""
+    shown, in the calls' order, one ``ClientToolCall`` per held call of a client tool and one
+    ``ToolApprovalRequest`` per other held call."""
     requests = tuple(
-        ToolApprovalRequest(
+        (ClientToolCall if state.tools[call.name].on_client else ToolApprovalRequest)(
             call_id=call.call_id,
             name=call.name,
             arguments=call.arguments if isinstance(call.arguments, dict) else {},
@@ -111,12 +125,14 @@ def _refused(code: str, message: str) -> RunError:
 
 
 def refuse_stray_approvals(options: Settings) -> None:
-    """Approvals belong to a continuation: given without one, they answer nothing."""
-    if options.approvals is not None:
-        raise _refused(
-            ErrorCode.APPROVALS_INVALID,
-            "approvals= answers a paused run: pass the paused result's continuation= with it",
-        )
+    """Approvals and client tool results belong to a continuation: given without one, they
+    answer nothing."""
+    for name, given in (("approvals", options.approvals), ("tool_results", options.tool_results)):
+        if given is not None:
+            raise _refused(
+                ErrorCode.APPROVALS_INVALID,
+                f"{name}= answers a paused run: pass the paused result's continuation= with it",
+            )
 
 
 def opened(
@@ -149,36 +165,66 @@ def opened(
             ErrorCode.CONTINUATION_INVALID, f"the continuation is refused: {invalid}"
         ) from None
     _check_decisions(paused.pending, options.approvals)
+    _check_results(paused.pending, options.tool_results)
     missing = missing_capabilities(paused.interaction.required_capabilities, descriptor)
     if missing:
         raise Unsupported(capability_diagnostic(missing, descriptor))
     return paused
 
 
-def _check_decisions(
-    pending: Sequence[ToolApprovalRequest], approvals: Mapping[str, Decision] | None
-) -> None:
-    if approvals is None:
-        approvals = {}
-    if not isinstance(approvals, Mapping):
+def _answers_exactly(
+    what: str, kind: type[Pending], pending: Sequence[Pending], answers: object
+) -> list[str]:
+    """The ids of ``pending``'s calls of ``kind``, which ``answers`` must name, no more and no
+    fewer (``TQX_APPROVALS_INVALID`` otherwise)."""
+    if answers is None:
+        answers = {}
+    if not isinstance(answers, Mapping):
         raise _refused(
             ErrorCode.APPROVALS_INVALID,
-            f"approvals must map call ids to decisions, not {type(approvals).__name__}",
+            f"{what} must map call ids to answers, not {type(answers).__name__}",
         )
-    ids = [request.call_id for request in pending]
-    strays = sorted(map(repr, set(approvals) - set(ids)))
+    ids = [request.call_id for request in pending if isinstance(request, kind)]
+    strays = sorted(map(repr, set(answers) - set(ids)))
     if strays:
+        others = [r.call_id for r in pending if not isinstance(r, kind) and r.call_id in answers]
+        where = (
+            f" ({', '.join(map(repr, others))} pending for the other kind of answer)"
+            if others
+            else ""
+        )
         raise _refused(
             ErrorCode.APPROVALS_INVALID,
-            f"approvals name call(s) that are not pending: {', '.join(strays)} "
-            f"(pending: {', '.join(map(repr, ids))})",
+            f"{what} name call(s) that are not pending: {', '.join(strays)} "
+            f"(pending: {', '.join(map(repr, ids)) or 'none'}){where}",
         )
-    missing = [repr(call_id) for call_id in ids if call_id not in approvals]
+    missing = [repr(call_id) for call_id in ids if call_id not in answers]
     if missing:
+        noun = "a decision" if kind is ToolApprovalRequest else "a result"
         raise _refused(
             ErrorCode.APPROVALS_INVALID,
-            f"pending call(s) without a decision: {', '.join(missing)}",
+            f"pending call(s) without {noun}: {', '.join(missing)}",
         )
+    return ids
+
+
+def _check_results(pending: Sequence[Pending], results: Mapping[str, ClientResult] | None) -> None:
+    """The client tools' results answer exactly the pending ``ClientToolCall``s."""
+    ids = _answers_exactly("tool_results", ClientToolCall, pending, results)
+    for call_id in ids:
+        assert results is not None
+        try:
+            tool_result_text(results[call_id])
+        except (TypeError, ValueError) as error:
+            raise _refused(
+                ErrorCode.APPROVALS_INVALID,
+                f"the result for {call_id!r} is not a JSON value: {error}",
+            ) from None
+
+
+def _check_decisions(pending: Sequence[Pending], approvals: Mapping[str, Decision] | None) -> None:
+    ids = _answers_exactly("approvals", ToolApprovalRequest, pending, approvals)
+    approvals = approvals or {}
     for call_id in ids:
         decision = approvals[call_id]
         if not isinstance(decision, bool | str):
@@ -199,7 +245,7 @@ def resume(state: RunState, paused: PausedState) -> None:
     approvals = state.options.approvals or {}
     calls = _paused_calls(state, paused)
     for request in paused.pending:
-        if approvals[request.call_id] is True:
+        if isinstance(request, ToolApprovalRequest) and approvals[request.call_id] is True:
             problem = state.problem(calls[request.call_id])
             if problem is not None:
                 raise _refused(
@@ -213,7 +259,7 @@ def resume(state: RunState, paused: PausedState) -> None:
         raise _refused(
             ErrorCode.CONTINUATION_INVALID, f"the continuation is refused: {invalid}"
         ) from None
-    state.resumed = _answered(state, paused, calls, approvals)
+    state.resumed = _answered(state, paused, calls, approvals, state.options.tool_results or {})
 
 
 def _paused_calls(state: RunState, paused: PausedState) -> dict[str, ToolCall]:
@@ -235,11 +281,19 @@ def _answered(
     paused: PausedState,
     calls: Mapping[str, ToolCall],
     approvals: Mapping[str, Decision],
+    results: Mapping[str, ClientResult],
 ) -> Round:
-    """Each decided call answered, in the calls' order: an approved one run (a tool that
-    raises ends the run, ``TQX_TOOL_FAILED``, as in any round), a denied one told so."""
+    """Each pending call answered, in the calls' order: a client tool's with the result the
+    caller gave, an approved one run (a tool that raises ends the run, ``TQX_TOOL_FAILED``,
+    as in any round), a denied one told so."""
     for request in paused.pending:
         call = calls[request.call_id]
+        if isinstance(request, ClientToolCall):
+            result = results[request.call_id]
+            text = tool_result_text(result)
+            _place(state.messages, Message(role="tool", content=text, tool_call_id=call.call_id))
+            yield ToolResult(call_id=call.call_id, name=call.name, output=result)
+            continue
         decision = approvals[request.call_id]
         if decision is True:
             ran = yield from state.call_tool(call)

@@ -19,11 +19,16 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
-from typing import Literal, Protocol, runtime_checkable
+from typing import Annotated, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from runport.contracts import CompiledInteraction, ExecutionReceipt, ToolApprovalRequest
+from runport.contracts import (
+    ClientToolCall,
+    CompiledInteraction,
+    ExecutionReceipt,
+    ToolApprovalRequest,
+)
 
 __all__ = [
     "MIN_CONTINUATION_KEY_BYTES",
@@ -62,7 +67,9 @@ class PausedState(BaseModel):
     receipts: list[ExecutionReceipt]
     warnings: list[str] = Field(default_factory=list)
     corrections: int = Field(ge=0)
-    pending: list[ToolApprovalRequest] = Field(min_length=1)
+    pending: list[Annotated[ToolApprovalRequest | ClientToolCall, Field(discriminator="kind")]] = (
+        Field(min_length=1)
+    )
 
 
 @runtime_checkable

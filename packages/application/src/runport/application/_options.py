@@ -8,6 +8,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
+from pydantic import JsonValue
+
 from runport.application._continuation import ContinuationSeal, default_seal
 from runport.application._tools import Tool
 from runport.contracts import Message
@@ -18,6 +20,9 @@ Sleep = Callable[[float], Awaitable[None] | None]
 Decision = bool | str
 """A person's answer to a ``ToolApprovalRequest``: ``True`` runs the call, ``False`` or a
 reason (a string) denies it."""
+ClientResult = JsonValue
+"""What a client tool returned, for a ``ClientToolCall``: a string (sent to the model as-is)
+or any JSON value (sent as compact JSON), as a function tool's result is."""
 
 _UNOBSERVED = RunObserver()
 
@@ -37,8 +42,10 @@ class RunOptions(TypedDict, total=False):
     ends (``runport.otel.RunTracer`` makes spans of it; docs/observability.md).
 
     A person in the loop (docs/runs.md): ``continuation`` (a paused ``RunResult``'s) and
-    ``approvals`` (``{call_id: True | False | "reason"}``, one per pending call) resume a
-    paused run; ``continuation_seal`` (a ``ContinuationSeal``) seals and opens continuations
+    ``approvals`` (``{call_id: True | False | "reason"}``, one per pending
+    ``ToolApprovalRequest``) resume a paused run, ``tool_results`` (``{call_id: result}``, one
+    per pending ``ClientToolCall``) giving it what the client tools (``Tool.client``)
+    returned; ``continuation_seal`` (a ``ContinuationSeal``) seals and opens continuations
     (this process's own random key unless given).
 
     ``deadline`` (none): seconds the run may take from its start, read from ``clock``
@@ -58,6 +65,7 @@ class RunOptions(TypedDict, total=False):
     observer: RunObserver
     continuation: str | None
     approvals: Mapping[str, Decision] | None
+    tool_results: Mapping[str, ClientResult] | None
     continuation_seal: ContinuationSeal
     deadline: float | None
     clock: Callable[[], float]
@@ -78,6 +86,7 @@ class Settings:
     observer: RunObserver = _UNOBSERVED
     continuation: str | None = None
     approvals: Mapping[str, Decision] | None = None
+    tool_results: Mapping[str, ClientResult] | None = None
     continuation_seal: ContinuationSeal | None = None
     deadline: float | None = None
     clock: Callable[[], float] = time.monotonic

@@ -9,7 +9,7 @@ from pydantic import JsonValue
 
 from runport.application._define import output_as
 from runport.application._json import JSONResult
-from runport.contracts import ExecutionReceipt, Message, ToolApprovalRequest, Usage
+from runport.contracts import ClientToolCall, ExecutionReceipt, Message, ToolApprovalRequest, Usage
 
 __all__ = ["RunResult"]
 
@@ -23,7 +23,9 @@ class RunResult(JSONResult):
 
     A run that paused for a person (docs/runs.md, "A person in the loop") has ``status``
     ``"paused"``, no output, the calls awaiting a decision in ``pending`` and the sealed
-    ``continuation`` that resumes it: ``run(..., continuation=…, approvals=…)``."""
+    ``continuation`` that resumes it: ``run(..., continuation=…, approvals=…)``. A call to a
+    client tool (``Tool.client``) is pending as a ``ClientToolCall``, answered by
+    ``tool_results=`` (docs/runs.md, "Client tools")."""
 
     output: JsonValue
     output_schema_valid: bool
@@ -32,7 +34,7 @@ class RunResult(JSONResult):
     usage: Usage
     warnings: tuple[str, ...] = ()
     status: Literal["complete", "paused"] = "complete"
-    pending: tuple[ToolApprovalRequest, ...] = ()
+    pending: tuple[ToolApprovalRequest | ClientToolCall, ...] = ()
     continuation: str | None = None
 
     def output_as(self, kind: type[T]) -> T:

@@ -27,6 +27,7 @@ from runport.application._subrun import Nested
 from runport.application._tools import Output, Tool, tool_result_text
 from runport.contracts import (
     AnswerRejected,
+    ClientToolCall,
     CompiledInteraction,
     ErrorCode,
     ExecutionReceipt,
@@ -51,7 +52,9 @@ _BACKOFF_CAP_S = 8.0
 log = logging.getLogger("runport.application")
 
 
-Between = ToolResult | ToolProgress | SubRunEvent | AnswerRejected | ToolApprovalRequest
+Between = (
+    ToolResult | ToolProgress | SubRunEvent | AnswerRejected | ToolApprovalRequest | ClientToolCall
+)
 """What the caller is shown between two turns of a run."""
 
 Ran = tuple[str, JsonValue] | RunError

@@ -46,6 +46,9 @@ class Tool:
     ``needs_approval`` (``False``): ``True``, or a predicate over a call's arguments that says
     so, makes a run pause before calling the function, until a person approves or denies the
     call (docs/runs.md, "A person in the loop").
+
+    :meth:`Tool.client` declares a tool the caller runs itself (a frontend's): a call to it
+    pauses the run until the caller sends its result (docs/runs.md, "Client tools").
     """
 
     name: str
@@ -54,6 +57,37 @@ class Tool:
     function: Callable[..., Any]
     arguments_model: type[BaseModel] | None = None
     needs_approval: ApprovalRule = False
+    on_client: bool = False
+    """Whether the caller runs this tool (``Tool.client``): the run never calls ``function``."""
+
+    @classmethod
+    def client(
+        cls,
+        name: str,
+        description: str = "",
+        parameters: Mapping[str, JsonValue] | None = None,
+    ) -> Tool:
+        """A tool the caller only declares and runs itself — a frontend's (AG-UI
+        ``RunAgentInput.tools``, an AI SDK tool without ``execute``). The model is offered it
+        under ``parameters`` (a JSON Schema; an object with no properties when omitted); a call
+        to it (its arguments checked against that schema) pauses the run with a
+        ``ClientToolCall`` pending, and ``run(..., continuation=…, tool_results={call_id:
+        result})`` goes on with what the caller's tool returned (docs/runs.md, "Client
+        tools")."""
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"a client tool's name is a non-empty string, not {name!r}")
+        schema: Mapping[str, JsonValue] = (
+            {"type": "object", "properties": {}} if parameters is None else parameters
+        )
+        if not isinstance(schema, Mapping):
+            raise TypeError(f"client tool {name!r}: parameters is a JSON Schema object")
+        return cls(
+            name=name,
+            description=description,
+            parameters=dict(schema),
+            function=_runs_on_the_client,
+            on_client=True,
+        )
 
     @classmethod
     def from_function(
@@ -165,6 +199,12 @@ class Tool:
         return self.function(
             **{key: getattr(validated, key) for key in type(validated).model_fields}
         )
+
+
+def _runs_on_the_client(**arguments: Any) -> Any:
+    """A client tool's ``function``: the run holds its calls and never calls it; a direct
+    ``Tool.call`` is refused rather than answered with something made up."""
+    raise RuntimeError("a client tool is run by the caller: its result comes in tool_results=")
 
 
 def as_tool(item: Tool | Callable[..., Any]) -> Tool:

@@ -24,6 +24,7 @@ from runport.cli._sinks import run_sink
 from runport.cli._surfaces import extra_missing
 from runport.contracts import (
     AnswerRejected,
+    ClientToolCall,
     Complete,
     Delta,
     ErrorCode,
@@ -135,7 +136,8 @@ def turn_events(sink: Callable[[StreamEvent], None]) -> Callable[[RunEvent], Non
             | SubRunEvent
             | AnswerRejected
             | OutputSnapshot
-            | ToolApprovalRequest,
+            | ToolApprovalRequest
+            | ClientToolCall,
         ):
             sink(event)
 

@@ -28,6 +28,7 @@ from runport.cli._output import source_lines
 from runport.cli._safe import printable
 from runport.contracts import (
     AnswerRejected,
+    ClientToolCall,
     Complete,
     Delta,
     ExecutionReceipt,
@@ -279,7 +280,9 @@ class RichTurns:
 
     def __call__(self, event: RunEvent) -> None:
         # between turns: the last one's
-        if isinstance(event, ToolResult | ToolProgress | SubRunEvent | AnswerRejected):
+        if isinstance(
+            event, ToolResult | ToolProgress | SubRunEvent | AnswerRejected | ClientToolCall
+        ):
             if self._turn is not None:
                 self._turn(event)
             return

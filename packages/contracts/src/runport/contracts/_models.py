@@ -447,6 +447,17 @@ class ToolApprovalRequest(_Wire):
     arguments: dict[str, JsonValue] = Field(default_factory=dict)
 
 
+class ClientToolCall(_Wire):
+    """The model called a tool the caller only declared and runs itself (a client tool, such
+    as a frontend's): the run pauses, and goes on when the caller sends the call's result
+    (docs/runs.md, "Client tools"). Made by the application's run, never by an adapter."""
+
+    kind: Literal["ClientToolCall"] = "ClientToolCall"
+    call_id: Annotated[str, Field(min_length=1)]
+    name: Annotated[str, Field(min_length=1)]
+    arguments: dict[str, JsonValue] = Field(default_factory=dict)
+
+
 RunEvent = Annotated[
     ProgressEvent
     | Complete
@@ -456,13 +467,15 @@ RunEvent = Annotated[
     | SubRunEvent
     | OutputSnapshot
     | AnswerRejected
-    | ToolApprovalRequest,
+    | ToolApprovalRequest
+    | ClientToolCall,
     Field(discriminator="kind"),
 ]
 """What a run's caller receives: every turn's ``StreamEvent`` members, and between them what
 the application adds: ``ToolResult`` (after ``ToolProgress`` from a tool that is a generator,
 and ``SubRunEvent`` from a tool that is a run), ``OutputSnapshot``, ``AnswerRejected`` and,
-when a run pauses for a person, ``ToolApprovalRequest``."""
+when a run pauses, ``ToolApprovalRequest`` (for a person's decision) and ``ClientToolCall``
+(for a client tool's result)."""
 
 SubRunEvent.model_rebuild()
 

@@ -37,6 +37,7 @@ class RunEventEncoder(ABC):
             "Citation": self._citation,
             "FileDelta": self._file,
             "ToolApprovalRequest": self._approval_request,
+            "ClientToolCall": self._client_call,
         }
 
     def encode(self, event: RunEvent) -> list[bytes]:
@@ -91,9 +92,16 @@ class RunEventEncoder(ABC):
     # A person in the loop (adr/0069): a protocol that carries a paused run sets ``pauses``.
 
     pauses: ClassVar[bool] = False
+    client_calls: ClassVar[bool] = False
+    """Whether the protocol carries a run paused at a call of a client tool (``Tool.client``)."""
 
     def _approval_request(self, event: contracts.ToolApprovalRequest, out: list[bytes]) -> None:
         """A call the run holds for a person's decision."""
+        return
+
+    def _client_call(self, event: contracts.ClientToolCall, out: list[bytes]) -> None:
+        """A call the run holds for the client to run (``Tool.client``): its input was
+        already streamed with the model's turn."""
         return
 
     def pause(self, continuation: str) -> None:

@@ -28,7 +28,7 @@ from runport.application import (
     aclose_adapter,
     astream_run,
 )
-from runport.contracts import ErrorCode
+from runport.contracts import ClientToolCall, ErrorCode
 from runport.core import Contract
 from runport.ports import AsyncRuntimeAdapter
 from runport.server._disconnect import respond_until_disconnected
@@ -112,6 +112,15 @@ class ChatJob(Job):
                 return self._ended(
                     RunError("tool", ErrorCode.APPROVALS_INVALID, RunPartial(), message)
                 )
+            clients = [p.name for p in result.pending if isinstance(p, ClientToolCall)]
+            if clients and not self.encoder.client_calls:
+                message = (
+                    f"the {self.protocol.name} route carries no calls of client tools "
+                    f"({', '.join(clients)}): the model's call was not answered"
+                )
+                return self._ended(
+                    RunError("tool", ErrorCode.APPROVALS_INVALID, RunPartial(), message)
+                )
             self.encoder.pause(result.continuation)
         return self._ended()
 
@@ -122,10 +131,11 @@ class ChatJob(Job):
             return astream_run(
                 self.contract,
                 adapter,
-                tools=self.tools,
+                tools=[*self.tools, *call.client_tools],
                 partial_output=self.partial_output,
                 continuation=call.continuation,
                 approvals=call.approvals or {},
+                tool_results=call.tool_results or {},
                 continuation_seal=self.seal,
             )
         return astream_run(
@@ -133,7 +143,7 @@ class ChatJob(Job):
             adapter,
             inputs=call.inputs,
             context=call.context,
-            tools=self.tools,
+            tools=[*self.tools, *call.client_tools],
             history=call.history,
             partial_output=self.partial_output,
             continuation_seal=self.seal,

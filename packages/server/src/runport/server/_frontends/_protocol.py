@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 from pydantic import JsonValue
 from starlette.responses import JSONResponse
 
+from runport.application import Tool
 from runport.contracts import ErrorCode, Message
 from runport.core import Contract
 from runport.server._errors import RequestRefused
@@ -29,8 +30,11 @@ class ChatCall:
     reasoning is bound to, with ``chat_id``).
 
     A call that answers a paused run (adr/0069) carries its sealed ``continuation`` and the
-    person's ``approvals`` (``{call_id: True | False | "reason"}``); its inputs, context and
-    history are then the continuation's, not the request's."""
+    person's ``approvals`` (``{call_id: True | False | "reason"}``) and ``outputs``, the tool
+    results the answering message carries (``{call_id: output}``): the client tools' results
+    among them become ``tool_results`` once the continuation says which calls are the
+    client's (``client_results``). Its inputs, context and history are then the
+    continuation's, not the request's."""
 
     chat_id: str
     inputs: dict[str, Any]
@@ -41,6 +45,10 @@ class ChatCall:
     contract_id: str = ""
     continuation: str | None = None
     approvals: dict[str, bool | str] | None = None
+    outputs: dict[str, JsonValue] | None = None
+    tool_results: dict[str, JsonValue] | None = None
+    client_tools: tuple[Tool, ...] = ()
+    """Tools the request declares for its client to run (AG-UI ``RunAgentInput.tools``)."""
 
     @property
     def denied(self) -> frozenset[str]:

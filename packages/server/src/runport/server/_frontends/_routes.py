@@ -6,6 +6,7 @@ adr/0036, adr/0041)."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -52,6 +53,36 @@ async def active_run(runs: Runs, key: str, *, finished: bool = False) -> str | N
     return run_id
 
 
+def client_results(seal: ContinuationSeal, contract: Contract, call: ChatCall) -> ChatCall:
+    """``call`` with the client tools' results it carries (adr/0069): of the tool outputs its
+    answering message holds, those of the paused run's pending ``ClientToolCall``s. An output
+    the conversation already has (a call the server ran before the pause) is the client
+    showing it; an output for any other call (never made, or waiting for an approval) is
+    refused, coded, before anything runs. A continuation that does not open is left to the
+    run, which refuses it."""
+    if call.continuation is None or not call.outputs:
+        return call
+    try:
+        paused = seal.open(call.continuation, contract.id)
+    except ValueError:  # the seal's ContinuationInvalid: refused, coded, by the run
+        return call
+    clients = {request.call_id for request in paused.pending if request.kind == "ClientToolCall"}
+    answered = {m.tool_call_id for m in paused.interaction.messages if m.role == "tool"}
+    results: dict[str, Any] = {}
+    for call_id, output in call.outputs.items():
+        if call_id in clients:
+            results[call_id] = output
+        elif call_id not in answered:
+            raise RequestRefused(
+                400,
+                ErrorCode.APPROVALS_INVALID,
+                f"a tool result for call {call_id!r}, which waits for no result: the paused "
+                f"run's client calls are {', '.join(map(repr, sorted(clients))) or 'none'}; "
+                "nothing was run",
+            )
+    return dataclasses.replace(call, tool_results=results)
+
+
 async def spend_across(
     runs: Runs, seal: ContinuationSeal, contract: Contract, call: ChatCall
 ) -> None:
@@ -65,13 +96,17 @@ async def spend_across(
         raise RequestRefused(
             400, ErrorCode.CONTINUATION_INVALID, f"the continuation is refused: {invalid}"
         ) from None
-    pending = [request.call_id for request in paused.pending]
-    if set(call.approvals or {}) != set(pending):
-        raise RequestRefused(
-            400,
-            ErrorCode.APPROVALS_INVALID,
-            f"the approvals must answer exactly the pending calls: {', '.join(pending)}",
-        )
+    for kind, given, what in (
+        ("ToolApprovalRequest", call.approvals, "approvals"),
+        ("ClientToolCall", call.tool_results, "client tool results"),
+    ):
+        pending = [request.call_id for request in paused.pending if request.kind == kind]
+        if set(given or {}) != set(pending):
+            raise RequestRefused(
+                400,
+                ErrorCode.APPROVALS_INVALID,
+                f"the {what} must answer exactly the pending calls: {', '.join(pending)}",
+            )
     if not await runs.log.spend(f"continuation:{paused.id}", paused.expires):
         raise RequestRefused(
             400,
@@ -99,12 +134,21 @@ def frontend_routes(
     ``seal`` seals the continuation of a run that pauses for a person, and opens it when the
     person's answer comes back (adr/0069)."""
     busy: set[tuple[str, str, str]] = set()
+    served = {tool.name if isinstance(tool, Tool) else tool.__name__ for tool in tools}
 
     async def serve(protocol: FrontendProtocol, request: Request) -> Response:
         try:
             check_token(request, token)
             contract = find_contract(catalog, request.path_params["contract_id"])
             call = protocol.parse(await read_body(request, max_body_bytes, body_timeout), contract)
+            taken = sorted(served & {tool.name for tool in call.client_tools})
+            if taken:
+                raise RequestRefused(
+                    400,
+                    ErrorCode.DATA_INVALID,
+                    f"the client offers tool(s) this server runs itself: {', '.join(taken)}",
+                )
+            call = client_results(seal, contract, call)
             key = (protocol.segment, contract.id, call.chat_id)
             chat_key = ":".join(key)
             if key in busy or (runs is not None and await active_run(runs, chat_key)):

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import Field, JsonValue
 
+from runport.application import Tool
 from runport.contracts import ErrorCode, Message, ToolCall
 from runport.core import Contract, JsonLimitError, parse_json_text
 from runport.server._body import parse_json_object
@@ -288,6 +289,49 @@ def _resume(entries: JsonValue) -> tuple[str, dict[str, bool | str]]:
     return tokens.pop(), approvals
 
 
+_TOOL_KEYS = frozenset({"name", "description", "parameters"})
+_NO_ARGUMENTS: dict[str, JsonValue] = {"type": "object", "properties": {}}
+
+
+def _client_tool(entry: JsonValue, where: str) -> Tool:
+    """A tool the client offers to run itself (AG-UI ``Tool``: ``{name, description,
+    parameters}``), declared to the run as ``Tool.client`` (adr/0069)."""
+    if not isinstance(entry, dict) or set(entry) - _TOOL_KEYS:
+        raise bad(f"{where} must be a tool: {{name, description, parameters}}")
+    name = entry.get("name")
+    description = entry.get("description", "")
+    parameters = entry.get("parameters", _NO_ARGUMENTS)
+    if not isinstance(name, str) or not name or not isinstance(description, str):
+        raise bad(f"{where}: a tool's name is a non-empty string, its description a string")
+    if not isinstance(parameters, dict):
+        raise bad(f"{where}: a tool's parameters are a JSON Schema object")
+    return Tool.client(name, description, parameters)
+
+
+def _state_continuation(state: JsonValue) -> str | None:
+    """The continuation a run paused at client calls left in the thread's state
+    (``{runport: {continuation}}``), which the client sends back with every run."""
+    held = state.get(RESUME_METADATA) if isinstance(state, dict) else None
+    token = held.get("continuation") if isinstance(held, dict) else None
+    return token if isinstance(token, str) else None
+
+
+def _trailing_results(messages: list[JsonValue]) -> dict[str, JsonValue]:
+    """The tool messages after the thread's last assistant message, by call id: the results
+    the client's tools gave (and those the server ran, already in the conversation)."""
+    results: dict[str, JsonValue] = {}
+    for raw in reversed(messages):
+        if not isinstance(raw, dict) or raw.get("role") != "tool":
+            break
+        call_id, content = raw.get("toolCallId"), raw.get("content")
+        if not isinstance(call_id, str) or not isinstance(content, str):
+            raise bad("a tool message is {role: 'tool', toolCallId, content: string}")
+        if call_id in results:
+            raise bad(f"tool call {call_id!r} is answered twice")
+        results[call_id] = content
+    return dict(reversed(results.items()))
+
+
 def parse_agui(
     body: bytes, contract: Contract, *, max_messages: int = DEFAULT_MAX_CHAT_MESSAGES
 ) -> tuple[ChatCall, str, str]:
@@ -300,11 +344,15 @@ def parse_agui(
         lambda unknown: f"unknown field(s) in RunAgentInput: {', '.join(unknown)}",
     )
     thread_id, run_id = request.thread_id, request.run_id
-    if request.tools:
-        raise bad("this agent runs its own tools: a RunAgentInput offering tools is refused")
+    offered = request.tools or []
+    client_tools = tuple(_client_tool(entry, f"tools[{i}]") for i, entry in enumerate(offered))
+    if len({tool.name for tool in client_tools}) < len(client_tools):
+        raise bad("'tools' names one tool twice")
     if request.context:
         raise bad("'context' entries are not taken: send the run's values in forwardedProps.inputs")
-    if request.resume is not None:
+    sealed = _state_continuation(request.state)
+    answering = _trailing_results(request.messages)
+    if request.resume is not None or (sealed is not None and answering):
         if len(request.messages) > max_messages:
             raise RequestRefused(
                 413,
@@ -312,7 +360,11 @@ def parse_agui(
                 f"the thread carries {len(request.messages)} messages; this server takes at "
                 f"most {max_messages}",
             )
-        continuation, approvals = _resume(request.resume)
+        if request.resume is not None:
+            continuation, approvals = _resume(request.resume)
+        else:
+            assert sealed is not None
+            continuation, approvals = sealed, {}
         call = ChatCall(
             thread_id,
             {},
@@ -323,6 +375,8 @@ def parse_agui(
             contract_id=contract.id,
             continuation=continuation,
             approvals=approvals,
+            outputs=answering,
+            client_tools=client_tools,
         )
         return call, thread_id, run_id
     props = request.forwarded_props or {}
@@ -377,5 +431,6 @@ def parse_agui(
         None,
         run_id=run_id,
         contract_id=contract.id,
+        client_tools=client_tools,
     )
     return call, thread_id, run_id

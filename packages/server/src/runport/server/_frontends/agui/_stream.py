@@ -102,6 +102,7 @@ class AGUIEncoder(RunEventEncoder):
     ``denied`` calls' results are the denial the model reads."""
 
     pauses = True
+    client_calls = True
 
     def __init__(
         self, thread_id: str, run_id: str, *, denied: frozenset[str] = frozenset()
@@ -109,6 +110,7 @@ class AGUIEncoder(RunEventEncoder):
         super().__init__()
         self._denied = denied
         self._held: list[contracts.ToolApprovalRequest] = []
+        self._clients: list[contracts.ClientToolCall] = []
         self._continuation: str | None = None
         self._thread_id = thread_id
         self._run_id = run_id
@@ -146,10 +148,19 @@ class AGUIEncoder(RunEventEncoder):
         if failure is not None and failure[0] == ErrorCode.CALLER_STOPPED:
             finished["outcome"] = {"type": "cancelled"}
         elif failure is None and self._continuation is not None:
-            finished["outcome"] = {
-                "type": "interrupt",
-                "interrupts": [self._interrupt(held, self._continuation) for held in self._held],
-            }
+            if self._clients:  # the state the client sends back with its tools' results
+                sealed = {"runport": {"continuation": self._continuation}}
+                out.append(b'{"type":"STATE_SNAPSHOT","snapshot":' + _json(sealed) + b"}")
+            if self._held:
+                finished["outcome"] = {
+                    "type": "interrupt",
+                    "interrupts": [
+                        self._interrupt(held, self._continuation) for held in self._held
+                    ],
+                }
+            else:
+                pending: list[JsonValue] = [call.call_id for call in self._clients]
+                finished["outcome"] = {"type": "success", "pendingToolCallIds": pending}
         elif failure is not None:
             out.append(_json({"type": "RUN_ERROR", "code": failure[0], "message": failure[1]}))
             return out
@@ -179,6 +190,9 @@ class AGUIEncoder(RunEventEncoder):
 
     def _approval_request(self, event: contracts.ToolApprovalRequest, out: list[bytes]) -> None:
         self._held.append(event)
+
+    def _client_call(self, event: contracts.ClientToolCall, out: list[bytes]) -> None:
+        self._clients.append(event)
 
     @staticmethod
     def _token_usage(provider: str | None, model: str | None, usage: Usage) -> JsonValue:

@@ -298,6 +298,7 @@ def _resumed(request: ChatRequest, contract: Contract, max_messages: int) -> Cha
             f"the chat carries {len(messages)} messages; this server takes at most {max_messages}",
         )
     approvals: dict[str, bool | str] = {}
+    outputs: dict[str, JsonValue] = {}
     continuation: JsonValue = None
     last = len(messages) - 1
     for index, raw in enumerate(messages):
@@ -312,24 +313,31 @@ def _resumed(request: ChatRequest, contract: Contract, max_messages: int) -> Cha
                 continuation = part.get("data")
             if not (kind.startswith("tool-") or kind == "dynamic-tool"):
                 continue
-            if part.get("state") != "approval-responded":
+            state = part.get("state")
+            if index == last and state == "output-available" and not part.get("providerExecuted"):
+                call_id = _string(part, "toolCallId", at)
+                if call_id in outputs:
+                    raise bad(f"{at}: tool call {call_id!r} appears twice in the message")
+                outputs[call_id] = part.get("output")  # a client tool's result, or shown
+                continue
+            if state != "approval-responded":
                 continue
             call_id = _string(part, "toolCallId", at)
             if index != last:
                 raise _moved_on(call_id, at)
-            if call_id in approvals:
+            if call_id in approvals or call_id in outputs:
                 raise bad(f"{at}: tool call {call_id!r} appears twice in the message")
             approvals[call_id] = _decision(part, call_id, at)
-    if not approvals:
+    if not approvals and not outputs:
         raise bad(
             "the last message must be the user's (it is what the run answers), or the "
-            "assistant's with its approval requests answered"
+            "assistant's with its approval requests or client tool calls answered"
         )
     if not isinstance(continuation, str):
         raise RequestRefused(
             400,
             ErrorCode.CONTINUATION_INVALID,
-            f"message {last} answers approvals but carries no continuation "
+            f"message {last} answers a paused run but carries no continuation "
             f"(its {_CONTINUATION_PART!r} part, as the paused run's stream sent it)",
         )
     return ChatCall(
@@ -341,6 +349,7 @@ def _resumed(request: ChatRequest, contract: Contract, max_messages: int) -> Cha
         contract_id=contract.id,
         continuation=continuation,
         approvals=approvals,
+        outputs=outputs,
     )
 
 

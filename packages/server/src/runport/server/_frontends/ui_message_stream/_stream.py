@@ -67,6 +67,7 @@ class UIMessageEncoder(RunEventEncoder):
     calls are ``tool-output-denied``."""
 
     pauses = True
+    client_calls = True
 
     def __init__(
         self,
