@@ -76,6 +76,13 @@ def test_another_contracts_output_is_refused(runport: Cli, tmp_path: Path) -> No
     assert out.read_bytes() == before
 
 
+def _interruptible() -> None:
+    """Run in the child before the command starts: Ctrl-C at its default, as at a terminal.
+    A test session started in the background (a CI script's ``&``) ignores SIGINT, and a child
+    inherits that: the command would never see the test's Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start_on_a_pipe(
     runport: Cli, tmp_path: Path, first: int
 ) -> tuple[subprocess.Popen[str], Path, Path]:
@@ -90,6 +97,7 @@ def _start_on_a_pipe(
         stderr=subprocess.PIPE,
         text=True,
         env=runport.env(),
+        preexec_fn=_interruptible,
     )
     writer = pipe.open("w", encoding="utf-8")
     writer.write(row_text(first))

@@ -253,6 +253,13 @@ def ray_cli(rows: Path, out: Path) -> list[str]:
     return [*argv, "--engine", "ray"]
 
 
+def _interruptible() -> None:
+    """Run in the child before the command starts: Ctrl-C at its default, as at a terminal.
+    A test session started in the background (a CI script's ``&``) ignores SIGINT, and a child
+    inherits that: the command would never see the test's Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGKILL], ids=["sigint", "sigkill"])
 def test_a_killed_ray_batch_keeps_every_row_its_workers_finished(
     cluster: str, upstream: HeldUpstream, tmp_path: Path, stop: signal.Signals
@@ -273,7 +280,12 @@ def test_a_killed_ray_batch_keeps_every_row_its_workers_finished(
     env = {**os.environ, **openai_env(upstream), "RAY_ADDRESS": cluster}
     held_before = upstream.held()
     process = subprocess.Popen(
-        ray_cli(rows, out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+        ray_cli(rows, out),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        preexec_fn=_interruptible,
     )
     deadline = time.monotonic() + GUARD_S
     while (
