@@ -384,3 +384,13 @@ def test_a_server_is_a_url_or_a_command_line(
 def test_an_empty_server_is_refused(server: str | Sequence[str]) -> None:
     with pytest.raises(ValueError, match="command line or an http"):
         server_parameters(server)
+
+
+def test_the_application_offers_the_same_client_by_its_own_name(http_url: str) -> None:
+    """``runport.application.mcp_tools`` finds this package's client through the
+    ``runport.tool_sources`` entry point: the same tools, called the same way."""
+    from runport.application import mcp_tools as offered
+
+    with offered(http_url, include=["add"]) as tools, mcp_tools(http_url, include=["add"]) as own:
+        assert isinstance(tools, McpToolset)
+        assert [tool.spec() for tool in tools] == [tool.spec() for tool in own]

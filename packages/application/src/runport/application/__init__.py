@@ -58,6 +58,7 @@ from runport.application._snapshot_pace import (
     DEFAULT_SNAPSHOT_RATIO,
     SnapshotPace,
 )
+from runport.application._tool_sources import TOOL_SOURCE_GROUP, ToolSet, mcp_tools
 from runport.application._tools import Tool
 
 __all__ = [
@@ -65,6 +66,7 @@ __all__ = [
     "ASYNC_ADAPTER_GROUP",
     "DEFAULT_SNAPSHOT_EVERY_BELOW",
     "DEFAULT_SNAPSHOT_RATIO",
+    "TOOL_SOURCE_GROUP",
     "AdapterNotFoundError",
     "AsyncFallback",
     "BatchLine",
@@ -90,6 +92,7 @@ __all__ = [
     "RunStream",
     "SnapshotPace",
     "Tool",
+    "ToolSet",
     "abatch",
     "aclose_adapter",
     "adapter_entry_points",
@@ -107,6 +110,7 @@ __all__ = [
     "execute_contract",
     "input_schema",
     "load_catalog",
+    "mcp_tools",
     "output_as",
     "read_rows",
     "repair_history",

@@ -35,7 +35,6 @@ from concurrent.futures import Future, wait
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import AbstractContextManager
 from queue import SimpleQueue
-from types import TracebackType
 from typing import Any, Final, TextIO, overload
 
 import anyio
@@ -46,7 +45,7 @@ from mcp import Client, MCPError
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, TextContent
 from mcp.types import Tool as McpTool
-from runport.application import Tool
+from runport.application import Tool, ToolSet
 from runport.contracts import ErrorCode
 from runport.ports import PortError
 
@@ -172,7 +171,7 @@ def _content_text(result: CallToolResult) -> str:
     )
 
 
-class McpToolset(Sequence[Tool]):
+class McpToolset(ToolSet):
     """An MCP server's tools for any run, and the one connection they are called over.
 
     A sequence of :class:`~runport.application.Tool` (pass it as ``tools=``, or add it to a
@@ -422,17 +421,6 @@ class McpToolset(Sequence[Tool]):
                 self._held.cancel()
         finally:
             self._portal_context.__exit__(None, None, None)
-
-    def __enter__(self) -> McpToolset:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
 
     @overload
     def __getitem__(self, index: int) -> Tool: ...
