@@ -7,7 +7,9 @@
 //                  "continues"?: true}
 //   With "continues" the last message is the assistant's (its approvals answered) and the
 //   stream goes on with it, as useChat continues the message it sent back.
-// Prints {"message": <the final UIMessage>, "snapshots": <how many>, "errors": [...]} on stdout.
+// Prints {"message": <the final UIMessage>, "snapshots": <how many>, "toolParts": [...],
+// "errors": [...]} on stdout; "toolParts" is each snapshot's tool parts, where they changed
+// (a preliminary output the part showed before its final one is kept there).
 import { DefaultChatTransport, readUIMessageStream } from "ai";
 
 const request = JSON.parse(process.argv[2]);
@@ -15,6 +17,8 @@ const transport = new DefaultChatTransport({ api: request.api, headers: request.
 const errors = [];
 let message;
 let snapshots = 0;
+const toolParts = [];
+let lastTools;
 try {
   const chunks = await transport.sendMessages({
     trigger: "submit-message",
@@ -31,8 +35,11 @@ try {
   })) {
     message = snapshot;
     snapshots += 1;
+    const tools = JSON.stringify(snapshot.parts.filter((part) => part.type.startsWith("tool-")));
+    if (tools !== lastTools) toolParts.push(JSON.parse(tools));
+    lastTools = tools;
   }
 } catch (error) {
   errors.push(String(error?.message ?? error));
 }
-process.stdout.write(JSON.stringify({ message, snapshots, errors }));
+process.stdout.write(JSON.stringify({ message, snapshots, toolParts, errors }));

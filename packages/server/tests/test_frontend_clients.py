@@ -22,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import StreamingResponse
 from starlette.routing import Route
 
-from runport.application import RunError, RunPartial
+from runport.application import RunError, RunPartial, Tool
 from runport.contracts import ExecutionRequest, ImagePart, RunEvent, TextPart
 from runport.core import parse_contract
 from runport.mock import AsyncEmitter, AsyncFunctionRuntime
@@ -506,3 +506,86 @@ def test_ag_ui_s_http_agent_offers_its_tool_and_runs_again_with_the_result(offer
         None,
     ]
     assert ran["result"] == {"coat": "in Oslo"}
+
+
+# ---- a generator tool's progress, read by the clients themselves -------------------------------
+
+
+def count_up(upto: int) -> Iterator[dict[str, int]]:
+    """Count up, saying how far it got."""
+    for done in range(1, upto + 1):
+        yield {"counted": done, "of": upto}
+    return {"total": upto}  # type: ignore[misc]
+
+
+class Counting:
+    """Asks for ``count_up`` to 2, then answers with the tool message it got."""
+
+    async def handler(self, request: ExecutionRequest, emit: AsyncEmitter) -> None:
+        last = request.interaction.messages[-1]
+        if last.role == "user":
+            await emit.tool_call("count_up", {"upto": 2}, call_id="count-1")
+            await emit.finish("tool_calls")
+            return
+        await emit.text(json.dumps({"coat": last.content}))
+        await emit.finish("stop")
+
+
+@pytest.fixture(scope="module")
+def counting() -> Iterator[str]:
+    counting = Counting()
+    tools = [Tool.from_function(count_up)]
+    app = create_app(catalog(), lambda: AsyncFunctionRuntime(counting.handler), tools=tools)
+    with serve_in_background(app) as url:
+        yield f"{url}/v1/contracts/demo.forecast"
+
+
+def test_the_ai_package_shows_a_tool_s_progress_as_preliminary_output_then_its_result(
+    counting: str,
+) -> None:
+    read = run_script(
+        "read-ui-message-stream.mjs",
+        {"api": f"{counting}/chat", "chatId": "c", "messages": [USER]},
+    )
+    assert read["errors"] == []
+    shown = [
+        (tool["state"], tool.get("output"), tool.get("preliminary"))
+        for (tool,) in read["toolParts"]
+    ]
+    assert shown[0][0] == "input-streaming"
+    outputs = shown[shown.index(("input-available", None, None)) + 1 :]
+    assert outputs == [
+        ("output-available", {"counted": 1, "of": 2}, True),
+        ("output-available", {"counted": 2, "of": 2}, True),
+        ("output-available", {"total": 2}, None),  # the result replaced the progress
+    ]
+    (tool,) = parts_of(read["message"], "tool-count_up")
+    assert tool["toolCallId"] == "count-1"
+    (text,) = parts_of(read["message"], "text")
+    assert json.loads(text["text"]) == {"coat": '{"total":2}'}
+
+
+def test_ag_ui_s_http_agent_accepts_a_tool_s_progress_as_custom_events(counting: str) -> None:
+    ran = run_script(
+        "run-agui-agent.mjs",
+        {
+            "url": f"{counting}/agui",
+            "threadId": "t-count",
+            "runId": "r1",
+            "messages": [{"id": "u1", "role": "user", "content": "Delft"}],
+        },
+    )
+    assert ran["errors"] == []  # its schemas, its verifier, and no warning
+    custom = [event for event in ran["events"] if event["type"] == "CUSTOM"]
+    progress = [event for event in custom if event["name"] == "runport.tool_progress"]
+    assert [(event["name"], event["value"]) for event in progress] == [
+        ("runport.tool_progress", {"call_id": "count-1", "data": {"counted": 1, "of": 2}}),
+        ("runport.tool_progress", {"call_id": "count-1", "data": {"counted": 2, "of": 2}}),
+    ]
+    at = [event for event in ran["events"] if event not in custom or event in progress]
+    types = [event.get("name", event["type"]) for event in at]
+    assert types.index("TOOL_CALL_END") < types.index("runport.tool_progress")
+    assert types.index("runport.tool_progress") < types.index("TOOL_CALL_RESULT")
+    (result,) = [event for event in ran["events"] if event["type"] == "TOOL_CALL_RESULT"]
+    assert json.loads(result["content"]) == {"total": 2}
+    assert ran["result"] == {"coat": '{"total":2}'}

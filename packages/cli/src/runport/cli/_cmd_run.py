@@ -19,6 +19,7 @@ from runport.cli._cmd_adapters import takes
 from runport.cli._errors import CliError
 from runport.cli._files import request
 from runport.cli._output import ReasoningToStderr, report, write_reasoning
+from runport.cli._paused import Resume, add_resume_options, seal
 from runport.cli._save_files import prepare_folder, save_files
 from runport.cli._sinks import stream_sink
 from runport.contracts import ErrorCode, OperationEnvelope
@@ -76,6 +77,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "(stdio) or its http(s) URL (streamable HTTP); repeatable, one server each "
         "(needs runport[mcp])",
     )
+    add_resume_options(parser)
 
 
 def adapter(name: str, scenario: Path | None) -> RuntimeAdapter:
@@ -120,6 +122,17 @@ def main(args: argparse.Namespace) -> int:
     inputs, context, fixture = request(args.input, args.inline, loaded)
     folder = None if args.save_files is None else prepare_folder(args.save_files)
     runtime = adapter(args.adapter, args.scenario)
+    resume = Resume(args)
+    if resume.continuation is not None:
+        if args.tools is None and not args.mcp:
+            raise CliError(
+                "usage", "--continuation resumes a run with tools: give its --tools or --mcp"
+            )
+        if inputs or context:
+            raise CliError(
+                "usage",
+                "--continuation resumes the paused run's own conversation: drop --input and -i",
+            )
     if args.tools is not None or args.mcp:
         from runport.cli._run_tools import load_tools, mcp_servers, run_command
 
@@ -141,6 +154,7 @@ def main(args: argparse.Namespace) -> int:
                 json_lines=args.json,
                 reasoning=args.reasoning,
                 save_to=folder,
+                resume=resume.keywords(seal()),
             )
     if args.json or args.stream:
         with stream_sink(json_lines=args.json) as sink:

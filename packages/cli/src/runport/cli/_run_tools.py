@@ -20,6 +20,7 @@ from runport.cli._output import (
     write_sources,
     write_tool_calls,
 )
+from runport.cli._paused import PAUSED, paused_json, write_pending
 from runport.cli._sinks import run_sink
 from runport.cli._surfaces import extra_missing
 from runport.contracts import (
@@ -166,8 +167,12 @@ def run_command(
     json_lines: bool,
     reasoning: bool = False,
     save_to: Path | None = None,
+    resume: Mapping[str, Any] | None = None,
 ) -> int:
+    """Run with tools and print the result; a run that paused prints what waits on stderr
+    and its result (with its continuation) on stdout, and exits ``PAUSED``."""
     out = sys.stdout
+    keywords = dict(resume or {})
     try:
         if stream or json_lines:
             with run_sink(json_lines=json_lines, out=out) as sink:
@@ -183,9 +188,10 @@ def run_command(
                     tools=tools,
                     on_event=turn_events(ReasoningToStderr(sink) if reasoning else sink),
                     partial_output=getattr(sink, "partial_output", False),
+                    **keywords,
                 )
         else:
-            result = run(contract, adapter, inputs=inputs, context=context, tools=tools)
+            result = run(contract, adapter, inputs=inputs, context=context, tools=tools, **keywords)
             if reasoning:
                 write_reasoning(sys.stderr, list(result.receipts))
     except RunError as error:
@@ -199,12 +205,19 @@ def run_command(
                 f"runport: error: {error.code}: {error.message} (stage {error.stage})\n"
             )
         return NOT_OK
+    paused = result.status == "paused"
+    if paused:
+        write_pending(sys.stderr, result, keyed="continuation_seal" in keywords)
     if not json_lines:
         document = _result_json(result)
         if stream:
             document = {k: document[k] for k in ("output", "usage", "warnings")}
             document["turns"] = len(result.receipts)
+        if paused:
+            document.update(paused_json(result))
         out.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    elif paused:  # the events were written as they came: the paused result is the last line
+        out.write(json.dumps(paused_json(result), ensure_ascii=False) + "\n")
     if save_to is not None:
         from runport.cli._cmd_run import saved
         from runport.cli._save_files import save_files
@@ -212,4 +225,4 @@ def run_command(
         saved(save_files(save_to, list(result.receipts)))
     for warning in result.warnings:
         sys.stderr.write(f"runport: warning: {warning}\n")
-    return 0
+    return PAUSED if paused else 0

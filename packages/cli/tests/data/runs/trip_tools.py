@@ -10,3 +10,20 @@ def get_weather(city: str) -> dict[str, object]:
 
 TOOLS = [get_weather]
 NOT_TOOLS = [42]
+
+
+def _needs_approval() -> list[object]:
+    from runport.application import Tool
+
+    return [Tool.from_function(get_weather, needs_approval=True)]
+
+
+def _client() -> list[object]:
+    from runport.application import Tool
+
+    parameters = {"type": "object", "properties": {"city": {"type": "string"}}}
+    return [Tool.client("get_weather", "Current temperature in a city.", parameters)]
+
+
+APPROVED = _needs_approval()
+CLIENT = _client()
