@@ -1,0 +1,113 @@
+"""Recorded real Gemini traffic, decoded over 127.0.0.1 to what an independent reading of the
+body says. The body is written here in our own words, following the structure of a response
+recorded from the live API and published in vercel/ai
+(packages/google/src/__fixtures__/google-code-execution-multiple-results.json): one
+``executableCode`` part followed by two ``codeExecutionResult`` parts (the run's output, then
+its failure), each part beside a ``thoughtSignature``, then the answer text
+(adr/0055-what-the-provider-did-itself.md)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+
+from runport.conformance.loopback import json_reply, serving, stream_reply
+from runport.conformance.providers import Provider, make_request, run_streamed
+from runport.contracts import ServerToolCall, ServerToolResult
+from runport.gemini import AsyncGeminiAdapter, GeminiAdapter
+
+PROVIDER = Provider(GeminiAdapter, AsyncGeminiAdapter, "gemini-test", "AIzaSyTEST-recorded")
+
+PARTS: list[dict[str, Any]] = [
+    {
+        "executableCode": {"language": "PYTHON", "code": "print('fine')\nprint(2/0)"},
+        "thoughtSignature": "QmFzZTY0U2lnbmF0dXJlT25lMDEyMzQ1Njc4OQ",
+    },
+    {"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "fine\n"}},
+    {
+        "codeExecutionResult": {
+            "outcome": "OUTCOME_FAILED",
+            "output": 'Traceback (most recent call last):\n  File "<string>", line 2\n'
+            "ZeroDivisionError: division by zero\n",
+        }
+    },
+    {
+        "text": "It printed `fine`, then failed dividing by zero.",
+        "thoughtSignature": "QmFzZTY0U2lnbmF0dXJlVHdvMDEyMzQ1Njc4OQ",
+    },
+]
+USAGE = {
+    "promptTokenCount": 21,
+    "candidatesTokenCount": 30,
+    "totalTokenCount": 320,
+    "toolUsePromptTokenCount": 269,
+}
+
+
+def whole() -> dict[str, Any]:
+    return {
+        "candidates": [
+            {"content": {"parts": PARTS, "role": "model"}, "finishReason": "STOP", "index": 0}
+        ],
+        "usageMetadata": USAGE,
+        "modelVersion": "gemini-test",
+        "responseId": "rEcOrDeD-1",
+    }
+
+
+def read_independently(body: dict[str, Any]) -> tuple[list[tuple[str, Any]], str]:
+    """What the body says, walked by hand: each code run with each of its results, in order,
+    and the answer's text."""
+    runs: list[tuple[str, Any]] = []
+    text = ""
+    for part in body["candidates"][0]["content"]["parts"]:
+        if "executableCode" in part:
+            runs.append(("ran", part["executableCode"]["code"]))
+        elif "codeExecutionResult" in part:
+            result = part["codeExecutionResult"]
+            runs.append((result["outcome"], result["output"]))
+        elif "text" in part:
+            text += part["text"]
+    return runs, text
+
+
+def test_a_run_with_two_results_decodes_to_both_streamed_and_unstreamed(
+    client: httpx.Client,
+) -> None:
+    body = whole()
+    chunks = [
+        {"candidates": [{"content": {"parts": [part], "role": "model"}, "index": 0}]}
+        for part in PARTS[:-1]
+    ] + [{**body, "candidates": [{**body["candidates"][0], "content": {"parts": PARTS[-1:]}}]}]
+    frames = [f"data: {json.dumps(chunk)}\r\n\r\n".encode() for chunk in chunks]
+    with serving(stream_reply(frames), json_reply(body)) as server:
+        adapter = PROVIDER.adapter_for(server, client)
+        outcome = run_streamed(adapter, make_request())
+        receipt = adapter.execute(make_request())
+    assert outcome.receipt is not None, outcome.error
+    assert receipt == outcome.receipt
+
+    runs, text = read_independently(body)
+    assert receipt.text == text
+    decoded: list[tuple[str, Any]] = []
+    calls: dict[str, str] = {}
+    for item in receipt.server_tools or []:
+        if isinstance(item, ServerToolCall):
+            assert isinstance(item.input, dict)
+            calls[item.call_id] = str(item.input["code"])
+        else:
+            assert isinstance(item, ServerToolResult)
+            assert isinstance(item.output, dict)
+            decoded += [("ran", calls[item.call_id])]
+            decoded.append((str(item.output["outcome"]), item.output["output"]))
+            assert item.error == (
+                None if item.output["outcome"] == "OUTCOME_OK" else "OUTCOME_FAILED"
+            )
+    # every result is read, each beside the code that produced it (the code shown once)
+    assert [entry for at, entry in enumerate(decoded) if entry[0] != "ran" or at == 0] == runs
+    assert (
+        len([item for item in receipt.server_tools or [] if isinstance(item, ServerToolResult)])
+        == 2
+    )
