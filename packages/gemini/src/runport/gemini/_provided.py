@@ -38,7 +38,8 @@ class Provided:
     (or the one its ``id`` names). A further result of a run already answered (Gemini sends one
     run's output and its failure as two results) is given as a run of the same code of its
     own, ``code_N.2`` and on, so no result is dropped and none answers a call twice.
-    Grounding is read from every chunk that carries it; a citation already given (a chunk repeating the metadata) is not given twice."""
+    Grounding is read from every chunk that carries it; a citation already given (a chunk
+    repeating the metadata) is not given twice."""
 
     __slots__ = ("_answered", "_cited", "_code", "_pending", "_ran", "turn")
 
