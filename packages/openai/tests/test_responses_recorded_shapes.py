@@ -183,7 +183,8 @@ def test_a_recorded_web_search_stream_and_response_decode_to_what_they_say(
     results = [item for item in whole.server_tools or [] if isinstance(item, ServerToolResult)]
     searched = []
     for call in calls:
-        assert isinstance(call.input, dict) and isinstance(call.input["action"], dict)
+        assert isinstance(call.input, dict)
+        assert isinstance(call.input["action"], dict)
         searched.append(
             (call.call_id, call.input["action"].get("query"), call.input["action"]["sources"])
         )
@@ -193,7 +194,8 @@ def test_a_recorded_web_search_stream_and_response_decode_to_what_they_say(
 
     cited = []
     for citation in whole.citations or []:
-        assert citation.start is not None and citation.end is not None
+        assert citation.start is not None
+        assert citation.end is not None
         cited.append(
             (citation.source.url, citation.source.title, whole.text[citation.start : citation.end])
         )
