@@ -133,7 +133,9 @@ _NO_SOURCE: dict[str, object] = dict.fromkeys(CitationSource.model_fields)
 _SOURCE_TEXT = frozenset(("url", "title", "file_id", "filename"))
 
 
-def _plain_citation(source: object, cited_text: object, start: object, end: object) -> bool:
+def _plain_citation(
+    source: Mapping[str, object], cited_text: str | None, start: int | None, end: int | None
+) -> bool:
     """Whether ``Citation(source=CitationSource(**source), …)`` would take these as they are:
     a source of known fields (a ``url``/``document`` type, text fields ``str``, a document
     index an ``int`` ≥ 0) and a span of ``int`` ≥ 0 that does not run backwards. Then the
