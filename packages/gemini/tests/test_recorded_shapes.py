@@ -111,3 +111,83 @@ def test_a_run_with_two_results_decodes_to_both_streamed_and_unstreamed(
         len([item for item in receipt.server_tools or [] if isinstance(item, ServerToolResult)])
         == 2
     )
+
+
+# The structure of a grounded answer recorded by pydantic-ai
+# (tests/models/cassettes/test_google/test_google_gemini_web_search_citations.yaml): several
+# chunks with the same title, supports naming several chunks each, the first support's segment
+# with no ``startIndex`` (zero left out), a ``searchEntryPoint`` of rendered HTML, and a later
+# answer whose ``groundingMetadata`` is ``{}``.
+REDIRECT = "https://vertexaisearch.cloud.google.com/grounding-api-redirect/"
+SENTENCES = (
+    "The guide for the café library lives on its own website.",
+    "It covers agents, streaming and évaluation.",
+)
+ANSWER = " ".join(SENTENCES)
+SITES = [("docs.example.dev", "AUZIYQa1"), ("docs.example.dev", "AUZIYQb2"), ("git.example", "c3")]
+
+
+def _segment(sentence: str) -> dict[str, Any]:
+    """A sentence's span as Gemini gives it: UTF-8 byte offsets, a zero start left out."""
+    start = len(ANSWER[: ANSWER.index(sentence)].encode())
+    segment: dict[str, Any] = {"endIndex": start + len(sentence.encode()), "text": sentence}
+    if start:
+        segment["startIndex"] = start
+    return segment
+
+
+GROUNDED = {
+    "candidates": [
+        {
+            "content": {"parts": [{"text": ANSWER}], "role": "model"},
+            "finishReason": "STOP",
+            "groundingMetadata": {
+                "groundingChunks": [
+                    {"web": {"title": title, "uri": REDIRECT + key}} for title, key in SITES
+                ],
+                "groundingSupports": [
+                    {"groundingChunkIndices": [0, 1, 2], "segment": _segment(SENTENCES[0])},
+                    {"groundingChunkIndices": [0, 2], "segment": _segment(SENTENCES[1])},
+                ],
+                "searchEntryPoint": {"renderedContent": "<style>.chip{}</style><a>docs</a>\n"},
+                "webSearchQueries": ["café library guide", "café library docs"],
+            },
+            "index": 0,
+        }
+    ],
+    "modelVersion": "gemini-test",
+    "usageMetadata": {"promptTokenCount": 17, "candidatesTokenCount": 30, "totalTokenCount": 47},
+}
+
+
+def read_grounding(body: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """Each (page, title, words of the answer it backs), walked by hand from the bytes."""
+    candidate = body["candidates"][0]
+    data = "".join(part["text"] for part in candidate["content"]["parts"]).encode()
+    meta = candidate["groundingMetadata"]
+    said = []
+    for support in meta["groundingSupports"]:
+        begin, end = support["segment"].get("startIndex", 0), support["segment"]["endIndex"]
+        for index in support["groundingChunkIndices"]:
+            web = meta["groundingChunks"][index]["web"]
+            said.append((web["uri"], web["title"], data[begin:end].decode()))
+    return said
+
+
+def test_a_recorded_grounded_answer_cites_what_its_supports_say(client: httpx.Client) -> None:
+    later = {**GROUNDED, "candidates": [{**GROUNDED["candidates"][0], "groundingMetadata": {}}]}
+    with serving(json_reply(GROUNDED), json_reply(later)) as server:
+        adapter = PROVIDER.adapter_for(server, client)
+        receipt = adapter.execute(make_request())
+        plain = adapter.execute(make_request())
+    assert receipt.text == ANSWER
+    cited = []
+    for citation in receipt.citations or []:
+        assert citation.start is not None
+        assert citation.end is not None
+        cited.append(
+            (citation.source.url, citation.source.title, ANSWER[citation.start : citation.end])
+        )
+    assert cited == read_grounding(GROUNDED)
+    assert plain.citations is None
+    assert plain.text == ANSWER
