@@ -9,9 +9,12 @@ import base64
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from runport.contracts import (
     AdapterDescriptor,
+    Citation,
+    CitationSource,
     CompiledInteraction,
     Complete,
     ErrorCode,
@@ -186,3 +189,106 @@ def test_the_grammar_refuses_a_result_before_its_call_and_twice() -> None:
     with pytest.raises(StreamGrammarError, match="announced twice"):
         assembler.feed(ServerToolCall(call_id="s1", name="web_search"))
     assert not assembler.done
+
+
+_SOURCE_VALUES = st.one_of(
+    st.none(), st.text(max_size=8), st.integers(-2, 5), st.booleans(), st.just(["x"])
+)
+
+
+@settings(deadline=None, max_examples=150)
+@given(
+    kind=st.sampled_from(["url", "document", "web"]),
+    fields=st.dictionaries(
+        st.sampled_from(["url", "title", "document_index", "file_id", "filename", "extra"]),
+        _SOURCE_VALUES,
+        max_size=4,
+    ),
+    cited=st.one_of(st.none(), st.text(max_size=6)),
+    start=st.one_of(st.none(), st.integers(-1, 9)),
+    end=st.one_of(st.none(), st.integers(-1, 9)),
+)
+def test_a_citation_is_the_model_its_fields_validate_to_or_coded_alike(
+    kind: str,
+    fields: dict[str, object],
+    cited: str | None,
+    start: int | None,
+    end: int | None,
+) -> None:
+    """The citation a turn emits without validating again is the very model validation
+    makes (equal, the same JSON, the same fields set); what validation refuses is refused."""
+    source = {"type": kind, **fields}
+    try:
+        expected = Citation(
+            source=CitationSource.model_validate(source), cited_text=cited or None,
+            start=start, end=end,
+        )  # fmt: skip
+    except ValidationError:
+        with pytest.raises(PortError) as caught:
+            TurnBuilder().citation(source, cited_text=cited, start=start, end=end)  # type: ignore[arg-type]
+        assert caught.value.code == ErrorCode.RUNTIME_INVALID_RESPONSE
+        return
+    turn = TurnBuilder()
+    turn.citation(source, cited_text=cited, start=start, end=end)  # type: ignore[arg-type]
+    (made,) = turn.events
+    assert made == expected
+    assert made.model_dump_json() == expected.model_dump_json()
+    assert made.model_dump(exclude_unset=True) == expected.model_dump(exclude_unset=True)
+
+
+_JSON = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.floats(allow_nan=False),
+              st.text(max_size=4)),
+    lambda inner: st.one_of(st.lists(inner, max_size=3),
+                            st.dictionaries(st.text(max_size=3), inner, max_size=3)),
+    max_leaves=8,
+)  # fmt: skip
+_ODD = st.one_of(_JSON, st.just((1, 2)), st.just({1: "a"}), st.just({"a": {2}}))
+
+
+def _call_and_result(
+    turn: TurnBuilder,
+    given_input: object,
+    output: object,
+    metadata: dict[str, object] | None,
+    error: str | None,
+) -> TurnBuilder:
+    turn.server_call("c", "web_search", given_input, metadata)  # type: ignore[arg-type]
+    turn.server_result("c", output, error=error, metadata=metadata)  # type: ignore[arg-type]
+    return turn
+
+
+@settings(deadline=None, max_examples=120)
+@given(
+    given_input=_ODD,
+    output=_ODD,
+    metadata=st.one_of(st.none(), st.dictionaries(st.text(max_size=3), _ODD, max_size=2)),
+    error=st.one_of(st.none(), st.text(max_size=4)),
+)
+def test_server_tool_events_are_the_models_their_fields_validate_to(
+    given_input: object, output: object, metadata: dict[str, object] | None, error: str | None
+) -> None:
+    """A server tool's call and result, kept without validating again when their values are
+    plainly JSON, are the very models validation makes; other values are validated (and
+    refused, coded, when they are not JSON)."""
+    try:
+        expected: list[object] = [
+            ServerToolCall(
+                call_id="c", name="web_search", input=given_input,
+                provider_metadata=metadata or None,
+            ),
+            ServerToolResult(
+                call_id="c", name="web_search", output=output, error=error or None,
+                provider_metadata=metadata or None,
+            ),
+        ]  # fmt: skip
+    except ValidationError:
+        with pytest.raises((PortError, ValidationError)):
+            _call_and_result(TurnBuilder(), given_input, output, metadata, error)
+        return
+    turn = _call_and_result(TurnBuilder(), given_input, output, metadata, error)
+    assert turn.events == expected
+    for made, want in zip(turn.events, expected, strict=True):
+        assert isinstance(want, ServerToolCall | ServerToolResult)
+        assert made.model_dump_json() == want.model_dump_json()
+        assert made.model_dump(exclude_unset=True) == want.model_dump(exclude_unset=True)

@@ -97,6 +97,69 @@ _FRAGMENT_FIELDS = frozenset(("index", "call_id", "name", "arguments_fragment"))
 _TEXT_FIELDS = frozenset(("text",))
 
 
+_CITATION_FIELDS = frozenset(("source", "cited_text", "start", "end"))
+_SERVER_CALL_FIELDS = frozenset(("call_id", "name", "input", "provider_metadata"))
+_SERVER_RESULT_FIELDS = frozenset(("call_id", "name", "output", "error", "provider_metadata"))
+_JSON_DEPTH = 64
+
+
+def _json_object(value: object) -> bool:
+    """``None``, or a ``dict`` that is plainly a ``JsonValue`` (``provider_metadata``)."""
+    return value is None or (type(value) is dict and _json(value))
+
+
+def _json(value: object, depth: int = 0) -> bool:
+    """Whether ``value`` is plainly a ``JsonValue`` (what a decoded body holds: ``dict`` with
+    ``str`` keys, ``list``, ``str``, ``int``, ``float``, ``bool``, ``None``), no deeper than
+    ``_JSON_DEPTH``: then a server tool's event keeps it without pydantic walking it again,
+    which cost a server tool twice a tool-call fragment per frame. Anything else takes the
+    validating path."""
+    kind = type(value)
+    if value is None or kind is str or kind is int or kind is float or kind is bool:
+        return True
+    if depth >= _JSON_DEPTH:
+        return False
+    if kind is dict:
+        return all(
+            type(key) is str and _json(item, depth + 1)
+            for key, item in value.items()  # type: ignore[attr-defined]
+        )
+    if kind is list:
+        return all(_json(item, depth + 1) for item in value)  # type: ignore[attr-defined]
+    return False
+
+
+_NO_SOURCE: dict[str, object] = dict.fromkeys(CitationSource.model_fields)
+_SOURCE_TEXT = frozenset(("url", "title", "file_id", "filename"))
+
+
+def _plain_citation(
+    source: Mapping[str, object], cited_text: str | None, start: int | None, end: int | None
+) -> bool:
+    """Whether ``Citation(source=CitationSource(**source), …)`` would take these as they are:
+    a source of known fields (a ``url``/``document`` type, text fields ``str``, a document
+    index an ``int`` ≥ 0) and a span of ``int`` ≥ 0 that does not run backwards. Then the
+    event is built without validating again (a citation is one frame's work, as a tool-call
+    fragment is); anything else takes the validating path and its coded refusal."""
+    if type(source) is not dict or source.get("type") not in ("url", "document"):
+        return False
+    for key, value in source.items():
+        if key in _SOURCE_TEXT:
+            if type(value) is not str:
+                return False
+        elif key == "document_index":
+            if type(value) is not int or value < 0:
+                return False
+        elif key != "type":
+            return False
+    if cited_text is not None and type(cited_text) is not str:
+        return False
+    for at in (start, end):
+        if at is not None and (type(at) is not int or at < 0):
+            return False
+    return start is None or end is None or end >= start
+
+
 class _Reasoning:
     """One reasoning block: its text as it arrives, and what the provider wants back with it."""
 
@@ -116,7 +179,7 @@ def _unvalidated(model: type[_Event], state: dict[str, object], fields: frozense
     and validating the event's fields was its largest cost beside the parse."""
     event = _new(model)
     _set(event, "__dict__", state)
-    _set(event, "__pydantic_fields_set__", fields)
+    _set(event, "__pydantic_fields_set__", set(fields))  # pydantic's serializer wants a set
     _set(event, "__pydantic_extra__", None)
     _set(event, "__pydantic_private__", None)
     return event
@@ -406,9 +469,23 @@ class TurnBuilder:
                 ErrorCode.RUNTIME_INVALID_RESPONSE,
                 f"server tool call {call_id!r} was announced twice",
             )
-        event = ServerToolCall(
-            call_id=call_id, name=name, input=input, provider_metadata=metadata or None
-        )
+        metadata = metadata or None
+        if type(call_id) is str and type(name) is str and _json(input) and _json_object(metadata):
+            event = _unvalidated(
+                ServerToolCall,
+                {
+                    "kind": "ServerToolCall",
+                    "call_id": call_id,
+                    "name": name,
+                    "input": input,
+                    "provider_metadata": metadata,
+                },
+                _SERVER_CALL_FIELDS,
+            )
+        else:
+            event = ServerToolCall(
+                call_id=call_id, name=name, input=input, provider_metadata=metadata
+            )
         self._server_calls[call_id] = name
         self._server.append(event)
         self.events.append(event)
@@ -431,13 +508,24 @@ class TurnBuilder:
                 f"a server tool result for call {call_id!r}, {said}",
             )
         self._server_calls[call_id] = None
-        event = ServerToolResult(
-            call_id=call_id,
-            name=name,
-            output=output,
-            error=error or None,
-            provider_metadata=metadata or None,
-        )
+        error, metadata = error or None, metadata or None
+        if (error is None or type(error) is str) and _json(output) and _json_object(metadata):
+            event = _unvalidated(
+                ServerToolResult,
+                {
+                    "kind": "ServerToolResult",
+                    "call_id": call_id,
+                    "name": name,
+                    "output": output,
+                    "error": error,
+                    "provider_metadata": metadata,
+                },
+                _SERVER_RESULT_FIELDS,
+            )
+        else:
+            event = ServerToolResult(
+                call_id=call_id, name=name, output=output, error=error, provider_metadata=metadata
+            )
         self._server.append(event)
         self.events.append(event)
 
@@ -456,10 +544,28 @@ class TurnBuilder:
         """A source the answer cites (``source`` is a ``CitationSource``'s fields); its
         ``Citation`` is owed at once. A span past the turn's text is refused when the receipt
         is built (the text it points into may still be arriving)."""
+        cited_text = cited_text or None
+        if _plain_citation(source, cited_text, start, end):
+            event = _unvalidated(
+                Citation,
+                {
+                    "kind": "Citation",
+                    "source": _unvalidated(
+                        CitationSource, {**_NO_SOURCE, **source}, frozenset(source)
+                    ),
+                    "cited_text": cited_text,
+                    "start": start,
+                    "end": end,
+                },
+                _CITATION_FIELDS,
+            )
+            self._citations.append(event)
+            self.events.append(event)
+            return
         try:
             event = Citation(
                 source=CitationSource.model_validate(source),
-                cited_text=cited_text or None,
+                cited_text=cited_text,
                 start=start,
                 end=end,
             )

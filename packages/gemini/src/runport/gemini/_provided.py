@@ -35,15 +35,20 @@ KNOWN_PARTS: Final = frozenset(
 class Provided:
     """Code execution, generated files and grounding of one response. Code runs pair in
     order: a ``codeExecutionResult`` answers the latest ``executableCode`` not yet answered
-    (or the one its ``id`` names). Grounding is read from every chunk that carries it; a
-    citation already given (a chunk repeating the metadata) is not given twice."""
+    (or the one its ``id`` names). A further result of a run already answered (Gemini sends one
+    run's output and its failure as two results) is given as a run of the same code of its
+    own, ``code_N.2`` and on, so no result is dropped and none answers a call twice.
+    Grounding is read from every chunk that carries it; a citation already given (a chunk
+    repeating the metadata) is not given twice."""
 
-    __slots__ = ("_cited", "_code", "_pending", "turn")
+    __slots__ = ("_answered", "_cited", "_code", "_pending", "_ran", "turn")
 
     def __init__(self, turn: TurnBuilder) -> None:
         self.turn = turn
         self._code = 0
         self._pending: list[str] = []
+        self._ran: dict[str, dict[str, Any]] = {}
+        self._answered: dict[str, int] = {}
         self._cited: set[tuple[Any, ...]] = set()
 
     def part(self, part: dict[str, Any]) -> bool:
@@ -72,6 +77,7 @@ class Provided:
         call_id = given if type(given) is str and given else f"code_{self._code}"
         self._code += 1
         self._pending.append(call_id)
+        self._ran[call_id] = code
         self.turn.server_call(call_id, CODE, code)
 
     def _result(self, result: Any, given: Any) -> None:
@@ -81,13 +87,24 @@ class Provided:
             call_id = given
         elif self._pending:
             call_id = self._pending[-1]
+        elif self._answered:
+            call_id = self._again(next(reversed(self._answered)))
         else:
             call_id = "code (none announced)"
         if call_id in self._pending:
             self._pending.remove(call_id)
+            self._answered.setdefault(call_id, 1)
         outcome = result.get("outcome")
         error = outcome if type(outcome) is str and outcome != "OUTCOME_OK" else None
         self.turn.server_result(call_id, result, error=error)
+
+    def _again(self, first: str) -> str:
+        """A further result of the run ``first``: announced as a run of the same code."""
+        count = self._answered[first] + 1
+        self._answered[first] = count
+        call_id = f"{first}.{count}"
+        self.turn.server_call(call_id, CODE, self._ran[first])
+        return call_id
 
     def grounding(self, metadata: Any) -> None:
         """A candidate's ``groundingMetadata``: one citation per chunk a support names (its

@@ -77,6 +77,7 @@ class SSEDecoder:
             chunk = b"".join(self._held)
             self._held.clear()
         lines = chunk.split(b"\n")
+        del chunk  # a frame held over many reads is joined here: not kept beside its lines
         tail = lines.pop()
         if tail:
             self._held.append(tail)

@@ -1,0 +1,289 @@
+"""What the provider did itself, priced (issue 40): the per-frame CPU of a citation and of a
+server tool beside a tool-call fragment, and the peak memory of a 4 MB generated image, each
+through the Responses API adapter beside the official ``openai`` SDK's
+``responses.create(stream=True)`` loop on the same bytes, in one process.
+
+- **Per frame.** Three bodies of about 20,000 frames, shaped as OpenAI sends them
+  (``sequence_number``, item ids, ``obfuscation`` padding, the ``done`` frames around each
+  item): ten function calls of 2,000 ``function_call_arguments.delta`` fragments (the bar);
+  2,000 messages of ten sentences, each sentence cited by an ``output_text.annotation.added``
+  url citation after the delta (20,000 citation frames of 32,000);
+  4,000 ``web_search_call`` items, each ``output_item.added``, ``web_search_call.in_progress``
+  / ``searching`` / ``completed`` and ``output_item.done`` (five frames, a ``ServerToolCall``
+  and a ``ServerToolResult``). Median µs of CPU per frame over interleaved rounds; the bar is
+  citation ÷ fragment and server tool ÷ fragment ≤ 1.
+- **A 4 MB image.** One ``image_generation_call``: two ``partial_image`` previews of 1 MB,
+  then the 4 MB image (base64, 5.6 MB) in ``output_item.done`` and again in
+  ``response.completed``, as the API repeats it. Peak traced memory (``tracemalloc``) of the
+  whole run, against the image's base64 size (what a receipt holds) and its bytes; the bar is
+  ≤ 1.25× the image.
+
+The bytes come from an in-memory httpx transport in 64 KiB reads (``streaming_overhead.py``'s
+method): no socket, and another process's load does not land in the CPU figure.
+
+    .venv/bin/python benchmarks/provider_work.py [--rounds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import gc
+import json
+import statistics
+import time
+import tracemalloc
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import openai
+from anthropic_gemini_overhead import KEY, request, sse
+from streaming_overhead import BodyTransport
+
+from runport.contracts import StreamEvent
+from runport.openai import OpenAIResponsesAdapter
+
+URL = "http://bench.invalid"
+_HEX = "0123456789abcdef" * 3
+
+
+@dataclass(frozen=True)
+class Body:
+    name: str
+    data: bytes
+    frames: int
+
+
+class _Events:
+    def __init__(self) -> None:
+        self.frames: list[bytes] = []
+        self.output: list[dict[str, Any]] = []
+
+    def event(self, kind: str, **fields: Any) -> None:
+        self.frames.append(
+            sse({"type": kind, "sequence_number": len(self.frames) + 1, **fields}, kind)
+        )
+
+    def body(self, name: str) -> Body:
+        response = {"id": "resp_bench", "object": "response", "status": "completed", "model": "m"}
+        head = sse({"type": "response.created", "sequence_number": 0, "response": response})
+        usage = {"input_tokens": 12, "output_tokens": 34, "total_tokens": 46}
+        self.event(
+            "response.completed", response={**response, "output": self.output, "usage": usage}
+        )
+        return Body(name, b"".join([head, *self.frames]), len(self.frames) + 1)
+
+
+def fragments() -> Body:
+    events = _Events()
+    pieces = ['{"n": ['] + [f"{n}, " for n in range(1_998)] + ["0]}"]
+    for call in range(10):
+        item_id = f"fc_{call:02d}{_HEX}"
+        item = {"id": item_id, "type": "function_call", "status": "in_progress", "arguments": "",
+                "call_id": f"call_{call:02d}", "name": "get_weather"}  # fmt: skip
+        events.event("response.output_item.added", output_index=call, item=item)
+        for piece in pieces:
+            events.event("response.function_call_arguments.delta", item_id=item_id,
+                          output_index=call, delta=piece, obfuscation="Zq3x")  # fmt: skip
+        arguments = "".join(pieces)
+        events.event("response.function_call_arguments.done", item_id=item_id,
+                     output_index=call, arguments=arguments)  # fmt: skip
+        done = {**item, "status": "completed", "arguments": arguments}
+        events.event("response.output_item.done", output_index=call, item=done)
+        events.output.append(done)
+    return events.body("function-call fragments (10 × 2,000)")
+
+
+def citations(messages: int = 2_000, each: int = 10) -> Body:
+    """``messages`` answers of a sentence per source, each source cited by a url citation
+    after the delta that holds its span: ``messages × each`` annotation frames."""
+    events = _Events()
+    sentence = "Sources say the harbour reopened on Monday. "
+    for position in range(messages):
+        item_id = f"msg_{position:05d}{_HEX}"
+        at = {"item_id": item_id, "output_index": position, "content_index": 0}
+        item = {"id": item_id, "type": "message", "status": "in_progress", "role": "assistant"}
+        events.event(
+            "response.output_item.added", output_index=position, item={**item, "content": []}
+        )
+        part = {"type": "output_text", "annotations": [], "logprobs": [], "text": ""}
+        events.event("response.content_part.added", **at, part=part)
+        text = sentence * each
+        events.event("response.output_text.delta", **at, delta=text, logprobs=[], obfuscation="Zq")
+        notes = []
+        for number in range(each):
+            begin = number * len(sentence)
+            note = {"type": "url_citation", "start_index": begin,
+                    "end_index": begin + len(sentence) - 1,
+                    "url": f"https://news.example.com/harbour/{position}/{number}",
+                    "title": "Harbour news"}  # fmt: skip
+            notes.append(note)
+            events.event("response.output_text.annotation.added", **at, annotation_index=number,
+                         annotation=note)  # fmt: skip
+        whole = {**part, "text": text, "annotations": notes}
+        events.event("response.output_text.done", **at, text=text, logprobs=[])
+        events.event("response.content_part.done", **at, part=whole)
+        done = {**item, "status": "completed", "content": [whole]}
+        events.event("response.output_item.done", output_index=position, item=done)
+        events.output.append(done)
+    return events.body(f"url citations ({messages:,} messages × {each})")
+
+
+def searches(count: int = 4_000) -> Body:
+    events = _Events()
+    for position in range(count):
+        item_id = f"ws_{position:05d}{_HEX}"
+        opened = {"id": item_id, "type": "web_search_call", "status": "in_progress"}
+        events.event("response.output_item.added", output_index=position, item=opened)
+        for stage in ("in_progress", "searching", "completed"):
+            events.event(f"response.web_search_call.{stage}", output_index=position,
+                         item_id=item_id)  # fmt: skip
+        action = {"type": "search", "query": f"harbour news {position}",
+                  "sources": [{"type": "url", "url": f"https://ex.com/{position}"}]}  # fmt: skip
+        done = {**opened, "status": "completed", "action": action}
+        events.event("response.output_item.done", output_index=position, item=done)
+        events.output.append(done)
+    return events.body("web searches (4,000 × 5 frames)")
+
+
+def image(size: int = 4 * 2**20) -> tuple[Body, int, int]:
+    """A ``size``-byte PNG as the API streams it; also its base64 length and byte count."""
+    raw = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * ((size - 8) // 256)
+    encoded = base64.b64encode(raw).decode()
+    preview = base64.b64encode(raw[: 2**20]).decode()
+    events = _Events()
+    item_id = f"ig_00{_HEX}"
+    opened = {"id": item_id, "type": "image_generation_call", "status": "in_progress"}
+    events.event("response.output_item.added", output_index=0, item=opened)
+    events.event("response.image_generation_call.in_progress", output_index=0, item_id=item_id)
+    events.event("response.image_generation_call.generating", output_index=0, item_id=item_id)
+    for number in range(2):
+        events.event("response.image_generation_call.partial_image", output_index=0,
+                     item_id=item_id, partial_image_index=number, partial_image_b64=preview,
+                     output_format="png", size="1024x1024", quality="high",
+                     background="opaque")  # fmt: skip
+    done = {**opened, "status": "completed", "result": encoded, "output_format": "png",
+            "revised_prompt": "A harbour at dawn"}  # fmt: skip
+    events.event("response.output_item.done", output_index=0, item=done)
+    events.output.append(done)
+    return events.body("a 4 MB generated image"), len(encoded), len(raw)
+
+
+def adapter(http: httpx.Client) -> int:
+    count = 0
+
+    def sink(event: StreamEvent) -> None:
+        nonlocal count
+        count += 1
+
+    OpenAIResponsesAdapter(
+        base_url=URL + "/v1", model="m", api_key=KEY, http_client=http
+    ).execute_streaming(request(64 * 2**20), sink)
+    return count
+
+
+def sdk(http: httpx.Client) -> int:
+    """The SDK's loop keeping what a consumer would: argument fragments by item, citations,
+    finished server tool items, the image (its previews replaced as they come)."""
+    client = openai.OpenAI(base_url=URL + "/v1", api_key=KEY, max_retries=0, http_client=http)
+    calls: dict[str, list[str]] = {}
+    cited: list[Any] = []
+    tools: list[Any] = []
+    picture: list[str] = []
+    count = 0
+    for event in client.responses.create(model="m", input="Go.", stream=True):
+        count += 1
+        if event.type == "response.function_call_arguments.delta":
+            calls.setdefault(event.item_id, []).append(event.delta)
+        elif event.type == "response.output_text.annotation.added":
+            cited.append(event.annotation)
+        elif event.type == "response.image_generation_call.partial_image":
+            picture[:] = [event.partial_image_b64]
+        elif event.type == "response.output_item.done":
+            if event.item.type == "web_search_call":
+                tools.append(event.item)
+            elif event.item.type == "image_generation_call" and event.item.result:
+                picture[:] = [event.item.result]
+    client.close()
+    return count
+
+
+def floor(http: httpx.Client) -> int:
+    """httpx ``iter_bytes`` + split on blank lines + ``json.loads``: the least any reader pays."""
+    count = 0
+    held = b""
+    with http.stream("POST", URL + "/floor", json={}) as response:
+        for raw in response.iter_bytes():
+            frames = (held + raw).split(b"\n\n")
+            held = frames.pop()
+            for frame in frames:
+                json.loads(frame[frame.index(b"data: ") + 6 :])
+                count += 1
+    return count
+
+
+RUNS: dict[str, Callable[[httpx.Client], int]] = {"adapter": adapter, "sdk": sdk, "floor": floor}
+
+
+def cpu(run: Callable[[httpx.Client], int], body: Body) -> float:
+    with httpx.Client(transport=BodyTransport(body.data, 65536)) as http:
+        gc.collect()
+        start = time.process_time()
+        run(http)
+        return time.process_time() - start
+
+
+def peak(run: Callable[[httpx.Client], int], body: Body) -> int:
+    with httpx.Client(transport=BodyTransport(body.data, 65536)) as http:
+        gc.collect()
+        tracemalloc.start()
+        try:
+            run(http)
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+
+    bodies = [fragments(), citations(), searches()]
+    print(f"median µs of CPU per frame over {args.rounds} rounds (64 KiB reads, in memory)\n")
+    print("| frames | adapter | sdk | floor | adapter ÷ floor | ÷ fragments' | sdk ÷ adapter |")
+    print("|---|---|---|---|---|---|---|")
+    per: dict[str, dict[str, float]] = {}
+    for body in bodies:
+        samples: dict[str, list[float]] = {key: [] for key in RUNS}
+        for _ in range(args.rounds + 1):  # the first round warms up
+            for key, run in RUNS.items():
+                samples[key].append(cpu(run, body))
+        per[body.name] = {
+            k: statistics.median(v[1:]) / body.frames * 1e6 for k, v in samples.items()
+        }
+    bar = per[bodies[0].name]["adapter"] / per[bodies[0].name]["floor"]
+    for body in bodies:
+        us = per[body.name]
+        over = us["adapter"] / us["floor"]
+        print(f"| {body.name} | {us['adapter']:.2f} | {us['sdk']:.1f} | {us['floor']:.2f} "
+              f"| {over:.2f}× | {over / bar:.2f}× "
+              f"| {us['sdk'] / us['adapter']:.1f}× |")  # fmt: skip
+
+    body, encoded, raw = image()
+    print(f"\n{body.name}: {raw / 2**20:.2f} MiB of bytes, {encoded / 2**20:.2f} MiB of base64, "
+          f"a {len(body.data) / 2**20:.1f} MiB body\n")  # fmt: skip
+    print("| run | peak MiB | ÷ base64 | ÷ bytes |")
+    print("|---|---|---|---|")
+    for key, run in RUNS.items():
+        if key == "floor":
+            continue
+        run(httpx.Client(transport=BodyTransport(body.data, 65536)))  # warm-up
+        top = min(peak(run, body) for _ in range(2))
+        print(f"| {key} | {top / 2**20:.2f} | {top / encoded:.2f}× | {top / raw:.2f}× |")
+
+
+if __name__ == "__main__":
+    main()
