@@ -20,9 +20,9 @@ MAX_POSITIONS: Final = 12
 def stop_plan(
     suite: ConformanceBase, law: int | str, case: Case, h: Harness
 ) -> tuple[Outcome, list[int], Upstream, Any]:
-    """For the caller-stop checks (a raising sink, a cancelled task): a probe call, the
-    event positions to stop at, and an adapter on an upstream that plays the case, then
-    a resume turn, once per position."""
+    """For the caller-stop checks (a raising sink, a cancelled task): the probe (the case's
+    shared play, ``_played``), the event positions to stop at, and an adapter on an upstream
+    that plays the case once per position, then one resume turn."""
     probe = suite._played(h, case).streamed
     count = len(probe.events)
     if count == 0:
