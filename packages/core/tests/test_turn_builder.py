@@ -255,3 +255,28 @@ def test_an_explicit_output_is_the_answer_and_empty_says_nothing_was_said() -> N
         turn = TurnBuilder()
         said(turn)
         assert not turn.empty
+
+
+def test_the_hot_path_events_dump_as_their_validated_twins_even_leaving_out_unset_fields() -> None:
+    """``text_event``, ``reasoning_event`` and ``arguments_event`` build their events without
+    validating (the per-delta path): each dumps as the event pydantic would have made, with
+    ``exclude_unset`` too (pydantic's serializer needs a real ``set`` of fields there)."""
+    from runport.contracts import ReasoningDelta
+
+    builder = TurnBuilder()
+    index = builder.open_call("lookup", "call_1")
+    made = [
+        builder.text_event("Hel"),
+        builder.reasoning_event("thinking"),
+        builder.arguments_event(index, '{"q": '),
+    ]
+    twins = [
+        Delta(text="Hel"),
+        ReasoningDelta(text="thinking"),
+        ToolCallDelta(index=index, call_id="call_1", name="lookup", arguments_fragment='{"q": '),
+    ]
+    for event, twin in zip(made, twins, strict=True):
+        assert event is not None
+        assert event == twin
+        assert event.model_dump(exclude_unset=True) == twin.model_dump(exclude_unset=True)
+        assert event.model_dump_json() == twin.model_dump_json()
