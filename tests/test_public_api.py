@@ -378,6 +378,7 @@ PUBLIC = {
     "runport.application": {
         "execute_contract",
         "ContinuationSeal",
+        "ClientToolError",
         "ContinuationLedger",
         "MemoryContinuationLedger",
         "SnapshotPace",

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from runport.application import (
+    ClientToolError,
     ContinuationSeal,
     MemoryContinuationLedger,
     RunError,
@@ -135,6 +136,28 @@ def test_a_call_to_a_client_tool_pauses_the_run_and_its_result_resumes_it() -> N
     assert resumed.messages == whole.messages
 
 
+def test_a_client_tool_that_failed_tells_the_model_its_error_and_shows_it() -> None:
+    desk, seal = Desk(), ContinuationSeal(KEY)
+    result, _ = paused(desk, ONE, seal)
+    events: list[RunEvent] = []
+    resumed = run_stream(
+        CONTRACT,
+        scripted(ONE),
+        tools=desk.tools(),
+        continuation=result.continuation,
+        tool_results={"c0": ClientToolError("the user blocked location access")},
+        continuation_seal=seal,
+        on_event=events.append,
+    )
+    assert resumed.status == "complete"
+    assert resumed.output == "the user blocked location access"  # what the model was told
+    (shown,) = [e for e in events if isinstance(e, ToolResult)]
+    assert shown == ToolResult(
+        call_id="c0", name="locate", error="the user blocked location access"
+    )
+    assert shown.output is None
+
+
 def test_client_calls_approvals_and_server_tools_share_one_pause() -> None:
     desk, seal = Desk(), ContinuationSeal(KEY)
     result, _ = paused(desk, MIXED, seal)
@@ -180,6 +203,11 @@ BAD: list[tuple[str, dict[str, Any], str]] = [
     ("results that are not a mapping", {"tool_results": ["x"]}, "must map call ids"),
     ("a result that is not JSON", {"tool_results": {"c1": "x", "c3": {1, 2}}}, "not a JSON value"),
     ("an approval for a client call", {"approvals": {"c1": True, "c2": True}}, "'c1'"),
+    (
+        "a client error without a message",
+        {"tool_results": {"c1": "x", "c3": ClientToolError("  ")}},
+        "the error for 'c3' needs a message",
+    ),
 ]
 
 

@@ -161,6 +161,37 @@ def test_a_client_result_and_an_approval_resume_one_pause(
     assert DELETED == ["x"]
 
 
+def test_a_client_tool_that_failed_resumes_the_run_with_its_error(
+    served: tuple[httpx.Client, Model],
+) -> None:
+    """``addToolOutput({state: "output-error", errorText})``: the model is told the error,
+    and the stream shows the call failed, not answered."""
+    http, model = served
+    _, message = pause(http, "here")
+    failed = {
+        **message,
+        "parts": [
+            {**part, "state": "output-error", "errorText": "location denied"}
+            if part.get("toolCallId") == "loc-1"
+            else part
+            for part in message["parts"]
+        ],
+    }
+    model.requests.clear()
+    response = http.post(CHAT, json=chat_body(user("here"), failed))
+    assert response.status_code == 200, response.text
+    sent = chunks(response.text)
+    assert sent[1] == {
+        "type": "tool-output-error",
+        "toolCallId": "loc-1",
+        "errorText": "location denied",
+    }
+    (request,) = model.requests
+    assert request.interaction.messages[-1].content == "location denied"
+    text = "".join(chunk["delta"] for chunk in sent if chunk["type"] == "text-delta")
+    assert json.loads(text) == {"coat": "location denied"}
+
+
 BAD = [
     ("a result for a call never made", "here", {"loc_1": 1, "zz": 2}, None),
     ("a result for a call waiting for approval", "mixed", {"loc_1": 1, "del_1": 2}, None),
@@ -266,6 +297,21 @@ def test_ag_ui_runs_the_client_s_offered_tool_on_the_client_and_resumes_with_its
     assert request.interaction.messages[-1].content == "in Oslo"
     assert "locate" in [tool.name for tool in request.interaction.tools or []]
     assert refusal(http.post(AGUI, json=body)) == (400, "TQX_CONTINUATION_INVALID")
+
+
+def test_ag_ui_a_tool_message_with_an_error_tells_the_model_the_error(
+    agui_served: tuple[httpx.Client, Model],
+) -> None:
+    http, model = agui_served
+    _, state = agui_pause(http)
+    body = agui_answer(state, ("loc-1", ""))
+    body["messages"][-1]["error"] = "location denied"
+    model.requests.clear()
+    resumed = agui_events(http.post(AGUI, json=body).text)
+    assert resumed[-1]["type"] == "RUN_FINISHED"
+    assert resumed[-1]["result"] == {"coat": "location denied"}
+    (request,) = model.requests
+    assert request.interaction.messages[-1].content == "location denied"
 
 
 AGUI_BAD = [

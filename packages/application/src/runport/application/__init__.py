@@ -59,7 +59,7 @@ from runport.application._snapshot_pace import (
     SnapshotPace,
 )
 from runport.application._tool_sources import TOOL_SOURCE_GROUP, ToolSet, mcp_tools
-from runport.application._tools import Tool
+from runport.application._tools import ClientToolError, Tool
 
 __all__ = [
     "ADAPTER_GROUP",
@@ -79,6 +79,7 @@ __all__ = [
     "CallerGone",
     "Catalog",
     "CatalogError",
+    "ClientToolError",
     "ContinuationLedger",
     "ContinuationSeal",
     "EventStream",

@@ -29,7 +29,7 @@ from runport.application._contract import (
 )
 from runport.application._errors import RunError, RunPartial
 from runport.application._result import RunResult
-from runport.application._tools import tool_result_text
+from runport.application._tools import ClientToolError, tool_result_text
 from runport.contracts import (
     AdapterDescriptor,
     ClientToolCall,
@@ -213,8 +213,17 @@ def _check_results(pending: Sequence[Pending], results: Mapping[str, ClientResul
     ids = _answers_exactly("tool_results", ClientToolCall, pending, results)
     for call_id in ids:
         assert results is not None
+        result = results[call_id]
+        if isinstance(result, ClientToolError):
+            if not isinstance(result.message, str) or not result.message.strip():
+                raise _refused(
+                    ErrorCode.APPROVALS_INVALID,
+                    f"the error for {call_id!r} needs a message (a non-empty string): it is "
+                    "what the model is told",
+                )
+            continue
         try:
-            tool_result_text(results[call_id])
+            tool_result_text(result)
         except (TypeError, ValueError) as error:
             raise _refused(
                 ErrorCode.APPROVALS_INVALID,
@@ -290,6 +299,11 @@ def _answered(
         call = calls[request.call_id]
         if isinstance(request, ClientToolCall):
             result = results[request.call_id]
+            if isinstance(result, ClientToolError):
+                told = Message(role="tool", content=result.message, tool_call_id=call.call_id)
+                _place(state.messages, told)
+                yield ToolResult(call_id=call.call_id, name=call.name, error=result.message)
+                continue
             text = tool_result_text(result)
             _place(state.messages, Message(role="tool", content=text, tool_call_id=call.call_id))
             yield ToolResult(call_id=call.call_id, name=call.name, output=result)

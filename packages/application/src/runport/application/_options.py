@@ -11,7 +11,7 @@ from typing import Any, TypedDict
 from pydantic import JsonValue
 
 from runport.application._continuation import ContinuationSeal, default_seal
-from runport.application._tools import Tool
+from runport.application._tools import ClientToolError, Tool
 from runport.contracts import Message
 from runport.ports import RunObserver
 
@@ -20,9 +20,10 @@ Sleep = Callable[[float], Awaitable[None] | None]
 Decision = bool | str
 """A person's answer to a ``ToolApprovalRequest``: ``True`` runs the call, ``False`` or a
 reason (a string) denies it."""
-ClientResult = JsonValue
+ClientResult = JsonValue | ClientToolError
 """What a client tool returned, for a ``ClientToolCall``: a string (sent to the model as-is)
-or any JSON value (sent as compact JSON), as a function tool's result is."""
+or any JSON value (sent as compact JSON), as a function tool's result is; or a
+``ClientToolError`` when it failed."""
 
 _UNOBSERVED = RunObserver()
 

@@ -32,6 +32,15 @@ class Output:
     value: Any
 
 
+@dataclass(frozen=True)
+class ClientToolError:
+    """A client tool that failed, given as its ``tool_results=`` value: the model is told
+    ``message`` as the tool's answer (as the AI SDK tells it an ``output-error``'s
+    ``errorText``), and the call's ``ToolResult`` carries it as its ``error``."""
+
+    message: str
+
+
 class ToolArgumentsError(ValueError):
     """Arguments a tool's own signature refuses (after the JSON Schema accepted them)."""
 

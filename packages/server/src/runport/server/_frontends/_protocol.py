@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 from pydantic import JsonValue
 from starlette.responses import JSONResponse
 
-from runport.application import Tool
+from runport.application import ClientToolError, Tool
 from runport.contracts import ErrorCode, Message
 from runport.core import Contract
 from runport.server._errors import RequestRefused
@@ -31,7 +31,8 @@ class ChatCall:
 
     A call that answers a paused run (adr/0069) carries its sealed ``continuation`` and the
     person's ``approvals`` (``{call_id: True | False | "reason"}``) and ``outputs``, the tool
-    results the answering message carries (``{call_id: output}``): the client tools' results
+    results the answering message carries (``{call_id: output}``, a ``ClientToolError`` for a
+    client tool that failed): the client tools' results
     among them become ``tool_results`` once the continuation says which calls are the
     client's (``client_results``). Its inputs, context and history are then the
     continuation's, not the request's."""
@@ -45,8 +46,8 @@ class ChatCall:
     contract_id: str = ""
     continuation: str | None = None
     approvals: dict[str, bool | str] | None = None
-    outputs: dict[str, JsonValue] | None = None
-    tool_results: dict[str, JsonValue] | None = None
+    outputs: dict[str, JsonValue | ClientToolError] | None = None
+    tool_results: dict[str, JsonValue | ClientToolError] | None = None
     client_tools: tuple[Tool, ...] = ()
     """Tools the request declares for its client to run (AG-UI ``RunAgentInput.tools``)."""
 

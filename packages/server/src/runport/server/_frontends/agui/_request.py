@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import Field, JsonValue
 
-from runport.application import Tool
+from runport.application import ClientToolError, Tool
 from runport.contracts import ErrorCode, Message, ToolCall
 from runport.core import Contract, JsonLimitError, parse_json_text
 from runport.server._body import parse_json_object
@@ -316,19 +316,22 @@ def _state_continuation(state: JsonValue) -> str | None:
     return token if isinstance(token, str) else None
 
 
-def _trailing_results(messages: list[JsonValue]) -> dict[str, JsonValue]:
+def _trailing_results(messages: list[JsonValue]) -> dict[str, JsonValue | ClientToolError]:
     """The tool messages after the thread's last assistant message, by call id: the results
-    the client's tools gave (and those the server ran, already in the conversation)."""
-    results: dict[str, JsonValue] = {}
+    the client's tools gave (and those the server ran, already in the conversation). A tool
+    message with an ``error`` is the client tool's failure: the model is told the error."""
+    results: dict[str, JsonValue | ClientToolError] = {}
     for raw in reversed(messages):
         if not isinstance(raw, dict) or raw.get("role") != "tool":
             break
-        call_id, content = raw.get("toolCallId"), raw.get("content")
+        call_id, content, error = raw.get("toolCallId"), raw.get("content"), raw.get("error")
         if not isinstance(call_id, str) or not isinstance(content, str):
             raise bad("a tool message is {role: 'tool', toolCallId, content: string}")
+        if error is not None and not isinstance(error, str):
+            raise bad(f"tool call {call_id!r}: a tool message's 'error' must be a string")
         if call_id in results:
             raise bad(f"tool call {call_id!r} is answered twice")
-        results[call_id] = content
+        results[call_id] = content if error is None else ClientToolError(error)
     return dict(reversed(results.items()))
 
 

@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from pydantic import Field, JsonValue
 
+from runport.application import ClientToolError
 from runport.contracts import ErrorCode, Message, ReasoningPart, ToolCall
 from runport.core import Contract
 from runport.server._body import parse_json_object
@@ -298,7 +299,7 @@ def _resumed(request: ChatRequest, contract: Contract, max_messages: int) -> Cha
             f"the chat carries {len(messages)} messages; this server takes at most {max_messages}",
         )
     approvals: dict[str, bool | str] = {}
-    outputs: dict[str, JsonValue] = {}
+    outputs: dict[str, JsonValue | ClientToolError] = {}
     continuation: JsonValue = None
     last = len(messages) - 1
     for index, raw in enumerate(messages):
@@ -314,11 +315,18 @@ def _resumed(request: ChatRequest, contract: Contract, max_messages: int) -> Cha
             if not (kind.startswith("tool-") or kind == "dynamic-tool"):
                 continue
             state = part.get("state")
-            if index == last and state == "output-available" and not part.get("providerExecuted"):
+            answered = state in ("output-available", "output-error")
+            if index == last and answered and not part.get("providerExecuted"):
                 call_id = _string(part, "toolCallId", at)
                 if call_id in outputs:
                     raise bad(f"{at}: tool call {call_id!r} appears twice in the message")
-                outputs[call_id] = part.get("output")  # a client tool's result, or shown
+                # a client tool's result (or its failure, ``addToolOutput``'s output-error),
+                # or one the server ran, shown again
+                outputs[call_id] = (
+                    part.get("output")
+                    if state == "output-available"
+                    else ClientToolError(_string(part, "errorText", at))
+                )
                 continue
             if state != "approval-responded":
                 continue
