@@ -125,6 +125,33 @@ def test_a_client_tool_s_result_comes_from_the_command_line(tmp_path: Path) -> N
     ]
 
 
+def test_a_client_tool_s_failure_comes_from_the_command_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--tool-error``: the model reads the message as the tool's answer; run in this
+    process (the pause and the resume), as the subprocess tests above prove the shell's."""
+    from runport.cli._main import main
+
+    monkeypatch.chdir(RUNS)
+    monkeypatch.syspath_prepend(str(RUNS))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    monkeypatch.setenv("RUNPORT_CONTINUATION_KEY", KEY)
+    start = ["run", "contract.yaml", "--input", "input.json", "--scenario", "scenario.yaml"]
+    assert main([*start, "--tools", "trip_tools:CLIENT", "--json"]) == 3
+    saved = tmp_path / "paused.json"
+    saved.write_text(capsys.readouterr().out.splitlines()[-1])
+    resume = ["run", "contract.yaml", "--scenario", "resumed.yaml", "--tools", "trip_tools:CLIENT"]
+    answers = ["--tool-result", "call_delft=9", "--tool-error", "call_ede=no network"]
+    assert main([*resume, "--continuation", str(saved), *answers]) == 0
+    assert tool_messages(json.loads(capsys.readouterr().out)) == [
+        ("call_delft", "9"),
+        ("call_ede", "no network"),
+    ]
+    twice = ["--tool-result", "call_ede=1", "--tool-error", "call_ede=x"]
+    assert main([*resume, "--continuation", str(saved), *twice]) == 1
+    assert "answered twice" in capsys.readouterr().err
+
+
 def test_without_a_key_the_pause_says_how_to_set_one(tmp_path: Path) -> None:
     saved = pause(tmp_path, "trip_tools:APPROVED", key=None)
     done = runport(

@@ -1,7 +1,8 @@
 """A run that paused for a person, from the shell: ``runport run … --tools`` prints what waits
 (stderr) and the paused run result with its continuation (stdout), and exits ``PAUSED``; a
 later ``runport run … --continuation FILE --approve ID --deny ID[:REASON] --tool-result
-ID=VALUE`` resumes it, in any process holding the key ``RUNPORT_CONTINUATION_KEY`` names."""
+ID=VALUE --tool-error ID=MESSAGE`` resumes it, in any process holding the key
+``RUNPORT_CONTINUATION_KEY`` names."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from runport.application import ContinuationSeal, RunResult
+from runport.application import ClientToolError, ContinuationSeal, RunResult
 from runport.cli._errors import CliError
 from runport.contracts import ClientToolCall, ToolApprovalRequest
 
@@ -56,6 +57,14 @@ def add_resume_options(parser: argparse.ArgumentParser) -> None:
         metavar="CALL_ID=VALUE",
         help="with --continuation: a client tool call's result (VALUE parsed as JSON when it "
         "parses, else a string; repeatable)",
+    )
+    parser.add_argument(
+        "--tool-error",
+        action="append",
+        default=[],
+        metavar="CALL_ID=MESSAGE",
+        help="with --continuation: a client tool call that failed; the model reads MESSAGE "
+        "(repeatable)",
     )
 
 
@@ -112,10 +121,11 @@ def seal() -> ContinuationSeal | None:
 
 
 class Resume:
-    """What ``--continuation``, ``--approve``, ``--deny`` and ``--tool-result`` ask for."""
+    """What ``--continuation``, ``--approve``, ``--deny``, ``--tool-result`` and
+    ``--tool-error`` ask for."""
 
     def __init__(self, args: argparse.Namespace) -> None:
-        answers = [*args.approve, *args.deny, *args.tool_result]
+        answers = [*args.approve, *args.deny, *args.tool_result, *args.tool_error]
         self.continuation: str | None = None
         self.approvals: dict[str, bool | str] = {}
         self.tool_results: dict[str, Any] = {}
@@ -123,7 +133,8 @@ class Resume:
             if answers:
                 raise CliError(
                     "usage",
-                    "--approve, --deny and --tool-result answer a paused run: give its "
+                    "--approve, --deny, --tool-result and --tool-error answer a paused run: "
+                    "give its "
                     "--continuation FILE too",
                 )
             return
@@ -134,15 +145,22 @@ class Resume:
             call_id, _, reason = denial.partition(":")
             self._decide(call_id, reason or False)
         for given in args.tool_result:
-            call_id, equals, text = given.partition("=")
-            if not equals or not call_id:
-                raise CliError("usage", f"--tool-result takes CALL_ID=VALUE, not {given!r}")
-            if call_id in self.tool_results or call_id in self.approvals:
-                raise CliError("usage", f"call {call_id!r} is answered twice")
+            call_id, text = self._client_answer("--tool-result", "CALL_ID=VALUE", given)
             try:
                 self.tool_results[call_id] = json.loads(text)
             except ValueError:
                 self.tool_results[call_id] = text
+        for given in args.tool_error:
+            call_id, text = self._client_answer("--tool-error", "CALL_ID=MESSAGE", given)
+            self.tool_results[call_id] = ClientToolError(text)
+
+    def _client_answer(self, flag: str, shape: str, given: str) -> tuple[str, str]:
+        call_id, equals, text = given.partition("=")
+        if not equals or not call_id:
+            raise CliError("usage", f"{flag} takes {shape}, not {given!r}")
+        if call_id in self.tool_results or call_id in self.approvals:
+            raise CliError("usage", f"call {call_id!r} is answered twice")
+        return call_id, text
 
     def _decide(self, call_id: str, decision: bool | str) -> None:
         if not call_id:
@@ -201,7 +219,8 @@ def write_pending(err: TextIO, result: RunResult, *, keyed: bool) -> None:
         err.write(f"runport: paused: {call.call_id}: {call.name} {arguments} ({waits})\n")
     err.write(
         "runport: paused: save stdout to a file and resume with --continuation FILE and "
-        "--approve CALL_ID, --deny CALL_ID[:REASON] or --tool-result CALL_ID=VALUE\n"
+        "--approve CALL_ID, --deny CALL_ID[:REASON], --tool-result CALL_ID=VALUE or "
+        "--tool-error CALL_ID=MESSAGE\n"
     )
     if not keyed:
         err.write(f"runport: warning: no key: this continuation cannot be resumed; {KEY_HINT}\n")
