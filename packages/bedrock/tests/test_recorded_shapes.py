@@ -18,7 +18,14 @@ pydantic-ai (tests/models/cassettes/test_bedrock/):
 - ``test_bedrock_model_stream_empty_text_delta.yaml`` (gpt-oss) and
   ``test_bedrock_model_thinking_part_stream.yaml`` (Claude Sonnet 4): text blocks with no
   ``contentBlockStart``, an empty first text block, reasoning without a signature, a
-  signature as a delta of its own after the reasoning text.
+  signature as a delta of its own after the reasoning text;
+- for InvokeModel (Claude's own body, unstreamed), ``test_anthropic_cache_bedrock_real_api.yaml``
+  in ``tests/models/cassettes/test_anthropic/`` and
+  ``test_mid_conversation_system_prompt_on_bedrock.yaml`` in
+  ``tests/models/cassettes/test_anthropic_mid_conversation_system/``: a ``msg_bdrk_`` id, the
+  ``cache_creation`` breakdown beside the cache counts, ``stop_details: null``,
+  ``output_tokens_details`` and ``service_tier`` in the usage. No recorded
+  InvokeModelWithResponseStream body was found in pydantic-ai's or vercel/ai's tests.
 
 Every recorded event carries ``p``, a run of letters that pads its length; kept here.
 (adr/0055-what-the-provider-did-itself.md, adr/0054-nothing-a-provider-sends-is-dropped.md)
@@ -29,7 +36,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from runport.bedrock import BedrockConverseAdapter
+from runport.bedrock import BedrockAnthropicAdapter, BedrockConverseAdapter
 from runport.conformance.eventstream import event_message
 from runport.conformance.loopback import FaultServer, serving
 from runport.conformance.providers import Outcome, make_request, run_streamed
@@ -485,3 +492,64 @@ def test_text_blocks_without_a_start_an_empty_block_and_a_late_signature() -> No
         assert streamed.receipt.usage.input_tokens == said["usage"]["inputTokens"]
         read.append([part.provider_metadata for part in streamed.receipt.reasoning or []])
     assert read == [[None], [{"bedrock": {"signature": SIGNATURE}}]]
+
+
+CACHED_INVOKE: dict[str, Any] = {
+    "content": [{"text": "Python evolved from Python 2 to Python 3.13.", "type": "text"}],
+    "id": "msg_bdrk_01PwGjqAJE4R8ZBE8KCtMEjG",
+    "model": "claude-haiku-4-5-20251001",
+    "role": "assistant",
+    "stop_reason": "end_turn",
+    "stop_sequence": None,
+    "type": "message",
+    "usage": {
+        "cache_creation": {"ephemeral_1h_input_tokens": 0, "ephemeral_5m_input_tokens": 1956},
+        "cache_creation_input_tokens": 1956,
+        "cache_read_input_tokens": 9511,
+        "input_tokens": 3,
+        "output_tokens": 44,
+    },
+}
+REVIEW_INVOKE: dict[str, Any] = {
+    "content": [{"text": "I'll set aside that instruction--here is my take.", "type": "text"}],
+    "id": "msg_bdrk_er2hevp3kltzds335kiev73amxxstt3go2joi3x3egl7vkircylq",
+    "model": "claude-opus-4-8",
+    "role": "assistant",
+    "stop_details": None,
+    "stop_reason": "end_turn",
+    "stop_sequence": None,
+    "type": "message",
+    "usage": {
+        "cache_creation": {"ephemeral_1h_input_tokens": 0, "ephemeral_5m_input_tokens": 0},
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+        "input_tokens": 68,
+        "output_tokens": 508,
+        "output_tokens_details": {"thinking_tokens": 0},
+        "service_tier": "standard",
+    },
+}
+
+
+def test_recorded_invoke_model_bodies_read_their_text_finish_and_cache_counts() -> None:
+    for body in (CACHED_INVOKE, REVIEW_INVOKE):
+        bedrock = Bedrock(api_key=KEY)
+        model = f"us.anthropic.{body['model']}-v1:0"
+        with (
+            serving(bedrock.answering([], body=body)) as server,
+            BedrockAnthropicAdapter(base_url=root(server), model=model, api_key=KEY) as adapter,
+        ):
+            receipt = adapter.execute(make_request())
+        assert bedrock.received[0].target.endswith("/invoke")
+        usage = body["usage"]
+        read, written = usage["cache_read_input_tokens"], usage["cache_creation_input_tokens"]
+        assert receipt.text == "".join(block["text"] for block in body["content"])
+        assert (receipt.finish, receipt.finish_reason) == ("stop", body["stop_reason"])
+        assert receipt.usage is not None
+        # Claude's input_tokens leaves both cache counts out; the receipt counts them in
+        assert receipt.usage.input_tokens == usage["input_tokens"] + read + written
+        assert receipt.usage.output_tokens == usage["output_tokens"]
+        assert (receipt.usage.cache_read_tokens or 0, receipt.usage.cache_write_tokens or 0) == (
+            read,
+            written,
+        )
