@@ -49,7 +49,7 @@ def lines() -> list[dict[str, Any]]:
     chunks: list[dict[str, Any]] = [
         {
             "model": MODEL,
-            "created_at": f"2026-01-10T16:55:30.{915663454 + 14_000_000 * n}Z",
+            "created_at": f"2026-01-10T16:55:30.{915663454 + 8_000_000 * n}Z",
             "message": {"role": "assistant", "content": "", "thinking": piece},
             "done": False,
         }
