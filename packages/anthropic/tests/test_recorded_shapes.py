@@ -19,7 +19,9 @@ import httpx
 from runport.anthropic import AnthropicMessagesAdapter, AsyncAnthropicMessagesAdapter
 from runport.conformance.loopback import json_reply, seen, serving, stream_reply
 from runport.conformance.providers import Provider, make_request, run_streamed
+from runport.conformance.vertex import VertexEmulation
 from runport.contracts import Message, ServerToolCall, ServerToolResult
+from runport.http import GoogleAuth
 
 from .anthropic_wire import event
 
@@ -189,3 +191,68 @@ def test_the_recorded_turn_goes_back_with_its_blocks_as_they_came(client: httpx.
     back = next(m for m in sent["messages"] if m["role"] == "assistant")["content"]
     tools = [b for b in back if b["type"] in ("server_tool_use", "web_search_tool_result")]
     assert tools == [b for b in BLOCKS if b["type"] != "text"]
+
+
+# -- Claude on Vertex AI -----------------------------------------------------------------------
+#
+# The structure of two turns measured on Vertex AI (claude-sonnet-5, us-east5, streamRawPredict)
+# and published in go-steer/core-models (dialect/anthropic/measured_turn_test.go): a
+# ``msg_vrtx_`` message id; the first turn writes a 28,804-token cache entry (its
+# ``message_start`` usage: ``input_tokens`` 10, ``cache_creation_input_tokens`` 28804,
+# ``cache_read_input_tokens`` 0), the next reads it back; the output count only in
+# ``message_delta``. Vertex sends no ``ping`` between them, and no ``cache_creation``
+# breakdown.
+VERTEX_TURNS = [(28804, 0, "msg_vrtx_011Cf23KmBvy6xNCBR8cRGsH"), (0, 28804, "msg_vrtx_011Cf23L")]
+
+
+def measured(written: int, read: int, message: str) -> bytes:
+    usage = {
+        "input_tokens": 10,
+        "cache_creation_input_tokens": written,
+        "cache_read_input_tokens": read,
+        "output_tokens": 1,
+    }
+    start = {"id": message, "type": "message", "role": "assistant", "model": "claude-sonnet-5",
+             "content": [], "stop_reason": None, "stop_sequence": None, "usage": usage}  # fmt: skip
+    events = [
+        ("message_start", {"type": "message_start", "message": start}),
+        ("content_block_start", {"type": "content_block_start", "index": 0,
+                                 "content_block": {"type": "text", "text": ""}}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                 "delta": {"type": "text_delta", "text": "ack"}}),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        ("message_delta", {"type": "message_delta",
+                           "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                           "usage": {"output_tokens": 4}}),
+        ("message_stop", {"type": "message_stop"}),
+    ]  # fmt: skip
+    return b"".join(
+        f"event: {name}\ndata: {json.dumps(data)}\n\n".encode() for name, data in events
+    )
+
+
+def test_measured_vertex_turns_count_their_cache_write_and_read() -> None:
+    replies = [("text/event-stream", measured(*turn)) for turn in VERTEX_TURNS]
+    with VertexEmulation(replies) as vertex:
+        adapter = AnthropicMessagesAdapter(
+            model="claude-sonnet-5",
+            base_url=vertex.base_url,
+            project="my-project-1",
+            location="us-east5",
+            auth=GoogleAuth(vertex.credentials()),
+        )
+        with adapter:
+            outcomes = [run_streamed(adapter, make_request()) for _ in VERTEX_TURNS]
+    assert vertex.refused == []
+    for outcome, (written, read, _) in zip(outcomes, VERTEX_TURNS, strict=True):
+        receipt = outcome.receipt
+        assert receipt is not None, outcome.error
+        assert receipt.usage is not None
+        # by hand: Claude's input_tokens leave both cache counts out; the output count is
+        # message_delta's, not message_start's placeholder
+        assert (receipt.text, receipt.finish) == ("ack", "stop")
+        assert (receipt.usage.input_tokens, receipt.usage.output_tokens) == (10 + written + read, 4)
+        assert (receipt.usage.cache_write_tokens or 0, receipt.usage.cache_read_tokens or 0) == (
+            written,
+            read,
+        )

@@ -3,6 +3,8 @@ way; ConverseStream's eventstream messages, or Converse's one JSON body, the oth
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import quote
 
@@ -141,13 +143,43 @@ class ConverseCodec(BedrockCodec):
         return chosen(request, self._descriptor, self.secrets)
 
 
+@dataclass
+class _ServerBlock:
+    """A content block of a tool Bedrock ran itself, while it streams: a ``toolUse`` whose
+    ``type`` is ``server_tool_use`` (its input in pieces) or the ``toolResult`` that answers it
+    (its content in pieces)."""
+
+    call_id: str
+    name: str | None  # None: a result
+    metadata: dict[str, Any]
+    pieces: list[str] = field(default_factory=list)
+    content: list[Any] = field(default_factory=list)
+    error: str | None = None
+
+
+SERVER_TOOL_USE: Final = "server_tool_use"
+"""A ``toolUse`` block's ``type`` when Bedrock runs the tool itself (Nova's
+``nova_code_interpreter``, ``nova_grounding``); a client call's is ``tool_use`` or absent."""
+
+
 class _Assembly(TurnDecoder):
-    """What both decoders keep per call: the content block each call is in."""
+    """What both decoders keep per call: the content block each call is in.
+
+    A ``toolUse`` block whose ``type`` is ``server_tool_use`` is a tool Bedrock ran itself:
+    a ``ServerToolCall`` (owed when its block stops, its input whole), never a call the run
+    makes; the ``toolResult`` block in the answer that follows is its ``ServerToolResult`` (its
+    content as sent, a ``status`` other than ``success`` its error); both keep their
+    ``type`` (and the result its ``status``) to go back in a later turn
+    (adr/0055-what-the-provider-did-itself.md). A ``reasoningContent`` block whose reasoning
+    is redacted (``redactedContent``) is a reasoning part with no text whose
+    ``provider_metadata`` holds the data, sent back as it came. A block or delta of a kind
+    not known is kept (adr/0054-nothing-a-provider-sends-is-dropped.md)."""
 
     marker = "messageStop"
 
     def begin(self) -> None:
         self._calls: dict[int, int] = {}  # content block index → the turn's call index
+        self._servers: dict[int, _ServerBlock] = {}  # content block index → a server block
         self._thinking: object = None  # the content block of the open reasoning block
 
     def usage(self, usage: Any) -> None:
@@ -171,17 +203,31 @@ class _Assembly(TurnDecoder):
         self.turn.finished(reason, FINISHES)
 
     def start(self, block: Any, start: Any) -> None:
+        if type(start) is dict and "toolResult" in start:
+            self._server_block(block, _result_block(start["toolResult"]))
+            return
         use = start.get("toolUse") if type(start) is dict else None
         if use is None:
             return
         if type(use) is not dict or type(use.get("name")) is not str:
             raise invalid("a toolUse block has no name")
         call_id = use.get("toolUseId")
+        if use.get("type") == SERVER_TOOL_USE:
+            if type(call_id) is not str or not call_id:
+                raise invalid("a server_tool_use block has no toolUseId")
+            server = _ServerBlock(call_id, use["name"], {PROVIDER: {"type": SERVER_TOOL_USE}})
+            self._server_block(block, server)
+            return
         if block in self._calls or type(block) is not int:
             raise invalid("a toolUse block's contentBlockIndex is missing or repeated")
         self._calls[block] = self.turn.open_call(
             use["name"], call_id if type(call_id) is str else None
         )
+
+    def _server_block(self, block: Any, server: _ServerBlock) -> None:
+        if type(block) is not int or block in self._servers or block in self._calls:
+            raise invalid("a server tool block's contentBlockIndex is missing or repeated")
+        self._servers[block] = server
 
     def delta(self, block: Any, delta: Any) -> None:
         if type(delta) is not dict:
@@ -192,17 +238,33 @@ class _Assembly(TurnDecoder):
             return
         use = delta.get("toolUse")
         if use is not None:
-            call = self._calls.get(block)
             piece = use.get("input") if type(use) is dict else None
+            server = self._servers.get(block)
+            if server is not None and server.name is not None and type(piece) is str:
+                server.pieces.append(piece)
+                return
+            call = self._calls.get(block)
             if call is None or type(piece) is not str:
                 raise invalid("a toolUse delta belongs to no announced call")
             self.turn.call_arguments(call, piece)
             return
+        if "toolResult" in delta:
+            server = self._servers.get(block)
+            content = delta["toolResult"]
+            if server is None or server.name is not None or type(content) is not list:
+                raise invalid("a toolResult delta belongs to no announced result")
+            server.content.extend(content)
+            return
         reasoning = delta.get("reasoningContent")
         if type(reasoning) is dict:
             self.reasoning(block, reasoning.get("text"), reasoning.get("signature"))
+            redacted = reasoning.get("redactedContent")
+            if type(redacted) is str and redacted:
+                self.turn.reasoning_metadata({PROVIDER: {"redactedContent": redacted}})
         elif "text" in delta:
             raise invalid("a text delta holds no string")
+        else:
+            self.turn.unknown(PROVIDER, {"contentBlockIndex": block, "delta": delta})
 
     def reasoning(self, block: Any, text: Any, signature: Any) -> None:
         if block != self._thinking or block is None:
@@ -214,9 +276,42 @@ class _Assembly(TurnDecoder):
             self.turn.reasoning_metadata({PROVIDER: {"signature": signature}})
 
     def close(self, block: Any) -> None:
+        server = self._servers.pop(block, None)
+        if server is not None:
+            self._server_done(server)
+            return
         call = self._calls.get(block)
         if call is not None:
             self.turn.close_call(call)
+
+    def _server_done(self, server: _ServerBlock) -> None:
+        if server.name is None:
+            self.turn.server_result(
+                server.call_id, server.content, error=server.error, metadata=server.metadata
+            )
+            return
+        text = "".join(server.pieces)
+        try:
+            given: Any = json.loads(text) if text else {}
+        except ValueError:
+            raise invalid("a server_tool_use block's input is not JSON") from None
+        self.turn.server_call(server.call_id, server.name, given, server.metadata)
+
+
+def _result_block(result: Any) -> _ServerBlock:
+    """A ``toolResult`` block in the answer: what a server tool gave (its content, streamed
+    or whole, is added by the caller)."""
+    if type(result) is not dict or type(result.get("toolUseId")) is not str:
+        raise invalid("a toolResult block has no toolUseId")
+    status = result.get("status")
+    kind = result.get("type")
+    metadata: dict[str, Any] = {}
+    if type(kind) is str:
+        metadata["type"] = kind
+    if type(status) is str:
+        metadata["status"] = status
+    error = status if type(status) is str and status != "success" else None
+    return _ServerBlock(result["toolUseId"], None, {PROVIDER: metadata}, error=error)
 
 
 class _Events(_Assembly, EventStreamTurnDecoder):
@@ -269,10 +364,29 @@ class _Response(_Assembly, JSONTurnDecoder):
             use = block["toolUse"]
             self.start(index, {"toolUse": use})
             arguments = use.get("input") if type(use) is dict else None
+            server = self._servers.pop(index, None)
+            if server is not None:
+                self.turn.server_call(server.call_id, str(server.name), arguments, server.metadata)
+                return
             self.turn.call_arguments(self._calls[index], encode_json(arguments or {}).decode())
             self.close(index)
+        elif "toolResult" in block:
+            result = block["toolResult"]
+            server = _result_block(result)
+            content = result.get("content")
+            if content is not None and type(content) is not list:
+                raise invalid("a toolResult block's content is not a list")
+            server.content = content or []
+            self._server_done(server)
         elif "reasoningContent" in block:
             content = block["reasoningContent"]
             text = content.get("reasoningText") if type(content) is dict else None
+            redacted = content.get("redactedContent") if type(content) is dict else None
             if type(text) is dict:
                 self.reasoning(index, text.get("text"), text.get("signature"))
+            elif type(redacted) is str and redacted:
+                self.turn.whole_reasoning("", {PROVIDER: {"redactedContent": redacted}})
+            else:
+                self.turn.unknown(PROVIDER, block)
+        else:
+            self.turn.unknown(PROVIDER, block)

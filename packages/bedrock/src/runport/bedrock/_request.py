@@ -11,13 +11,17 @@ from runport.contracts import (
     ImagePart,
     Message,
     ReasoningPart,
+    ServerToolCall,
+    ServerToolResult,
     TextPart,
     ToolSpec,
 )
 from runport.http import PartRules, joined_turns, message_parts, text_content
 
 PROVIDER: Final = "bedrock"
-"""The ``provider_metadata`` key of a reasoning block Bedrock made: ``{"signature": …}``."""
+"""The ``provider_metadata`` key of what Bedrock made and wants back: a reasoning block's
+``{"signature": …}`` (or ``{"redactedContent": …}``), a server tool's ``{"type": …}`` (and a
+result's ``status``)."""
 
 PARTS = PartRules(
     provider="Amazon Bedrock's Converse API",
@@ -88,6 +92,7 @@ def _turns(messages: list[Message]) -> Iterator[tuple[str, list[dict[str, Any]]]
         else:
             role = "assistant"
             blocks = _reasoning_blocks(message.reasoning)
+            blocks.extend(_server_tool_blocks(message.server_tools))
             blocks.extend(_text_blocks(message, index))
             for call in message.tool_calls or ():
                 arguments = call.arguments if isinstance(call.arguments, dict) else {}
@@ -148,15 +153,41 @@ def _text_blocks(message: Message, index: int, *, empty: bool = False) -> list[d
 
 
 def _reasoning_blocks(reasoning: list[ReasoningPart] | None) -> list[dict[str, Any]]:
-    """An assistant turn's reasoning as Bedrock made it: only signed blocks of its own go
-    back (a model with reasoning refuses a block without its signature)."""
+    """An assistant turn's reasoning as Bedrock made it: only blocks of its own go back, a
+    signed one with its text and signature, a redacted one with its data (a model with
+    reasoning refuses a block without its signature)."""
     blocks: list[dict[str, Any]] = []
     for part in reasoning or ():
         mine = (part.provider_metadata or {}).get(PROVIDER)
-        signature = mine.get("signature") if isinstance(mine, dict) else None
+        if not isinstance(mine, dict):
+            continue
+        signature, redacted = mine.get("signature"), mine.get("redactedContent")
         if isinstance(signature, str) and signature:
             text = {"text": part.text, "signature": signature}
             blocks.append({"reasoningContent": {"reasoningText": text}})
+        elif isinstance(redacted, str) and redacted:
+            blocks.append({"reasoningContent": {"redactedContent": redacted}})
+    return blocks
+
+
+def _server_tool_blocks(
+    tools: list[ServerToolCall | ServerToolResult] | None,
+) -> list[dict[str, Any]]:
+    """An assistant turn's server tools as the blocks Bedrock made, in their order: a call as
+    its ``toolUse`` block (``type: server_tool_use``), a result as its ``toolResult`` block
+    with its ``type``, ``status`` and content as they came. Server tools another provider ran
+    are left out."""
+    blocks: list[dict[str, Any]] = []
+    for tool in tools or ():
+        mine = (tool.provider_metadata or {}).get(PROVIDER)
+        if not isinstance(mine, dict) or not isinstance(mine.get("type"), str):
+            continue
+        if isinstance(tool, ServerToolCall):
+            use = {"toolUseId": tool.call_id, "name": tool.name, "input": tool.input}
+            blocks.append({"toolUse": {**use, "type": mine["type"]}})
+        else:
+            result = {"toolUseId": tool.call_id, "content": tool.output, **mine}
+            blocks.append({"toolResult": result})
     return blocks
 
 

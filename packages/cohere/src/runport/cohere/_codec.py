@@ -155,8 +155,9 @@ class _Assembly(TurnDecoder):
         self.turn.call_arguments(call, piece)
 
     def cite(self, citation: Any) -> None:
-        """A citation: the answer's span (``start``, ``end``), the passage it quotes
-        (``text``) and its first source, a document named by its title or id."""
+        """A citation: the answer's span (``start``, ``end``) and its first source, a
+        document named by its title or id. Its ``text`` is the answer's words at that span
+        (not a passage of the source), so it is no ``cited_text``: the span says it."""
         if type(citation) is not dict:
             raise invalid("a citation is not an object")
         sources = citation.get("sources")
@@ -168,10 +169,9 @@ class _Assembly(TurnDecoder):
         source: dict[str, Any] = {"type": "document"}
         if type(title) is str:
             source["title"] = title
-        start, end, text = citation.get("start"), citation.get("end"), citation.get("text")
+        start, end = citation.get("start"), citation.get("end")
         self.turn.citation(
             source,
-            cited_text=text if type(text) is str else None,
             start=start if type(start) is int else None,
             end=end if type(end) is int else None,
         )

@@ -16,7 +16,7 @@ from runport.contracts import Finish, StreamEvent
 from runport.core import TextPieces, TurnBuilder
 from runport.http import cache_counts
 from runport.openai._errors import error_frame, invalid
-from runport.openai._provided import cite_annotations, generated_images
+from runport.openai._provided import cite_annotations, cite_sources, generated_images
 
 PROVIDER = "openai"
 """The ``provider_metadata`` key of a reasoning block: ``{"openai": {"field": …}}`` names the
@@ -99,6 +99,7 @@ class ChunkAssembly:
     """
 
     __slots__ = (
+        "_cited",
         "_details",
         "_field",
         "_ids",
@@ -125,6 +126,8 @@ class ChunkAssembly:
         self._details: list[dict[str, Any]] = []
         self._refused = False
         """A ``refusal`` arrived: the turn's end is ``content_filter``, whatever word ends it."""
+        self._cited = 0
+        """How many of the top-level ``citations`` (Perplexity's) are cited so far."""
 
     # -- a stream's chunk ----------------------------------------------------------------------
 
@@ -147,6 +150,9 @@ class ChunkAssembly:
                 finish = choice.get("finish_reason")
                 if finish is not None:
                     self._finish(finish)
+        sources = chunk.get("citations")
+        if sources is not None:
+            self._cited = cite_sources(self.turn, sources, self._cited)
         usage = chunk.get("usage")
         if usage is None:
             groq = chunk.get("x_groq")  # Groq streams its usage here, on the last chunk
@@ -171,6 +177,8 @@ class ChunkAssembly:
             return None
         if chunk.get("usage") is not None or chunk.get("error") is not None:
             return None
+        if "citations" in chunk:
+            return None  # Perplexity's sources beside the text: the long way
         choice = choices[0]
         if type(choice) is not dict or choice.get("finish_reason") is not None:
             return None
@@ -251,6 +259,9 @@ class ChunkAssembly:
         finish = choice.get("finish_reason")
         if finish is not None:
             self._finish(finish)
+        sources = completion.get("citations")
+        if sources is not None:
+            self._cited = cite_sources(self.turn, sources, self._cited)
         self._usage(completion.get("usage"))
 
     def close(self) -> None:

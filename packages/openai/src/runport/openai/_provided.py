@@ -1,8 +1,11 @@
 """What a chat completions server did itself, read from a message or a delta
-(adr/0055-what-the-provider-did-itself.md): ``annotations`` (OpenAI's search models:
-``url_citation``, indexes into the message's content, which is the turn's text) are
-``Citation``s; ``images`` (OpenRouter's image output: ``image_url`` parts holding a ``data:``
-URL) are generated files. An annotation or image of another kind is kept (ADR 0054)."""
+(adr/0055-what-the-provider-did-itself.md): ``annotations`` (OpenAI's search models and
+OpenRouter's web search: ``url_citation``, indexes into the message's content, which is the
+turn's text; OpenRouter's ``content``, the page's passage the model was given, is the
+citation's ``cited_text``) are ``Citation``s, and so is each URL of a completion's top-level
+``citations`` (Perplexity's: the sources, no span, repeated on every chunk and cited once);
+``images`` (OpenRouter's image output: ``image_url`` parts holding a ``data:`` URL) are
+generated files. An annotation or image of another kind is kept (ADR 0054)."""
 
 from __future__ import annotations
 
@@ -35,11 +38,26 @@ def cite_annotations(turn: TurnBuilder, notes: Any) -> None:
             if at is not None and (type(at) is not int or at < 0):
                 raise invalid("a url_citation's index is not a count of characters")
         source = {"type": "url", "url": cited.get("url"), "title": cited.get("title")}
+        passage = cited.get("content")
         turn.citation(
             {key: value for key, value in source.items() if value is not None},
+            cited_text=passage if type(passage) is str and passage else None,
             start=start,
             end=end,
         )
+
+
+def cite_sources(turn: TurnBuilder, urls: Any, told: int) -> int:
+    """A completion's top-level ``citations`` (Perplexity: the URLs its answer's ``[n]``
+    markers count into): each URL past the ``told`` already cited is a ``Citation`` without
+    a span; returns how many are cited now."""
+    if type(urls) is not list:
+        raise invalid("a completion's citations are not a list")
+    for url in urls[told:]:
+        if type(url) is not str or not url:
+            raise invalid("a completion's citation is not a URL")
+        turn.citation({"type": "url", "url": url})
+    return max(told, len(urls))
 
 
 def generated_images(turn: TurnBuilder, parts: Any) -> None:
