@@ -199,6 +199,7 @@ PUBLIC = {
         "transport_error",
         "error_message",
         "from_environment",
+        "function_tool",
         "json_headers",
         "json_object",
         "parsed_tool_call",

@@ -12,13 +12,13 @@ from runport.contracts import (
     Message,
     ReasoningPart,
     TextPart,
-    ToolSpec,
 )
 from runport.core import is_text_schema
 from runport.http import (
     PartRules,
     data_url,
     encode_json,
+    function_tool,
     message_parts,
     reasoning_policy,
     text_content,
@@ -60,7 +60,7 @@ def request_body(interaction: CompiledInteraction, *, model: str, stream: bool) 
         stop = policy["stop"]
         body["stop_sequences"] = [stop] if isinstance(stop, str) else stop
     if interaction.tools:
-        body["tools"] = [_tool(tool) for tool in interaction.tools]
+        body["tools"] = [function_tool(tool) for tool in interaction.tools]
     schema = interaction.output_schema
     if not is_text_schema(schema):
         body["response_format"] = {"type": "json_object", "json_schema": schema}
@@ -155,11 +155,3 @@ def _part(part: TextPart | Any) -> dict[str, Any]:
         return {"type": "text", "text": part.text}
     assert isinstance(part, ImagePart)
     return {"type": "image_url", "image_url": {"url": data_url(part)}}
-
-
-def _tool(tool: ToolSpec) -> dict[str, Any]:
-    function: dict[str, Any] = {"name": tool.name}
-    if tool.description:
-        function["description"] = tool.description
-    function["parameters"] = tool.parameters
-    return {"type": "function", "function": function}

@@ -50,6 +50,7 @@ from runport.http._settings import (
 )
 from runport.http._sse import ServerSentEvent, SSEDecoder
 from runport.http._sync import HTTPAdapter
+from runport.http._tools import function_tool
 from runport.http._urls import redact_url
 from runport.http._usage import cache_counts
 
@@ -97,6 +98,7 @@ __all__ = [
     "error_message",
     "eventstream_error",
     "from_environment",
+    "function_tool",
     "joined_turns",
     "json_headers",
     "json_object",
