@@ -15,13 +15,42 @@ Caught = type[Exception] | tuple[type[Exception], ...]
 
 
 def _failure(
-    error: BaseException, catch: Caught, mapped: Callable[[Exception], PortError]
+    error: BaseException,
+    stops: list[BaseException],
+    catch: Caught,
+    mapped: Callable[[Exception], PortError],
 ) -> PortError | None:
+    """What ``call`` raising ``error`` ends the stream with: ``None`` when the caller stopped
+    it (its stop is raised after), the ``PortError`` to send as ``Failed``, else ``error``
+    propagates as it is."""
+    if stops:
+        return None
     if isinstance(error, PortError):
         return error
     if isinstance(error, catch):
         return mapped(error)
-    return None
+    raise error
+
+
+def _terminal(
+    stops: list[BaseException], failure: PortError | None, receipt: ExecutionReceipt | None
+) -> Complete | Failed:
+    """The terminal event to send; a caller's stop raised instead, with none sent."""
+    if stops:
+        raise stops[0]
+    if failure is not None:
+        return Failed(code=failure.code, message=failure.message)
+    assert receipt is not None
+    return Complete(receipt=receipt)
+
+
+def _outcome(terminal: Complete | Failed, failure: PortError | None) -> ExecutionReceipt:
+    """The receipt of a sent ``Complete``; after a ``Failed``, its ``PortError`` raised
+    outside any ``except`` block."""
+    if isinstance(terminal, Complete):
+        return terminal.receipt
+    assert failure is not None
+    raise failure
 
 
 def settle_call(
@@ -53,20 +82,14 @@ def settle_call(
             raise
 
     failure: PortError | None = None
+    receipt: ExecutionReceipt | None = None
     try:
         receipt = call(forward)
     except BaseException as error:
-        if not stops:
-            failure = _failure(error, catch, mapped)
-            if failure is None:
-                raise
-    if stops:
-        raise stops[0]
-    if failure is not None:
-        sink(Failed(code=failure.code, message=failure.message))
-        raise failure
-    sink(Complete(receipt=receipt))
-    return receipt
+        failure = _failure(error, stops, catch, mapped)
+    terminal = _terminal(stops, failure, receipt)
+    sink(terminal)
+    return _outcome(terminal, failure)
 
 
 async def asettle_call(
@@ -88,17 +111,11 @@ async def asettle_call(
             raise
 
     failure: PortError | None = None
+    receipt: ExecutionReceipt | None = None
     try:
         receipt = await call(forward)
     except BaseException as error:
-        if not stops:
-            failure = _failure(error, catch, mapped)
-            if failure is None:
-                raise
-    if stops:
-        raise stops[0]
-    if failure is not None:
-        await deliver(sink, Failed(code=failure.code, message=failure.message))
-        raise failure
-    await deliver(sink, Complete(receipt=receipt))
-    return receipt
+        failure = _failure(error, stops, catch, mapped)
+    terminal = _terminal(stops, failure, receipt)
+    await deliver(sink, terminal)
+    return _outcome(terminal, failure)
