@@ -176,6 +176,7 @@ PUBLIC = {
         "ResponseDecoder",
         "SSEDecoder",
         "ServerSentEvent",
+        "bearer_headers",
         "cache_counts",
         "cache_key",
         "check_json_text",

@@ -20,6 +20,7 @@ from runport.http import (
     JSONTurnDecoder,
     ResponseDecoder,
     TurnDecoder,
+    bearer_headers,
     cache_counts,
     encode_json,
     json_object,
@@ -84,15 +85,10 @@ class BedrockCodec(Codec):
     ) -> None:
         self.model = model
         self._descriptor = descriptor.model_copy(update={"model": model})
-        base = {
-            "User-Agent": f"runport-bedrock/{descriptor.version}",
-            "Content-Type": "application/json",
-        }
-        if api_key:
-            self.secrets = (api_key,)
-            base["Authorization"] = f"Bearer {api_key}"
-        self._stream_headers = {**base, "Accept": EVENTSTREAM}
-        self._json_headers = {**base, "Accept": "application/json"}
+        self.secrets = (api_key,) if api_key else ()
+        self._stream_headers, self._json_headers = bearer_headers(
+            f"runport-bedrock/{descriptor.version}", api_key, events=EVENTSTREAM
+        )
         segment = model_path(model)
         self._paths = (f"model/{segment}/{operations[0]}", f"model/{segment}/{operations[1]}")
 

@@ -31,6 +31,7 @@ from runport.http._json import check_json_text, encode_json
 from runport.http._json_api import (
     DecoderFactory,
     JSONAPICodec,
+    bearer_headers,
     error_message,
     json_headers,
     provider_descriptor,
@@ -88,6 +89,7 @@ __all__ = [
     "TurnBuilder",
     "TurnDecoder",
     "Vertex",
+    "bearer_headers",
     "cache_counts",
     "cache_key",
     "check_json_text",
