@@ -185,6 +185,7 @@ PUBLIC = {
         "error_from_words",
         "provider_text",
         "reasoning_policy",
+        "sampling_settings",
         "server_tools_policy",
         "PartRules",
         "ProviderAdapter",

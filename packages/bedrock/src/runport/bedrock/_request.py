@@ -14,7 +14,7 @@ from runport.contracts import (
     TextPart,
     ToolSpec,
 )
-from runport.http import PartRules, joined_turns, message_parts, text_content
+from runport.http import PartRules, joined_turns, message_parts, sampling_settings, text_content
 
 PROVIDER: Final = "bedrock"
 """The ``provider_metadata`` key of a reasoning block Bedrock made: ``{"signature": …}``."""
@@ -49,10 +49,7 @@ def request_body(interaction: CompiledInteraction) -> dict[str, Any]:
     ]
     if system:
         body["system"] = system
-    inference = {wire: policy[key] for key, wire in _INFERENCE.items() if key in policy}
-    if "stop" in policy:
-        stop = policy["stop"]
-        inference["stopSequences"] = [stop] if isinstance(stop, str) else stop
+    inference = sampling_settings(policy, _INFERENCE, stop="stopSequences")
     if inference:
         body["inferenceConfig"] = inference
     if interaction.tools:

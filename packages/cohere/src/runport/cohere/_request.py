@@ -21,6 +21,7 @@ from runport.http import (
     function_tool,
     message_parts,
     reasoning_policy,
+    sampling_settings,
     text_content,
 )
 from runport.ports import PortError
@@ -53,12 +54,7 @@ def request_body(interaction: CompiledInteraction, *, model: str, stream: bool) 
         "messages": _messages(interaction.messages),
         "stream": stream,
     }
-    for key, wire in _SETTINGS.items():
-        if key in policy:
-            body[wire] = policy[key]
-    if "stop" in policy:
-        stop = policy["stop"]
-        body["stop_sequences"] = [stop] if isinstance(stop, str) else stop
+    body.update(sampling_settings(policy, _SETTINGS, stop="stop_sequences"))
     if interaction.tools:
         body["tools"] = [function_tool(tool) for tool in interaction.tools]
     schema = interaction.output_schema

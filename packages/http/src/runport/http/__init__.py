@@ -38,7 +38,12 @@ from runport.http._json_api import (
     reads_as_events,
 )
 from runport.http._parts import PartRules, data_url, joined_turns, message_parts, text_content
-from runport.http._policy import cache_key, reasoning_policy, server_tools_policy
+from runport.http._policy import (
+    cache_key,
+    reasoning_policy,
+    sampling_settings,
+    server_tools_policy,
+)
 from runport.http._provider import ProviderAdapter, ProviderEnvironment, ProviderKeywords
 from runport.http._settings import (
     DEFAULT_TIMEOUT,
@@ -114,6 +119,7 @@ __all__ = [
     "redact_url",
     "require",
     "retry_after_ms",
+    "sampling_settings",
     "server_tools_policy",
     "status_error",
     "text_content",
