@@ -3,7 +3,8 @@ way; ConverseStream's eventstream messages, or Converse's one JSON body, the oth
 
 from __future__ import annotations
 
-from typing import Any, Final
+from collections.abc import Callable
+from typing import Any, Final, TypeAlias
 from urllib.parse import quote
 
 from runport.bedrock._request import PROVIDER, request_body
@@ -28,9 +29,13 @@ from runport.http import (
 )
 from runport.ports import PortError
 
-DESCRIPTOR: Final = provider_descriptor(
-    "bedrock-converse", provider="aws.bedrock", distribution="runport-bedrock"
-)
+
+def bedrock_descriptor(id: str) -> AdapterDescriptor:
+    """The descriptor of a codec of Bedrock Runtime, ``id`` naming the wire it speaks."""
+    return provider_descriptor(id, provider="aws.bedrock", distribution="runport-bedrock")
+
+
+DESCRIPTOR: Final = bedrock_descriptor("bedrock-converse")
 
 EVENTSTREAM: Final = "application/vnd.amazon.eventstream"
 
@@ -68,6 +73,13 @@ def bedrock_error_code(status: int) -> ErrorCode | None:
     return ErrorCode.RUNTIME_UNAVAILABLE if status in RETRYABLE_STATUSES else None
 
 
+BedrockDecoder: TypeAlias = Callable[
+    [ExecutionRequest, AdapterDescriptor, tuple[str, ...]], ResponseDecoder
+]
+"""A decoder class of a Bedrock codec, built per call from the request, the codec's descriptor
+and the secrets to keep out of messages."""
+
+
 class BedrockCodec(Codec):
     """What Bedrock Runtime's operations share: the model id as one path segment, the
     streamed and the unstreamed operation under it (``operations``, in that order), the
@@ -82,8 +94,10 @@ class BedrockCodec(Codec):
         api_key: str | None,
         descriptor: AdapterDescriptor,
         operations: tuple[str, str],
+        decoders: tuple[BedrockDecoder, BedrockDecoder],
     ) -> None:
         self.model = model
+        self._decoders = decoders
         self._descriptor = descriptor.model_copy(update={"model": model})
         self.secrets = (api_key,) if api_key else ()
         self._stream_headers, self._json_headers = bearer_headers(
@@ -101,9 +115,14 @@ class BedrockCodec(Codec):
             return HTTPRequest("POST", self._paths[0], encode_json(body), self._stream_headers)
         return HTTPRequest("POST", self._paths[1], encode_json(body), self._json_headers)
 
-    def streamed(self, *, stream: bool, media_type: str) -> bool:
-        """Whether the answer is an eventstream (else one JSON body)."""
-        return media_type == EVENTSTREAM or (stream and media_type != "application/json")
+    def decoder(
+        self, request: ExecutionRequest, *, stream: bool, media_type: str
+    ) -> ResponseDecoder:
+        """The eventstream's decoder or the JSON body's, as the answer is (an eventstream
+        when it says so, or when one was asked for and it does not say it is JSON)."""
+        events, whole = self._decoders
+        streamed = media_type == EVENTSTREAM or (stream and media_type != "application/json")
+        return (events if streamed else whole)(request, self._descriptor, self.secrets)
 
     def error_text(self, body: Any) -> Any:
         """Bedrock's error body: ``{"message": …}`` (``Message`` from some services)."""
@@ -125,16 +144,11 @@ class ConverseCodec(BedrockCodec):
             api_key=api_key,
             descriptor=DESCRIPTOR,
             operations=("converse-stream", "converse"),
+            decoders=(_Events, _Response),
         )
 
     def encode(self, request: ExecutionRequest, *, stream: bool) -> HTTPRequest:
         return self.post(request_body(request.interaction), stream=stream)
-
-    def decoder(
-        self, request: ExecutionRequest, *, stream: bool, media_type: str
-    ) -> ResponseDecoder:
-        chosen = _Events if self.streamed(stream=stream, media_type=media_type) else _Response
-        return chosen(request, self._descriptor, self.secrets)
 
 
 class _Assembly(TurnDecoder):
