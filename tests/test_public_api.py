@@ -202,6 +202,7 @@ PUBLIC = {
         "error_message",
         "from_environment",
         "function_tool",
+        "tool_declaration",
         "json_headers",
         "json_object",
         "parsed_tool_call",

@@ -14,7 +14,14 @@ from runport.contracts import (
     TextPart,
     ToolSpec,
 )
-from runport.http import PartRules, joined_turns, message_parts, sampling_settings, text_content
+from runport.http import (
+    PartRules,
+    joined_turns,
+    message_parts,
+    sampling_settings,
+    text_content,
+    tool_declaration,
+)
 
 PROVIDER: Final = "bedrock"
 """The ``provider_metadata`` key of a reasoning block Bedrock made: ``{"signature": …}``."""
@@ -170,8 +177,4 @@ def _block(part: ContentPart) -> dict[str, Any]:
 
 
 def _tool(tool: ToolSpec) -> dict[str, Any]:
-    spec: dict[str, Any] = {"name": tool.name}
-    if tool.description:
-        spec["description"] = tool.description
-    spec["inputSchema"] = {"json": tool.parameters}
-    return {"toolSpec": spec}
+    return {"toolSpec": tool_declaration(tool, "inputSchema", {"json": tool.parameters})}

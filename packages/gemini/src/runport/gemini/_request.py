@@ -25,6 +25,7 @@ from runport.http import (
     sampling_settings,
     server_tools_policy,
     text_content,
+    tool_declaration,
 )
 from runport.ports import PortError
 
@@ -224,8 +225,4 @@ def _response(content: str) -> dict[str, Any]:
 
 
 def _function(tool: ToolSpec) -> dict[str, Any]:
-    wire: dict[str, Any] = {"name": tool.name}
-    if tool.description:
-        wire["description"] = tool.description
-    wire["parametersJsonSchema"] = tool.parameters
-    return wire
+    return tool_declaration(tool, "parametersJsonSchema")

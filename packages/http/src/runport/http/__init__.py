@@ -56,7 +56,7 @@ from runport.http._settings import (
 )
 from runport.http._sse import ServerSentEvent, SSEDecoder
 from runport.http._sync import HTTPAdapter
-from runport.http._tools import function_tool
+from runport.http._tools import function_tool, tool_declaration
 from runport.http._urls import redact_url
 from runport.http._usage import cache_counts
 
@@ -123,6 +123,7 @@ __all__ = [
     "server_tools_policy",
     "status_error",
     "text_content",
+    "tool_declaration",
     "transport_error",
     "turn_receipt",
 ]
