@@ -4,7 +4,7 @@ way; ConverseStream's eventstream messages, or Converse's one JSON body, the oth
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Final, TypeAlias
+from typing import Any, ClassVar, Final, TypeAlias
 from urllib.parse import quote
 
 from runport.bedrock._request import PROVIDER, request_body
@@ -84,27 +84,29 @@ class BedrockCodec(Codec):
     """What Bedrock Runtime's operations share: the model id as one path segment, the
     streamed and the unstreamed operation under it (``operations``, in that order), the
     credential (a Bedrock API key as ``Authorization: Bearer``; without one, the request goes
-    unsigned to the client, whose ``auth`` — ``SigV4Auth`` — signs it), Bedrock's error
-    bodies and its retryable 424."""
+    unsigned to the client, whose ``auth`` — ``SigV4Auth`` — signs it), how the answer is
+    read (``decoders``), Bedrock's error bodies and its retryable 424. A codec of one
+    operation pair says its ``wire``, ``operations`` and ``decoders`` and writes ``encode``."""
 
-    def __init__(
-        self,
-        *,
-        model: str,
-        api_key: str | None,
-        descriptor: AdapterDescriptor,
-        operations: tuple[str, str],
-        decoders: tuple[BedrockDecoder, BedrockDecoder],
-    ) -> None:
+    wire: ClassVar[AdapterDescriptor]
+    """The descriptor of the wire the codec speaks (each codec's has ``model`` set)."""
+    operations: ClassVar[tuple[str, str]]
+    """The streamed and the unstreamed operation under the model's path."""
+    decoders: ClassVar[tuple[BedrockDecoder, BedrockDecoder]]
+    """The eventstream's decoder and the JSON body's."""
+
+    def __init__(self, *, model: str, api_key: str | None) -> None:
         self.model = model
-        self._decoders = decoders
-        self._descriptor = descriptor.model_copy(update={"model": model})
+        self._descriptor = self.wire.model_copy(update={"model": model})
         self.secrets = (api_key,) if api_key else ()
         self._stream_headers, self._json_headers = bearer_headers(
-            f"runport-bedrock/{descriptor.version}", api_key, events=EVENTSTREAM
+            f"runport-bedrock/{self.wire.version}", api_key, events=EVENTSTREAM
         )
         segment = model_path(model)
-        self._paths = (f"model/{segment}/{operations[0]}", f"model/{segment}/{operations[1]}")
+        self._paths = (
+            f"model/{segment}/{self.operations[0]}",
+            f"model/{segment}/{self.operations[1]}",
+        )
 
     def descriptor(self) -> AdapterDescriptor:
         return self._descriptor
@@ -120,7 +122,7 @@ class BedrockCodec(Codec):
     ) -> ResponseDecoder:
         """The eventstream's decoder or the JSON body's, as the answer is (an eventstream
         when it says so, or when one was asked for and it does not say it is JSON)."""
-        events, whole = self._decoders
+        events, whole = self.decoders
         streamed = media_type == EVENTSTREAM or (stream and media_type != "application/json")
         return (events if streamed else whole)(request, self._descriptor, self.secrets)
 
@@ -132,23 +134,6 @@ class BedrockCodec(Codec):
 
     def error_code(self, status: int, body: Any) -> ErrorCode | None:
         return bedrock_error_code(status)
-
-
-class ConverseCodec(BedrockCodec):
-    """``POST /model/{modelId}/converse-stream`` streamed (answered in
-    ``application/vnd.amazon.eventstream``), ``/converse`` unstreamed."""
-
-    def __init__(self, *, model: str, api_key: str | None) -> None:
-        super().__init__(
-            model=model,
-            api_key=api_key,
-            descriptor=DESCRIPTOR,
-            operations=("converse-stream", "converse"),
-            decoders=(_Events, _Response),
-        )
-
-    def encode(self, request: ExecutionRequest, *, stream: bool) -> HTTPRequest:
-        return self.post(request_body(request.interaction), stream=stream)
 
 
 class _Assembly(TurnDecoder):
@@ -286,3 +271,15 @@ class _Response(_Assembly, JSONTurnDecoder):
             text = content.get("reasoningText") if type(content) is dict else None
             if type(text) is dict:
                 self.reasoning(index, text.get("text"), text.get("signature"))
+
+
+class ConverseCodec(BedrockCodec):
+    """``POST /model/{modelId}/converse-stream`` streamed (answered in
+    ``application/vnd.amazon.eventstream``), ``/converse`` unstreamed."""
+
+    wire = DESCRIPTOR
+    operations = ("converse-stream", "converse")
+    decoders = (_Events, _Response)
+
+    def encode(self, request: ExecutionRequest, *, stream: bool) -> HTTPRequest:
+        return self.post(request_body(request.interaction), stream=stream)

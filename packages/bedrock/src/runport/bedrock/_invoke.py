@@ -20,27 +20,6 @@ BEDROCK_ANTHROPIC_VERSION: Final = "bedrock-2023-05-31"
 """What Bedrock wants in the body's ``anthropic_version`` (Anthropic's own API takes a header)."""
 
 
-class AnthropicInvokeCodec(BedrockCodec):
-    """``POST /model/{modelId}/invoke-with-response-stream`` streamed (answered in
-    ``application/vnd.amazon.eventstream``), ``/invoke`` unstreamed. The body is Anthropic's
-    Messages body with ``anthropic_version`` and neither ``model`` (it is in the path) nor
-    ``stream`` (the operation says it), which Bedrock refuses."""
-
-    def __init__(self, *, model: str, api_key: str | None, max_tokens: int) -> None:
-        super().__init__(
-            model=model,
-            api_key=api_key,
-            descriptor=DESCRIPTOR,
-            operations=("invoke-with-response-stream", "invoke"),
-            decoders=(_Chunks, _Body),
-        )
-        self.max_tokens = max_tokens
-
-    def encode(self, request: ExecutionRequest, *, stream: bool) -> HTTPRequest:
-        body = messages_body(request.interaction, max_tokens=self.max_tokens)
-        return self.post({"anthropic_version": BEDROCK_ANTHROPIC_VERSION, **body}, stream=stream)
-
-
 class _Chunks(MessagesEvents, EventStreamTurnDecoder):
     """One Anthropic stream event per ``chunk`` message: ``{"bytes": base64(event JSON)}``."""
 
@@ -61,3 +40,22 @@ class _Body(MessagesEvents, JSONTurnDecoder):
     def body(self, data: bytes) -> bool:
         self.message(data)
         return True
+
+
+class AnthropicInvokeCodec(BedrockCodec):
+    """``POST /model/{modelId}/invoke-with-response-stream`` streamed (answered in
+    ``application/vnd.amazon.eventstream``), ``/invoke`` unstreamed. The body is Anthropic's
+    Messages body with ``anthropic_version`` and neither ``model`` (it is in the path) nor
+    ``stream`` (the operation says it), which Bedrock refuses."""
+
+    wire = DESCRIPTOR
+    operations = ("invoke-with-response-stream", "invoke")
+    decoders = (_Chunks, _Body)
+
+    def __init__(self, *, model: str, api_key: str | None, max_tokens: int) -> None:
+        super().__init__(model=model, api_key=api_key)
+        self.max_tokens = max_tokens
+
+    def encode(self, request: ExecutionRequest, *, stream: bool) -> HTTPRequest:
+        body = messages_body(request.interaction, max_tokens=self.max_tokens)
+        return self.post({"anthropic_version": BEDROCK_ANTHROPIC_VERSION, **body}, stream=stream)
