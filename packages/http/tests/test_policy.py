@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from runport.contracts import ErrorCode
-from runport.http import reasoning_policy
+from runport.http import reasoning_policy, sampling_settings
 from runport.ports import PortError
 
 
@@ -34,3 +34,14 @@ def test_reasoning_that_is_no_object_is_a_coded_error(value: object) -> None:
         reasoning_policy({"reasoning": value})
     assert raised.value.code == ErrorCode.DATA_INVALID
     assert "runtime_policy.reasoning must be an object" in raised.value.message
+
+
+def test_sampling_settings_take_the_providers_names_and_always_a_list_of_stops() -> None:
+    fields = {"temperature": "temperature", "top_p": "topP", "max_tokens": "maxOutputTokens"}
+    policy = {"top_p": 0.5, "temperature": 0.2, "stop": "END", "seed": 7}
+    settings = sampling_settings(policy, fields, stop="stopSequences")
+    assert settings == {"temperature": 0.2, "topP": 0.5, "stopSequences": ["END"]}
+    assert list(settings) == ["temperature", "topP", "stopSequences"]
+    listed = sampling_settings({"stop": ["a", "b"]}, fields, stop="stop_sequences")
+    assert listed == {"stop_sequences": ["a", "b"]}
+    assert sampling_settings({}, fields, stop="stop") == {}

@@ -12,6 +12,7 @@ from runport.conformance.providers import make_request
 from runport.contracts import AdapterDescriptor, ErrorCode
 from runport.http import (
     JSONTurnDecoder,
+    bearer_headers,
     error_message,
     json_headers,
     json_object,
@@ -72,6 +73,16 @@ def test_error_message_reads_the_shared_error_shape(body: Any, message: str | No
 )
 def test_a_body_is_read_as_what_it_says_it_is(stream: bool, media_type: str, events: bool) -> None:
     assert reads_as_events(stream, media_type) is events
+
+
+def test_bearer_headers_send_a_key_only_when_there_is_one() -> None:
+    streamed, whole = bearer_headers("ua/1", "k", events="application/x-ndjson")
+    assert streamed["Accept"] == "application/x-ndjson"
+    assert whole["Accept"] == "application/json"
+    assert streamed["Authorization"] == whole["Authorization"] == "Bearer k"
+    for headers in bearer_headers("ua/1", None, events="application/x-ndjson"):
+        assert "Authorization" not in headers
+        assert headers["User-Agent"] == "ua/1"
 
 
 def test_json_headers_ask_for_each_answer_with_the_credentials() -> None:

@@ -26,6 +26,7 @@ from runport.contracts import (
     FileDelta,
     Finish,
     Message,
+    ProgressEvent,
     ReasoningDelta,
     ServerToolCall,
     ServerToolResult,
@@ -56,16 +57,9 @@ __all__ = [
 FINISHES: Final = frozenset(get_args(Finish))
 """runport's words for how a turn ended (``ExecutionReceipt.finish``)."""
 
-Progress = (
-    Delta
-    | ReasoningDelta
-    | ToolCallDelta
-    | ServerToolCall
-    | ServerToolResult
-    | Citation
-    | FileDelta
-)
-"""A progress event, the only kind a script foretells one by one."""
+Progress = ProgressEvent
+"""A progress event (``runport.contracts.ProgressEvent``), the only kind a script foretells one
+by one."""
 
 
 @dataclass(frozen=True)

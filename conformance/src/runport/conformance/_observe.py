@@ -16,7 +16,7 @@ import threading
 import traceback
 from collections.abc import Awaitable, Callable, Generator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, NoReturn
+from typing import Any, Final, NoReturn, get_args
 
 import pytest
 
@@ -28,6 +28,7 @@ from runport.contracts import (
     ExecutionReceipt,
     Failed,
     FileDelta,
+    ProgressEvent,
     ReasoningDelta,
     ServerToolCall,
     ServerToolResult,
@@ -48,16 +49,9 @@ __all__ = [
     "render_events",
 ]
 
-PROGRESS: Final = (
-    Delta,
-    ReasoningDelta,
-    ToolCallDelta,
-    ServerToolCall,
-    ServerToolResult,
-    Citation,
-    FileDelta,
-)
-"""The progress events (law 4 paces every one of them)."""
+PROGRESS: Final = get_args(ProgressEvent)
+"""The progress events (``runport.contracts.ProgressEvent``; law 4 paces every one of
+them)."""
 
 CALL_BOUND: Final = 45.0
 """Seconds one adapter call may take before the suite calls it hung."""

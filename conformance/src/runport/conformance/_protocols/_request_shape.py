@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from runport.contracts import ExecutionRequest
 
@@ -20,6 +20,12 @@ __all__ = [
     "responses_shape",
     "shape_problems",
 ]
+
+
+_CallFields = tuple[str, str, str, str]
+"""A history call's type, then the fields of its id, name and arguments."""
+_ResultFields = tuple[str, str, str]
+"""A tool result's type, then the fields of its call id and content."""
 
 
 @dataclass
@@ -37,6 +43,35 @@ class SentShape:
     """(path, schema) of the ask for structured output; ``None`` when none was made."""
     checks_schema: bool = True
     """False for a wire the suite does not hold to an ask for structured output."""
+
+    def history_item(
+        self,
+        path: str,
+        item: Mapping[str, Any],
+        call: _CallFields,
+        result: _ResultFields,
+        *,
+        wrapped: bool = False,
+    ) -> None:
+        """One block or item of the history sent back: a call when it is tagged ``call[0]``
+        (its id, name and arguments under the fields ``call[1:]``), a tool result when it is
+        tagged ``result[0]`` (the call id and content under ``result[1:]``). The tag is its
+        ``type``, or with ``wrapped`` the key it holds them under (``{"toolUse": {…}}``)."""
+        held = _tagged(item, call[0], wrapped)
+        if held is not None:
+            call_id, name, arguments = call[1:]
+            self.calls.append((path, held.get(call_id), held.get(name), held.get(arguments)))
+            return
+        held = _tagged(item, result[0], wrapped)
+        if held is not None:
+            call_id, content = result[1:]
+            self.results.append((path, held.get(call_id), held.get(content)))
+
+
+def _tagged(item: Mapping[str, Any], tag: str, wrapped: bool) -> Mapping[str, Any] | None:
+    if wrapped:
+        return _map(item[tag]) if tag in item else None
+    return item if item.get("type") == tag else None
 
 
 def _parsed(value: Any) -> Any:
@@ -136,6 +171,16 @@ def _map(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
+_TOOL_USE: Final[_CallFields] = ("tool_use", "id", "name", "input")
+_TOOL_RESULT: Final[_ResultFields] = ("tool_result", "tool_use_id", "content")
+_FUNCTION_CALL: Final[_CallFields] = ("function_call", "call_id", "name", "arguments")
+_FUNCTION_CALL_OUTPUT: Final[_ResultFields] = ("function_call_output", "call_id", "output")
+_FUNCTION_CALL_PART: Final[_CallFields] = ("functionCall", "id", "name", "args")
+_FUNCTION_RESPONSE_PART: Final[_ResultFields] = ("functionResponse", "id", "response")
+_TOOL_USE_BLOCK: Final[_CallFields] = ("toolUse", "toolUseId", "name", "input")
+_TOOL_RESULT_BLOCK: Final[_ResultFields] = ("toolResult", "toolUseId", "content")
+
+
 def messages_shape(body: Any, request: ExecutionRequest) -> SentShape:
     """An Anthropic Messages API request: ``tools[i].input_schema``, ``tool_use`` and
     ``tool_result`` blocks, and structured output as a forced tool's ``input_schema`` (or an
@@ -160,12 +205,8 @@ def messages_shape(body: Any, request: ExecutionRequest) -> SentShape:
     for i, message in enumerate(_list(body.get("messages"))):
         content = _map(message).get("content")
         for j, block in enumerate(_list(content)):
-            block = _map(block)
             path = f"messages[{i}].content[{j}]"
-            if block.get("type") == "tool_use":
-                shape.calls.append((path, block.get("id"), block.get("name"), block.get("input")))
-            elif block.get("type") == "tool_result":
-                shape.results.append((path, block.get("tool_use_id"), block.get("content")))
+            shape.history_item(path, _map(block), _TOOL_USE, _TOOL_RESULT)
     return shape
 
 
@@ -188,14 +229,10 @@ def gemini_shape(body: Any) -> SentShape:
         shape.schema = ("generationConfig.responseSchema", None)
     for i, content in enumerate(_list(body.get("contents"))):
         for j, part in enumerate(_list(_map(content).get("parts"))):
-            part = _map(part)
             path = f"contents[{i}].parts[{j}]"
-            if "functionCall" in part:
-                call = _map(part["functionCall"])
-                shape.calls.append((path, call.get("id"), call.get("name"), call.get("args")))
-            elif "functionResponse" in part:
-                answer = _map(part["functionResponse"])
-                shape.results.append((path, answer.get("id"), answer.get("response")))
+            shape.history_item(
+                path, _map(part), _FUNCTION_CALL_PART, _FUNCTION_RESPONSE_PART, wrapped=True
+            )
     return shape
 
 
@@ -215,14 +252,8 @@ def responses_shape(body: Any) -> SentShape:
         shape.schema = ("text.format.schema", format_.get("schema"))
     elif format_.get("type") == "json_object":
         shape.schema = ("text.format", None)
-    items = body.get("input")
-    for i, item in enumerate(_list(items)):
-        item = _map(item)
-        path = f"input[{i}]"
-        if item.get("type") == "function_call":
-            shape.calls.append((path, item.get("call_id"), item.get("name"), item.get("arguments")))
-        elif item.get("type") == "function_call_output":
-            shape.results.append((path, item.get("call_id"), item.get("output")))
+    for i, item in enumerate(_list(body.get("input"))):
+        shape.history_item(f"input[{i}]", _map(item), _FUNCTION_CALL, _FUNCTION_CALL_OUTPUT)
     return shape
 
 
@@ -238,12 +269,6 @@ def converse_shape(body: Any) -> SentShape:
         shape.tools.append((path, spec.get("name"), _map(spec.get("inputSchema")).get("json")))
     for i, message in enumerate(_list(body.get("messages"))):
         for j, block in enumerate(_list(_map(message).get("content"))):
-            block = _map(block)
             path = f"messages[{i}].content[{j}]"
-            if "toolUse" in block:
-                use = _map(block["toolUse"])
-                shape.calls.append((path, use.get("toolUseId"), use.get("name"), use.get("input")))
-            elif "toolResult" in block:
-                result = _map(block["toolResult"])
-                shape.results.append((path, result.get("toolUseId"), result.get("content")))
+            shape.history_item(path, _map(block), _TOOL_USE_BLOCK, _TOOL_RESULT_BLOCK, wrapped=True)
     return shape

@@ -31,6 +31,7 @@ from runport.http import (
     reasoning_policy,
     server_tools_policy,
     text_content,
+    tool_declaration,
 )
 from runport.ports import PortError
 
@@ -338,11 +339,7 @@ def _plain_text(part: FilePart) -> dict[str, Any]:
 
 
 def _tool(tool: ToolSpec) -> dict[str, Any]:
-    wire: dict[str, Any] = {"name": tool.name}
-    if tool.description:
-        wire["description"] = tool.description
-    wire["input_schema"] = tool.parameters
-    return wire
+    return tool_declaration(tool, "input_schema")
 
 
 def messages_body(interaction: CompiledInteraction, *, max_tokens: int) -> dict[str, Any]:

@@ -18,15 +18,10 @@ are required, ``RUNPORT_ANTHROPIC_BASE_URL`` defaults to ``https://api.anthropic
 create_async_adapter = ENVIRONMENT.entry_point(AsyncAnthropicMessagesAdapter)
 """``create_adapter``'s settings on the event loop (``runport.async_adapters``)."""
 
-VERTEX = ProviderEnvironment(
+VERTEX = ProviderEnvironment.vertex(
     "vertex-anthropic",
     "RUNPORT_VERTEX_ANTHROPIC",
-    api_key=(),
     example="RUNPORT_VERTEX_ANTHROPIC_MODEL=claude-sonnet-4@20250514",
-    key_required=False,
-    options={"project": "RUNPORT_VERTEX_PROJECT", "location": "RUNPORT_VERTEX_LOCATION"},
-    fixed={"vertex": True},
-    adapter_base_url=False,
 )
 
 create_vertex_adapter = VERTEX.entry_point(AnthropicMessagesAdapter)

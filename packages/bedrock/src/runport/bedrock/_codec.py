@@ -4,8 +4,9 @@ way; ConverseStream's eventstream messages, or Converse's one JSON body, the oth
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, ClassVar, Final, TypeAlias
 from urllib.parse import quote
 
 from runport.bedrock._request import PROVIDER, request_body
@@ -22,6 +23,7 @@ from runport.http import (
     JSONTurnDecoder,
     ResponseDecoder,
     TurnDecoder,
+    bearer_headers,
     cache_counts,
     encode_json,
     json_object,
@@ -29,9 +31,13 @@ from runport.http import (
 )
 from runport.ports import PortError
 
-DESCRIPTOR: Final = provider_descriptor(
-    "bedrock-converse", provider="aws.bedrock", distribution="runport-bedrock"
-)
+
+def bedrock_descriptor(id: str) -> AdapterDescriptor:
+    """The descriptor of a codec of Bedrock Runtime, ``id`` naming the wire it speaks."""
+    return provider_descriptor(id, provider="aws.bedrock", distribution="runport-bedrock")
+
+
+DESCRIPTOR: Final = bedrock_descriptor("bedrock-converse")
 
 EVENTSTREAM: Final = "application/vnd.amazon.eventstream"
 
@@ -69,34 +75,40 @@ def bedrock_error_code(status: int) -> ErrorCode | None:
     return ErrorCode.RUNTIME_UNAVAILABLE if status in RETRYABLE_STATUSES else None
 
 
+BedrockDecoder: TypeAlias = Callable[
+    [ExecutionRequest, AdapterDescriptor, tuple[str, ...]], ResponseDecoder
+]
+"""A decoder class of a Bedrock codec, built per call from the request, the codec's descriptor
+and the secrets to keep out of messages."""
+
+
 class BedrockCodec(Codec):
     """What Bedrock Runtime's operations share: the model id as one path segment, the
     streamed and the unstreamed operation under it (``operations``, in that order), the
     credential (a Bedrock API key as ``Authorization: Bearer``; without one, the request goes
-    unsigned to the client, whose ``auth`` — ``SigV4Auth`` — signs it), Bedrock's error
-    bodies and its retryable 424."""
+    unsigned to the client, whose ``auth`` — ``SigV4Auth`` — signs it), how the answer is
+    read (``decoders``), Bedrock's error bodies and its retryable 424. A codec of one
+    operation pair says its ``wire``, ``operations`` and ``decoders`` and writes ``encode``."""
 
-    def __init__(
-        self,
-        *,
-        model: str,
-        api_key: str | None,
-        descriptor: AdapterDescriptor,
-        operations: tuple[str, str],
-    ) -> None:
+    wire: ClassVar[AdapterDescriptor]
+    """The descriptor of the wire the codec speaks (each codec's has ``model`` set)."""
+    operations: ClassVar[tuple[str, str]]
+    """The streamed and the unstreamed operation under the model's path."""
+    decoders: ClassVar[tuple[BedrockDecoder, BedrockDecoder]]
+    """The eventstream's decoder and the JSON body's."""
+
+    def __init__(self, *, model: str, api_key: str | None) -> None:
         self.model = model
-        self._descriptor = descriptor.model_copy(update={"model": model})
-        base = {
-            "User-Agent": f"runport-bedrock/{descriptor.version}",
-            "Content-Type": "application/json",
-        }
-        if api_key:
-            self.secrets = (api_key,)
-            base["Authorization"] = f"Bearer {api_key}"
-        self._stream_headers = {**base, "Accept": EVENTSTREAM}
-        self._json_headers = {**base, "Accept": "application/json"}
+        self._descriptor = self.wire.model_copy(update={"model": model})
+        self.secrets = (api_key,) if api_key else ()
+        self._stream_headers, self._json_headers = bearer_headers(
+            f"runport-bedrock/{self.wire.version}", api_key, events=EVENTSTREAM
+        )
         segment = model_path(model)
-        self._paths = (f"model/{segment}/{operations[0]}", f"model/{segment}/{operations[1]}")
+        self._paths = (
+            f"model/{segment}/{self.operations[0]}",
+            f"model/{segment}/{self.operations[1]}",
+        )
 
     def descriptor(self) -> AdapterDescriptor:
         return self._descriptor
@@ -107,9 +119,14 @@ class BedrockCodec(Codec):
             return HTTPRequest("POST", self._paths[0], encode_json(body), self._stream_headers)
         return HTTPRequest("POST", self._paths[1], encode_json(body), self._json_headers)
 
-    def streamed(self, *, stream: bool, media_type: str) -> bool:
-        """Whether the answer is an eventstream (else one JSON body)."""
-        return media_type == EVENTSTREAM or (stream and media_type != "application/json")
+    def decoder(
+        self, request: ExecutionRequest, *, stream: bool, media_type: str
+    ) -> ResponseDecoder:
+        """The eventstream's decoder or the JSON body's, as the answer is (an eventstream
+        when it says so, or when one was asked for and it does not say it is JSON)."""
+        events, whole = self.decoders
+        streamed = media_type == EVENTSTREAM or (stream and media_type != "application/json")
+        return (events if streamed else whole)(request, self._descriptor, self.secrets)
 
     def error_text(self, body: Any) -> Any:
         """Bedrock's error body: ``{"message": …}`` (``Message`` from some services)."""
@@ -119,28 +136,6 @@ class BedrockCodec(Codec):
 
     def error_code(self, status: int, body: Any) -> ErrorCode | None:
         return bedrock_error_code(status)
-
-
-class ConverseCodec(BedrockCodec):
-    """``POST /model/{modelId}/converse-stream`` streamed (answered in
-    ``application/vnd.amazon.eventstream``), ``/converse`` unstreamed."""
-
-    def __init__(self, *, model: str, api_key: str | None) -> None:
-        super().__init__(
-            model=model,
-            api_key=api_key,
-            descriptor=DESCRIPTOR,
-            operations=("converse-stream", "converse"),
-        )
-
-    def encode(self, request: ExecutionRequest, *, stream: bool) -> HTTPRequest:
-        return self.post(request_body(request.interaction), stream=stream)
-
-    def decoder(
-        self, request: ExecutionRequest, *, stream: bool, media_type: str
-    ) -> ResponseDecoder:
-        chosen = _Events if self.streamed(stream=stream, media_type=media_type) else _Response
-        return chosen(request, self._descriptor, self.secrets)
 
 
 @dataclass
@@ -390,3 +385,15 @@ class _Response(_Assembly, JSONTurnDecoder):
                 self.turn.unknown(PROVIDER, block)
         else:
             self.turn.unknown(PROVIDER, block)
+
+
+class ConverseCodec(BedrockCodec):
+    """``POST /model/{modelId}/converse-stream`` streamed (answered in
+    ``application/vnd.amazon.eventstream``), ``/converse`` unstreamed."""
+
+    wire = DESCRIPTOR
+    operations = ("converse-stream", "converse")
+    decoders = (_Events, _Response)
+
+    def encode(self, request: ExecutionRequest, *, stream: bool) -> HTTPRequest:
+        return self.post(request_body(request.interaction), stream=stream)

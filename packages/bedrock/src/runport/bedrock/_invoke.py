@@ -10,49 +10,14 @@ from base64 import b64decode
 from typing import Final
 
 from runport.anthropic import MessagesEvents, messages_body
-from runport.bedrock._codec import BedrockCodec, invalid
+from runport.bedrock._codec import BedrockCodec, bedrock_descriptor, invalid
 from runport.contracts import ExecutionRequest
-from runport.http import (
-    EventStreamTurnDecoder,
-    HTTPRequest,
-    JSONTurnDecoder,
-    ResponseDecoder,
-    json_object,
-    provider_descriptor,
-)
+from runport.http import EventStreamTurnDecoder, HTTPRequest, JSONTurnDecoder, json_object
 
-DESCRIPTOR: Final = provider_descriptor(
-    "bedrock-anthropic", provider="aws.bedrock", distribution="runport-bedrock"
-)
+DESCRIPTOR: Final = bedrock_descriptor("bedrock-anthropic")
 
 BEDROCK_ANTHROPIC_VERSION: Final = "bedrock-2023-05-31"
 """What Bedrock wants in the body's ``anthropic_version`` (Anthropic's own API takes a header)."""
-
-
-class AnthropicInvokeCodec(BedrockCodec):
-    """``POST /model/{modelId}/invoke-with-response-stream`` streamed (answered in
-    ``application/vnd.amazon.eventstream``), ``/invoke`` unstreamed. The body is Anthropic's
-    Messages body with ``anthropic_version`` and neither ``model`` (it is in the path) nor
-    ``stream`` (the operation says it), which Bedrock refuses."""
-
-    def __init__(self, *, model: str, api_key: str | None, max_tokens: int) -> None:
-        super().__init__(
-            model=model,
-            api_key=api_key,
-            descriptor=DESCRIPTOR,
-            operations=("invoke-with-response-stream", "invoke"),
-        )
-        self.max_tokens = max_tokens
-
-    def encode(self, request: ExecutionRequest, *, stream: bool) -> HTTPRequest:
-        body = messages_body(request.interaction, max_tokens=self.max_tokens)
-        return self.post({"anthropic_version": BEDROCK_ANTHROPIC_VERSION, **body}, stream=stream)
-
-    def decoder(
-        self, request: ExecutionRequest, *, stream: bool, media_type: str
-    ) -> ResponseDecoder:
-        chosen = _Chunks if self.streamed(stream=stream, media_type=media_type) else _Body
-        return chosen(request, self._descriptor, self.secrets)
 
 
 class _Chunks(MessagesEvents, EventStreamTurnDecoder):
@@ -75,3 +40,22 @@ class _Body(MessagesEvents, JSONTurnDecoder):
     def body(self, data: bytes) -> bool:
         self.message(data)
         return True
+
+
+class AnthropicInvokeCodec(BedrockCodec):
+    """``POST /model/{modelId}/invoke-with-response-stream`` streamed (answered in
+    ``application/vnd.amazon.eventstream``), ``/invoke`` unstreamed. The body is Anthropic's
+    Messages body with ``anthropic_version`` and neither ``model`` (it is in the path) nor
+    ``stream`` (the operation says it), which Bedrock refuses."""
+
+    wire = DESCRIPTOR
+    operations = ("invoke-with-response-stream", "invoke")
+    decoders = (_Chunks, _Body)
+
+    def __init__(self, *, model: str, api_key: str | None, max_tokens: int) -> None:
+        super().__init__(model=model, api_key=api_key)
+        self.max_tokens = max_tokens
+
+    def encode(self, request: ExecutionRequest, *, stream: bool) -> HTTPRequest:
+        body = messages_body(request.interaction, max_tokens=self.max_tokens)
+        return self.post({"anthropic_version": BEDROCK_ANTHROPIC_VERSION, **body}, stream=stream)

@@ -16,7 +16,14 @@ from runport.contracts import (
     TextPart,
     ToolSpec,
 )
-from runport.http import PartRules, joined_turns, message_parts, text_content
+from runport.http import (
+    PartRules,
+    joined_turns,
+    message_parts,
+    sampling_settings,
+    text_content,
+    tool_declaration,
+)
 
 PROVIDER: Final = "bedrock"
 """The ``provider_metadata`` key of what Bedrock made and wants back: a reasoning block's
@@ -53,10 +60,7 @@ def request_body(interaction: CompiledInteraction) -> dict[str, Any]:
     ]
     if system:
         body["system"] = system
-    inference = {wire: policy[key] for key, wire in _INFERENCE.items() if key in policy}
-    if "stop" in policy:
-        stop = policy["stop"]
-        inference["stopSequences"] = [stop] if isinstance(stop, str) else stop
+    inference = sampling_settings(policy, _INFERENCE, stop="stopSequences")
     if inference:
         body["inferenceConfig"] = inference
     if interaction.tools:
@@ -204,8 +208,4 @@ def _block(part: ContentPart) -> dict[str, Any]:
 
 
 def _tool(tool: ToolSpec) -> dict[str, Any]:
-    spec: dict[str, Any] = {"name": tool.name}
-    if tool.description:
-        spec["description"] = tool.description
-    spec["inputSchema"] = {"json": tool.parameters}
-    return {"toolSpec": spec}
+    return {"toolSpec": tool_declaration(tool, "inputSchema", {"json": tool.parameters})}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from runport.bedrock._adapter import (
@@ -26,14 +27,13 @@ ENVIRONMENT = ProviderEnvironment(
     options={"region": "AWS_REGION"},
 )
 
-ANTHROPIC = ProviderEnvironment(
-    "bedrock-anthropic",
-    "RUNPORT_BEDROCK_ANTHROPIC",
-    api_key=("AWS_BEARER_TOKEN_BEDROCK",),
+ANTHROPIC = replace(
+    ENVIRONMENT,
+    adapter="bedrock-anthropic",
+    prefix="RUNPORT_BEDROCK_ANTHROPIC",
     example="RUNPORT_BEDROCK_ANTHROPIC_MODEL=us.anthropic.claude-sonnet-4-20250514-v1:0",
-    key_required=False,
-    options={"region": "AWS_REGION"},
 )
+"""Claude through InvokeModel reads AWS's key, region and credentials as ``bedrock`` does."""
 
 _A = TypeVar("_A", bound=ConverseKeywords[Any] | AnthropicKeywords[Any])
 

@@ -12,15 +12,16 @@ from runport.contracts import (
     Message,
     ReasoningPart,
     TextPart,
-    ToolSpec,
 )
 from runport.core import is_text_schema
 from runport.http import (
     PartRules,
     data_url,
     encode_json,
+    function_tool,
     message_parts,
     reasoning_policy,
+    sampling_settings,
     text_content,
 )
 from runport.ports import PortError
@@ -53,14 +54,9 @@ def request_body(interaction: CompiledInteraction, *, model: str, stream: bool) 
         "messages": _messages(interaction.messages),
         "stream": stream,
     }
-    for key, wire in _SETTINGS.items():
-        if key in policy:
-            body[wire] = policy[key]
-    if "stop" in policy:
-        stop = policy["stop"]
-        body["stop_sequences"] = [stop] if isinstance(stop, str) else stop
+    body.update(sampling_settings(policy, _SETTINGS, stop="stop_sequences"))
     if interaction.tools:
-        body["tools"] = [_tool(tool) for tool in interaction.tools]
+        body["tools"] = [function_tool(tool) for tool in interaction.tools]
     schema = interaction.output_schema
     if not is_text_schema(schema):
         body["response_format"] = {"type": "json_object", "json_schema": schema}
@@ -155,11 +151,3 @@ def _part(part: TextPart | Any) -> dict[str, Any]:
         return {"type": "text", "text": part.text}
     assert isinstance(part, ImagePart)
     return {"type": "image_url", "image_url": {"url": data_url(part)}}
-
-
-def _tool(tool: ToolSpec) -> dict[str, Any]:
-    function: dict[str, Any] = {"name": tool.name}
-    if tool.description:
-        function["description"] = tool.description
-    function["parameters"] = tool.parameters
-    return {"type": "function", "function": function}

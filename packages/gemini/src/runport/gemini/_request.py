@@ -22,8 +22,10 @@ from runport.http import (
     joined_turns,
     message_parts,
     reasoning_policy,
+    sampling_settings,
     server_tools_policy,
     text_content,
+    tool_declaration,
 )
 from runport.ports import PortError
 
@@ -65,14 +67,8 @@ def request_body(interaction: CompiledInteraction) -> dict[str, Any]:
     tools.extend(server_tools_policy(interaction.runtime_policy, "Gemini", SERVER_TOOLS))
     if tools:
         body["tools"] = tools
-    config: dict[str, Any] = {}
     policy = interaction.runtime_policy
-    for key, field in _CONFIG.items():
-        if key in policy:
-            config[field] = policy[key]
-    if "stop" in policy:
-        stop = policy["stop"]
-        config["stopSequences"] = [stop] if isinstance(stop, str) else stop
+    config = sampling_settings(policy, _CONFIG, stop="stopSequences")
     thinking = _thinking_config(policy)
     if thinking is not None:
         config["thinkingConfig"] = thinking
@@ -229,8 +225,4 @@ def _response(content: str) -> dict[str, Any]:
 
 
 def _function(tool: ToolSpec) -> dict[str, Any]:
-    wire: dict[str, Any] = {"name": tool.name}
-    if tool.description:
-        wire["description"] = tool.description
-    wire["parametersJsonSchema"] = tool.parameters
-    return wire
+    return tool_declaration(tool, "parametersJsonSchema")

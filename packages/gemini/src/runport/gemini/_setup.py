@@ -19,15 +19,11 @@ create_adapter = ENVIRONMENT.entry_point(GeminiAdapter)
 create_async_adapter = ENVIRONMENT.entry_point(AsyncGeminiAdapter)
 """``create_adapter``'s settings on the event loop (``runport.async_adapters``)."""
 
-VERTEX = ProviderEnvironment(
+VERTEX = ProviderEnvironment.vertex(
     "vertex-gemini",
     "RUNPORT_VERTEX_GEMINI",
     api_key=("RUNPORT_VERTEX_API_KEY",),
     example="RUNPORT_VERTEX_GEMINI_MODEL=gemini-2.5-flash",
-    key_required=False,
-    options={"project": "RUNPORT_VERTEX_PROJECT", "location": "RUNPORT_VERTEX_LOCATION"},
-    fixed={"vertex": True},
-    adapter_base_url=False,
 )
 
 create_vertex_adapter = VERTEX.entry_point(GeminiAdapter)

@@ -31,13 +31,19 @@ from runport.http._json import check_json_text, encode_json
 from runport.http._json_api import (
     DecoderFactory,
     JSONAPICodec,
+    bearer_headers,
     error_message,
     json_headers,
     provider_descriptor,
     reads_as_events,
 )
 from runport.http._parts import PartRules, data_url, joined_turns, message_parts, text_content
-from runport.http._policy import cache_key, reasoning_policy, server_tools_policy
+from runport.http._policy import (
+    cache_key,
+    reasoning_policy,
+    sampling_settings,
+    server_tools_policy,
+)
 from runport.http._provider import ProviderAdapter, ProviderEnvironment, ProviderKeywords
 from runport.http._settings import (
     DEFAULT_TIMEOUT,
@@ -50,6 +56,7 @@ from runport.http._settings import (
 )
 from runport.http._sse import ServerSentEvent, SSEDecoder
 from runport.http._sync import HTTPAdapter
+from runport.http._tools import function_tool, tool_declaration
 from runport.http._urls import redact_url
 from runport.http._usage import cache_counts
 
@@ -87,6 +94,7 @@ __all__ = [
     "TurnBuilder",
     "TurnDecoder",
     "Vertex",
+    "bearer_headers",
     "cache_counts",
     "cache_key",
     "check_json_text",
@@ -97,6 +105,7 @@ __all__ = [
     "error_message",
     "eventstream_error",
     "from_environment",
+    "function_tool",
     "joined_turns",
     "json_headers",
     "json_object",
@@ -110,9 +119,11 @@ __all__ = [
     "redact_url",
     "require",
     "retry_after_ms",
+    "sampling_settings",
     "server_tools_policy",
     "status_error",
     "text_content",
+    "tool_declaration",
     "transport_error",
     "turn_receipt",
 ]

@@ -15,6 +15,7 @@ from runport.ports import distribution_version
 __all__ = [
     "DecoderFactory",
     "JSONAPICodec",
+    "bearer_headers",
     "error_message",
     "json_headers",
     "provider_descriptor",
@@ -34,12 +35,23 @@ def provider_descriptor(id: str, *, provider: str, distribution: str) -> Adapter
 
 
 def json_headers(
-    user_agent: str, credentials: Mapping[str, str]
+    user_agent: str, credentials: Mapping[str, str], *, events: str = "text/event-stream"
 ) -> tuple[dict[str, str], dict[str, str]]:
     """``(streamed, unstreamed)`` request headers: a JSON body, the credentials, and an
-    ``Accept`` for an event stream or a JSON answer."""
+    ``Accept`` for the stream's media type (``events``, an SSE stream unless given) or a JSON
+    answer."""
     base = {"User-Agent": user_agent, "Content-Type": "application/json", **credentials}
-    return {**base, "Accept": "text/event-stream"}, {**base, "Accept": "application/json"}
+    return {**base, "Accept": events}, {**base, "Accept": "application/json"}
+
+
+def bearer_headers(
+    user_agent: str, api_key: str | None, *, events: str
+) -> tuple[dict[str, str], dict[str, str]]:
+    """``json_headers`` for a provider whose key, when there is one, goes as
+    ``Authorization: Bearer`` (none is sent without one: a local server, or a request another
+    way signs)."""
+    credentials = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    return json_headers(user_agent, credentials, events=events)
 
 
 def reads_as_events(stream: bool, media_type: str) -> bool:

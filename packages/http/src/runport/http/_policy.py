@@ -8,7 +8,20 @@ from typing import Any
 from runport.contracts import ErrorCode
 from runport.ports import PortError
 
-__all__ = ["cache_key", "reasoning_policy", "server_tools_policy"]
+__all__ = ["cache_key", "reasoning_policy", "sampling_settings", "server_tools_policy"]
+
+
+def sampling_settings(
+    policy: Mapping[str, Any], fields: Mapping[str, str], *, stop: str
+) -> dict[str, Any]:
+    """The ``runtime_policy`` settings a provider takes as they are, under its own names
+    (``fields``: runport's key to the provider's field, in the order they are sent), then the
+    ``stop`` sequences — one string or a list — always as a list under the field ``stop``."""
+    settings = {field: policy[key] for key, field in fields.items() if key in policy}
+    if "stop" in policy:
+        sequences = policy["stop"]
+        settings[stop] = [sequences] if isinstance(sequences, str) else sequences
+    return settings
 
 
 def reasoning_policy(policy: dict[str, Any]) -> dict[str, Any] | None:

@@ -114,6 +114,27 @@ class ProviderEnvironment:
     Vertex AI location's host)."""
     base_url_also: tuple[str, ...] = ()
 
+    @classmethod
+    def vertex(
+        cls, adapter: str, prefix: str, *, example: str, api_key: tuple[str, ...] = ()
+    ) -> ProviderEnvironment:
+        """A publisher's models on Vertex AI, read the same way for every publisher: no key
+        required (google-auth's default credentials sign the requests; ``api_key`` names the
+        variables of express mode's key, where the publisher has one), ``project`` and
+        ``location`` from ``RUNPORT_VERTEX_PROJECT`` and ``RUNPORT_VERTEX_LOCATION``,
+        ``vertex=True`` always passed, and the base URL passed only when given or set (the
+        adapter picks the location's host)."""
+        return cls(
+            adapter,
+            prefix,
+            api_key=api_key,
+            example=example,
+            key_required=False,
+            options={"project": "RUNPORT_VERTEX_PROJECT", "location": "RUNPORT_VERTEX_LOCATION"},
+            fixed={"vertex": True},
+            adapter_base_url=False,
+        )
+
     @property
     def model(self) -> str:
         """The model's variable."""

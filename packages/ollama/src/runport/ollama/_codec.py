@@ -19,6 +19,7 @@ from runport.http import (
     JSONTurnDecoder,
     ResponseDecoder,
     TurnDecoder,
+    bearer_headers,
     encode_json,
     error_from_words,
     json_object,
@@ -58,15 +59,10 @@ class ChatCodec(Codec):
         self.options = dict(options or {})
         self.keep_alive = keep_alive
         self._descriptor = DESCRIPTOR.model_copy(update={"model": model})
-        base = {
-            "User-Agent": f"runport-ollama/{DESCRIPTOR.version}",
-            "Content-Type": "application/json",
-        }
-        if api_key:
-            self.secrets = (api_key,)
-            base["Authorization"] = f"Bearer {api_key}"
-        self._stream_headers = {**base, "Accept": NDJSON}
-        self._json_headers = {**base, "Accept": "application/json"}
+        self.secrets = (api_key,) if api_key else ()
+        self._stream_headers, self._json_headers = bearer_headers(
+            f"runport-ollama/{DESCRIPTOR.version}", api_key, events=NDJSON
+        )
 
     def descriptor(self) -> AdapterDescriptor:
         return self._descriptor

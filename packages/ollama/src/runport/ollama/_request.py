@@ -14,10 +14,9 @@ from runport.contracts import (
     ReasoningPart,
     TextPart,
     ToolCall,
-    ToolSpec,
 )
 from runport.core import is_text_schema
-from runport.http import PartRules, message_parts, reasoning_policy, text_content
+from runport.http import PartRules, function_tool, message_parts, reasoning_policy, text_content
 from runport.ports import PortError
 
 PROVIDER: Final = "ollama"
@@ -63,7 +62,7 @@ def request_body(
         "stream": stream,
     }
     if interaction.tools:
-        body["tools"] = [_tool(tool) for tool in interaction.tools]
+        body["tools"] = [function_tool(tool) for tool in interaction.tools]
     schema = interaction.output_schema
     if not is_text_schema(schema):
         body["format"] = schema
@@ -170,11 +169,3 @@ def _call(call: ToolCall, position: int) -> dict[str, Any]:
     if call.call_id != f"call_{position}":
         wire["id"] = call.call_id  # Ollama's own id (newer servers give one), sent back
     return wire
-
-
-def _tool(tool: ToolSpec) -> dict[str, Any]:
-    function: dict[str, Any] = {"name": tool.name}
-    if tool.description:
-        function["description"] = tool.description
-    function["parameters"] = tool.parameters
-    return {"type": "function", "function": function}

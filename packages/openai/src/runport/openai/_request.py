@@ -16,10 +16,9 @@ from runport.contracts import (
     Message,
     ReasoningPart,
     TextPart,
-    ToolSpec,
 )
 from runport.core import is_text_schema, strict_schema
-from runport.http import PartRules, cache_key, data_url, message_parts, text_content
+from runport.http import PartRules, cache_key, data_url, function_tool, message_parts, text_content
 
 ResponseFormatMode = Literal["json_schema", "json_object", "none"]
 """How a structured contract asks for JSON: OpenAI's ``json_schema`` (the default; strict when
@@ -138,7 +137,7 @@ def request_body(
         ],
     }
     if interaction.tools:
-        body["tools"] = [_tool(tool) for tool in interaction.tools]
+        body["tools"] = [function_tool(tool) for tool in interaction.tools]
     response_format = _response_format(interaction, response_format_mode)
     if response_format is not None:
         body["response_format"] = response_format
@@ -242,14 +241,6 @@ def arguments_text(arguments: Any) -> str:
     if isinstance(arguments, str):
         return arguments
     return json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
-
-
-def _tool(tool: ToolSpec) -> dict[str, Any]:
-    function: dict[str, Any] = {"name": tool.name}
-    if tool.description:
-        function["description"] = tool.description
-    function["parameters"] = tool.parameters
-    return {"type": "function", "function": function}
 
 
 def _response_format(

@@ -18,7 +18,7 @@ import threading
 from contextvars import Token
 from time import perf_counter
 from types import TracebackType
-from typing import Final
+from typing import Final, get_args
 
 from opentelemetry import context, metrics, trace
 from opentelemetry.context import Context
@@ -27,16 +27,12 @@ from opentelemetry.util.types import AttributeValue
 
 from runport.contracts import (
     AdapterDescriptor,
-    Citation,
-    Delta,
     ExecutionReceipt,
     ExecutionRequest,
-    FileDelta,
-    ReasoningDelta,
+    ProgressEvent,
     ServerToolCall,
     ServerToolResult,
     StreamEvent,
-    ToolCallDelta,
     Usage,
     fingerprint,
 )
@@ -99,15 +95,7 @@ _TOKEN_BUCKETS: Final = [4.0**n for n in range(14)]
 
 Attributes = dict[str, AttributeValue]
 
-_CHUNKS: Final = (
-    Delta,
-    ReasoningDelta,
-    ToolCallDelta,
-    ServerToolCall,
-    ServerToolResult,
-    Citation,
-    FileDelta,
-)
+_CHUNKS: Final = get_args(ProgressEvent)
 """The events that are a chunk for ``time_to_first_chunk``: every progress event, reasoning
 and what the provider did itself included — a model that thinks for twenty seconds first has
 answered the silence when its first thought arrives, which is what the metric is for."""

@@ -14,14 +14,51 @@ __all__ = ["asettle_call", "settle_call"]
 Caught = type[Exception] | tuple[type[Exception], ...]
 
 
-def _failure(
-    error: BaseException, catch: Caught, mapped: Callable[[Exception], PortError]
-) -> PortError | None:
-    if isinstance(error, PortError):
-        return error
-    if isinstance(error, catch):
-        return mapped(error)
-    return None
+class _Settling:
+    """How one call ends, whichever way its events travel: the caller's stop (what the sink
+    raised), else the ``PortError`` the call failed with, else its receipt."""
+
+    def __init__(self, catch: Caught, mapped: Callable[[Exception], PortError]) -> None:
+        self.catch = catch
+        self.mapped = mapped
+        self.stop: BaseException | None = None
+        self.failure: PortError | None = None
+        self.receipt: ExecutionReceipt | None = None
+
+    def stopped(self, stop: BaseException) -> None:
+        """The sink raised ``stop``: the first such is the caller's stop."""
+        if self.stop is None:
+            self.stop = stop
+
+    def raised(self, error: BaseException) -> None:
+        """``call`` raised ``error``: after a caller's stop it is that stop's echo; a
+        ``PortError`` or an exception of ``catch`` is the failure to send; anything else
+        propagates as it is."""
+        if self.stop is not None:
+            return
+        if isinstance(error, PortError):
+            self.failure = error
+        elif isinstance(error, self.catch):
+            self.failure = self.mapped(error)
+        else:
+            raise error
+
+    def terminal(self) -> Complete | Failed:
+        """The terminal event to send; a caller's stop raised instead, with none sent."""
+        if self.stop is not None:
+            raise self.stop
+        if self.failure is not None:
+            return Failed(code=self.failure.code, message=self.failure.message)
+        assert self.receipt is not None
+        return Complete(receipt=self.receipt)
+
+    def outcome(self) -> ExecutionReceipt:
+        """After the terminal is sent: the receipt, or the ``PortError`` raised outside any
+        ``except`` block."""
+        if self.failure is not None:
+            raise self.failure
+        assert self.receipt is not None
+        return self.receipt
 
 
 def settle_call(
@@ -43,30 +80,21 @@ def settle_call(
     propagates unchanged and ends the call without a terminal event, even when the library
     wrapped it (law 6). Anything else propagates as it is.
     """
-    stops: list[BaseException] = []
+    settling = _Settling(catch, mapped)
 
     def forward(event: StreamEvent) -> None:
         try:
             sink(event)
         except BaseException as stop:
-            stops.append(stop)
+            settling.stopped(stop)
             raise
 
-    failure: PortError | None = None
     try:
-        receipt = call(forward)
+        settling.receipt = call(forward)
     except BaseException as error:
-        if not stops:
-            failure = _failure(error, catch, mapped)
-            if failure is None:
-                raise
-    if stops:
-        raise stops[0]
-    if failure is not None:
-        sink(Failed(code=failure.code, message=failure.message))
-        raise failure
-    sink(Complete(receipt=receipt))
-    return receipt
+        settling.raised(error)
+    sink(settling.terminal())
+    return settling.outcome()
 
 
 async def asettle_call(
@@ -78,27 +106,18 @@ async def asettle_call(
 ) -> ExecutionReceipt:
     """``settle_call``'s twin for an ``AsyncRuntimeAdapter``: ``call`` is awaited and each
     event is delivered (an awaitable sink awaited); a cancellation propagates as it is."""
-    stops: list[BaseException] = []
+    settling = _Settling(catch, mapped)
 
     async def forward(event: StreamEvent) -> None:
         try:
             await deliver(sink, event)
         except BaseException as stop:
-            stops.append(stop)
+            settling.stopped(stop)
             raise
 
-    failure: PortError | None = None
     try:
-        receipt = await call(forward)
+        settling.receipt = await call(forward)
     except BaseException as error:
-        if not stops:
-            failure = _failure(error, catch, mapped)
-            if failure is None:
-                raise
-    if stops:
-        raise stops[0]
-    if failure is not None:
-        await deliver(sink, Failed(code=failure.code, message=failure.message))
-        raise failure
-    await deliver(sink, Complete(receipt=receipt))
-    return receipt
+        settling.raised(error)
+    await deliver(sink, settling.terminal())
+    return settling.outcome()

@@ -31,6 +31,7 @@ from runport.http import (
     reasoning_policy,
     server_tools_policy,
     text_content,
+    tool_declaration,
 )
 from runport.openai._request import ResponseFormatMode, arguments_text, json_schema_format
 from runport.ports import PortError
@@ -236,12 +237,7 @@ def _tool(tool: ToolSpec) -> dict[str, Any]:
     """A function tool. ``strict: false``: the Responses API makes function tools strict
     unless told otherwise, and a strict tool's schema must fit the strict subset; a tool's
     parameters go as the contract wrote them, as they do for chat completions."""
-    wire: dict[str, Any] = {"type": "function", "name": tool.name}
-    if tool.description:
-        wire["description"] = tool.description
-    wire["parameters"] = tool.parameters
-    wire["strict"] = False
-    return wire
+    return {"type": "function", **tool_declaration(tool), "strict": False}
 
 
 def _tool_choice(choice: Any) -> Any:
