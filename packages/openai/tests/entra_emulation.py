@@ -55,6 +55,7 @@ class TokenEndpoint:
         self.issued: list[str] = []
         self.expired: set[str] = set()
         self.refuse_all = False
+        self.named_as: str | None = None
         self.failing: tuple[int, dict[str, Any]] | None = None
         """An answer given to every request while set (a 500, a 429 …)."""
         self._lock = threading.Lock()
@@ -73,6 +74,15 @@ class TokenEndpoint:
                 self.end_headers()
                 self.wfile.write(data)
 
+            def do_GET(self) -> None:
+                # the OpenID configuration MSAL reads before its first token
+                data = json.dumps(endpoint.openid_configuration(self.path)).encode()
+                self.send_response(200 if data != b"{}" else 404)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
             def log_message(self, format: str, *args: object) -> None:
                 return
 
@@ -80,6 +90,18 @@ class TokenEndpoint:
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
         self.authority = f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def openid_configuration(self, path: str) -> dict[str, Any]:
+        """``/{tenant}/v2.0/.well-known/openid-configuration``, naming the token endpoint under
+        ``named_as`` (the https authority a client was given), else ``authority``."""
+        if path != f"/{TENANT}/v2.0/.well-known/openid-configuration":
+            return {}
+        base = f"{self.named_as or self.authority}/{TENANT}"
+        return {
+            "token_endpoint": f"{base}/oauth2/v2.0/token",
+            "authorization_endpoint": f"{base}/oauth2/v2.0/authorize",
+            "issuer": f"{base}/v2.0",
+        }
 
     def close(self) -> None:
         self._server.shutdown()

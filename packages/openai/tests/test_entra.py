@@ -77,6 +77,7 @@ def entra(endpoint: TokenEndpoint) -> TokenEndpoint:
     endpoint.failing = None
     endpoint.lifetime = 3599
     endpoint.assertion = None
+    endpoint.named_as = None
     return endpoint
 
 
@@ -165,8 +166,7 @@ def test_the_emulated_endpoint_refuses_what_entra_refuses(entra: TokenEndpoint) 
             source.token()
         words.append(raised.value.message)
     assert ["AADSTS90002", "AADSTS700016", "AADSTS1002012", "AADSTS7000215"] == [
-        next(w for w in message.split() if w.startswith("AADSTS")).rstrip(":")
-        for message in words
+        next(w for w in message.split() if w.startswith("AADSTS")).rstrip(":") for message in words
     ]
     assert entra.issued == []
 
@@ -381,9 +381,7 @@ def test_from_environment_reads_what_azure_identity_reads(
     workload = EntraCredential.from_environment()
     assert workload is not None
     assert "workload identity" in repr(workload)
-    assert workload.token_url == (
-        f"https://login.microsoftonline.us/{TENANT}/oauth2/v2.0/token"
-    )
+    assert workload.token_url == (f"https://login.microsoftonline.us/{TENANT}/oauth2/v2.0/token")
     environment.setenv("AZURE_CLIENT_SECRET", SECRET)  # the secret first, as azure-identity
     secret = EntraCredential.from_environment()
     assert secret is not None
@@ -418,3 +416,62 @@ def test_the_entry_points_take_entra_from_the_environment_when_no_key_is_set(
     assert len(entra.issued) == 2  # one credential per adapter built from Entra variables
     assert upstream.requests[-1].headers.get("api-key") == "a-key"
     assert "authorization" not in upstream.requests[-1].headers
+
+
+# --- azure-identity, on the same endpoint --------------------------------------------------
+
+
+def test_azure_identity_posts_the_same_forms(entra: TokenEndpoint, tmp_path: Path) -> None:
+    """The differential: azure-identity's ``ClientSecretCredential`` and
+    ``WorkloadIdentityCredential`` (a test-only dependency), sent to the same emulation (its
+    https authority rewritten to the loopback one by a transport), post what
+    ``EntraCredential`` posts, and are given the tokens it is given."""
+    identity = pytest.importorskip("azure.identity")
+    from azure.core.pipeline.transport import RequestsTransport
+
+    named = "https://login.loopback.test"
+
+    class Loopback(RequestsTransport):  # type: ignore[misc]
+        """Sends to the emulation what is addressed to ``named``, and nothing else."""
+
+        def send(self, request: Any, **kwargs: Any) -> Any:
+            assert request.url.startswith(named + "/"), request.url
+            request.url = entra.authority + request.url.removeprefix(named)
+            return super().send(request, **kwargs)
+
+    entra.named_as = named
+
+    token_file = tmp_path / "token"
+    token_file.write_text("federated-one", encoding="utf-8")
+    entra.assertion = "federated-one"
+    theirs = [
+        identity.ClientSecretCredential(
+            TENANT,
+            CLIENT_ID,
+            SECRET,
+            authority=named,
+            transport=Loopback(),
+            disable_instance_discovery=True,
+        ),
+        identity.WorkloadIdentityCredential(
+            tenant_id=TENANT,
+            client_id=CLIENT_ID,
+            token_file_path=str(token_file),
+            authority=named,
+            transport=Loopback(),
+            disable_instance_discovery=True,
+        ),
+    ]
+    ours = [credential(entra), credential(entra, federated_token_file=token_file)]
+    for their, our in zip(theirs, ours, strict=True):
+        assert their.get_token(SCOPE).token == entra.issued[-1]
+        assert our.token() == entra.issued[-1]
+    secret_theirs, secret_ours, workload_theirs, workload_ours = entra.forms
+    # MSAL adds ``client_info=1`` (asking for the signed-in user's home account, which an
+    # app-only token has none of; Entra ignores it for this grant); every other field agrees
+    assert secret_theirs.pop("client_info") == ["1"]
+    assert secret_ours == secret_theirs
+    workload_theirs.pop("client_info", None)
+    assert workload_ours == workload_theirs
+    assert len(set(entra.paths)) == 1
+    assert set(entra.content_types) == {"application/x-www-form-urlencoded"}

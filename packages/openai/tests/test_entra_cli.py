@@ -27,9 +27,7 @@ PLAIN = next(case for case in CASES if case.name == "plain_text")
 
 def cli(*args: str | Path, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
     clean = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("RUNPORT_", "AZURE_", "OPENAI_"))
+        k: v for k, v in os.environ.items() if not k.startswith(("RUNPORT_", "AZURE_", "OPENAI_"))
     }
     return subprocess.run(
         [sys.executable, "-m", "runport.cli", *map(str, args)],

@@ -208,12 +208,12 @@ class EntraCredential:
     def _fetch(self) -> _Token:
         form, secrets = self._form()
         asked = self._clock()
+        if self._client is None:
+            # made once (its TLS context is the costly part) and kept; a fetch is rare, so
+            # its connection is not kept open between fetches
+            self._client = httpx.Client(timeout=self._timeout, headers={"Connection": "close"})
         try:
-            if self._client is not None:
-                answer = self._client.post(self.token_url, data=form)
-            else:
-                with httpx.Client(timeout=self._timeout) as client:
-                    answer = client.post(self.token_url, data=form)
+            answer = self._client.post(self.token_url, data=form)
         except httpx.HTTPError as error:
             kind = type(error).__name__
             code = (
