@@ -165,9 +165,9 @@ def test_the_emulated_endpoint_refuses_what_entra_refuses(entra: TokenEndpoint) 
         with pytest.raises(PortError) as raised:
             source.token()
         words.append(raised.value.message)
-    assert ["AADSTS90002", "AADSTS700016", "AADSTS1002012", "AADSTS7000215"] == [
+    assert [
         next(w for w in message.split() if w.startswith("AADSTS")).rstrip(":") for message in words
-    ]
+    ] == ["AADSTS90002", "AADSTS700016", "AADSTS1002012", "AADSTS7000215"]
     assert entra.issued == []
 
 
@@ -304,11 +304,13 @@ def test_an_unreachable_token_endpoint_fails_the_call_unsent(entra: TokenEndpoin
     closed.close()
     try:
         source = credential(entra, authority=closed.authority)
-        with AzureOpenAIChatAdapter(
-            base_url=upstream.base_url, model="m", token_provider=source
-        ) as adapter:
-            with pytest.raises(PortError) as raised:
-                run(adapter)
+        with (
+            AzureOpenAIChatAdapter(
+                base_url=upstream.base_url, model="m", token_provider=source
+            ) as adapter,
+            pytest.raises(PortError) as raised,
+        ):
+            run(adapter)
     finally:
         upstream.close()
     assert raised.value.code == ErrorCode.RUNTIME_UNAVAILABLE
