@@ -1,7 +1,7 @@
 """Entra ID access tokens for a service principal, fetched over httpx and renewed before they
 expire: the client-secret and workload-identity flows azure-identity's ``EnvironmentCredential``
 and ``WorkloadIdentityCredential`` read from the same variables, with no dependency added
-(adr/0072-entra-id-tokens-refreshed-without-azure-identity.md)."""
+(adr/0072-entra-id-tokens-renewed-without-azure-identity.md)."""
 
 from __future__ import annotations
 
