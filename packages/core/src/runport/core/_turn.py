@@ -801,7 +801,7 @@ def _parsed_tool_call(
     # validated and the value is put in unvalidated; an identity of two non-empty strings
     # with no metadata (every call a TurnBuilder announced without any) needs no validating.
     if metadata is None and type(call_id) is str and type(name) is str and call_id and name:
-        state = {
+        state: dict[str, object] = {
             "call_id": call_id,
             "name": name,
             "arguments": value,
