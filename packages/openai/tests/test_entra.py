@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from runport.conformance import CASES, ScriptedUpstream
@@ -61,8 +62,16 @@ class Clock:
 @pytest.fixture(scope="module")
 def endpoint() -> Iterator[TokenEndpoint]:
     server = TokenEndpoint()
-    yield server
+    with httpx.Client(timeout=10.0) as client:
+        SHARED.append(client)
+        yield server
+        SHARED.clear()
     server.close()
+
+
+SHARED: list[httpx.Client] = []
+"""One client for the credentials the tests make (a client's TLS context costs tens of ms);
+the entry-point tests build theirs as a user's do."""
 
 
 @pytest.fixture
@@ -89,6 +98,8 @@ def credential(entra: TokenEndpoint, **keywords: Any) -> EntraCredential:
     }
     if "federated_token_file" not in keywords:
         settings["client_secret"] = SECRET
+    if SHARED:
+        settings["http_client"] = SHARED[0]
     return EntraCredential(**{**settings, **keywords})
 
 
