@@ -24,7 +24,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs
 
-from runport.conformance import PROTOCOLS
+from runport.conformance import PROTOCOLS, Refusal
 
 TENANT = "72f988bf-86f1-41af-91ab-2d7cd011db47"
 CLIENT_ID = "0f3a4c1e-5b6d-4e2f-8a9b-1c2d3e4f5a6b"
@@ -222,6 +222,16 @@ class CurrentTokenOnly(AzureOpenAIChat):  # type: ignore[misc]
         self.taken: dict[str, int] = {}
         self.sent: list[str] = []
         """The bearer of every request, in order."""
+
+    def check(self, request: Any, case: Any) -> Any:
+        """Azure's refusal, but quoting the refused token back, bare (Azure does not; this
+        one does, so a test proves a renewed token is redacted wherever a message goes)."""
+        refusal = super().check(request, case)
+        if refusal is None or refusal.status != 401:
+            return refusal
+        token = request.headers.get("authorization", "").removeprefix("Bearer ")
+        said = {"error": {"code": "401", "message": f"token {token} is not valid here"}}
+        return Refusal(401, json.dumps(said).encode(), refusal.reason)
 
     def takes(self, token: str) -> bool:
         self.sent.append(token)

@@ -1,8 +1,9 @@
-"""``runport run`` and ``runport batch --adapter azure-openai`` with an Entra ID service
+"""``runport run``, ``batch`` and ``record --adapter azure-openai`` with an Entra ID service
 principal from the environment, against the loopback token endpoint and an Azure emulation
-that takes only the token issued last: the run streams; in the batch the token expires
-midway (renewed once, the rows go on), then the resource refuses every token (each row
-renewed once, then coded); no secret, assertion or token reaches any output."""
+that takes only the token issued last (and quotes a refused one back): the run streams; in the
+batch the token expires midway (renewed once, the rows go on), then the resource refuses every
+token (the row renewed once, then coded); a secret Entra refuses is a recorded, coded failure;
+no secret, assertion or token reaches any output or file."""
 
 from __future__ import annotations
 
@@ -72,8 +73,18 @@ def test_run_and_a_batch_whose_token_expires_midway(tmp_path: Path) -> None:
             batch = cli("batch", QUICK / "contract.yaml", "--inputs", "rows.jsonl",
                         "--adapter", "azure-openai", "--concurrency", "1", "--out", "out.jsonl",
                         env=workload, cwd=tmp_path)  # fmt: skip
+            refused = cli("record", QUICK / "contract.yaml", "--input", QUICK / "input.json",
+                          "--adapter", "azure-openai", "--out", "refused.yaml",
+                          env={**env, "AZURE_CLIENT_SECRET": "hunter2"}, cwd=tmp_path)  # fmt: skip
         finally:
             upstream.close()
+    # a secret Entra ID refuses (the emulation quotes it back): a recorded, coded failure
+    assert refused.returncode == 0, refused.stderr
+    recorded = (tmp_path / "refused.yaml").read_text(encoding="utf-8")
+    assert "kind: fail" in recorded
+    assert "TQX_RUNTIME_PERMANENT" in recorded
+    assert "AADSTS7000215" in recorded
+    assert "hunter2" not in recorded + refused.stdout + refused.stderr
     assert batch.returncode == 2, batch.stderr
     rows = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
     failed = [row for row in rows if not row["ok"]]
@@ -81,6 +92,7 @@ def test_run_and_a_batch_whose_token_expires_midway(tmp_path: Path) -> None:
     assert [row["row"] for row in failed] == [4]
     assert "TQX_RUNTIME_PERMANENT" in json.dumps(failed[0])
     assert "HTTP 401" in json.dumps(failed[0])
+    assert "is not valid here" in json.dumps(failed[0])  # the echo, its token redacted
     # the run took token 1; the batch 2 and 3 (the expiry), then 4 (the last row's renewal)
     assert len(entra.issued) == 4
     assert "client_assertion" in entra.forms[1]
@@ -93,6 +105,7 @@ def test_run_and_a_batch_whose_token_expires_midway(tmp_path: Path) -> None:
             batch.stdout,
             batch.stderr,
             *(path.read_text(encoding="utf-8") for path in tmp_path.glob("out*")),
+            *(path.read_text(encoding="utf-8") for path in tmp_path.glob("refused*")),
         ]
     )
     for secret in (SECRET, "plain-federated-assertion", *entra.issued):
