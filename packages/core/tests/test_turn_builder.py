@@ -280,3 +280,44 @@ def test_the_hot_path_events_dump_as_their_validated_twins_even_leaving_out_unse
         assert event == twin
         assert event.model_dump(exclude_unset=True) == twin.model_dump(exclude_unset=True)
         assert event.model_dump_json() == twin.model_dump_json()
+
+
+def test_an_announced_call_and_its_receipt_entry_are_their_validated_twins() -> None:
+    """``open_call``'s announcement and the receipt's ``ToolCall`` of a call with no metadata
+    are built without validating: each is the model pydantic would have made."""
+    builder = TurnBuilder()
+    builder.whole_call("lookup", "call_1", '{"q":1}', parsed={"q": 1})
+    announcement = builder.events[0]
+    twin = ToolCallDelta(index=0, call_id="call_1", name="lookup", arguments_fragment="")
+    (call,) = builder.receipt(make_request(), ADAPTER).tool_calls or []
+    validated = ToolCall(
+        call_id="call_1", name="lookup", arguments={"q": 1}, provider_metadata=None
+    )
+    for made, model in ((announcement, twin), (call, validated)):
+        assert made == model
+        assert made.model_dump(exclude_unset=True) == model.model_dump(exclude_unset=True)
+        assert made.model_dump_json() == model.model_dump_json()
+
+
+def test_a_whole_calls_parsed_arguments_are_taken_unless_the_text_nears_a_bound() -> None:
+    """The value a codec had is the receipt's (the same object); text that could be past a
+    bound — deep nesting, a long run of digits, an escape — is parsed, and refused, as any."""
+    from runport.contracts import MAX_INT_DIGITS, MAX_JSON_DEPTH
+
+    value = {"q": [1, 2]}
+    builder = TurnBuilder()
+    builder.whole_call("f", None, '{"q":[1,2]}', parsed=value)
+    (call,) = builder.receipt(make_request(), ADAPTER).tool_calls or []
+    assert call.arguments is value
+    deep = "[" * (MAX_JSON_DEPTH + 1) + "]" * (MAX_JSON_DEPTH + 1)
+    long = "9" * (MAX_INT_DIGITS + 1)
+    for text in (deep, f'{{"n":{long}}}'):
+        builder = TurnBuilder()
+        builder.whole_call("f", None, text, parsed={"stale": True})
+        with pytest.raises(PortError) as raised:
+            builder.receipt(make_request(), ADAPTER)
+        assert raised.value.code == ErrorCode.RUNTIME_INVALID_RESPONSE
+    builder = TurnBuilder()
+    builder.whole_call("f", None, '{"s":"\\u00e9"}', parsed={"stale": True})
+    (call,) = builder.receipt(make_request(), ADAPTER).tool_calls or []
+    assert call.arguments == {"s": "é"}  # parsed from the text, not the value given

@@ -11,6 +11,8 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from runport.contracts import (
     CompiledInteraction,
@@ -339,4 +341,56 @@ def test_the_entry_point_reads_num_ctx_and_keep_alive_from_the_environment(
         "llama3.2",
         {"num_ctx": 32768},
         -1,
+    )
+
+
+def test_a_line_of_calls_failing_midway_delivers_the_calls_before_it() -> None:
+    good = {"function": {"name": "weather", "arguments": {"city": "Paris"}}}
+    error, events = failure(line({"tool_calls": [good, {"function": {"arguments": {}}}]}))
+    assert error.code == ErrorCode.RUNTIME_INVALID_RESPONSE
+    assert [e.arguments_fragment for e in events if isinstance(e, ToolCallDelta)] == [
+        "",
+        '{"city":"Paris"}',
+    ]
+
+
+@pytest.mark.parametrize("number", [b"NaN", b"Infinity", b"-Infinity", b"1e999"])
+def test_arguments_json_cannot_carry_are_an_invalid_response(number: bytes) -> None:
+    """pydantic-core's reader takes ``NaN`` and the infinities on a line; as arguments they
+    are refused, coded, not sent on as text no JSON reader takes."""
+    bad = line({"tool_calls": [{"function": {"name": "f", "arguments": {"x": 1}}}]})
+    error, events = failure(bad.replace(b'"x": 1', b'"x": [' + number + b"]"))
+    assert error.code == ErrorCode.RUNTIME_INVALID_RESPONSE
+    assert "NaN or infinity" in error.message
+    assert not [e for e in events if isinstance(e, ToolCallDelta)]
+
+
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**30), max_value=10**30)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@settings(deadline=None, max_examples=40)
+@given(arguments=st.dictionaries(st.text(max_size=6), JSON_VALUES, max_size=4))
+def test_whole_call_arguments_reach_the_event_and_the_receipt_unchanged(
+    arguments: dict[str, Any],
+) -> None:
+    """The fragment is JSON text of the object the line held, and the receipt holds that
+    object (taken as the line gave it, not parsed again), whatever its values."""
+    body = line({"tool_calls": [{"function": {"name": "f", "arguments": arguments}}]})
+    receipt, events = streamed(Upstream(body + last(done_reason="stop")))
+    (call,) = receipt.tool_calls
+    assert call.arguments == arguments
+    assert json.loads("".join(e.arguments_fragment for e in events)) == arguments
+    assert (
+        call.model_dump_json()
+        == ToolCall(call_id="call_0", name="f", arguments=arguments).model_dump_json()
     )

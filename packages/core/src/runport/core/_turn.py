@@ -11,12 +11,15 @@ which re-exports it) and the test doubles (``runport.mock``) both assemble their
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
-from typing import TypeVar
+from typing import Final, TypeVar
 
 from pydantic import BaseModel, JsonValue, ValidationError
 
 from runport.contracts import (
+    MAX_INT_DIGITS,
+    MAX_JSON_DEPTH,
     PART_TOO_LARGE,
     AdapterDescriptor,
     Citation,
@@ -95,6 +98,7 @@ _new = object.__new__
 _set = object.__setattr__
 _FRAGMENT_FIELDS = frozenset(("index", "call_id", "name", "arguments_fragment"))
 _TEXT_FIELDS = frozenset(("text",))
+_CALL_FIELDS = frozenset(("call_id", "name", "arguments", "provider_metadata"))
 
 
 _CITATION_FIELDS = frozenset(("source", "cited_text", "start", "end"))
@@ -204,13 +208,14 @@ class _Call:
     would make, state for state.
     """
 
-    __slots__ = ("announcement", "arguments", "closed", "metadata")
+    __slots__ = ("announcement", "arguments", "closed", "metadata", "parsed")
 
     def __init__(self, announcement: ToolCallDelta) -> None:
         self.announcement = announcement
         self.arguments = TextPieces()
         self.closed = False
         self.metadata: dict[str, JsonValue] | None = None
+        self.parsed: JsonValue = _UNSET
 
     @property
     def call_id(self) -> str:
@@ -367,12 +372,27 @@ class TurnBuilder:
             raise PortError(
                 ErrorCode.RUNTIME_INVALID_RESPONSE, f"tool call {index} was announced twice"
             )
-        announcement = ToolCallDelta(
-            index=index,
-            call_id=call_id or f"call_{index}",
-            name=name,
-            arguments_fragment=arguments,
-        )
+        call_id = call_id or f"call_{index}"
+        if (
+            type(name) is str
+            and type(call_id) is str
+            and type(arguments) is str
+            and type(index) is int
+            and index >= 0
+        ):
+            # what validation would check is checked (non-empty strings, a number from 0)
+            state = {
+                "kind": "ToolCallDelta",
+                "index": index,
+                "call_id": call_id,
+                "name": name,
+                "arguments_fragment": arguments,
+            }
+            announcement = _unvalidated(ToolCallDelta, state, _FRAGMENT_FIELDS)
+        else:
+            announcement = ToolCallDelta(
+                index=index, call_id=call_id, name=name, arguments_fragment=arguments
+            )
         call = _Call(announcement)
         if arguments:
             call.arguments.add(arguments)
@@ -640,13 +660,21 @@ class TurnBuilder:
         call_id: str | None,
         arguments: str,
         metadata: dict[str, JsonValue] | None = None,
+        *,
+        parsed: JsonValue = _UNSET,
     ) -> None:
         """A call that arrives in one piece: announced, its arguments sent as one fragment;
-        ``metadata`` is what the provider wants back with it (``ToolCall.provider_metadata``)."""
-        index = self.open_call(name, call_id)
-        self._calls[index].metadata = metadata
-        self.call_arguments(index, arguments)
-        self.close_call(index)
+        ``metadata`` is what the provider wants back with it (``ToolCall.provider_metadata``).
+        ``parsed`` is the value ``arguments`` is the JSON text of, when the codec has it (a
+        protocol that sends arguments as an object, encoded for the fragment): the receipt
+        takes it rather than parsing the text again, the text still held to the JSON bounds."""
+        call = self._calls[self.open_call(name, call_id)]
+        call.metadata = metadata
+        call.parsed = parsed
+        fragment = arguments or self._empty_arguments  # close_call's rule, the call closed here
+        if fragment:
+            self.events.append(_fragment_event(call, fragment))
+        call.closed = True
 
     def receipt(
         self, request: ExecutionRequest, adapter: AdapterDescriptor, *, output: JsonValue = _UNSET
@@ -664,6 +692,7 @@ class TurnBuilder:
                 call.arguments.take(),
                 call.metadata,
                 index if named else None,
+                call.parsed,
             )
             for index, call in sorted(self._calls.items())
         ]
@@ -753,18 +782,48 @@ def _parsed_tool_call(
     arguments: str,
     metadata: dict[str, JsonValue] | None,
     index: int | None,
+    parsed: JsonValue = _UNSET,
 ) -> ToolCall:
-    """``parsed_tool_call``; a bounds failure names call ``index`` unless it is ``None``."""
+    """``parsed_tool_call``; a bounds failure names call ``index`` unless it is ``None``.
+    ``parsed``, when given, is the value ``arguments`` encodes (``whole_call``): taken as it is
+    when the text could not be past a bound (few brackets, no long run of digits, no escape),
+    else the text is parsed, as any."""
     try:
-        value = parse_json_text(arguments)[1]
+        if parsed is _UNSET or not _within_bounds(arguments):
+            value = parse_json_text(arguments)[1]
+        else:
+            value = parsed
     except JsonLimitError as error:
         where = None if index is None else f"tool call {index}'s arguments"
         raise _bounds_error(error, where) from None
     # The parsed value (or the text itself) is JSON by construction: validating it again as a
     # ``JsonValue`` would walk every element in Python, so only the call's identity is
-    # validated and the value is put in unvalidated.
+    # validated and the value is put in unvalidated; an identity of two non-empty strings
+    # with no metadata (every call a TurnBuilder announced without any) needs no validating.
+    if metadata is None and type(call_id) is str and type(name) is str and call_id and name:
+        state: dict[str, object] = {
+            "call_id": call_id,
+            "name": name,
+            "arguments": value,
+            "provider_metadata": None,
+        }
+        return _unvalidated(ToolCall, state, _CALL_FIELDS)
     call = ToolCall(call_id=call_id, name=name, arguments=None, provider_metadata=metadata)
     return call.model_copy(update={"arguments": value})
+
+
+def _within_bounds(text: str) -> bool:
+    """Whether JSON ``text`` is surely within the bounds ``parse_json_text`` checks: too few
+    brackets to nest past the depth, no run of digits long enough for an integer past its
+    digits, no ``\\u`` escape (a lone surrogate). ``False`` asks for the full parse."""
+    return (
+        text.count("[") + text.count("{") <= MAX_JSON_DEPTH
+        and "\\u" not in text
+        and _LONG_DIGITS.search(text) is None
+    )
+
+
+_LONG_DIGITS: Final = re.compile(rf"\d{{{MAX_INT_DIGITS + 1}}}")
 
 
 def turn_receipt(

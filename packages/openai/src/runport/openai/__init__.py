@@ -15,6 +15,7 @@ from runport.openai._azure import (
     EntraTokenAuth,
     TokenProvider,
 )
+from runport.openai._entra import COGNITIVE_SERVICES_SCOPE, DEFAULT_AUTHORITY, EntraCredential
 from runport.openai._request import CallIdRule, ResponseFormatMode
 from runport.openai._responses import (
     AsyncOpenAIResponsesAdapter,
@@ -30,6 +31,8 @@ from runport.openai._setup import (
 )
 
 __all__ = [
+    "COGNITIVE_SERVICES_SCOPE",
+    "DEFAULT_AUTHORITY",
     "DEFAULT_AZURE_API_VERSION",
     "DEFAULT_MAX_RESPONSE_BYTES",
     "DEFAULT_TIMEOUT",
@@ -38,6 +41,7 @@ __all__ = [
     "AsyncOpenAIResponsesAdapter",
     "AzureOpenAIChatAdapter",
     "CallIdRule",
+    "EntraCredential",
     "EntraTokenAuth",
     "OpenAIChatAdapter",
     "OpenAIResponsesAdapter",

@@ -25,6 +25,7 @@ from runport.http import (
 )
 from runport.http import provider_descriptor as _provider_descriptor
 from runport.openai._codec import ChatCompletionsCodec
+from runport.openai._entra import EntraCredential
 from runport.openai._request import (
     ReasoningField,
     ResponseFormatMode,
@@ -56,11 +57,12 @@ class EntraTokenAuth(httpx.Auth):
     """An Entra ID (Azure AD) bearer token on every request, from ``token_provider``.
 
     The provider is asked for a token per request. When the upstream answers 401 it is asked
-    once more, and the request goes again only if that token is a different one; a second
-    401 (or the same token) is the call's answer, ``TQX_RUNTIME_PERMANENT``. A provider that
-    raises, or gives no printable ASCII text, fails the call unsent with
-    ``TQX_RUNTIME_PERMANENT``, its message naming only the exception's class: nothing the
-    provider says, and no token, reaches a message.
+    once more (an ``EntraCredential`` is asked for a token instead of the refused one, on the
+    event loop without blocking it), and the request goes again only if that token is a
+    different one; a second 401 (or the same token) is the call's answer,
+    ``TQX_RUNTIME_PERMANENT``. A provider that raises, or gives no printable ASCII text, fails
+    the call unsent with ``TQX_RUNTIME_PERMANENT``, its message naming only the exception's
+    class: nothing the provider says, and no token, reaches a message.
     """
 
     def __init__(self, token_provider: TokenProvider) -> None:
@@ -69,11 +71,11 @@ class EntraTokenAuth(httpx.Auth):
         self._provider = token_provider
 
     def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response]:
-        token = _checked(self._ask())
+        token = _checked(self._ask(None))
         request.headers["Authorization"] = f"Bearer {token}"
         response = yield request
         if response.status_code == 401:
-            fresh = _checked(self._ask())
+            fresh = _checked(self._ask(token))
             if fresh != token:
                 request.headers["Authorization"] = f"Bearer {fresh}"
                 yield request
@@ -81,18 +83,26 @@ class EntraTokenAuth(httpx.Auth):
     async def async_auth_flow(
         self, request: httpx.Request
     ) -> AsyncGenerator[httpx.Request, httpx.Response]:
-        token = _checked(await _awaited(self._ask()))
+        token = _checked(await self._ask_async(None))
         request.headers["Authorization"] = f"Bearer {token}"
         response = yield request
         if response.status_code == 401:
-            fresh = _checked(await _awaited(self._ask()))
+            fresh = _checked(await self._ask_async(token))
             if fresh != token:
                 request.headers["Authorization"] = f"Bearer {fresh}"
                 yield request
 
-    def _ask(self) -> object:
+    def _ask(self, refused: str | None) -> object:
         with _asking():
+            if isinstance(self._provider, EntraCredential):
+                return self._provider.token(instead_of=refused)
             return self._provider()
+
+    async def _ask_async(self, refused: str | None) -> object:
+        if isinstance(self._provider, EntraCredential):
+            with _asking():
+                return await self._provider.atoken(instead_of=refused)
+        return await _awaited(self._ask(refused))
 
 
 @contextmanager
@@ -192,8 +202,9 @@ class AzureChatKeywords(ProviderAdapter[ClientT]):
             raise ValueError(
                 "Azure OpenAI needs one credential: api_key (sent as api-key), token_provider "
                 "or ad_token (an Entra ID token), " + (f"not {' and '.join(given)}" if given
-                else "none was given (the azure-openai entry point reads AZURE_OPENAI_API_KEY "
-                "or AZURE_OPENAI_AD_TOKEN)")
+                else "none was given (the azure-openai entry point reads AZURE_OPENAI_API_KEY, "
+                "AZURE_OPENAI_AD_TOKEN, or AZURE_TENANT_ID, AZURE_CLIENT_ID and "
+                "AZURE_CLIENT_SECRET or AZURE_FEDERATED_TOKEN_FILE)")
             )  # fmt: skip
         if keywords.get("auth") is not None:
             raise ValueError("give token_provider (or ad_token), not auth, to Azure OpenAI")

@@ -1,12 +1,15 @@
 """Where the OpenAI entry points read their settings, and the entry points themselves: chat
 completions and the Responses API read the same variables."""
 
-from dataclasses import replace
+import logging
+from dataclasses import dataclass, replace
+from typing import Any
 
-from runport.http import ProviderEnvironment
+from runport.http import ProviderAdapter, ProviderEnvironment
 from runport.openai._adapter import OpenAIChatAdapter
 from runport.openai._async_adapter import AsyncOpenAIChatAdapter
 from runport.openai._azure import AsyncAzureOpenAIChatAdapter, AzureOpenAIChatAdapter
+from runport.openai._entra import EntraCredential
 from runport.openai._responses import AsyncOpenAIResponsesAdapter, OpenAIResponsesAdapter
 
 CHAT = ProviderEnvironment(
@@ -45,7 +48,26 @@ create_responses_adapter = RESPONSES.entry_point(OpenAIResponsesAdapter)
 create_async_responses_adapter = RESPONSES.entry_point(AsyncOpenAIResponsesAdapter)
 """``create_responses_adapter``'s settings on the event loop."""
 
-AZURE = ProviderEnvironment(
+
+@dataclass(frozen=True, slots=True)
+class _AzureEnvironment(ProviderEnvironment):
+    """Azure's settings, and when they hold neither a key nor a static token, the Entra ID
+    service principal the environment describes (``EntraCredential.from_environment``): its
+    tokens are fetched, and renewed before they expire, for as long as the adapter lives."""
+
+    def settings(self, kind: type[ProviderAdapter[Any]], **given: str | None) -> dict[str, Any]:
+        settings = ProviderEnvironment.settings(self, kind, **given)
+        if not settings.get("api_key") and not settings.get("ad_token"):
+            credential = EntraCredential.from_environment()
+            if credential is not None:
+                settings["token_provider"] = credential
+                logging.getLogger("runport.openai").info(
+                    "%s adapter: Entra ID tokens from %r", self.adapter, credential
+                )
+        return settings
+
+
+AZURE = _AzureEnvironment(
     "azure-openai",
     "RUNPORT_AZURE_OPENAI",
     api_key=("AZURE_OPENAI_API_KEY",),
@@ -64,8 +86,11 @@ AZURE = ProviderEnvironment(
     base_url_also=("AZURE_OPENAI_ENDPOINT",),
 )
 """Azure OpenAI: the resource's endpoint and the deployment (the model's variable) are
-required, and one credential: ``AZURE_OPENAI_API_KEY`` (sent as ``api-key``) or
-``AZURE_OPENAI_AD_TOKEN`` (an Entra ID token). ``RUNPORT_AZURE_OPENAI_DEPLOYMENT`` names a
+required, and one credential: ``AZURE_OPENAI_API_KEY`` (sent as ``api-key``),
+``AZURE_OPENAI_AD_TOKEN`` (a static Entra ID token), or, when neither is set, a service
+principal's tokens, renewed before they expire: ``AZURE_TENANT_ID``, ``AZURE_CLIENT_ID`` and
+``AZURE_CLIENT_SECRET``, or ``AZURE_FEDERATED_TOKEN_FILE`` (workload identity) in place of the
+secret, and ``AZURE_AUTHORITY_HOST`` for another cloud. ``RUNPORT_AZURE_OPENAI_DEPLOYMENT`` names a
 deployment other than the model, ``RUNPORT_AZURE_OPENAI_API_VERSION`` the ``api-version``
 (``v1`` for the v1 endpoint), ``RUNPORT_AZURE_OPENAI_INCLUDE_USAGE`` ``true``/``false``."""
 
