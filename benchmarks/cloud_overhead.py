@@ -12,7 +12,8 @@ streamed call:
                eventstream, each message's prelude and its CRC checked, the message's CRC
                checked, its headers decoded and its payload ``json.loads``-ed (and, for
                InvokeModel's ``chunk`` messages, the base64 inside decoded and ``json.loads``-ed
-               too); for SSE, split on blank lines and ``json.loads``;
+               too); for SSE, CRLFs made LF, split on blank lines and ``json.loads`` (the floor of
+               ``anthropic_gemini_overhead.py``);
 - ``adapter``  runport's adapter ``.execute_streaming`` with a counting sink (signed with
                SigV4 for Bedrock, a google-auth token for Vertex, ``api-key`` for Azure);
 - ``sdk``      the official client's loop, accumulating text and arguments: boto3's
@@ -275,7 +276,7 @@ def sse_floor(client: httpx.Client, url: str) -> int:
     held = b""
     with client.stream("POST", url + "/floor", json={}) as response:
         for raw in response.iter_bytes():
-            frames = (held + raw).split(b"\n\n")
+            frames = (held + raw).replace(b"\r\n", b"\n").split(b"\n\n")
             held = frames.pop()
             for frame in frames:
                 data = frame[frame.index(b"data: ") + 6 :]
