@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 from runport.bedrock import BedrockAnthropicAdapter, BedrockConverseAdapter, SigV4Auth
 from runport.conformance.eventstream import event_message
-from runport.conformance.loopback import Connection, Playback, rechunk
+from runport.conformance.loopback import Playback, rechunk
 from runport.conformance.providers import WEATHER, make_request, run_streamed
 
 from .bedrock_emulation import ACCESS_KEY, REGION, SECRET_KEY, Bedrock
@@ -220,12 +220,7 @@ def serve(
 ) -> None:
     """The emulation answers each request: ``data`` cut at ``cuts`` (one HTTP chunk a piece)
     when streamed, ``body`` when not."""
-    pieces = rechunk(data, cuts)
-
-    def handler(connection: Connection, raw: bytes) -> bool:
-        return bedrock.answering(pieces, body=body)(connection, raw)
-
-    playback.answer = handler
+    playback.answer = bedrock.answering(rechunk(data, cuts), body=body)
 
 
 def receipt_of(adapter: Any, *, stream: bool) -> Any:
