@@ -3,6 +3,7 @@ it is a coded ``JsonLimitError``, never ``RecursionError`` or ``ValueError`` (do
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import pytest
@@ -63,6 +64,21 @@ def test_json_nested_past_the_bound_is_a_coded_error(depth: int) -> None:
 def test_numbers_json_cannot_carry_here_are_a_coded_error(text: str) -> None:
     with pytest.raises(JsonLimitError):
         parse_json_text(text)
+
+
+@pytest.mark.parametrize("interpreter_bound", [0, MAX_INT_DIGITS, MAX_INT_DIGITS * 2])
+def test_the_integer_bound_is_runport_s_whatever_the_interpreter_s(interpreter_bound: int) -> None:
+    """Integers are read natively only while the interpreter's digit bound is runport's own;
+    with none, or a higher one, the bound and its message stay runport's."""
+    widest = "-" + "9" * MAX_INT_DIGITS
+    before = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(interpreter_bound)
+    try:
+        assert parse_json_text(f"[{widest}]") == (True, [int(widest)])
+        with pytest.raises(JsonLimitError, match=f"more than {MAX_INT_DIGITS} digits"):
+            parse_json_text("[1" + "0" * MAX_INT_DIGITS + "]")
+    finally:
+        sys.set_int_max_str_digits(before)
 
 
 @pytest.mark.parametrize("text", ['"\\ud800"', '{"a": ["\\udc00x"]}', "NaN", "[1,", "prose"])

@@ -4,13 +4,14 @@ events or one JSON message the other, with no I/O of its own."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any, Final
 
 from runport.anthropic._answer import raw_member
 from runport.anthropic._errors import error_event, invalid
 from runport.anthropic._message import MessageAssembly
 from runport.anthropic._request import answer_tool_in_use, request_body
-from runport.contracts import ExecutionRequest
+from runport.contracts import ExecutionRequest, StreamEvent
 from runport.http import (
     HTTPRequest,
     JSONAPICodec,
@@ -140,6 +141,26 @@ class MessagesEvents(TurnDecoder):
 
 
 class _EventStream(MessagesEvents, SSETurnDecoder):
+    def feed(self, data: bytes) -> Iterator[StreamEvent]:
+        """The hot path: a ``content_block_delta`` of the usual shape (a piece of text, of a
+        call's arguments, of thinking) is yielded straight from ``MessageAssembly.single``,
+        with no list between; every other frame goes through ``frame``."""
+        single = self._message.single
+        for event, payload in self._sse.feed(data):
+            if event == "content_block_delta":
+                frame = json_object(payload, "a stream event")
+                if frame.get("type") == "content_block_delta":
+                    index, delta = frame.get("index"), frame.get("delta")
+                    made = single(index, delta)
+                    if made is not None:
+                        yield made
+                        continue
+                    yield from self.completed(self._message.delta, index, delta)
+                    continue
+            yield from self.completed(self.frame, event, payload)
+            if self.finished:
+                return
+
     def frame(self, event: str, payload: bytes) -> None:
         if event == "ping":
             return

