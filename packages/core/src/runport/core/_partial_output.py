@@ -587,11 +587,13 @@ class PartialOutput:
                 if reused == depth or kept_frames[reused] is not frames[reused] or refs != alone:
                     break
                 reused += 1
-        containers: list[Any] = [None] * depth
+        # Above the deepest reused container nothing changed (each one's last member is the
+        # reused one below it, still open), so the build stops there.
+        last = reused - 1 if reused else 0
+        built: list[Any] = []  # innermost first
         counts = []
         frame = top
-        for index in range(depth):  # innermost first
-            level = depth - 1 - index
+        for level in range(depth - 1, last - 1, -1):
             members = frame.members
             is_object = frame.is_object
             if level < reused:
@@ -611,17 +613,21 @@ class PartialOutput:
                 else:
                     container.append(value)
             counts.append(count)
-            containers[level] = container
+            built.append(container)
             value = container
             count = frame.index
             key = frame.parent_key
-            frame = frame.parent
+            frame = frame.parent  # type: ignore[assignment]
+        built.reverse()
+        counts.reverse()
+        containers = kept[:last] + built
+        counts = self._kept_counts[:last] + counts
+        value = containers[0]
         size = sum(counts)
         # Kept, an open string is copied by each piece that grows it (it is no longer the
         # reader's alone): it is kept only while it is no longer than the open containers'
         # members, so that copy never costs more than building them afresh would.
         if _refs is not None and (holder is None or length <= size):
-            counts.reverse()
             self._kept_frames = frames
             self._kept = containers
             self._kept_counts = counts
