@@ -535,10 +535,14 @@ class PartialOutput:
         holds any more (the consumer let go of the snapshot and its value: only the builder
         and the container's parent refer to it, ``sys.getrefcount`` says), adding only the
         members that arrived since. A container still held is never changed: the value is
-        built afresh from there down.
+        built afresh from there down. Only the containers from the deepest reused one down
+        are touched: above it each one's last member is the reused one, still open. When the
+        same containers are open as at the last build (most reads: a string or a container
+        grew), that is the innermost alone.
         """
         if made[_MADE_AT]:
             return made[_MADE_AT + 1]
+        top: Any  # the innermost frame open then (None for none)
         _, top, count, key, holder, length = made[_MADE_AT:]
         value = _NOTHING if holder is None else holder.text[:length]
         if top is None:
@@ -555,8 +559,8 @@ class PartialOutput:
             container = kept[-1]
             counts = self._kept_counts
             before = counts[-1]
-            members = top.members
-            if top.is_object:
+            members = top.members  # type: ignore[union-attr]  # narrowed by `is`, never None
+            if top.is_object:  # type: ignore[union-attr]
                 if count > before:
                     container.update(members[before:count])
                 if value is not _NOTHING:
@@ -617,7 +621,7 @@ class PartialOutput:
             value = container
             count = frame.index
             key = frame.parent_key
-            frame = frame.parent  # type: ignore[assignment]
+            frame = frame.parent
         built.reverse()
         counts.reverse()
         containers = kept[:last] + built
