@@ -566,3 +566,51 @@ def test_a_long_open_string_is_not_kept_by_the_builder() -> None:
         del snapshot
         assert sys.getrefcount(text) == 3  # the reader's, this local's and the argument's
         del text
+
+
+def _down(value: Any, levels: int) -> Any:
+    """The container ``levels`` steps down ``value``'s chain of last members (as deep as it
+    goes): where the containers still open are."""
+    for _ in range(levels):
+        members = list(value.values()) if isinstance(value, dict) else value
+        if not isinstance(value, dict | list) or not members:
+            break
+        if not isinstance(members[-1], dict | list):
+            break
+        value = members[-1]
+    return value
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_a_value_read_as_it_comes_equals_a_fresh_parse_of_its_prefix(data: st.DataObject) -> None:
+    """Each value read as its snapshot comes and then let go (so the next one grows the same
+    containers) equals what a fresh reader makes of the whole text so far fed at once; and a
+    container the consumer keeps — the whole value or one inside it, at any depth — never
+    changes afterwards (the next value is built afresh from there down)."""
+    answer = data.draw(written())
+    pieces = data.draw(cuts(answer.text))
+    keep_every = data.draw(st.integers(0, 4))  # keep something from every nth snapshot; 0: none
+    levels = data.draw(st.integers(0, 4))
+    output = PartialOutput({})
+    prefix = ""
+    kept: list[tuple[Any, str]] = []
+    for index, piece in enumerate([*pieces, None]):
+        if piece is None:
+            snapshot = output.close()
+        else:
+            prefix += piece
+            snapshot = output.feed(piece)
+        if snapshot is None:
+            continue
+        fresh = PartialOutput({})
+        fresh.feed(prefix)
+        if piece is None:
+            fresh.close()
+        value = snapshot.value
+        assert same(value, fresh.value)
+        if keep_every and index % keep_every == 0:
+            kept.append((_down(value, levels), json.dumps(_down(value, levels))))
+        del snapshot, value  # let go before the next piece
+    for held, then in kept:
+        assert json.dumps(held) == then

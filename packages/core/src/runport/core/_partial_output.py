@@ -62,12 +62,8 @@ _NOTHING: Final[Any] = object()
 _refs = getattr(sys, "getrefcount", None)  # CPython's; elsewhere every value is built afresh
 
 
-def _count_refs(entry: tuple[Any, ...]) -> int:
-    """The references to the container ``entry`` holds, counted as the builder counts them."""
-    return _refs(entry[1]) if _refs is not None else 0
-
-
-_ALONE: Final = _count_refs((None, [], 0))  # held by the builder's entry alone
+# The references a container held by one list has, counted as the builder counts them.
+_ALONE: Final = next(map(_refs, [[]])) if _refs is not None else 0
 _MADE_AT: Final = 4  # where a snapshot's view starts in what it was made from
 
 
@@ -92,16 +88,7 @@ class _Snapshot(OutputSnapshot):
     @property
     def __dict__(self) -> dict[str, Any]:  # type: ignore[override]
         made = _get_made(self)
-        if type(made) is dict:
-            return made
-        fields = {
-            "kind": "OutputSnapshot",
-            "value": made[0]._built(made),
-            "completed": [] if made[2] is None else made[2],
-            "problems": [] if made[3] is None else made[3],
-        }
-        _set_made(self, fields)
-        return fields
+        return made if type(made) is dict else _fields(self, made)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, OutputSnapshot):
@@ -132,9 +119,25 @@ _get_made = vars(_Snapshot)["_made"].__get__  # the slot itself, under the overr
 _set_made = vars(_Snapshot)["_made"].__set__
 
 
+def _fields(snapshot: _Snapshot, made: tuple[Any, ...]) -> dict[str, Any]:
+    """The fields of ``snapshot``, made from ``made``: built now, and kept in its place."""
+    fields = {
+        "kind": "OutputSnapshot",
+        "value": made[0]._built(made),
+        "completed": [] if made[2] is None else made[2],
+        "problems": [] if made[3] is None else made[3],
+    }
+    _set_made(snapshot, fields)
+    return fields
+
+
 def _field(name: str) -> property:
     # A data descriptor on the class outranks the instance's own dict, which stays empty.
-    return property(lambda self: self.__dict__[name])
+    def read(self: _Snapshot) -> Any:
+        made = _get_made(self)
+        return (made if type(made) is dict else _fields(self, made))[name]
+
+    return property(read)
 
 
 # Set after the class is made, where pydantic's class machinery does not take them for fields.
@@ -165,11 +168,18 @@ class PartialOutput:
     """
 
     __slots__ = (
+        "_alone",
         "_base",
         "_depth",
         "_error",
         "_escape",
         "_in_key",
+        "_kept",
+        "_kept_at",
+        "_kept_counts",
+        "_kept_frames",
+        "_kept_size",
+        "_kept_top",
         "_key",
         "_offset",
         "_problems",
@@ -177,8 +187,6 @@ class PartialOutput:
         "_result",
         "_root",
         "_scalar",
-        "_shown",
-        "_shown_at",
         "_state",
         "_text",
         "_top",
@@ -206,10 +214,17 @@ class PartialOutput:
         self._error: PartialJSONError | None = None
         self._problems: list[Diagnostic] | None = None
         self._reported: set[tuple[str, str]] = set()
-        # The containers of the value last built, root first: (frame, container, members in
-        # it), and the offset of the snapshot it was built for (_built).
-        self._shown: list[tuple[Any, ...]] = []
-        self._shown_at = -1
+        # The containers of the value last built, root first (_built): their frames, the
+        # members each holds, the offset of the snapshot they were built for, the innermost
+        # frame, how many members in all, and the references each has when no one else holds
+        # it.
+        self._kept: list[Any] = []
+        self._kept_frames: list[_Frame] = []
+        self._kept_counts: list[int] = []
+        self._kept_at = -1
+        self._kept_top: _Frame | None = None
+        self._kept_size = 0
+        self._alone: list[int] = []
 
     # ---- reading ------------------------------------------------------------------------
 
@@ -520,38 +535,74 @@ class PartialOutput:
         holds any more (the consumer let go of the snapshot and its value: only the builder
         and the container's parent refer to it, ``sys.getrefcount`` says), adding only the
         members that arrived since. A container still held is never changed: the value is
-        built afresh from there down.
+        built afresh from there down. Only the containers from the deepest reused one down
+        are touched: above it each one's last member is the reused one, still open. When the
+        same containers are open as at the last build (most reads: a string or a container
+        grew), that is the innermost alone.
         """
         if made[_MADE_AT]:
             return made[_MADE_AT + 1]
+        top: Any  # the innermost frame open then (None for none)
         _, top, count, key, holder, length = made[_MADE_AT:]
         value = _NOTHING if holder is None else holder.text[:length]
         if top is None:
             return None if value is _NOTHING else value
+        kept = self._kept  # the containers of the value last built, root first
+        # The common read: the same containers are open as when the value was last built, so
+        # only the innermost can have gained members (each outer one's last member is the next
+        # one in, still open) — and they are reused if no one else holds any of them.
+        if (
+            top is self._kept_top
+            and made[1] >= self._kept_at
+            and list(map(_refs, kept)) == self._alone  # type: ignore[arg-type]
+        ):
+            container = kept[-1]
+            counts = self._kept_counts
+            before = counts[-1]
+            members = top.members  # type: ignore[union-attr]  # narrowed by `is`, never None
+            if top.is_object:  # type: ignore[union-attr]
+                if count > before:
+                    container.update(members[before:count])
+                if value is not _NOTHING:
+                    container[key] = value
+            else:
+                container[before:] = members[before:count]
+                if value is not _NOTHING:
+                    container.append(value)
+            if count != before:
+                counts[-1] = count
+                self._kept_size += count - before
+            if holder is not None and length > self._kept_size:
+                self._forget()  # a long open string is not kept (below)
+            else:
+                self._kept_at = made[1]
+            return kept[0]
         frames = []  # open then, innermost first
         frame = top
         while frame is not None:
             frames.append(frame)
             frame = frame.parent
+        frames.reverse()
         depth = len(frames)
-        shown = self._shown  # root first: (frame, container, members in it)
-        reused = 0  # how many of them, from the root, no one else holds
-        if _refs is not None and made[1] >= self._shown_at:
-            alone = _ALONE
-            for entry in shown:
-                if reused == depth or entry[0] is not frames[depth - 1 - reused]:
-                    break
-                if _refs(entry[1]) != alone:
+        reused = 0  # how many of the kept containers, from the root, no one else holds
+        if kept and made[1] >= self._kept_at:
+            kept_frames = self._kept_frames
+            for refs, alone in zip(map(_refs, kept), self._alone, strict=True):  # type: ignore[arg-type]
+                if reused == depth or kept_frames[reused] is not frames[reused] or refs != alone:
                     break
                 reused += 1
-                alone = _ALONE + 1  # a container below the root: its parent holds it too
-        kept = []
-        size = 0  # members in the open containers
-        for index, frame in enumerate(frames):
+        # Above the deepest reused container nothing changed (each one's last member is the
+        # reused one below it, still open), so the build stops there.
+        last = reused - 1 if reused else 0
+        built: list[Any] = []  # innermost first
+        counts = []
+        frame = top
+        for level in range(depth - 1, last - 1, -1):
             members = frame.members
             is_object = frame.is_object
-            if depth - 1 - index < reused:
-                container, before = shown[depth - 1 - index][1:]
+            if level < reused:
+                container = kept[level]
+                before = self._kept_counts[level]
                 if not is_object:
                     container[before:] = members[before:count]
                 elif count > before:
@@ -565,21 +616,42 @@ class PartialOutput:
                     container[key] = value
                 else:
                     container.append(value)
-            kept.append((frame, container, count))
-            size += count
+            counts.append(count)
+            built.append(container)
             value = container
             count = frame.index
             key = frame.parent_key
+            frame = frame.parent
+        built.reverse()
+        counts.reverse()
+        containers = kept[:last] + built
+        counts = self._kept_counts[:last] + counts
+        value = containers[0]
+        size = sum(counts)
         # Kept, an open string is copied by each piece that grows it (it is no longer the
         # reader's alone): it is kept only while it is no longer than the open containers'
         # members, so that copy never costs more than building them afresh would.
-        if holder is None or length <= size:
-            kept.reverse()
-            self._shown = kept
-            self._shown_at = made[1]
+        if _refs is not None and (holder is None or length <= size):
+            self._kept_frames = frames
+            self._kept = containers
+            self._kept_counts = counts
+            self._kept_at = made[1]
+            self._kept_top = top
+            self._kept_size = size
+            self._alone = [_ALONE] + [_ALONE + 1] * (depth - 1)
         else:
-            self._shown = []
+            self._forget()
         return value
+
+    def _forget(self) -> None:
+        """Keep no container of a built value (none is reused by the next)."""
+        self._kept = []
+        self._kept_frames = []
+        self._kept_counts = []
+        self._kept_at = -1
+        self._kept_top = None
+        self._kept_size = 0
+        self._alone = []
 
     def _view(self) -> View:
         if self._state == _DONE:
