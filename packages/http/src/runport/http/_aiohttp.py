@@ -161,8 +161,9 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
                 allow_redirects=False,
                 timeout=aiohttp.ClientTimeout(
                     total=None,
-                    # waiting for a slot in the pool, then connecting: httpx's pool and connect
-                    connect=None if pool is None else pool + (connect or 0.0),
+                    # waiting for a slot in the pool and connecting, together: aiohttp times
+                    # them as one, httpx apart (each within the longer of the two here)
+                    connect=None if pool is None or connect is None else max(pool, connect),
                     sock_connect=connect,
                     sock_read=timeout.get("read"),
                 ),
