@@ -54,7 +54,9 @@ def adapter(base_url: str, transport: str, **options: object) -> AsyncOpenAIChat
     )
 
 
-def failure(upstream: LoopbackUpstream, transport: str, reply: Reply) -> tuple[list[str], PortError]:
+def failure(
+    upstream: LoopbackUpstream, transport: str, reply: Reply
+) -> tuple[list[str], PortError]:
     upstream.released.clear()
     upstream.queue(reply)
     outcome = run_streamed_async(adapter(upstream.base_url, transport), make_request())
@@ -230,9 +232,12 @@ def test_the_environment_variable_chooses_the_transport(
     with pytest.raises(ValueError, match=f"{TRANSPORT_VARIABLE} must be one of httpx, aiohttp"):
         AsyncOpenAIChatAdapter(base_url="http://127.0.0.1:9/v1", model="m")
     # the keyword wins over the variable
-    assert AsyncOpenAIChatAdapter(
-        base_url="http://127.0.0.1:9/v1", model="m", transport="httpx"
-    )._transport is None
+    assert (
+        AsyncOpenAIChatAdapter(
+            base_url="http://127.0.0.1:9/v1", model="m", transport="httpx"
+        )._transport
+        is None
+    )
 
 
 def test_the_switch_is_refused_where_it_cannot_apply() -> None:

@@ -58,9 +58,7 @@ def _transport_maker(transport: str | None) -> TransportMaker | None:
         transport = os.environ.get(TRANSPORT_VARIABLE) or "httpx"
         where = TRANSPORT_VARIABLE
     if transport not in ASYNC_TRANSPORTS:
-        raise ValueError(
-            f"{where} must be one of {', '.join(ASYNC_TRANSPORTS)}, not {transport!r}"
-        )
+        raise ValueError(f"{where} must be one of {', '.join(ASYNC_TRANSPORTS)}, not {transport!r}")
     if transport == "httpx":
         return None
     if importlib.util.find_spec("aiohttp") is None:
