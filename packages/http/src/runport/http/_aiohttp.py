@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import ssl
+import urllib.request
 from collections.abc import AsyncIterator
 from typing import Final
 
@@ -97,14 +98,14 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
     for ``limits.keepalive_expiry`` (aiohttp keeps every idle connection of a pool, not a
     count of them: the shards an adapter makes give each one all of its share or none).
     Cookies, redirects and decompression are left to httpx and runport, as on httpx's own
-    transport; proxies come from the environment (``HTTPS_PROXY``, ``NO_PROXY``) as httpx
-    reads them.
+    transport; proxies come from the environment (``HTTPS_PROXY``, ``NO_PROXY``), looked up
+    once per URL.
     """
 
     def __init__(self, limits: httpx.Limits) -> None:
         self._limits = limits
         self._session: aiohttp.ClientSession | None = None
-        self._urls: dict[str, URL] = {}
+        self._urls: dict[str, tuple[URL, URL | None]] = {}
 
     def _open(self) -> aiohttp.ClientSession:
         limits = self._limits
@@ -124,21 +125,25 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
             connector=connector,
             cookie_jar=aiohttp.DummyCookieJar(),
             auto_decompress=False,
-            trust_env=True,
             timeout=aiohttp.ClientTimeout(total=None),
         )
         return self._session
 
-    def _url(self, url: httpx.URL) -> URL:
-        """``url`` as aiohttp takes it, parsed once per distinct URL (an adapter posts to
-        a few)."""
+    def _url(self, url: httpx.URL) -> tuple[URL, URL | None]:
+        """``url`` as aiohttp takes it, and the proxy the environment names for it, worked
+        out once per distinct URL (an adapter posts to a few): aiohttp's own ``trust_env``
+        would look the proxy up again on every request, in a thread."""
         text = str(url)
-        parsed = self._urls.get(text)
-        if parsed is None:
-            parsed = URL(text, encoded=True)
+        held = self._urls.get(text)
+        if held is None:
+            proxy = None
+            if not urllib.request.proxy_bypass(url.host):
+                named = urllib.request.getproxies().get(url.scheme)
+                proxy = URL(named) if named else None
+            held = (URL(text, encoded=True), proxy)
             if len(self._urls) < 64:
-                self._urls[text] = parsed
-        return parsed
+                self._urls[text] = held
+        return held
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         session = self._session
@@ -152,10 +157,12 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
             for name, value in request.headers.multi_items()
             if name != "transfer-encoding"
         ]
+        target, proxy = self._url(request.url)
         try:
             response = await session.request(
                 request.method,
-                self._url(request.url),
+                target,
+                proxy=proxy,
                 headers=headers,
                 data=body or None,
                 allow_redirects=False,
