@@ -43,7 +43,7 @@ from runport.ports import (
 __all__ = ["ASYNC_TRANSPORTS", "DEFAULT_ASYNC_LIMITS", "TRANSPORT_VARIABLE", "AsyncHTTPAdapter"]
 
 ASYNC_TRANSPORTS: Final = ("httpx", "aiohttp")
-"""What ``transport=`` names on an async adapter: httpx's own (the default) or aiohttp's."""
+"""The names ``transport=`` takes on an async adapter, httpx's own (the default) and aiohttp's."""
 
 TRANSPORT_VARIABLE: Final = "RUNPORT_ASYNC_TRANSPORT"
 """The environment variable an async adapter reads its transport from when given none."""

@@ -173,10 +173,11 @@ class DriverOptions(TypedDict, Generic[ClientT], total=False):
     send a request again once, on the answer it gets (a token refreshed after a 401); a
     ``PortError`` it raises fails the call with its code, unsent."""
     transport: str | None
-    """The async adapters' connections: ``"httpx"`` (httpcore's pool, the default) or
-    ``"aiohttp"`` (aiohttp's pool and parser under the same httpx code, the ``aiohttp``
-    extra; docs/async.md); unset, the environment variable ``RUNPORT_ASYNC_TRANSPORT``,
-    else ``"httpx"``. The sync adapters take only ``"httpx"``."""
+    """Whose connections an async adapter sends on, ``"httpx"`` (httpcore's pool, the
+    default) or ``"aiohttp"`` (aiohttp's pool and parser under the same httpx code, with the
+    ``aiohttp`` extra; docs/async.md). Unset, the environment variable
+    ``RUNPORT_ASYNC_TRANSPORT`` names it, else it is ``"httpx"``. The sync adapters take only
+    ``"httpx"``."""
 
 
 class CodecCarrier(Generic[ClientT]):
