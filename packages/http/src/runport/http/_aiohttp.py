@@ -61,8 +61,9 @@ def _httpx_error(error: aiohttp.ClientError, *, reading: bool) -> httpx.Transpor
 
 
 class _Body(httpx.AsyncByteStream):
-    """A response body read as aiohttp receives it; closing it before its end closes the
-    connection (never returned to the pool with bytes unread), after it returns it."""
+    """A response body read a chunk at a time as aiohttp receives it; closing it before its
+    end closes the connection (never returned to the pool with bytes unread), after it
+    returns it."""
 
     __slots__ = ("_response",)
 
@@ -70,13 +71,17 @@ class _Body(httpx.AsyncByteStream):
         self._response = response
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
+        # One HTTP chunk (or what has come of it) a read, as h11 hands httpx's transport its
+        # data: how far a bounded body is read, and so which events come before the bound
+        # trips, depends on the chunks the upstream sent, not on how many were buffered.
         content = self._response.content
         try:
             while True:
-                chunk = await content.readany()
-                if not chunk:
+                chunk, ended = await content.readchunk()
+                if chunk:
+                    yield chunk
+                elif not ended:
                     return
-                yield chunk
         except aiohttp.ClientError as error:
             raise _httpx_error(error, reading=True) from error
 
