@@ -2,14 +2,17 @@
 
 The loopback server is ``async_streams.py``'s (another process, pinned to CPU 1 when there are
 two: every ``POST …/chat/completions`` answered with one write of an OpenAI-compatible SSE
-stream rendered once, HTTP/1.1 keep-alive, chunked). Four clients read the same bytes in this
+stream rendered once, HTTP/1.1 keep-alive, chunked). Five clients read the same bytes in this
 process (pinned to CPU 0), one after another, contenders interleaved round by round:
 
 - ``runport/httpx``    ``AsyncOpenAIChatAdapter.execute_streaming`` on the pool the adapter
                        makes itself (the default: sharded ``httpx.AsyncClient``s, httpcore under);
-- ``runport/aiohttp``  the same adapter given ``http_client=httpx.AsyncClient(transport=
-                       httpx_aiohttp.AiohttpTransport(...))``: httpx's API, aiohttp's connection
-                       pool and parser underneath (one ``aiohttp.TCPConnector``, no limit);
+- ``runport/aiohttp``  the same adapter with ``transport="aiohttp"``: the same shards and limits,
+                       each shard's connections runport's own ``AiohttpTransport``'s (aiohttp's
+                       pool and parser under httpx's API; the ``aiohttp`` extra);
+- ``runport/httpx-aiohttp``  the same adapter given ``http_client=httpx.AsyncClient(transport=
+                       httpx_aiohttp.AiohttpTransport(...))``: the third-party shim (one
+                       ``aiohttp.TCPConnector``, no limit), as adr/0068 measured it;
 - ``aiohttp``          a bare ``aiohttp.ClientSession`` loop: ``post`` + ``content.iter_any()`` +
                        split on blank lines + ``json.loads`` of every frame;
 - ``raw``              asyncio streams on plain sockets (``asyncio.open_connection``): the request
@@ -136,6 +139,15 @@ class RunportHttpx:
 
 class RunportAiohttp(RunportHttpx):
     name = "runport/aiohttp"
+
+    def __init__(self, base_url: str) -> None:
+        self.adapter = AsyncOpenAIChatAdapter(
+            base_url=base_url, model="m", timeout=TIMEOUT, transport="aiohttp"
+        )
+
+
+class RunportHttpxAiohttp(RunportHttpx):
+    name = "runport/httpx-aiohttp"
     most_open = None
 
     def __init__(self, base_url: str) -> None:
@@ -240,7 +252,7 @@ class RawSockets:
         self.idle.clear()
 
 
-CONTENDERS = (RunportHttpx, RunportAiohttp, BareAiohttp, RawSockets)
+CONTENDERS = (RunportHttpx, RunportAiohttp, RunportHttpxAiohttp, BareAiohttp, RawSockets)
 NAMES = [contender.name for contender in CONTENDERS]
 
 

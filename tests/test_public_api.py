@@ -153,6 +153,8 @@ PUBLIC = {
     "runport.http": {
         "CLOUD_PLATFORM",
         "DEFAULT_ASYNC_LIMITS",
+        "ASYNC_TRANSPORTS",
+        "TRANSPORT_VARIABLE",
         "GoogleAuth",
         "Vertex",
         "on_vertex",

@@ -18,3 +18,19 @@ class TestAsyncOpenAIChatAdapter(AsyncRuntimeAdapterConformance):
             api_key=upstream.api_key,
             timeout=upstream.read_timeout,
         )
+
+
+class TestAsyncOpenAIChatAdapterOnAiohttp(AsyncRuntimeAdapterConformance):
+    """The same adapter on aiohttp's connections (``transport="aiohttp"``): the whole suite,
+    caller stops and deadlines included, on the transport the ``aiohttp`` extra adds."""
+
+    protocol = "openai-chat"
+
+    def make_adapter(self, upstream: Upstream) -> AsyncRuntimeAdapter:
+        return AsyncOpenAIChatAdapter(
+            base_url=upstream.base_url,
+            model=upstream.model,
+            api_key=upstream.api_key,
+            timeout=upstream.read_timeout,
+            transport="aiohttp",
+        )

@@ -95,6 +95,9 @@ class Harness:
         self._adapters: list[Adapter] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: threading.Thread | None = None
+        # the threads of one test (the thread-safety smoke's eight) ask for the loop at once:
+        # one loop per test, made once, so every adapter is closed on the loop it was used on
+        self._loop_lock = threading.Lock()
 
     # -- upstreams and adapters -----------------------------------------------------------------
 
@@ -392,14 +395,15 @@ class Harness:
     def _event_loop(self) -> asyncio.AbstractEventLoop | None:
         if not self.asynchronous:
             return None
-        if self._loop is None:
-            loop = asyncio.new_event_loop()
-            thread = threading.Thread(
-                target=loop.run_forever, name="runport-conformance-loop", daemon=True
-            )
-            thread.start()
-            self._loop, self._loop_thread = loop, thread
-        return self._loop
+        with self._loop_lock:
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                thread = threading.Thread(
+                    target=loop.run_forever, name="runport-conformance-loop", daemon=True
+                )
+                thread.start()
+                self._loop, self._loop_thread = loop, thread
+            return self._loop
 
     def run(self, awaitable: Any, timeout: float = 30.0) -> Any:
         """Await ``awaitable`` on the harness's loop (for an async adapter's ``aclose``)."""

@@ -6,7 +6,12 @@ runtime adapters that keep the streaming law (docs/codecs.md, docs/upstream-safe
 """
 
 from runport.core import TextPieces, TurnBuilder, parsed_tool_call, turn_receipt
-from runport.http._async import DEFAULT_ASYNC_LIMITS, AsyncHTTPAdapter
+from runport.http._async import (
+    ASYNC_TRANSPORTS,
+    DEFAULT_ASYNC_LIMITS,
+    TRANSPORT_VARIABLE,
+    AsyncHTTPAdapter,
+)
 from runport.http._codec import Codec, HTTPRequest, ResponseDecoder
 from runport.http._decoders import JSONTurnDecoder, SSETurnDecoder, TurnDecoder, json_object
 from runport.http._errors import (
@@ -61,12 +66,14 @@ from runport.http._urls import redact_url
 from runport.http._usage import cache_counts
 
 __all__ = [
+    "ASYNC_TRANSPORTS",
     "CLOUD_PLATFORM",
     "DEFAULT_ASYNC_LIMITS",
     "DEFAULT_TIMEOUT",
     "EVENTSTREAM_MAX_MESSAGE_BYTES",
     "MAX_RETRY_AFTER_MS",
     "PROVIDER_TEXT_LIMIT",
+    "TRANSPORT_VARIABLE",
     "AsyncHTTPAdapter",
     "ClientT",
     "Codec",

@@ -12,10 +12,12 @@ response, sends nothing more, and lets ``CancelledError`` through; the adapter s
 from __future__ import annotations
 
 import asyncio
+import importlib.util
+import os
 import weakref
 from collections.abc import AsyncIterator
 from types import TracebackType
-from typing import Self
+from typing import Final, Self
 
 import httpx
 
@@ -29,7 +31,7 @@ from runport.contracts import (
 from runport.http._codec import HTTPRequest
 from runport.http._exchange import Exchange, codec_failure
 from runport.http._settings import AdapterSettings, CodecCarrier
-from runport.http._shards import DEFAULT_ASYNC_LIMITS, Shards
+from runport.http._shards import DEFAULT_ASYNC_LIMITS, Shards, TransportMaker
 from runport.ports import (
     DEFAULT_DEADLINE_S,
     AsyncRuntimeAdapter,
@@ -38,7 +40,34 @@ from runport.ports import (
     deliver_terminal,
 )
 
-__all__ = ["DEFAULT_ASYNC_LIMITS", "AsyncHTTPAdapter"]
+__all__ = ["ASYNC_TRANSPORTS", "DEFAULT_ASYNC_LIMITS", "TRANSPORT_VARIABLE", "AsyncHTTPAdapter"]
+
+ASYNC_TRANSPORTS: Final = ("httpx", "aiohttp")
+"""The names ``transport=`` takes on an async adapter, httpx's own (the default) and aiohttp's."""
+
+TRANSPORT_VARIABLE: Final = "RUNPORT_ASYNC_TRANSPORT"
+"""The environment variable an async adapter reads its transport from when given none."""
+
+
+def _transport_maker(transport: str | None) -> TransportMaker | None:
+    """What makes the shards' transports for ``transport`` (``None``: httpx's own), checked
+    at construction: an unknown name, or aiohttp not installed, is refused here, not at the
+    first call."""
+    where = "transport"
+    if transport is None:
+        transport = os.environ.get(TRANSPORT_VARIABLE) or "httpx"
+        where = TRANSPORT_VARIABLE
+    if transport not in ASYNC_TRANSPORTS:
+        raise ValueError(f"{where} must be one of {', '.join(ASYNC_TRANSPORTS)}, not {transport!r}")
+    if transport == "httpx":
+        return None
+    if importlib.util.find_spec("aiohttp") is None:
+        raise ValueError(
+            f"{where}={transport!r} needs aiohttp: pip install 'runport-http[aiohttp]'"
+        )
+    from runport.http._aiohttp import AiohttpTransport  # only once aiohttp is known there
+
+    return AiohttpTransport
 
 
 def _discard(event: StreamEvent) -> None:
@@ -55,10 +84,18 @@ class AsyncHTTPAdapter(CodecCarrier[httpx.AsyncClient], AsyncRuntimeAdapter):
     adapter makes its own per event loop it is used on: a few clients of at most fifty
     exchanges each, together within ``DEFAULT_ASYNC_LIMITS`` (one pool of hundreds of live
     streams spends most of its CPU looking over its connections), released by ``aclose()`` or
-    ``async with`` on that loop.
+    ``async with`` on that loop. Their connections are httpx's own, or aiohttp's with
+    ``transport="aiohttp"`` (or ``RUNPORT_ASYNC_TRANSPORT=aiohttp``; the ``aiohttp`` extra):
+    the same code above them, a third of the client's CPU at hundreds of streams.
     """
 
-    def _hold(self, http_client: httpx.AsyncClient | None) -> None:
+    def _hold(self, http_client: httpx.AsyncClient | None, transport: str | None) -> None:
+        if http_client is not None and transport is not None:
+            raise ValueError(
+                "give http_client or transport, not both: a client passed in sends on its own "
+                "transport"
+            )
+        self._transport = None if http_client is not None else _transport_maker(transport)
         self._client = http_client
         # Clients made here belong to the loop that first used them (their pooled connections
         # do): one set per running loop, made on first use, so construction binds to none.
@@ -70,7 +107,9 @@ class AsyncHTTPAdapter(CodecCarrier[httpx.AsyncClient], AsyncRuntimeAdapter):
         loop = asyncio.get_running_loop()
         shards = self._own.get(loop)
         if shards is None:
-            shards = self._own[loop] = Shards(self._settings.client_timeout())
+            shards = self._own[loop] = Shards(
+                self._settings.client_timeout(), transport=self._transport
+            )
         return shards
 
     async def aclose(self) -> None:

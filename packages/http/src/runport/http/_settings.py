@@ -172,6 +172,12 @@ class DriverOptions(TypedDict, Generic[ClientT], total=False):
     (tokens that expire, signatures over the request): Azure's Entra ID tokens, say. It may
     send a request again once, on the answer it gets (a token refreshed after a 401); a
     ``PortError`` it raises fails the call with its code, unsent."""
+    transport: str | None
+    """Whose connections an async adapter sends on, ``"httpx"`` (httpcore's pool, the
+    default) or ``"aiohttp"`` (aiohttp's pool and parser under the same httpx code, with the
+    ``aiohttp`` extra; docs/async.md). Unset, the environment variable
+    ``RUNPORT_ASYNC_TRANSPORT`` names it, else it is ``"httpx"``. The sync adapters take only
+    ``"httpx"``."""
 
 
 class CodecCarrier(Generic[ClientT]):
@@ -188,6 +194,7 @@ class CodecCarrier(Generic[ClientT]):
         max_response_bytes: int | None = None,
         deadline: float | None = None,
         auth: httpx.Auth | None = None,
+        transport: str | None = None,
     ) -> None:
         self._codec = codec
         self._settings = AdapterSettings.build(
@@ -205,9 +212,9 @@ class CodecCarrier(Generic[ClientT]):
                 "set: give one of them — the key, or the credentials in the URL"
             )
         self._repr = f"{type(self).__name__}(base_url={redact_url(self._settings.base_url)!r})"
-        self._hold(http_client)
+        self._hold(http_client, transport)
 
-    def _hold(self, http_client: ClientT | None) -> None:
+    def _hold(self, http_client: ClientT | None, transport: str | None) -> None:
         raise NotImplementedError
 
     def _show(self, url: str, model: str) -> None:

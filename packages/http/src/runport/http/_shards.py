@@ -10,15 +10,23 @@ keep-alive allowance goes to the first shards, whole: those are the ones steady 
 fills, so a service that never has more streams open than the allowance keeps every
 connection, as it would with one client; the later shards carry bursts and close their
 connections when the exchange ends.
+
+On the ``aiohttp`` transport the shards are the same, each client's connections aiohttp's
+(``AiohttpTransport``, given the shard's share of the limits): the same limits, the same
+fairness, the same keep-alive allowance.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Final
 
 import httpx
 
-__all__ = ["DEFAULT_ASYNC_LIMITS", "SHARD_SIZE", "Shard", "Shards"]
+__all__ = ["DEFAULT_ASYNC_LIMITS", "SHARD_SIZE", "Shard", "Shards", "TransportMaker"]
+
+TransportMaker = Callable[[httpx.Limits], httpx.AsyncBaseTransport]
+"""What makes a shard's transport from its share of the limits (``None``: httpx's own)."""
 
 DEFAULT_ASYNC_LIMITS: Final = httpx.Limits(max_connections=1000, max_keepalive_connections=200)
 """What the clients an async adapter makes itself may open together: a thousand streams at once
@@ -34,8 +42,17 @@ class Shard:
 
     __slots__ = ("busy", "client", "limits")
 
-    def __init__(self, timeout: httpx.Timeout, limits: httpx.Limits) -> None:
-        self.client = httpx.AsyncClient(timeout=timeout, limits=limits)
+    def __init__(
+        self,
+        timeout: httpx.Timeout,
+        limits: httpx.Limits,
+        transport: TransportMaker | None = None,
+    ) -> None:
+        self.client = (
+            httpx.AsyncClient(timeout=timeout, limits=limits)
+            if transport is None
+            else httpx.AsyncClient(timeout=timeout, transport=transport(limits))
+        )
         self.limits = limits
         self.busy = 0
 
@@ -48,7 +65,9 @@ class Shards:
         timeout: httpx.Timeout,
         limits: httpx.Limits = DEFAULT_ASYNC_LIMITS,
         size: int = SHARD_SIZE,
+        transport: TransportMaker | None = None,
     ) -> None:
+        self._transport = transport
         connections = limits.max_connections or size
         self._size = size
         self._most = max(1, connections // size)
@@ -65,7 +84,7 @@ class Shards:
                 break
         else:
             if len(self._shards) < self._most:
-                shard = Shard(self._timeout, self._share(len(self._shards)))
+                shard = Shard(self._timeout, self._share(len(self._shards)), self._transport)
                 self._shards.append(shard)
             else:
                 shard = min(self._shards, key=lambda each: each.busy)

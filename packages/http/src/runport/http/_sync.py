@@ -33,7 +33,12 @@ class HTTPAdapter(CodecCarrier[httpx.Client], RuntimeAdapter):
     threads, as the ``httpx.Client`` is.
     """
 
-    def _hold(self, http_client: httpx.Client | None) -> None:
+    def _hold(self, http_client: httpx.Client | None, transport: str | None) -> None:
+        if transport not in (None, "httpx"):
+            raise ValueError(
+                f"transport={transport!r} is for the async adapters: the sync adapters send "
+                "on httpx's own transport"
+            )
         self._owns_client = http_client is None
         if http_client is None:
             http_client = httpx.Client(timeout=self._settings.client_timeout())
