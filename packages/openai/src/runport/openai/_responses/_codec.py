@@ -77,12 +77,14 @@ class _EventStream(_OutputDecoder, SSETurnDecoder):
     def feed(self, data: bytes) -> Iterator[StreamEvent]:
         """The hot path, as chat completions' is: a generator whose lookups are hoisted, an
         event of the usual shape (a text delta, a piece of the open reasoning part, an
-        announced call's fragment) yielded straight from the builder with no list between."""
+        announced call's fragment, a citation) yielded straight from the builder with no
+        list between."""
         output = self._output
         text_event = self.turn.text_event
         arguments_event = self.turn.arguments_event
         by_position = output.by_position
         reasoning_event = output.reasoning_event
+        annotation_added = output.annotation_added
         loads = from_json
         for event, payload in self._sse.feed(data):
             try:
@@ -118,6 +120,11 @@ class _EventStream(_OutputDecoder, SSETurnDecoder):
                     if single is not None:
                         yield single
                         continue
+                elif kind == "response.output_text.annotation.added":
+                    cited = annotation_added(value)  # one event or none, nothing owed before
+                    if cited is not None:
+                        yield cited
+                    continue
             yield from self.completed(self._event, event, value)
             if self.finished:
                 return
