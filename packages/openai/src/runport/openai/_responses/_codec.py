@@ -20,8 +20,9 @@ from runport.http import (
 from runport.openai._codec import BearerCodec
 from runport.openai._errors import invalid
 from runport.openai._request import ResponseFormatMode
-from runport.openai._responses._output import OutputAssembly
+from runport.openai._responses._output import STATUS_EVENTS, OutputAssembly
 from runport.openai._responses._request import request_body
+from runport.ports import PortError
 
 DESCRIPTOR: Final = provider_descriptor(
     "openai-responses", provider="openai", distribution="runport-openai"
@@ -85,6 +86,8 @@ class _EventStream(_OutputDecoder, SSETurnDecoder):
         by_position = output.by_position
         reasoning_event = output.reasoning_event
         annotation_added = output.annotation_added
+        output_event = output.event
+        events = self.turn.events
         loads = from_json
         for event, payload in self._sse.feed(data):
             try:
@@ -124,6 +127,22 @@ class _EventStream(_OutputDecoder, SSETurnDecoder):
                     cited = annotation_added(value)  # one event or none, nothing owed before
                     if cited is not None:
                         yield cited
+                    continue
+                elif kind in STATUS_EVENTS and output.began:
+                    continue  # nothing to read: the finished item says what the tool did
+                if kind is not None:  # ``completed(self._event, …)``, without its generator
+                    try:
+                        done = output_event(value)
+                    except PortError:
+                        yield from events  # what the frame completed before it failed
+                        events.clear()
+                        raise
+                    if events:
+                        yield from events
+                        events.clear()
+                    if done:
+                        self.complete = self.finished = True
+                        return
                     continue
             yield from self.completed(self._event, event, value)
             if self.finished:

@@ -25,6 +25,19 @@ from runport.openai._responses._provided import (
 from runport.openai._responses._request import PROVIDER
 
 TERMINALS: Final = frozenset(("response.completed", "response.incomplete", "response.failed"))
+STATUS_EVENTS: Final = frozenset(
+    f"response.{item}.{status}"
+    for item, statuses in (
+        ("web_search_call", ("in_progress", "searching", "completed")),
+        ("file_search_call", ("in_progress", "searching", "completed")),
+        ("code_interpreter_call", ("in_progress", "interpreting", "completed")),
+        ("mcp_call", ("in_progress", "completed", "failed")),
+        ("image_generation_call", ("in_progress", "generating", "completed")),
+    )
+    for status in statuses
+)
+"""The events that only say how a provider-run item is getting on: the finished item says
+what it did, so they give no event (the stream's hot path passes them over)."""
 """The completion markers: a stream that ends before one of them was cut short."""
 
 INCOMPLETE: Final = {"max_output_tokens": "length", "content_filter": "content_filter"}
@@ -88,7 +101,6 @@ class OutputAssembly:
     __slots__ = (
         "_added",
         "_annotated",
-        "_began",
         "_by_item",
         "_call_ids",
         "_finished",
@@ -103,6 +115,7 @@ class OutputAssembly:
         "_secrets",
         "_seen",
         "_spoken",
+        "began",
         "by_position",
         "sequence",
         "speaking",
@@ -148,7 +161,7 @@ class OutputAssembly:
         """How many annotations each content part has streamed."""
         self.sequence = -1
         """The last ``sequence_number`` seen (``-1``: none yet)."""
-        self._began = False
+        self.began = False
         """Whether any event arrived."""
         self._refused = False
         self._seen = False
@@ -171,9 +184,9 @@ class OutputAssembly:
     def event(self, data: dict[str, Any]) -> bool:
         """One stream event (decoded); ``True`` when it was the completion marker."""
         kind = data.get("type")
-        if kind == "response.created" and self._began:
+        if kind == "response.created" and self.began:
             raise invalid("response.created arrived after other events")
-        self._began = True
+        self.began = True
         if kind == "response.output_text.delta" or kind == "response.refusal.delta":
             piece = _text(data.get("delta"), "a text delta")
             self._refused = self._refused or kind == "response.refusal.delta"
