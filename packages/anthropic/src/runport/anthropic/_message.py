@@ -103,7 +103,7 @@ class MessageAssembly:
             raise invalid(f"content block {index} started twice")
         kind = block.get("type")
         if kind == "text":
-            offset = len(self.turn.text_so_far())
+            offset = self.turn.text_length()
             self._blocks[index] = _Block(_TEXT, offset)
             citations = block.get("citations")
             if citations is not None:
@@ -167,7 +167,10 @@ class MessageAssembly:
             error = "is_error"
         metadata = {key: value for key, value in block.items() if key not in _RESULT_FIELDS}
         metadata["type"] = block["type"]
-        self.turn.server_result(call_id, content, error=error, metadata={PROVIDER: metadata})
+        # the block's own decoded values: kept without walking them again
+        self.turn.server_result(
+            call_id, content, error=error, metadata={PROVIDER: metadata}, decoded=True
+        )
 
     def _server_call(self, index: int, block: _Block) -> None:
         """A server tool block is whole: its input is what streamed, else what it started
@@ -182,7 +185,11 @@ class MessageAssembly:
         metadata = {key: item for key, item in start.items() if key not in _CALL_FIELDS}
         metadata["type"] = start["type"]
         self.turn.server_call(
-            start["id"], start["name"], {} if value is None else value, {PROVIDER: metadata}
+            start["id"],
+            start["name"],
+            {} if value is None else value,
+            {PROVIDER: metadata},
+            decoded=True,  # decoded from the stream or the body, as the metadata is
         )
 
     def _citation(self, citation: Any, offset: int) -> None:
