@@ -204,26 +204,27 @@ class MessageAssembly:
             raise invalid("a citation's cited_text is not a string")
         source: dict[str, Any]
         if kind == "web_search_result_location":
-            source = {"type": "url", "url": citation.get("url"), "title": citation.get("title")}
+            source = {"type": "url"}
+            url, title = citation.get("url"), citation.get("title")
         elif kind in _DOCUMENT_CITATIONS:
-            source = {
-                "type": "document",
-                "document_index": citation.get("document_index"),
-                "title": citation.get("document_title"),
-            }
+            source = {"type": "document"}
+            at = citation.get("document_index")
+            if at is not None:
+                source["document_index"] = at
+            url, title = None, citation.get("document_title")
         elif kind == "search_result_location":
             found = citation.get("source")
             is_url = type(found) is str and found.startswith(("https://", "http://"))
-            source = {
-                "type": "url" if is_url else "document",
-                "url": found if is_url else None,
-                "title": citation.get("title"),
-            }
+            source = {"type": "url" if is_url else "document"}
+            url, title = found if is_url else None, citation.get("title")
         else:
             self.turn.unknown(PROVIDER, {"citation": citation})
             return
-        kept = {key: value for key, value in source.items() if value is not None}
-        self.turn.citation(kept, cited_text=quoted, start=offset)
+        if url is not None:
+            source["url"] = url
+        if title is not None:
+            source["title"] = title
+        self.turn.citation(source, cited_text=quoted, start=offset)
 
     def _signature(self, index: int, signature: Any) -> None:
         """A thinking block's signature (the last one given stands, as in the SDK)."""
