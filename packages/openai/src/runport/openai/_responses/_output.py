@@ -187,7 +187,12 @@ class OutputAssembly:
         if kind == "response.created" and self.began:
             raise invalid("response.created arrived after other events")
         self.began = True
-        if kind == "response.output_text.delta" or kind == "response.refusal.delta":
+        # first the frames every item has, which the stream's hot path leaves to this chain
+        if kind == "response.output_item.done":
+            self.item(_item(data), data.get("output_index"))
+        elif kind == "response.output_item.added":
+            self._added_item(_item(data), data.get("output_index"))
+        elif kind == "response.output_text.delta" or kind == "response.refusal.delta":
             piece = _text(data.get("delta"), "a text delta")
             self._refused = self._refused or kind == "response.refusal.delta"
             self._speak(data.get("output_index"), data.get("content_index"))
@@ -223,10 +228,6 @@ class OutputAssembly:
             self.reasoning_piece(data, ("summary", data.get("summary_index")))
         elif kind == "response.reasoning_text.delta":
             self.reasoning_piece(data, ("content", data.get("content_index")))
-        elif kind == "response.output_item.added":
-            self._added_item(_item(data), data.get("output_index"))
-        elif kind == "response.output_item.done":
-            self.item(_item(data), data.get("output_index"))
         elif kind == "response.function_call_arguments.done":
             index = self._announced(data)
             if not self.turn.has_arguments(index):

@@ -61,8 +61,13 @@ def server_tool(turn: TurnBuilder, item: dict[str, Any]) -> None:
             error = raised if type(raised) is str else json.dumps(raised)
     else:
         name = str(SERVER_TOOLS[kind])
-        call = {key: item[key] for key in _CALL_FIELDS[kind] if item.get(key) is not None}
-        output = {key: item[key] for key in _RESULT_FIELDS[kind] if item.get(key) is not None}
+        call, output = {}, {}
+        for key in _CALL_FIELDS[kind]:
+            if item.get(key) is not None:
+                call[key] = item[key]
+        for key in _RESULT_FIELDS[kind]:
+            if item.get(key) is not None:
+                output[key] = item[key]
     if item.get("status") in ("failed", "incomplete") and error is None:
         error = str(item["status"])
     # the values are the decoded body's, and ``metadata`` is made of its strings
