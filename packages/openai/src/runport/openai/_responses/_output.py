@@ -253,8 +253,8 @@ class OutputAssembly:
         """A citation as it streams (``response.output_text.annotation.added``), returned
         for the stream's hot path to yield (``None``: a kind kept unknown, no event); its
         indexes count from its content part's start."""
-        position = data.get("output_index")
-        self._open_item(position, "message", "an annotation")
+        self._open_item(data.get("output_index"), "message", "an annotation")
+        position: int = data["output_index"]
         part = data.get("content_index")
         if type(part) is not int or not 0 <= part < self._parts[position]:
             raise invalid(f"an annotation arrived for content part {part!r}, never announced")
