@@ -59,6 +59,7 @@ from google.genai import types
 from pydantic_core import from_json
 from streaming_overhead import BodyTransport
 
+from runport.anthropic import AnthropicMessagesAdapter
 from runport.contracts import StreamEvent
 from runport.gemini import GeminiAdapter
 from runport.openai import OpenAIResponsesAdapter
@@ -373,14 +374,18 @@ def peak(run: Callable[[httpx.Client], int], body: Body) -> int:
             tracemalloc.stop()
 
 
-def per_frame(bodies: list[Body], rounds: int) -> None:
-    print("| frames | adapter | sdk | floor | adapter ÷ floor | ÷ fragments' | sdk ÷ adapter |")
-    print("|---|---|---|---|---|---|---|")
+def per_frame(
+    bodies: list[Body], rounds: int, runs: dict[str, Callable[[httpx.Client], int]] = RUNS
+) -> None:
+    sdk_columns = "sdk" in runs
+    sdk_head, sdk_tail = (" sdk |", " sdk ÷ adapter |") if sdk_columns else ("", "")
+    print(f"| frames | adapter |{sdk_head} floor | adapter ÷ floor | ÷ fragments' |{sdk_tail}")
+    print("|---" * (7 if sdk_columns else 5) + "|")
     per: dict[str, dict[str, float]] = {}
     for body in bodies:
-        samples: dict[str, list[float]] = {key: [] for key in RUNS}
+        samples: dict[str, list[float]] = {key: [] for key in runs}
         for _ in range(rounds + 1):  # the first round warms up
-            for key, run in RUNS.items():
+            for key, run in runs.items():
                 samples[key].append(cpu(run, body))
         per[body.name] = {
             k: statistics.median(v[1:]) / body.frames * 1e6 for k, v in samples.items()
@@ -389,9 +394,82 @@ def per_frame(bodies: list[Body], rounds: int) -> None:
     for body in bodies:
         us = per[body.name]
         over = us["adapter"] / us["floor"]
-        print(f"| {body.name} | {us['adapter']:.2f} | {us['sdk']:.1f} | {us['floor']:.2f} "
-              f"| {over:.2f}× | {over / bar:.2f}× "
-              f"| {us['sdk'] / us['adapter']:.1f}× |")  # fmt: skip
+        sdk_us = f" {us['sdk']:.1f} |" if sdk_columns else ""
+        sdk_over = f" {us['sdk'] / us['adapter']:.1f}× |" if sdk_columns else ""
+        print(f"| {body.name} | {us['adapter']:.2f} |{sdk_us} {us['floor']:.2f} "
+              f"| {over:.2f}× | {over / bar:.2f}× |{sdk_over}")  # fmt: skip
+
+
+def anthropic_body(blocks: list[tuple[dict[str, Any], list[dict[str, Any]]]]) -> Body:
+    """Anthropic Messages events: each block started, its deltas, stopped."""
+    message = {"id": "msg_bench", "type": "message", "role": "assistant", "model": "m",
+               "content": [], "stop_reason": None, "stop_sequence": None,
+               "usage": {"input_tokens": 12, "output_tokens": 1}}  # fmt: skip
+    out = [sse({"type": "message_start", "message": message}, "message_start")]
+    for index, (start, deltas) in enumerate(blocks):
+        out.append(sse({"type": "content_block_start", "index": index, "content_block": start},
+                       "content_block_start"))  # fmt: skip
+        for delta in deltas:
+            out.append(sse({"type": "content_block_delta", "index": index, "delta": delta},
+                           "content_block_delta"))  # fmt: skip
+        out.append(sse({"type": "content_block_stop", "index": index}, "content_block_stop"))
+    out.append(sse({"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+                    "usage": {"output_tokens": 34}}, "message_delta"))  # fmt: skip
+    out.append(sse({"type": "message_stop"}, "message_stop"))
+    return Body("", b"".join(out), len(out))
+
+
+def anthropic_bodies() -> list[Body]:
+    """20,000 ``input_json_delta`` fragments of one ``tool_use`` block (the bar); 2,000 text
+    blocks of ten sentences, each cited by a ``citations_delta`` (a web search result
+    location, as web search answers carry them); 2,000 web searches, a ``server_tool_use``
+    block (its input in one ``input_json_delta``) and its ``web_search_tool_result``."""
+    pieces = ['{"n": ['] + [f"{n}, " for n in range(19_998)] + ["0]}"]
+    fragments = anthropic_body([
+        ({"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {}},
+         [{"type": "input_json_delta", "partial_json": piece} for piece in pieces])
+    ])  # fmt: skip
+    sentence = "Sources say the harbour reopened on Monday. "
+    cited = anthropic_body([
+        ({"type": "text", "text": ""}, [{"type": "text_delta", "text": sentence * 10}] + [
+            {"type": "citations_delta", "citation": {
+                "type": "web_search_result_location", "title": "Harbour news",
+                "url": f"https://news.example.com/harbour/{block}/{number}",
+                "cited_text": "The harbour reopened on Monday after repairs.",
+                "encrypted_index": "Eo8BCioIAhgBIiQyYjQ0OWJmZi1lNm"}}
+            for number in range(10)])
+        for block in range(2_000)
+    ])  # fmt: skip
+    searched: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
+    for number in range(2_000):
+        call_id = f"srvtoolu_{number:05d}"
+        searched.append(
+            (
+                {"type": "server_tool_use", "id": call_id, "name": "web_search", "input": {}},
+                [{"type": "input_json_delta", "partial_json": f'{{"query": "harbour {number}"}}'}],
+            )
+        )
+        searched.append(({"type": "web_search_tool_result", "tool_use_id": call_id, "content": [
+            {"type": "web_search_result", "url": f"https://ex.com/{number}", "title": "Harbour",
+             "encrypted_content": "EqgfCioIARgBIiQ3YTAwMjY1Mi1mZjM5LTQ1NGUtODgxNC1kNjNj",
+             "page_age": "April 30, 2025"}]}, []))  # fmt: skip
+    names = ["tool-use fragments (20,000)", "citations_delta (2,000 blocks × 10)",
+             "web searches (2,000 × 2 blocks)"]  # fmt: skip
+    made = [fragments, cited, anthropic_body(searched)]
+    return [Body(name, body.data, body.frames) for name, body in zip(names, made, strict=True)]
+
+
+def anthropic_adapter(http: httpx.Client) -> int:
+    count = 0
+
+    def sink(event: StreamEvent) -> None:
+        nonlocal count
+        count += 1
+
+    AnthropicMessagesAdapter(
+        base_url=URL, model="m", api_key=KEY, http_client=http
+    ).execute_streaming(request(64 * 2**20), sink)
+    return count
 
 
 def main() -> None:
@@ -407,6 +485,8 @@ def main() -> None:
     gc.collect()
     gc.freeze()
     per_frame(bodies, args.rounds)
+    print("\nAnthropic Messages, frozen alike (no SDK loop):\n")
+    per_frame(anthropic_bodies(), args.rounds, {"adapter": anthropic_adapter, "floor": floor})
     gc.unfreeze()
 
     images = [
