@@ -256,6 +256,8 @@ class MessageAssembly:
                         self.turn.text(text)
                 elif text is not None:
                     raise invalid("a text_delta's text is not a string")
+        elif kind == "citations_delta" and block.kind == _TEXT:  # after its text, as often
+            self._citation(delta.get("citation"), block.initial)
         elif kind == "input_json_delta" and (block.kind >= 0 or block.kind == _ANSWER):
             fragment = delta.get("partial_json")
             if type(fragment) is str:
@@ -284,8 +286,6 @@ class MessageAssembly:
             if type(fragment) is not str:
                 raise invalid("an input_json_delta's partial_json is not a string")
             block.pieces.append(fragment)
-        elif kind == "citations_delta" and block.kind == _TEXT:
-            self._citation(delta.get("citation"), block.initial)
 
     def stop(self, index: Any) -> None:
         block = self._blocks.get(index) if type(index) is int else None

@@ -106,7 +106,12 @@ class TextPieces:
 
 _Event = TypeVar("_Event", bound=BaseModel)
 _new = object.__new__
-_set = object.__setattr__
+# The setters of a model's instance slots, called straight (``object.__setattr__`` finds the
+# same descriptor by name each time): four per event built without validating.
+_set_dict = BaseModel.__dict__["__dict__"].__set__
+_set_fields = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 # The fields each event built by ``_unvalidated`` was given, one set per shape, shared by
 # every event of that shape: the events are frozen models, so pydantic never adds to the set
 # of one of them in place (``model_copy`` copies it first). A set per event was an allocation
@@ -200,10 +205,10 @@ def _unvalidated(model: type[_Event], state: dict[str, object], fields: set[str]
     and validating the event's fields was its largest cost beside the parse. ``fields`` is
     one of the shared sets above, never changed (pydantic's serializer wants a ``set``)."""
     event = _new(model)
-    _set(event, "__dict__", state)
-    _set(event, "__pydantic_fields_set__", fields)
-    _set(event, "__pydantic_extra__", None)
-    _set(event, "__pydantic_private__", None)
+    _set_dict(event, state)
+    _set_fields(event, fields)
+    _set_extra(event, None)
+    _set_private(event, None)
     return event
 
 
