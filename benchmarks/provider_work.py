@@ -14,12 +14,15 @@ through ``GeminiAdapter`` beside ``google-genai``).
   and a ``ServerToolResult``). Median µs of CPU per frame over interleaved rounds; the bar is
   citation ÷ fragment and server tool ÷ fragment ≤ 1. Measured twice: with the collector as
   the process left it, then with the objects alive before the runs frozen (``gc.freeze``). A
-  turn that keeps 20,000 citations makes about 60,000 objects the cyclic collector tracks,
-  enough to start one full collection, and a full collection walks every object alive: in
-  this process, which has imported the ``openai`` SDK and its thousands of models for the
-  side-by-side loop, one costs about 0.15 s of CPU (0.25–0.4 s for ``gc.collect()`` here,
-  under 1 ms in a bare interpreter). Frozen, the collector walks only what the runs made,
-  so the figure is the citation's own cost; the second table keeps what this heap adds.
+  turn's kept citations (three objects the cyclic collector tracks, each) can start a full
+  collection, and a full collection walks every object alive: in this process, which has
+  imported the ``openai`` SDK and its thousands of models for the side-by-side loop, one
+  costs about 0.15 s of CPU (0.25–0.4 s for ``gc.collect()`` here, under 1 ms in a bare
+  interpreter). Whether one lands in a run depends on the heap, not on the citations' own
+  cost; frozen, the collector walks only what the runs made. Then the Anthropic adapter,
+  frozen alike, beside the same floor (no SDK loop): 20,000 ``input_json_delta`` fragments
+  (the bar), 20,000 ``citations_delta`` frames, 2,000 web searches (a ``server_tool_use``
+  block and its ``web_search_tool_result``).
 - **A 4 MB image.** One ``image_generation_call``: two ``partial_image`` previews of 1 MB,
   then the 4 MB image (base64, 5.6 MB) in ``output_item.done`` and again in
   ``response.completed``, as the API repeats it; and the same image as Gemini streams it,
