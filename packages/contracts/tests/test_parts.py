@@ -4,6 +4,7 @@ through their SHA-256 without holding them."""
 from __future__ import annotations
 
 import base64
+import binascii
 import hashlib
 
 import pydantic
@@ -139,3 +140,38 @@ def test_content_is_a_string_or_a_non_empty_list_of_parts() -> None:
     )
     assert isinstance(parsed.content, list)
     assert isinstance(parsed.content[1], FilePart)
+
+
+_CHUNK = 1 << 16  # how much base64 a part's check decodes at a time
+_WHOLE = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 256).decode()[: 2 * _CHUNK]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        _WHOLE,  # two chunks exactly
+        _WHOLE[:_CHUNK] + "=",  # excess padding alone in a chunk of its own
+        _WHOLE[:_CHUNK] + "==",
+        _WHOLE[:_CHUNK] + "QQ==",  # a last chunk that is padded
+        _WHOLE[:_CHUNK] + "QQ",  # unpadded
+        _WHOLE[: _CHUNK - 4] + "QQ==" + _WHOLE[:8],  # padding before a chunk's end
+        _WHOLE[: _CHUNK - 2] + "==" + _WHOLE[:8],
+        _WHOLE[:_CHUNK] + "=" + _WHOLE[:7],  # padding first in the second chunk
+        _WHOLE[:_CHUNK] + " " + _WHOLE[:7],
+        _WHOLE[:_CHUNK] + "Q",
+        _WHOLE[:-1] + "é",
+        _WHOLE + "A=",
+    ],
+)
+def test_base64_checked_a_chunk_at_a_time_is_judged_as_the_whole_text(data: str) -> None:
+    """A part's base64 is checked in pieces; the verdict, the digest and the size are those
+    of the whole text decoded at once (strict), at and across the pieces' edges."""
+    try:
+        raw = binascii.a2b_base64(data, strict_mode=True)
+    except (binascii.Error, ValueError):
+        with pytest.raises(pydantic.ValidationError, match="not valid base64"):
+            FilePart(media_type="application/octet-stream", data=data)
+        return
+    part = FilePart(media_type="application/octet-stream", data=data)
+    assert (part.sha256, part.size) == (hashlib.sha256(raw).hexdigest(), len(raw))
+    assert ImagePart(media_type="image/png", data=data).size == len(raw)

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from runport.contracts import (
     AdapterDescriptor,
@@ -21,7 +22,7 @@ from runport.contracts import (
     ToolCall,
     ToolCallDelta,
 )
-from runport.core import StreamAssembler, TurnBuilder
+from runport.core import StreamAssembler, TextPieces, TurnBuilder
 
 ADAPTER = AdapterDescriptor(id="turn-test", version="1.0.0")
 
@@ -321,3 +322,33 @@ def test_a_whole_calls_parsed_arguments_are_taken_unless_the_text_nears_a_bound(
     builder.whole_call("f", None, '{"s":"\\u00e9"}', parsed={"stale": True})
     (call,) = builder.receipt(make_request(), ADAPTER).tool_calls or []
     assert call.arguments == {"s": "é"}  # parsed from the text, not the value given
+
+
+@settings(deadline=None, max_examples=60)
+@given(
+    pieces=st.lists(st.text(min_size=1, max_size=4), max_size=700),
+    start=st.integers(0, 3000),
+)
+def test_text_pieces_count_and_give_a_tail_as_the_joined_text_would(
+    pieces: list[str], start: int
+) -> None:
+    """``length`` and ``since`` are ``len(held())`` and ``held()[start:]``, across the
+    blocks the pieces are joined in."""
+    text = TextPieces()
+    for piece in pieces:
+        text.add(piece)
+    assert text.length() == len(text.held()) == len("".join(pieces))
+    assert text.since(start) == "".join(pieces)[start:]
+
+
+def test_events_built_without_validating_share_no_change_one_makes_to_its_fields() -> None:
+    """The events of one shape share their set of fields: a copy made with a field changed
+    gets a set of its own, and an event cannot be changed in place (frozen)."""
+    turn = TurnBuilder()
+    first, second = turn.text_event("a"), turn.text_event("b")
+    copied = first.model_copy(update={"kind": "Delta"})
+    assert copied.model_fields_set == {"text", "kind"}
+    assert first.model_fields_set == second.model_fields_set == {"text"}
+    with pytest.raises(ValidationError):
+        first.text = "c"  # type: ignore[misc]
+    assert second.model_fields_set == {"text"}

@@ -5,11 +5,13 @@ refused, coded (adr/0055-what-the-provider-did-itself.md)."""
 from __future__ import annotations
 
 import base64
+import json
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pydantic import ValidationError
+from pydantic import JsonValue, ValidationError
+from pydantic_core import from_json
 
 from runport.contracts import (
     AdapterDescriptor,
@@ -17,6 +19,7 @@ from runport.contracts import (
     CitationSource,
     CompiledInteraction,
     Complete,
+    Delta,
     ErrorCode,
     ExecutionRequest,
     FileDelta,
@@ -292,3 +295,47 @@ def test_server_tool_events_are_the_models_their_fields_validate_to(
         assert isinstance(want, ServerToolCall | ServerToolResult)
         assert made.model_dump_json() == want.model_dump_json()
         assert made.model_dump(exclude_unset=True) == want.model_dump(exclude_unset=True)
+
+
+@settings(deadline=None, max_examples=80)
+@given(
+    given_input=_JSON,
+    output=_JSON,
+    metadata=st.one_of(st.none(), st.dictionaries(st.text(max_size=3), _JSON, max_size=2)),
+    error=st.one_of(st.none(), st.text(max_size=4)),
+)
+def test_decoded_server_tool_values_make_the_events_validation_makes(
+    given_input: object, output: object, metadata: dict[str, object] | None, error: str | None
+) -> None:
+    """Values a codec says it decoded from a body (here: decoded from their JSON text) are
+    kept without a walk, and the events are the ones the checking path makes."""
+    decoded = [from_json(json.dumps(value)) for value in (given_input, output, metadata)]
+    checked = _call_and_result(TurnBuilder(), given_input, output, metadata, error)
+    turn = TurnBuilder()
+    turn.server_call("c", "web_search", decoded[0], decoded[2], decoded=True)
+    turn.server_result("c", decoded[1], error=error, metadata=decoded[2], decoded=True)
+    assert turn.events == checked.events
+    for made, want in zip(turn.events, checked.events, strict=True):
+        assert made.model_dump_json() == want.model_dump_json()
+        assert made.model_fields_set == want.model_fields_set
+
+
+def test_a_citation_event_is_kept_and_returned_not_owed() -> None:
+    """``citation_event`` keeps the citation for the receipt and hands it back, owing
+    nothing; ``citation`` owes the same event."""
+    source: dict[str, JsonValue] = {"type": "url", "url": "https://example.com/a", "title": "A"}
+    turn = TurnBuilder()
+    turn.text("Harbour news.")
+    event = turn.citation_event(source, start=0, end=7)
+    assert turn.events == [Delta(text="Harbour news.")]
+    owed = TurnBuilder()
+    owed.citation(source, start=0, end=7)
+    assert owed.events == [event]
+    receipt = turn.receipt(REQUEST, ADAPTER)
+    assert receipt.citations == [event]
+    beyond = TurnBuilder()
+    beyond.text("Harbour news.")
+    beyond.citation_event(source, start=0, end=99)
+    with pytest.raises(PortError) as caught:  # past the text: still refused at the receipt
+        beyond.receipt(REQUEST, ADAPTER)
+    assert caught.value.code == ErrorCode.RUNTIME_INVALID_RESPONSE

@@ -69,13 +69,18 @@ def response(output: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+STATUSED = ("web_search_call", "file_search_call", "code_interpreter_call", "mcp_call",
+            "image_generation_call")  # fmt: skip
+
+
 def frame(value: dict[str, Any]) -> bytes:
     return f"event: {value['type']}\ndata: {json.dumps(value)}\n\n".encode()
 
 
 def stream(output: list[dict[str, Any]], previews: tuple[str, ...] = ()) -> list[bytes]:
     """``output`` as a stream: each item announced, its text in two deltas then its
-    annotations, an image's previews, then the item whole; numbered events."""
+    annotations, a provider-run item's status events, an image's previews, then the item
+    whole; numbered events."""
     events: list[dict[str, Any]] = [{"type": "response.created", "response": response([])}]
     for at, item in enumerate(output):
         opened = {key: value for key, value in item.items() if key not in ("content", "result")}
@@ -98,6 +103,12 @@ def stream(output: list[dict[str, Any]], previews: tuple[str, ...] = ()) -> list
                         "annotation": note,
                     }
                 )
+        if item["type"] in STATUSED:  # how it is getting on, before it is done
+            for status in ("in_progress", "completed"):
+                events.append(
+                    {"type": f"response.{item['type']}.{status}", "output_index": at,
+                     "item_id": item["id"]}
+                )  # fmt: skip
         if item["type"] == "image_generation_call":
             for number, preview in enumerate(previews):
                 events.append(
@@ -302,3 +313,18 @@ def test_server_tools_are_asked_for_as_built_in_tools(client: httpx.Client) -> N
         {"type": "code_interpreter", "container": {"type": "auto"}},
     ]
     assert raised.value.code == ErrorCode.RUNTIME_CAPABILITY_UNSUPPORTED
+
+
+def test_a_status_event_before_the_response_is_created_is_still_an_event_that_came_first(
+    client: httpx.Client,
+) -> None:
+    """The stream's hot path passes status events over only once the stream is under way:
+    one that comes first still makes a later ``response.created`` out of order."""
+    status = {"type": "response.web_search_call.in_progress", "output_index": 0, "item_id": "ws"}
+    frames = [frame({**status, "sequence_number": 0}), *stream([SEARCH])[0:1]]
+    frames[1] = frame({"type": "response.created", "response": response([]), "sequence_number": 1})
+    with serving(stream_reply(frames)) as server:
+        outcome = run_streamed(adapter_for(server, client), make_request())
+    assert isinstance(outcome.error, PortError)
+    assert outcome.error.code == ErrorCode.RUNTIME_INVALID_RESPONSE
+    assert "response.created arrived after other events" in outcome.error.message

@@ -103,7 +103,7 @@ class MessageAssembly:
             raise invalid(f"content block {index} started twice")
         kind = block.get("type")
         if kind == "text":
-            offset = len(self.turn.text_so_far())
+            offset = self.turn.text_length()
             self._blocks[index] = _Block(_TEXT, offset)
             citations = block.get("citations")
             if citations is not None:
@@ -167,7 +167,10 @@ class MessageAssembly:
             error = "is_error"
         metadata = {key: value for key, value in block.items() if key not in _RESULT_FIELDS}
         metadata["type"] = block["type"]
-        self.turn.server_result(call_id, content, error=error, metadata={PROVIDER: metadata})
+        # the block's own decoded values: kept without walking them again
+        self.turn.server_result(
+            call_id, content, error=error, metadata={PROVIDER: metadata}, decoded=True
+        )
 
     def _server_call(self, index: int, block: _Block) -> None:
         """A server tool block is whole: its input is what streamed, else what it started
@@ -182,7 +185,11 @@ class MessageAssembly:
         metadata = {key: item for key, item in start.items() if key not in _CALL_FIELDS}
         metadata["type"] = start["type"]
         self.turn.server_call(
-            start["id"], start["name"], {} if value is None else value, {PROVIDER: metadata}
+            start["id"],
+            start["name"],
+            {} if value is None else value,
+            {PROVIDER: metadata},
+            decoded=True,  # decoded from the stream or the body, as the metadata is
         )
 
     def _citation(self, citation: Any, offset: int) -> None:
@@ -197,26 +204,27 @@ class MessageAssembly:
             raise invalid("a citation's cited_text is not a string")
         source: dict[str, Any]
         if kind == "web_search_result_location":
-            source = {"type": "url", "url": citation.get("url"), "title": citation.get("title")}
+            source = {"type": "url"}
+            url, title = citation.get("url"), citation.get("title")
         elif kind in _DOCUMENT_CITATIONS:
-            source = {
-                "type": "document",
-                "document_index": citation.get("document_index"),
-                "title": citation.get("document_title"),
-            }
+            source = {"type": "document"}
+            at = citation.get("document_index")
+            if at is not None:
+                source["document_index"] = at
+            url, title = None, citation.get("document_title")
         elif kind == "search_result_location":
             found = citation.get("source")
             is_url = type(found) is str and found.startswith(("https://", "http://"))
-            source = {
-                "type": "url" if is_url else "document",
-                "url": found if is_url else None,
-                "title": citation.get("title"),
-            }
+            source = {"type": "url" if is_url else "document"}
+            url, title = found if is_url else None, citation.get("title")
         else:
             self.turn.unknown(PROVIDER, {"citation": citation})
             return
-        kept = {key: value for key, value in source.items() if value is not None}
-        self.turn.citation(kept, cited_text=quoted, start=offset)
+        if url is not None:
+            source["url"] = url
+        if title is not None:
+            source["title"] = title
+        self.turn.citation(source, cited_text=quoted, start=offset)
 
     def _signature(self, index: int, signature: Any) -> None:
         """A thinking block's signature (the last one given stands, as in the SDK)."""
@@ -275,6 +283,8 @@ class MessageAssembly:
                         self.turn.text(text)
                 elif text is not None:
                     raise invalid("a text_delta's text is not a string")
+        elif kind == "citations_delta" and block.kind == _TEXT:  # after its text, as often
+            self._citation(delta.get("citation"), block.initial)
         elif kind == "input_json_delta" and (block.kind >= 0 or block.kind == _ANSWER):
             fragment = delta.get("partial_json")
             if type(fragment) is str:
@@ -303,8 +313,6 @@ class MessageAssembly:
             if type(fragment) is not str:
                 raise invalid("an input_json_delta's partial_json is not a string")
             block.pieces.append(fragment)
-        elif kind == "citations_delta" and block.kind == _TEXT:
-            self._citation(delta.get("citation"), block.initial)
 
     def stop(self, index: Any) -> None:
         block = self._blocks.get(index) if type(index) is int else None

@@ -85,6 +85,20 @@ class TextPieces:
         """What has arrived so far (for a call announced after its first arguments)."""
         return self._joined + "".join(self._pending)
 
+    def length(self) -> int:
+        """How many characters have arrived, counted without joining them (a codec that
+        marks where each item's text begins asks once per item: joining the turn's text
+        each time made a turn of many items quadratic)."""
+        return len(self._joined) + sum(map(len, self._pending))
+
+    def since(self, start: int) -> str:
+        """What has arrived from character ``start`` on, copying only that (``held()[start:]``
+        without the turn's text before it)."""
+        joined = self._joined
+        if start >= len(joined):
+            return "".join(self._pending)[start - len(joined) :]
+        return joined[start:] + "".join(self._pending)
+
     def take(self) -> str:
         """Everything, joined; the pieces are dropped, so the text is not held twice."""
         self._grow()
@@ -95,15 +109,26 @@ class TextPieces:
 
 _Event = TypeVar("_Event", bound=BaseModel)
 _new = object.__new__
-_set = object.__setattr__
-_FRAGMENT_FIELDS = frozenset(("index", "call_id", "name", "arguments_fragment"))
-_TEXT_FIELDS = frozenset(("text",))
-_CALL_FIELDS = frozenset(("call_id", "name", "arguments", "provider_metadata"))
-
-
-_CITATION_FIELDS = frozenset(("source", "cited_text", "start", "end"))
-_SERVER_CALL_FIELDS = frozenset(("call_id", "name", "input", "provider_metadata"))
-_SERVER_RESULT_FIELDS = frozenset(("call_id", "name", "output", "error", "provider_metadata"))
+# The setters of a model's instance slots, called straight (``object.__setattr__`` finds the
+# same descriptor by name each time): four per event built without validating.
+_set_dict = BaseModel.__dict__["__dict__"].__set__
+_set_fields = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
+# The fields each event built by ``_unvalidated`` was given, one set per shape, shared by
+# every event of that shape: the events are frozen models, so pydantic never adds to the set
+# of one of them in place (``model_copy`` copies it first). A set per event was an allocation
+# per frame and, for the events a turn keeps (citations, server tools), two more objects per
+# event for the cyclic garbage collector to walk again and again.
+_FRAGMENT_FIELDS = {"index", "call_id", "name", "arguments_fragment"}
+_TEXT_FIELDS = {"text"}
+_CITATION_FIELDS = {"source", "cited_text", "start", "end"}
+_CALL_FIELDS = {"call_id", "name", "arguments", "provider_metadata"}
+_SERVER_CALL_FIELDS = {"call_id", "name", "input", "provider_metadata"}
+_SERVER_RESULT_FIELDS = {"call_id", "name", "output", "error", "provider_metadata"}
+_SOURCE_FIELDS: dict[tuple[str, ...], set[str]] = {}
+"""A citation source's set fields by their keys in order (bounded: the known fields only,
+``_plain_citation`` admits no other)."""
 _JSON_DEPTH = 64
 
 
@@ -158,9 +183,10 @@ def _plain_citation(
             return False
     if cited_text is not None and type(cited_text) is not str:
         return False
-    for at in (start, end):
-        if at is not None and (type(at) is not int or at < 0):
-            return False
+    if start is not None and (type(start) is not int or start < 0):
+        return False
+    if end is not None and (type(end) is not int or end < 0):
+        return False
     return start is None or end is None or end >= start
 
 
@@ -177,15 +203,16 @@ class _Reasoning:
         return ReasoningPart(text=self.text.take(), provider_metadata=self.metadata or None)
 
 
-def _unvalidated(model: type[_Event], state: dict[str, object], fields: frozenset[str]) -> _Event:
+def _unvalidated(model: type[_Event], state: dict[str, object], fields: set[str]) -> _Event:
     """``model(**state)`` without validating again what the caller knows is valid (a
     non-empty ``str`` piece; an announced call's fields): this runs once per streamed piece,
-    and validating the event's fields was its largest cost beside the parse."""
+    and validating the event's fields was its largest cost beside the parse. ``fields`` is
+    one of the shared sets above, never changed (pydantic's serializer wants a ``set``)."""
     event = _new(model)
-    _set(event, "__dict__", state)
-    _set(event, "__pydantic_fields_set__", set(fields))  # pydantic's serializer wants a set
-    _set(event, "__pydantic_extra__", None)
-    _set(event, "__pydantic_private__", None)
+    _set_dict(event, state)
+    _set_fields(event, fields)
+    _set_extra(event, None)
+    _set_private(event, None)
     return event
 
 
@@ -315,6 +342,14 @@ class TurnBuilder:
     def text_so_far(self) -> str:
         """The turn's text so far (a codec checks a finished item against what streamed)."""
         return self._text.held()
+
+    def text_length(self) -> int:
+        """``len(text_so_far())``, without joining the text."""
+        return self._text.length()
+
+    def text_since(self, start: int) -> str:
+        """``text_so_far()[start:]``, copying only that."""
+        return self._text.since(start)
 
     def reasoning_so_far(self) -> str:
         """The current reasoning block's text so far (``""`` when no block is open)."""
@@ -476,10 +511,14 @@ class TurnBuilder:
         name: str,
         input: JsonValue = None,
         metadata: dict[str, JsonValue] | None = None,
+        *,
+        decoded: bool = False,
     ) -> None:
         """A tool the provider runs itself is announced: its ``ServerToolCall`` is owed at
         once, and it is kept in the receipt's ``server_tools``; never a call the run makes.
-        ``metadata`` is what the provider wants back with it in a later turn."""
+        ``metadata`` is what the provider wants back with it in a later turn. ``decoded``
+        says ``input`` and ``metadata`` are plain JSON values (parsed from a body, or made
+        of ``str``/``dict`` by the codec): they are kept without walking them again."""
         if not call_id or not name:
             raise PortError(
                 ErrorCode.RUNTIME_INVALID_RESPONSE, "a server tool call has no id or no name"
@@ -490,7 +529,11 @@ class TurnBuilder:
                 f"server tool call {call_id!r} was announced twice",
             )
         metadata = metadata or None
-        if type(call_id) is str and type(name) is str and _json(input) and _json_object(metadata):
+        if (
+            type(call_id) is str
+            and type(name) is str
+            and (decoded or (_json(input) and _json_object(metadata)))
+        ):
             event = _unvalidated(
                 ServerToolCall,
                 {
@@ -517,9 +560,11 @@ class TurnBuilder:
         *,
         error: str | None = None,
         metadata: dict[str, JsonValue] | None = None,
+        decoded: bool = False,
     ) -> None:
         """What a server tool announced by ``server_call`` returned (or its ``error``): a
-        result for a call never announced, or answered twice, is ``INVALID_RESPONSE``."""
+        result for a call never announced, or answered twice, is ``INVALID_RESPONSE``.
+        ``decoded``: as ``server_call``'s, for ``output`` and ``metadata``."""
         name = self._server_calls.get(call_id)
         if name is None:
             said = "already answered" if call_id in self._server_calls else "never announced"
@@ -529,7 +574,9 @@ class TurnBuilder:
             )
         self._server_calls[call_id] = None
         error, metadata = error or None, metadata or None
-        if (error is None or type(error) is str) and _json(output) and _json_object(metadata):
+        if (error is None or type(error) is str) and (
+            decoded or (_json(output) and _json_object(metadata))
+        ):
             event = _unvalidated(
                 ServerToolResult,
                 {
@@ -564,38 +611,49 @@ class TurnBuilder:
         """A source the answer cites (``source`` is a ``CitationSource``'s fields); its
         ``Citation`` is owed at once. A span past the turn's text is refused when the receipt
         is built (the text it points into may still be arriving)."""
+        self.events.append(self.citation_event(source, cited_text, start, end))
+
+    def citation_event(
+        self,
+        source: dict[str, JsonValue],
+        cited_text: str | None = None,
+        start: int | None = None,
+        end: int | None = None,
+    ) -> Citation:
+        """``citation``, its event returned rather than appended (for a decoder that yields
+        each frame's one event itself, as ``arguments_event`` is)."""
         cited_text = cited_text or None
         if _plain_citation(source, cited_text, start, end):
-            event = _unvalidated(
+            keys = tuple(source)
+            fields = _SOURCE_FIELDS.get(keys)
+            if fields is None:
+                fields = _SOURCE_FIELDS[keys] = set(keys)
+            event: Citation = _unvalidated(
                 Citation,
                 {
                     "kind": "Citation",
-                    "source": _unvalidated(
-                        CitationSource, {**_NO_SOURCE, **source}, frozenset(source)
-                    ),
+                    "source": _unvalidated(CitationSource, {**_NO_SOURCE, **source}, fields),
                     "cited_text": cited_text,
                     "start": start,
                     "end": end,
                 },
                 _CITATION_FIELDS,
             )
-            self._citations.append(event)
-            self.events.append(event)
-            return
-        try:
-            event = Citation(
-                source=CitationSource.model_validate(source),
-                cited_text=cited_text,
-                start=start,
-                end=end,
-            )
-        except ValidationError as error:
-            raise PortError(
-                ErrorCode.RUNTIME_INVALID_RESPONSE,
-                f"a citation is malformed: {_first_problem(error)}",
-            ) from None
+        else:
+            try:
+                event = Citation(
+                    source=CitationSource.model_validate(source),
+                    cited_text=cited_text,
+                    start=start,
+                    end=end,
+                )
+            except ValidationError as error:
+                raise PortError(
+                    ErrorCode.RUNTIME_INVALID_RESPONSE,
+                    f"a citation is malformed: {_first_problem(error)}",
+                ) from None
         self._citations.append(event)
-        self.events.append(event)
+        return event
 
     def file(self, media_type: str, data: str, *, partial: bool = False) -> None:
         """A file the model generated (``data``: base64): its ``FileDelta`` is owed at once;

@@ -78,7 +78,7 @@ class Provided:
         self._code += 1
         self._pending.append(call_id)
         self._ran[call_id] = code
-        self.turn.server_call(call_id, CODE, code)
+        self.turn.server_call(call_id, CODE, code, decoded=True)  # the part's decoded value
 
     def _result(self, result: Any, given: Any) -> None:
         if type(result) is not dict:
@@ -96,14 +96,14 @@ class Provided:
             self._answered.setdefault(call_id, 1)
         outcome = result.get("outcome")
         error = outcome if type(outcome) is str and outcome != "OUTCOME_OK" else None
-        self.turn.server_result(call_id, result, error=error)
+        self.turn.server_result(call_id, result, error=error, decoded=True)
 
     def _again(self, first: str) -> str:
         """A further result of the run ``first``: announced as a run of the same code."""
         count = self._answered[first] + 1
         self._answered[first] = count
         call_id = f"{first}.{count}"
-        self.turn.server_call(call_id, CODE, self._ran[first])
+        self.turn.server_call(call_id, CODE, self._ran[first], decoded=True)
         return call_id
 
     def grounding(self, metadata: Any) -> None:

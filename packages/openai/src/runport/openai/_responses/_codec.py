@@ -20,8 +20,9 @@ from runport.http import (
 from runport.openai._codec import BearerCodec
 from runport.openai._errors import invalid
 from runport.openai._request import ResponseFormatMode
-from runport.openai._responses._output import OutputAssembly
+from runport.openai._responses._output import STATUS_EVENTS, OutputAssembly
 from runport.openai._responses._request import request_body
+from runport.ports import PortError
 
 DESCRIPTOR: Final = provider_descriptor(
     "openai-responses", provider="openai", distribution="runport-openai"
@@ -77,12 +78,16 @@ class _EventStream(_OutputDecoder, SSETurnDecoder):
     def feed(self, data: bytes) -> Iterator[StreamEvent]:
         """The hot path, as chat completions' is: a generator whose lookups are hoisted, an
         event of the usual shape (a text delta, a piece of the open reasoning part, an
-        announced call's fragment) yielded straight from the builder with no list between."""
+        announced call's fragment, a citation) yielded straight from the builder with no
+        list between."""
         output = self._output
         text_event = self.turn.text_event
         arguments_event = self.turn.arguments_event
         by_position = output.by_position
         reasoning_event = output.reasoning_event
+        annotation_added = output.annotation_added
+        output_event = output.event
+        events = self.turn.events
         loads = from_json
         for event, payload in self._sse.feed(data):
             try:
@@ -118,6 +123,27 @@ class _EventStream(_OutputDecoder, SSETurnDecoder):
                     if single is not None:
                         yield single
                         continue
+                elif kind == "response.output_text.annotation.added":
+                    cited = annotation_added(value)  # one event or none, nothing owed before
+                    if cited is not None:
+                        yield cited
+                    continue
+                elif kind in STATUS_EVENTS and output.began:
+                    continue  # nothing to read: the finished item says what the tool did
+                if kind is not None:  # ``completed(self._event, …)``, without its generator
+                    try:
+                        done = output_event(value)
+                    except PortError:
+                        yield from events  # what the frame completed before it failed
+                        events.clear()
+                        raise
+                    if events:
+                        yield from events
+                        events.clear()
+                    if done:
+                        self.complete = self.finished = True
+                        return
+                    continue
             yield from self.completed(self._event, event, value)
             if self.finished:
                 return

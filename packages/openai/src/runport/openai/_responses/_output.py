@@ -8,7 +8,7 @@ from typing import Any, Final
 
 from pydantic import JsonValue
 
-from runport.contracts import Finish
+from runport.contracts import Citation, Finish
 from runport.core import TurnBuilder
 from runport.openai._chunks import take_usage
 from runport.openai._errors import error_frame, invalid
@@ -16,6 +16,7 @@ from runport.openai._responses._provided import (
     KNOWN_ITEMS,
     SERVER_TOOLS,
     annotation,
+    annotation_event,
     generated_image,
     part_annotations,
     partial_image,
@@ -24,6 +25,19 @@ from runport.openai._responses._provided import (
 from runport.openai._responses._request import PROVIDER
 
 TERMINALS: Final = frozenset(("response.completed", "response.incomplete", "response.failed"))
+STATUS_EVENTS: Final = frozenset(
+    f"response.{item}.{status}"
+    for item, statuses in (
+        ("web_search_call", ("in_progress", "searching", "completed")),
+        ("file_search_call", ("in_progress", "searching", "completed")),
+        ("code_interpreter_call", ("in_progress", "interpreting", "completed")),
+        ("mcp_call", ("in_progress", "completed", "failed")),
+        ("image_generation_call", ("in_progress", "generating", "completed")),
+    )
+    for status in statuses
+)
+"""The events that only say how a provider-run item is getting on: the finished item says
+what it did, so they give no event (the stream's hot path passes them over)."""
 """The completion markers: a stream that ends before one of them was cut short."""
 
 INCOMPLETE: Final = {"max_output_tokens": "length", "content_filter": "content_filter"}
@@ -87,7 +101,6 @@ class OutputAssembly:
     __slots__ = (
         "_added",
         "_annotated",
-        "_began",
         "_by_item",
         "_call_ids",
         "_finished",
@@ -102,6 +115,7 @@ class OutputAssembly:
         "_secrets",
         "_seen",
         "_spoken",
+        "began",
         "by_position",
         "sequence",
         "speaking",
@@ -147,7 +161,7 @@ class OutputAssembly:
         """How many annotations each content part has streamed."""
         self.sequence = -1
         """The last ``sequence_number`` seen (``-1``: none yet)."""
-        self._began = False
+        self.began = False
         """Whether any event arrived."""
         self._refused = False
         self._seen = False
@@ -170,10 +184,15 @@ class OutputAssembly:
     def event(self, data: dict[str, Any]) -> bool:
         """One stream event (decoded); ``True`` when it was the completion marker."""
         kind = data.get("type")
-        if kind == "response.created" and self._began:
+        if kind == "response.created" and self.began:
             raise invalid("response.created arrived after other events")
-        self._began = True
-        if kind == "response.output_text.delta" or kind == "response.refusal.delta":
+        self.began = True
+        # first the frames every item has, which the stream's hot path leaves to this chain
+        if kind == "response.output_item.done":
+            self.item(_item(data), data.get("output_index"))
+        elif kind == "response.output_item.added":
+            self._added_item(_item(data), data.get("output_index"))
+        elif kind == "response.output_text.delta" or kind == "response.refusal.delta":
             piece = _text(data.get("delta"), "a text delta")
             self._refused = self._refused or kind == "response.refusal.delta"
             self._speak(data.get("output_index"), data.get("content_index"))
@@ -194,10 +213,12 @@ class OutputAssembly:
             else:
                 self._open_item(position, "message", kind)
                 at: int = data["output_index"]
-                self._part_from[(at, self._parts[at])] = len(self.turn.text_so_far())
+                self._part_from[(at, self._parts[at])] = self.turn.text_length()
                 self._parts[at] += 1
         elif kind == "response.output_text.annotation.added":
-            self._annotation_added(data)
+            cited = self.annotation_added(data)
+            if cited is not None:
+                self.turn.events.append(cited)
         elif kind == "response.image_generation_call.partial_image":
             self._open_item(data.get("output_index"), "image_generation_call", kind)
             partial_image(self.turn, data)
@@ -207,10 +228,6 @@ class OutputAssembly:
             self.reasoning_piece(data, ("summary", data.get("summary_index")))
         elif kind == "response.reasoning_text.delta":
             self.reasoning_piece(data, ("content", data.get("content_index")))
-        elif kind == "response.output_item.added":
-            self._added_item(_item(data), data.get("output_index"))
-        elif kind == "response.output_item.done":
-            self.item(_item(data), data.get("output_index"))
         elif kind == "response.function_call_arguments.done":
             index = self._announced(data)
             if not self.turn.has_arguments(index):
@@ -232,16 +249,21 @@ class OutputAssembly:
             raise error_frame(error if type(error) is dict else data, self._secrets)
         return False
 
-    def _annotation_added(self, data: dict[str, Any]) -> None:
-        """A citation as it streams: its indexes count from its content part's start."""
+    def annotation_added(self, data: dict[str, Any]) -> Citation | None:
+        """A citation as it streams (``response.output_text.annotation.added``), returned
+        for the stream's hot path to yield (``None``: a kind kept unknown, no event); its
+        indexes count from its content part's start."""
         self._open_item(data.get("output_index"), "message", "an annotation")
         position: int = data["output_index"]
         part = data.get("content_index")
         if type(part) is not int or not 0 <= part < self._parts[position]:
             raise invalid(f"an annotation arrived for content part {part!r}, never announced")
-        base = self._part_from.get((position, part), self._from)
-        annotation(self.turn, data.get("annotation"), base)
-        self._annotated[(position, part)] = self._annotated.get((position, part), 0) + 1
+        key = (position, part)
+        cited = annotation_event(
+            self.turn, data.get("annotation"), self._part_from.get(key, self._from)
+        )
+        self._annotated[key] = self._annotated.get(key, 0) + 1
+        return cited
 
     def reasoning_piece(self, data: dict[str, Any], part: tuple[str, Any]) -> None:
         """A piece of a reasoning item's text: its block opens with its first piece, and a new
@@ -309,7 +331,7 @@ class OutputAssembly:
             raise invalid("the text of two output items is interleaved")
         self.speaking = position
         self._spoken.add(position)
-        self._from = len(self.turn.text_so_far())
+        self._from = self.turn.text_length()
 
     def _added_item(self, item: dict[str, Any], position: Any) -> None:
         self._seen = True
@@ -380,7 +402,7 @@ class OutputAssembly:
             self._finished.add(position)
         if kind == "message":
             if position in self._spoken:
-                self._agrees(self.turn.text_so_far()[self._from :], _message_text(item), "text")
+                self._agrees(self.turn.text_since(self._from), _message_text(item), "text")
                 self._late_annotations(item, position)
             else:
                 self._message(item)
@@ -445,7 +467,7 @@ class OutputAssembly:
     def _cited_message(self, content: Any) -> None:
         """A whole message with annotations: each part's text, then its citations (the order
         a stream gives them: text deltas, then ``annotation.added``)."""
-        base = len(self.turn.text_so_far())
+        base = self.turn.text_length()
         for part in content:
             if part.get("type") not in ("output_text", "refusal"):
                 continue

@@ -11,6 +11,7 @@ from typing import Any, Final
 
 from pydantic import JsonValue
 
+from runport.contracts import Citation
 from runport.core import TurnBuilder
 from runport.openai._errors import invalid
 from runport.openai._responses._request import PROVIDER
@@ -60,12 +61,18 @@ def server_tool(turn: TurnBuilder, item: dict[str, Any]) -> None:
             error = raised if type(raised) is str else json.dumps(raised)
     else:
         name = str(SERVER_TOOLS[kind])
-        call = {key: item[key] for key in _CALL_FIELDS[kind] if item.get(key) is not None}
-        output = {key: item[key] for key in _RESULT_FIELDS[kind] if item.get(key) is not None}
+        call, output = {}, {}
+        for key in _CALL_FIELDS[kind]:
+            if item.get(key) is not None:
+                call[key] = item[key]
+        for key in _RESULT_FIELDS[kind]:
+            if item.get(key) is not None:
+                output[key] = item[key]
     if item.get("status") in ("failed", "incomplete") and error is None:
         error = str(item["status"])
-    turn.server_call(call_id, name, call, metadata)
-    turn.server_result(call_id, output, error=error, metadata=metadata)
+    # the values are the decoded body's, and ``metadata`` is made of its strings
+    turn.server_call(call_id, name, call, metadata, decoded=True)
+    turn.server_result(call_id, output, error=error, metadata=metadata, decoded=True)
 
 
 def image_media_type(value: Any) -> str:
@@ -100,29 +107,48 @@ def partial_image(turn: TurnBuilder, data: dict[str, Any]) -> None:
 
 
 def annotation(turn: TurnBuilder, note: Any, base: int) -> None:
-    """An ``output_text`` annotation as a ``Citation``; its indexes count from the start of
-    its content part, which begins at ``base`` in the turn's text. A kind not known is kept
-    (ADR 0054)."""
+    """An ``output_text`` annotation as a ``Citation``, owed at once (``annotation_event``)."""
+    cited = annotation_event(turn, note, base)
+    if cited is not None:
+        turn.events.append(cited)
+
+
+def annotation_event(turn: TurnBuilder, note: Any, base: int) -> Citation | None:
+    """An ``output_text`` annotation as a ``Citation``, kept by ``turn`` and returned (not
+    owed: the stream's hot path yields it); its indexes count from the start of its content
+    part, which begins at ``base`` in the turn's text. A kind not known is kept (ADR 0054)
+    and gives no event."""
     if type(note) is not dict:
         raise invalid("an annotation is not an object")
     kind = note.get("type")
     if kind == "url_citation":
-        source = {"type": "url", "url": note.get("url"), "title": note.get("title")}
+        source: dict[str, JsonValue] = {"type": "url"}
+        url, title = note.get("url"), note.get("title")
+        if url is not None:
+            source["url"] = url
+        if title is not None:
+            source["title"] = title
     elif kind in ("file_citation", "container_file_citation", "file_path"):
-        source = {"type": "document", "file_id": note.get("file_id")}
-        source["filename"] = note.get("filename")
+        source = {"type": "document"}
+        file_id, filename = note.get("file_id"), note.get("filename")
+        if file_id is not None:
+            source["file_id"] = file_id
+        if filename is not None:
+            source["filename"] = filename
     else:
         turn.unknown(PROVIDER, {"annotation": note})
-        return
-    start, end = note.get("start_index", note.get("index")), note.get("end_index")
-    for at in (start, end):
-        if at is not None and (type(at) is not int or at < 0):
+        return None
+    start = note["start_index"] if "start_index" in note else note.get("index")
+    end = note.get("end_index")
+    if start is not None:
+        if type(start) is not int or start < 0:
             raise invalid(f"a {kind} annotation's index is not a count of characters")
-    turn.citation(
-        {key: value for key, value in source.items() if value is not None},
-        start=None if start is None else base + start,
-        end=None if end is None else base + end,
-    )
+        start += base
+    if end is not None:
+        if type(end) is not int or end < 0:
+            raise invalid(f"a {kind} annotation's index is not a count of characters")
+        end += base
+    return turn.citation_event(source, start=start, end=end)
 
 
 def part_annotations(part: Any) -> list[Any]:
