@@ -76,7 +76,13 @@ _block: st.SearchStrategy[Block] = st.one_of(
 )
 turns = st.builds(
     Turn,
-    blocks=st.lists(_block, min_size=1, max_size=4),
+    # a call id names one block of a turn (the API never repeats one; runport refuses a repeat)
+    blocks=st.lists(
+        _block,
+        min_size=1,
+        max_size=4,
+        unique_by=lambda block: block.call_id if isinstance(block, ToolUse) else id(block),
+    ),
     stop_reason=st.sampled_from(["end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal"]),
     input_tokens=st.integers(0, 10**6),
     output_tokens=st.integers(0, 10**5),

@@ -113,7 +113,13 @@ _usage = st.fixed_dictionaries(
 )
 turns = st.builds(
     Turn,
-    blocks=st.lists(_block, min_size=1, max_size=4),
+    # a call id names one block of a turn (the API never repeats one; runport refuses a repeat)
+    blocks=st.lists(
+        _block,
+        min_size=1,
+        max_size=4,
+        unique_by=lambda block: block.call_id if isinstance(block, Tool) else id(block),
+    ),
     stop=st.sampled_from(["end_turn", "tool_use", "max_tokens", "stop_sequence"]),
     usage=_usage,
 )
