@@ -2,7 +2,7 @@
 
 The loopback server is ``async_streams.py``'s (another process, pinned to CPU 1 when there are
 two: every ``POST …/chat/completions`` answered with one write of an OpenAI-compatible SSE
-stream rendered once, HTTP/1.1 keep-alive, chunked). Four clients read the same bytes in this
+stream rendered once, HTTP/1.1 keep-alive, chunked). Five clients read the same bytes in this
 process (pinned to CPU 0), one after another, contenders interleaved round by round:
 
 - ``runport/httpx``    ``AsyncOpenAIChatAdapter.execute_streaming`` on the pool the adapter
@@ -10,6 +10,10 @@ process (pinned to CPU 0), one after another, contenders interleaved round by ro
 - ``runport/aiohttp``  the same adapter given ``http_client=httpx.AsyncClient(transport=
                        httpx_aiohttp.AiohttpTransport(...))``: httpx's API, aiohttp's connection
                        pool and parser underneath (one ``aiohttp.TCPConnector``, no limit);
+- ``runport/h11``      the same adapter given ``http_client=httpx.AsyncClient(transport=
+                       H11Transport())``: ``h11_transport.py``'s transport of the benchmarks'
+                       own, asyncio streams with h11 for framing and a list per origin for a
+                       pool (no bound, as the aiohttp contenders have none);
 - ``aiohttp``          a bare ``aiohttp.ClientSession`` loop: ``post`` + ``content.iter_any()`` +
                        split on blank lines + ``json.loads`` of every frame;
 - ``raw``              asyncio streams on plain sockets (``asyncio.open_connection``): the request
@@ -66,6 +70,7 @@ except ImportError as missing:  # not a dependency of any package: the bench gro
         f"{missing.name} is not installed: .venv/bin/uv sync --all-packages --group bench"
     ) from None
 from async_streams import body, start_server  # the sibling benchmark's loopback server
+from h11_transport import H11Transport  # the benchmarks' own h11-on-asyncio-streams transport
 
 from runport.contracts import CompiledInteraction, ExecutionRequest, Message, StreamEvent
 from runport.http import DEFAULT_ASYNC_LIMITS
@@ -151,6 +156,17 @@ class RunportAiohttp(RunportHttpx):
 
     async def close(self) -> None:
         await self.client.aclose()
+
+
+class RunportH11(RunportAiohttp):
+    name = "runport/h11"
+
+    def __init__(self, base_url: str) -> None:
+        # no bound on the connections, as the aiohttp contenders have none
+        self.client = httpx.AsyncClient(transport=H11Transport(), timeout=TIMEOUT)
+        self.adapter = AsyncOpenAIChatAdapter(
+            base_url=base_url, model="m", timeout=TIMEOUT, http_client=self.client
+        )
 
 
 class BareAiohttp:
@@ -240,7 +256,7 @@ class RawSockets:
         self.idle.clear()
 
 
-CONTENDERS = (RunportHttpx, RunportAiohttp, BareAiohttp, RawSockets)
+CONTENDERS = (RunportHttpx, RunportAiohttp, RunportH11, BareAiohttp, RawSockets)
 NAMES = [contender.name for contender in CONTENDERS]
 
 
