@@ -39,6 +39,7 @@ Install the aiohttp contenders with the ``bench`` dependency group (no package n
     .venv/bin/python benchmarks/async_transports.py [--rounds 3] [--shapes 500x200 5000x20]
     .venv/bin/python benchmarks/async_transports.py --profile runport/httpx
     .venv/bin/python benchmarks/async_transports.py --quick    # 20 × 20, one round: a smoke run
+    .venv/bin/python benchmarks/async_transports.py --memory-only --only runport/h11
 """
 
 from __future__ import annotations
@@ -438,6 +439,8 @@ def package(filename: str) -> str:
     if filename == "~":
         return "built-ins (C)"
     parts = filename.replace("\\", "/").split("/")
+    if "packages" in parts and "runport" in parts:  # runport's own, by workspace package
+        return "runport." + parts[parts.index("packages") + 1]
     if "runport" in parts:
         return "runport"
     if "site-packages" in parts:
@@ -483,6 +486,13 @@ def load() -> str:
     return f"load average {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} CPUs"
 
 
+def keep(names: list[str]) -> None:
+    """Run only the contenders ``names`` and the floor."""
+    global CONTENDERS, NAMES
+    CONTENDERS = tuple(c for c in CONTENDERS if c.name in names or c.name == "raw")
+    NAMES = [contender.name for contender in CONTENDERS]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shapes", nargs="+", default=["500x200", "5000x20"])
@@ -495,6 +505,9 @@ def main() -> None:
     parser.add_argument(
         "--memory-only", action="store_true", help="only the two memory passes, no timed rounds"
     )
+    parser.add_argument(
+        "--only", nargs="+", choices=NAMES, help="these contenders (and raw, the floor) only"
+    )
     parser.add_argument("--serve-held", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--server-cpu", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -505,6 +518,8 @@ def main() -> None:
         return
     if args.quick:
         args.shapes, args.rounds = ["20x20"], 1
+    if args.only:
+        keep(args.only)
     shapes = [tuple(int(part) for part in shape.split("x")) for shape in args.shapes]
     pin = not args.no_pin and len(os.sched_getaffinity(0)) >= 2
     servers = [start_server(deltas, 1 if pin else None) for _, deltas in shapes]

@@ -44,6 +44,7 @@ import argparse
 import asyncio
 import contextlib
 import cProfile
+import gc
 import io
 import json
 import os
@@ -129,7 +130,9 @@ TRANSPORTS: dict[str, Transport] = {
 # --- the servers (each run in its own process) ---------------------------------------------
 
 
-def serve_runport(port: int, upstream: str, transport: str, profile: str | None) -> None:
+def serve_runport(
+    port: int, upstream: str, transport: str, profile: str | None, unfrozen: bool = False
+) -> None:
     from runport.core import parse_contract
     from runport.openai import AsyncOpenAIChatAdapter
     from runport.server import create_app, run_server
@@ -145,7 +148,10 @@ def serve_runport(port: int, upstream: str, transport: str, profile: str | None)
         **chosen.options,
     )
     app = create_app([parse_contract(CONTRACT)], adapter)
-    _profiled(profile, lambda: run_server(app, port=port, max_connections=4096))
+    # ``unfrozen``: the server as it was before ``run_server`` kept what it loaded out of the
+    # cyclic collector's walks (undone once it listens, before any request)
+    ready = (lambda url: gc.unfreeze()) if unfrozen else None
+    _profiled(profile, lambda: run_server(app, port=port, max_connections=4096, on_ready=ready))
 
 
 def serve_floor(port: int, upstream: str, transport: str, frames_file: str) -> None:
@@ -426,6 +432,16 @@ def measure(
             f"runport/{transport} ÷ floor/{transport}: CPU per delta {medians:.2f}× (round by "
             f"round {min(pairs):.2f}–{max(pairs):.2f}×), first delta p99 {p99:.2f}×"
         )
+        if f"runport/{transport} unfrozen" in results:
+            before = results[f"runport/{transport} unfrozen"]
+            pairs = [a[0] / b[0] for a, b in zip(before, floor, strict=True)]
+            medians = statistics.median(a[0] for a in before) / statistics.median(
+                b[0] for b in floor
+            )
+            print(
+                f"runport/{transport} unfrozen ÷ floor/{transport}: CPU per delta {medians:.2f}× "
+                f"(round by round {min(pairs):.2f}–{max(pairs):.2f}×)"
+            )
 
 
 def profile(
@@ -464,8 +480,8 @@ def profile(
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--serve-runport":
         _raise_file_limit()
-        port, upstream, transport, target = sys.argv[2:6]
-        serve_runport(int(port), upstream, transport, target or None)
+        port, upstream, transport, target, unfrozen = sys.argv[2:7]
+        serve_runport(int(port), upstream, transport, target or None, unfrozen == "unfrozen")
         return
     if len(sys.argv) > 1 and sys.argv[1] == "--serve-floor":
         _raise_file_limit()
@@ -481,6 +497,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--transports", nargs="+", choices=list(TRANSPORTS), default=["httpx"])
     parser.add_argument("--profile", action="store_true", help="profile the runport server")
+    parser.add_argument(
+        "--compare-unfrozen",
+        action="store_true",
+        help="also runport as it was before run_server froze its heap (gc.unfreeze on ready)",
+    )
     parser.add_argument("--top", type=int, default=25, help="functions listed by --profile")
     args = parser.parse_args()
     print(f"load average at start: {os.getloadavg()[0]:.1f} (on {os.cpu_count()} CPUs)")
@@ -501,7 +522,7 @@ def run(args: argparse.Namespace, upstream: str, folder: Path) -> None:
             port = _free_port()
             target = str(folder / f"{transport}.prof") if args.profile else ""
             server = stack.enter_context(
-                process("--serve-runport", str(port), upstream, transport, target)
+                process("--serve-runport", str(port), upstream, transport, target, "")
             )
             _wait_for(port)
             recorded = floor_frames(port, args.deltas)
@@ -520,6 +541,15 @@ def run(args: argparse.Namespace, upstream: str, folder: Path) -> None:
             if unnumbered(ours[1]) != unnumbered(theirs[1]):
                 raise AssertionError(f"floor/{transport} does not send the bytes runport sends")
             servers[f"floor/{transport}"] = (floor, floor_port)
+            if args.compare_unfrozen:
+                before = _free_port()
+                servers[f"runport/{transport} unfrozen"] = (
+                    stack.enter_context(
+                        process("--serve-runport", str(before), upstream, transport, "", "unfrozen")
+                    ),
+                    before,
+                )
+                _wait_for(before)
         measure(servers, args)
 
 
