@@ -76,10 +76,12 @@ class _Body(httpx.AsyncByteStream):
                 pieces.append(event.data)  # type: ignore[union-attr]
                 continue
             if kind is h11.EndOfMessage:
+                # back to the pool before the last bytes are handed over: a caller that stops
+                # once it has them never resumes this generator
                 self._done = True
+                self._transport._give(connection)
                 if pieces:
                     yield b"".join(pieces)
-                self._transport._give(connection)
                 return
             if event is h11.NEED_DATA:
                 if pieces:
