@@ -52,6 +52,7 @@ import io
 import json
 import os
 import pstats
+import resource
 import socket
 import statistics
 import subprocess
@@ -388,7 +389,23 @@ def spread(values: list[float], scale: float) -> str:
     return f"{middle * scale:.2f} ({low * scale:.2f}–{high * scale:.2f})"
 
 
+def descriptors_enough(streams: int) -> None:
+    """Raise this process's open-file limit to its ceiling, and say so when the contenders'
+    kept connections (each keeps its pool open across rounds) may still not fit."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    kept = sum(min(streams, make.most_open or streams) for make in CONTENDERS)
+    if kept + 200 > hard:
+        print(
+            f"warning: the contenders may keep {kept} connections open at once, and this "
+            f"process may open {hard} files: run fewer with --only if a round fails with "
+            "'Too many open files'"
+        )
+
+
 async def measure(base_url: str, streams: int, deltas: int, rounds: int) -> None:
+    descriptors_enough(streams)
     contenders: list[Contender] = [make(base_url) for make in CONTENDERS]
     walls: dict[str, list[float]] = {name: [] for name in NAMES}
     cpus: dict[str, list[float]] = {name: [] for name in NAMES}
