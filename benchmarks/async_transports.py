@@ -13,6 +13,10 @@ process (pinned to CPU 0), one after another, contenders interleaved round by ro
 - ``runport/httpx-aiohttp``  the same adapter given ``http_client=httpx.AsyncClient(transport=
                        httpx_aiohttp.AiohttpTransport(...))``: the third-party shim (one
                        ``aiohttp.TCPConnector``, no limit), as adr/0068 measured it;
+- ``runport/h11``      the same adapter given ``http_client=httpx.AsyncClient(transport=
+                       H11Transport())``: ``h11_transport.py``'s transport of the benchmarks'
+                       own, asyncio streams with h11 for framing and a list per origin for a
+                       pool (no bound, as the aiohttp contenders have none);
 - ``aiohttp``          a bare ``aiohttp.ClientSession`` loop: ``post`` + ``content.iter_any()`` +
                        split on blank lines + ``json.loads`` of every frame;
 - ``raw``              asyncio streams on plain sockets (``asyncio.open_connection``): the request
@@ -38,6 +42,7 @@ Install the aiohttp contenders with the ``bench`` dependency group (no package n
     .venv/bin/python benchmarks/async_transports.py [--rounds 3] [--shapes 500x200 5000x20]
     .venv/bin/python benchmarks/async_transports.py --profile runport/httpx
     .venv/bin/python benchmarks/async_transports.py --quick    # 20 × 20, one round: a smoke run
+    .venv/bin/python benchmarks/async_transports.py --memory-only --only runport/h11
 """
 
 from __future__ import annotations
@@ -50,6 +55,7 @@ import io
 import json
 import os
 import pstats
+import resource
 import socket
 import statistics
 import subprocess
@@ -69,6 +75,7 @@ except ImportError as missing:  # not a dependency of any package: the bench gro
         f"{missing.name} is not installed: .venv/bin/uv sync --all-packages --group bench"
     ) from None
 from async_streams import body, start_server  # the sibling benchmark's loopback server
+from h11_transport import H11Transport  # the benchmarks' own h11-on-asyncio-streams transport
 
 from runport.contracts import CompiledInteraction, ExecutionRequest, Message, StreamEvent
 from runport.http import DEFAULT_ASYNC_LIMITS
@@ -165,6 +172,17 @@ class RunportHttpxAiohttp(RunportHttpx):
         await self.client.aclose()
 
 
+class RunportH11(RunportHttpxAiohttp):
+    name = "runport/h11"
+
+    def __init__(self, base_url: str) -> None:
+        # no bound on the connections, as the aiohttp contenders have none
+        self.client = httpx.AsyncClient(transport=H11Transport(), timeout=TIMEOUT)
+        self.adapter = AsyncOpenAIChatAdapter(
+            base_url=base_url, model="m", timeout=TIMEOUT, http_client=self.client
+        )
+
+
 class BareAiohttp:
     name = "aiohttp"
     first = staticmethod(_nothing)
@@ -252,7 +270,7 @@ class RawSockets:
         self.idle.clear()
 
 
-CONTENDERS = (RunportHttpx, RunportAiohttp, RunportHttpxAiohttp, BareAiohttp, RawSockets)
+CONTENDERS = (RunportHttpx, RunportAiohttp, RunportHttpxAiohttp, RunportH11, BareAiohttp, RawSockets)
 NAMES = [contender.name for contender in CONTENDERS]
 
 
@@ -383,7 +401,23 @@ def spread(values: list[float], scale: float) -> str:
     return f"{middle * scale:.2f} ({low * scale:.2f}–{high * scale:.2f})"
 
 
+def descriptors_enough(streams: int) -> None:
+    """Raise this process's open-file limit to its ceiling, and say so when the contenders'
+    kept connections (each keeps its pool open across rounds) may still not fit."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    kept = sum(min(streams, make.most_open or streams) for make in CONTENDERS)
+    if kept + 200 > hard:
+        print(
+            f"warning: the contenders may keep {kept} connections open at once, and this "
+            f"process may open {hard} files: run fewer with --only if a round fails with "
+            "'Too many open files'"
+        )
+
+
 async def measure(base_url: str, streams: int, deltas: int, rounds: int) -> None:
+    descriptors_enough(streams)
     contenders: list[Contender] = [make(base_url) for make in CONTENDERS]
     walls: dict[str, list[float]] = {name: [] for name in NAMES}
     cpus: dict[str, list[float]] = {name: [] for name in NAMES}
@@ -434,6 +468,8 @@ def package(filename: str) -> str:
     if filename == "~":
         return "built-ins (C)"
     parts = filename.replace("\\", "/").split("/")
+    if "packages" in parts and "runport" in parts:  # runport's own, by workspace package
+        return "runport." + parts[parts.index("packages") + 1]
     if "runport" in parts:
         return "runport"
     if "site-packages" in parts:
@@ -479,6 +515,13 @@ def load() -> str:
     return f"load average {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} CPUs"
 
 
+def keep(names: list[str]) -> None:
+    """Run only the contenders ``names`` and the floor."""
+    global CONTENDERS, NAMES
+    CONTENDERS = tuple(c for c in CONTENDERS if c.name in names or c.name == "raw")
+    NAMES = [contender.name for contender in CONTENDERS]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shapes", nargs="+", default=["500x200", "5000x20"])
@@ -491,6 +534,9 @@ def main() -> None:
     parser.add_argument(
         "--memory-only", action="store_true", help="only the two memory passes, no timed rounds"
     )
+    parser.add_argument(
+        "--only", nargs="+", choices=NAMES, help="these contenders (and raw, the floor) only"
+    )
     parser.add_argument("--serve-held", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--server-cpu", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -501,6 +547,8 @@ def main() -> None:
         return
     if args.quick:
         args.shapes, args.rounds = ["20x20"], 1
+    if args.only:
+        keep(args.only)
     shapes = [tuple(int(part) for part in shape.split("x")) for shape in args.shapes]
     pin = not args.no_pin and len(os.sched_getaffinity(0)) >= 2
     servers = [start_server(deltas, 1 if pin else None) for _, deltas in shapes]

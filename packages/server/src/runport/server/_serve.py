@@ -4,6 +4,7 @@ notebooks."""
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import socket
 import threading
@@ -174,15 +175,28 @@ def run_server(
     """Serve ``app`` until interrupted (Ctrl-C). ``port=0`` picks a free port; ``on_ready``
     is told the base URL once the socket listens. A request head still arriving after
     ``header_timeout`` seconds is dropped, and at most ``max_connections`` connections are
-    held at once (docs/limits.md)."""
+    held at once (docs/limits.md). Before it serves it freezes what the process holds
+    (``gc.freeze``): the cyclic collector's full collections, many with many clients, no
+    longer walk the libraries, the catalog and the app."""
     server = _server(app, header_timeout, max_connections)
     sock = _bind(host, port)
+    settle_heap()
     if on_ready is not None:
         on_ready(_url(sock))
     try:
         server.run(sockets=[sock])
     finally:
         sock.close()
+
+
+def settle_heap() -> None:
+    """Move what the process holds before it serves (the imported modules, the catalog, the
+    app) out of the cyclic collector's reach: every full collection walks each tracked object,
+    and a server streaming to many clients runs many — without this, each one walks the
+    hundred thousand objects of the libraries runport imports, again and again. Only the
+    serving process does it (``run_server``): these objects live as long as it does."""
+    gc.collect()
+    gc.freeze()
 
 
 @contextlib.contextmanager
