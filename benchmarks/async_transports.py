@@ -270,7 +270,14 @@ class RawSockets:
         self.idle.clear()
 
 
-CONTENDERS = (RunportHttpx, RunportAiohttp, RunportHttpxAiohttp, RunportH11, BareAiohttp, RawSockets)
+CONTENDERS = (
+    RunportHttpx,
+    RunportAiohttp,
+    RunportHttpxAiohttp,
+    RunportH11,
+    BareAiohttp,
+    RawSockets,
+)
 NAMES = [contender.name for contender in CONTENDERS]
 
 
