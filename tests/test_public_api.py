@@ -205,6 +205,7 @@ PUBLIC = {
         "from_environment",
         "function_tool",
         "tool_declaration",
+        "own_server_tools",
         "json_headers",
         "json_object",
         "parsed_tool_call",

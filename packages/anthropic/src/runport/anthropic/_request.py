@@ -28,6 +28,7 @@ from runport.http import (
     PartRules,
     joined_turns,
     message_parts,
+    own_server_tools,
     reasoning_policy,
     server_tools_policy,
     text_content,
@@ -201,10 +202,7 @@ def _server_tool_blocks(
     block with ``content`` as it came (``encrypted_content`` intact) — the API wants them back
     to continue the conversation. Server tools another provider ran are left out."""
     blocks: list[dict[str, Any]] = []
-    for tool in tools or ():
-        mine = (tool.provider_metadata or {}).get(PROVIDER)
-        if not isinstance(mine, dict) or not isinstance(mine.get("type"), str):
-            continue
+    for tool, mine in own_server_tools(tools, PROVIDER):
         if isinstance(tool, ServerToolCall):
             blocks.append({**mine, "id": tool.call_id, "name": tool.name, "input": tool.input})
         else:

@@ -20,6 +20,7 @@ from runport.http import (
     PartRules,
     joined_turns,
     message_parts,
+    own_server_tools,
     sampling_settings,
     text_content,
     tool_declaration,
@@ -182,10 +183,7 @@ def _server_tool_blocks(
     with its ``type``, ``status`` and content as they came. Server tools another provider ran
     are left out."""
     blocks: list[dict[str, Any]] = []
-    for tool in tools or ():
-        mine = (tool.provider_metadata or {}).get(PROVIDER)
-        if not isinstance(mine, dict) or not isinstance(mine.get("type"), str):
-            continue
+    for tool, mine in own_server_tools(tools, PROVIDER):
         if isinstance(tool, ServerToolCall):
             use = {"toolUseId": tool.call_id, "name": tool.name, "input": tool.input}
             blocks.append({"toolUse": {**use, "type": mine["type"]}})

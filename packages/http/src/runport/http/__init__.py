@@ -61,7 +61,7 @@ from runport.http._settings import (
 )
 from runport.http._sse import ServerSentEvent, SSEDecoder
 from runport.http._sync import HTTPAdapter
-from runport.http._tools import function_tool, tool_declaration
+from runport.http._tools import function_tool, own_server_tools, tool_declaration
 from runport.http._urls import redact_url
 from runport.http._usage import cache_counts
 
@@ -118,6 +118,7 @@ __all__ = [
     "json_object",
     "message_parts",
     "on_vertex",
+    "own_server_tools",
     "parsed_tool_call",
     "provider_descriptor",
     "provider_text",
