@@ -141,3 +141,91 @@ def test_frames_of_any_size_and_line_ending_decode_to_their_payloads(
     body = b"".join(b"data: " + payload + newline + newline for payload in payloads)
     reads = [body[start : start + read] for start in range(0, len(body), read)]
     assert decode(*reads) == [("message", payload) for payload in payloads]
+
+
+# --- the decoder against a plain reading of the WHATWG rules --------------------------------
+
+
+def by_the_rules(body: bytes) -> list[ServerSentEvent]:
+    """The event-stream rules read one line at a time, with nothing done for speed: what the
+    decoder's hot loop (slice prefix checks, remembered event types) must agree with."""
+    if body.startswith(b"\xef\xbb\xbf"):
+        body = body[3:]
+    lines = body.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+    lines.pop()  # an unterminated last line is dropped
+    events: list[ServerSentEvent] = []
+    data: list[bytes] = []
+    event = ""
+    for line in lines:
+        if line == b"":
+            if data:
+                events.append((event or "message", b"\n".join(data)))
+            data, event = [], ""
+            continue
+        if line.startswith(b":"):
+            continue
+        name, _, value = line.partition(b":")
+        if value.startswith(b" "):
+            value = value[1:]
+        if name == b"data":
+            data.append(value)
+        elif name == b"event":
+            event = value.decode("utf-8", "replace")
+    return events
+
+
+rule_lines = st.lists(
+    st.sampled_from(
+        [
+            b"event: content_block_delta",
+            b"event: message_stop",
+            b"event: ",
+            b"event:ping",
+            b"event",
+            b"event: caf\xc3\xa9",
+            b'data: {"a": 1}',
+            b"data:  two spaces",
+            b"data:x",
+            b"data:",
+            b"data",
+            b": keep-alive",
+            b":",
+            b"id: 7",
+            b"retry: 10",
+            b"foo: bar",
+            b"foo",
+            b"",
+            b"",
+            b"",
+        ]
+    ),
+    max_size=30,
+)
+
+
+@settings(deadline=None, max_examples=150)
+@given(
+    lines=rule_lines,
+    newlines=st.lists(st.sampled_from([b"\n", b"\r\n", b"\r"]), min_size=1, max_size=3),
+    bom=st.booleans(),
+    data=st.data(),
+)
+def test_any_stream_cut_anywhere_decodes_as_the_rules_say(
+    lines: list[bytes], newlines: list[bytes], bom: bool, data: st.DataObject
+) -> None:
+    """Mixed line endings, comments, ``id``/``retry``/unknown fields, fields without a colon
+    or a space, several data lines, a BOM, repeated and empty event types; cut at random."""
+    ends = [newlines[i % len(newlines)] for i in range(len(lines))]
+    body = (b"\xef\xbb\xbf" if bom else b"") + b"".join(map(bytes.__add__, lines, ends))
+    cuts = sorted(data.draw(st.sets(st.integers(0, len(body)), max_size=12)))
+    reads = [body[a:b] for a, b in itertools.pairwise([0, *cuts, len(body)])]
+    assert decode(*reads) == by_the_rules(body)
+
+
+def test_event_types_are_remembered_up_to_a_bound() -> None:
+    """A hostile stream naming a new type on every frame keeps the decoder's memory bounded,
+    and every type is still read right past the bound."""
+    body = b"".join(b"event: t%d\ndata: %d\n\n" % (n, n) for n in range(200))
+    decoder = SSEDecoder()
+    assert decoder.feed(body) == [(f"t{n}", b"%d" % n) for n in range(200)]
+    assert len(decoder._names) == 64
