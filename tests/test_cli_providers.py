@@ -1,8 +1,9 @@
 """`runport run … --adapter openai|azure-openai|anthropic|gemini|bedrock|bedrock-anthropic|
-ollama|cohere` end to end: the CLI finds each provider through its entry point, takes key and
-model from the environment, and streams a real SSE (Bedrock: eventstream, Claude's events in
-its `chunk` messages for bedrock-anthropic; Ollama: NDJSON) response from a server on
-127.0.0.1; without the variables it says which are missing."""
+ollama|cohere|vertex-gemini|vertex-anthropic` end to end: the CLI finds each provider through
+its entry point, takes key (Vertex AI: Google's default credentials) and model from the
+environment, and streams a real SSE (Bedrock: eventstream, Claude's events in its `chunk`
+messages for bedrock-anthropic; Ollama: NDJSON) response from a server on 127.0.0.1; without
+the variables it says which are missing."""
 
 from __future__ import annotations
 
@@ -335,6 +336,47 @@ def test_run_streams_from_the_provider(
         assert "stream" not in request["body"]
         assert "model" not in request["body"]
         assert request["body"]["anthropic_version"] == "bedrock-2023-05-31"
+
+
+@pytest.mark.parametrize(
+    ("adapter", "source", "publisher"),
+    [("vertex-gemini", "gemini", "google"), ("vertex-anthropic", "anthropic", "anthropic")],
+)
+def test_run_streams_from_vertex_ai_with_google_s_default_credentials(
+    tmp_path: Path, adapter: str, source: str, publisher: str
+) -> None:
+    """The Vertex AI entry points sign with the service account
+    ``GOOGLE_APPLICATION_CREDENTIALS`` names (a token from its token endpoint) and post to the
+    project's location: a loopback Vertex AI that checks both (runport.conformance.vertex)."""
+    from runport.conformance.vertex import VertexEmulation
+
+    prefix = f"RUNPORT_{adapter.upper().replace('-', '_')}"
+    with VertexEmulation([("text/event-stream", BODIES[source])]) as vertex:
+        account = vertex.service_account_info()
+        credentials = tmp_path / "service-account.json"
+        credentials.write_text(json.dumps(account), encoding="utf-8")
+        env = {
+            **_clean_env(),
+            "GOOGLE_APPLICATION_CREDENTIALS": str(credentials),
+            "RUNPORT_VERTEX_PROJECT": "my-project-1",
+            "RUNPORT_VERTEX_LOCATION": "europe-west4",
+            f"{prefix}_MODEL": "model-tiny",
+            f"{prefix}_BASE_URL": vertex.base_url,
+        }
+        result = _run(adapter, env)
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [e["kind"] for e in events] == ["Delta", "Delta", "Delta", "Complete"]
+    assert events[-1]["receipt"]["text"] == "".join(PIECES)
+    assert vertex.refused == []
+    (request,) = vertex.requests
+    assert (request.project, request.location) == ("my-project-1", "europe-west4")
+    assert (request.publisher, request.model) == (publisher, "model-tiny")
+    assert request.verb in ("streamGenerateContent", "streamRawPredict")
+    assert request.headers["authorization"].startswith("Bearer ")
+    assert vertex.tokens_issued == 1
+    secret = account["private_key"].splitlines()[1]  # a line of the key itself
+    assert secret not in result.stdout + result.stderr
 
 
 @pytest.mark.parametrize(
