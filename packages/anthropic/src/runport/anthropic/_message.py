@@ -12,7 +12,7 @@ from pydantic import JsonValue
 from runport.anthropic._answer import SpaceStripper
 from runport.anthropic._errors import invalid
 from runport.anthropic._request import ANSWER_TOOL, PROVIDER
-from runport.contracts import Citation, Finish, StreamEvent
+from runport.contracts import Finish, StreamEvent
 from runport.core import TurnBuilder
 from runport.http import cache_counts
 
@@ -266,39 +266,36 @@ class MessageAssembly:
             if thinking and type(piece) is str and piece:
                 return self.turn.reasoning_event(piece)
         elif kind == "citations_delta":
+            # A citation of the usual shape — a web search result's ``url`` (and ``title``),
+            # a document location's ``document_index`` (and ``document_title``), a string or
+            # no ``cited_text`` — as ``_citation`` reads it, its fields checked here once
+            # (``citation_event`` is told so); any other is ``_citation``'s, with its checks.
             citation = delta.get("citation")
-            if block.kind == _TEXT and type(citation) is dict:
-                return self._cited(citation, block.initial)
+            if block.kind != _TEXT or type(citation) is not dict:
+                return None
+            quoted = citation.get("cited_text")
+            if quoted is not None and type(quoted) is not str:
+                return None
+            kind = citation.get("type")
+            source: dict[str, JsonValue]
+            if kind == "web_search_result_location":
+                url, title = citation.get("url"), citation.get("title")
+                if type(url) is not str:
+                    return None
+                source = {"type": "url", "url": url}
+            elif kind in _DOCUMENT_CITATIONS:
+                at, title = citation.get("document_index"), citation.get("document_title")
+                if type(at) is not int or at < 0:
+                    return None
+                source = {"type": "document", "document_index": at}
+            else:
+                return None
+            if title is not None:
+                if type(title) is not str:
+                    return None
+                source["title"] = title
+            return self.turn.citation_event(source, quoted, block.initial, checked=True)
         return None
-
-    def _cited(self, citation: dict[str, Any], offset: int) -> Citation | None:
-        """A citation of the usual shape — a web search result's ``url`` (and ``title``), a
-        document location's ``document_index`` (and ``document_title``), ``cited_text`` a
-        string — as ``_citation`` reads it, its event kept by the turn and returned; ``None``,
-        with nothing kept, for any other (``_citation`` then reads it, with its checks). The
-        fields are checked here once, as ``citation_event`` would check them again."""
-        quoted = citation.get("cited_text")
-        if quoted is not None and type(quoted) is not str:
-            return None
-        kind = citation.get("type")
-        source: dict[str, JsonValue]
-        if kind == "web_search_result_location":
-            url, title = citation.get("url"), citation.get("title")
-            if type(url) is not str:
-                return None
-            source = {"type": "url", "url": url}
-        elif kind in _DOCUMENT_CITATIONS:
-            at, title = citation.get("document_index"), citation.get("document_title")
-            if type(at) is not int or at < 0:
-                return None
-            source = {"type": "document", "document_index": at}
-        else:
-            return None
-        if title is not None:
-            if type(title) is not str:
-                return None
-            source["title"] = title
-        return self.turn.citation_event(source, quoted, offset, checked=True)
 
     def delta(self, index: Any, delta: Any) -> None:
         # The hot path: one call per streamed fragment, so the checks are inlined.
