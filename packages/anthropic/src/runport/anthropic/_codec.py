@@ -21,6 +21,7 @@ from runport.http import (
     json_object,
     provider_descriptor,
 )
+from runport.ports import PortError
 
 DESCRIPTOR: Final = provider_descriptor(
     "anthropic-messages", provider="anthropic", distribution="runport-anthropic"
@@ -143,21 +144,41 @@ class MessagesEvents(TurnDecoder):
 class _EventStream(MessagesEvents, SSETurnDecoder):
     def feed(self, data: bytes) -> Iterator[StreamEvent]:
         """The hot path: a ``content_block_delta`` of the usual shape (a piece of text, of a
-        call's arguments, of thinking) is yielded straight from ``MessageAssembly.single``,
-        with no list between; every other frame goes through ``frame``."""
-        single = self._message.single
+        call's arguments, of thinking; a citation) is yielded straight from
+        ``MessageAssembly.single``, with no list between; a block's start and stop (a server
+        tool's call and result among them) and every other frame are read here as ``frame``
+        reads them, with ``completed``'s order inlined: what a frame completed, then its
+        failure."""
+        message = self._message
+        single = message.single
+        events = self.turn.events
         for event, payload in self._sse.feed(data):
-            if event == "content_block_delta":
-                frame = json_object(payload, "a stream event")
-                if frame.get("type") == "content_block_delta":
-                    index, delta = frame.get("index"), frame.get("delta")
-                    made = single(index, delta)
-                    if made is not None:
-                        yield made
-                        continue
-                    yield from self.completed(self._message.delta, index, delta)
+            if event == "ping":
+                continue
+            frame = json_object(payload, "a stream event")
+            kind = frame.get("type")
+            if kind == "content_block_delta":
+                index, delta = frame.get("index"), frame.get("delta")
+                made = single(index, delta)
+                if made is not None:
+                    yield made
                     continue
-            yield from self.completed(self.frame, event, payload)
+            try:
+                if kind == "content_block_delta":
+                    message.delta(index, delta)
+                elif kind == "content_block_start":
+                    message.start(frame.get("index"), frame.get("content_block"))
+                elif kind == "content_block_stop":
+                    message.stop(frame.get("index"))
+                else:
+                    self.event(frame, name=event)
+            except PortError:
+                yield from events  # what the frame completed before it failed
+                events.clear()
+                raise
+            if events:
+                yield from events
+                events.clear()
             if self.finished:
                 return
 

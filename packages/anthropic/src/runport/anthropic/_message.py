@@ -265,6 +265,36 @@ class MessageAssembly:
             thinking = block.kind == _THINKING and block.initial == self._thoughts - 1
             if thinking and type(piece) is str and piece:
                 return self.turn.reasoning_event(piece)
+        elif kind == "citations_delta":
+            # A citation of the usual shape — a web search result's ``url`` (and ``title``),
+            # a document location's ``document_index`` (and ``document_title``), a string or
+            # no ``cited_text`` — as ``_citation`` reads it, its fields checked here once
+            # (``citation_event`` is told so); any other is ``_citation``'s, with its checks.
+            citation = delta.get("citation")
+            if block.kind != _TEXT or type(citation) is not dict:
+                return None
+            quoted = citation.get("cited_text")
+            if quoted is not None and type(quoted) is not str:
+                return None
+            kind = citation.get("type")
+            source: dict[str, JsonValue]
+            if kind == "web_search_result_location":
+                url, title = citation.get("url"), citation.get("title")
+                if type(url) is not str:
+                    return None
+                source = {"type": "url", "url": url}
+            elif kind in _DOCUMENT_CITATIONS:
+                at, title = citation.get("document_index"), citation.get("document_title")
+                if type(at) is not int or at < 0:
+                    return None
+                source = {"type": "document", "document_index": at}
+            else:
+                return None
+            if title is not None:
+                if type(title) is not str:
+                    return None
+                source["title"] = title
+            return self.turn.citation_event(source, quoted, block.initial, checked=True)
         return None
 
     def delta(self, index: Any, delta: Any) -> None:

@@ -619,11 +619,17 @@ class TurnBuilder:
         cited_text: str | None = None,
         start: int | None = None,
         end: int | None = None,
+        *,
+        checked: bool = False,
     ) -> Citation:
         """``citation``, its event returned rather than appended (for a decoder that yields
-        each frame's one event itself, as ``arguments_event`` is)."""
+        each frame's one event itself, as ``arguments_event`` is). ``checked`` says the
+        caller made ``source`` itself of known fields whose values it checked as the event
+        wants them (a ``url``/``document`` type, ``str`` texts, a document index an ``int``
+        ≥ 0) and gives a ``str`` or no ``cited_text`` and a span of ``int`` ≥ 0 in order:
+        they are not checked again. A span past the text is still refused by ``receipt``."""
         cited_text = cited_text or None
-        if _plain_citation(source, cited_text, start, end):
+        if checked or _plain_citation(source, cited_text, start, end):
             keys = tuple(source)
             fields = _SOURCE_FIELDS.get(keys)
             if fields is None:
