@@ -15,7 +15,7 @@ from runport.conformance._protocols._anthropic_messages import AnthropicMessages
 from runport.conformance._protocols._gemini import Gemini
 from runport.conformance._wire_protocol import Refusal, WireRequest, json_bytes
 
-__all__ = ["ROUTE", "VERTEX_ANTHROPIC_VERSION", "VertexAnthropic", "VertexGemini"]
+__all__ = ["VertexAnthropic", "VertexGemini"]
 
 ROUTE: Final = re.compile(
     r"/v1(?:/projects/(?P<project>[a-z][a-z0-9-]{4,28}[a-z0-9])"
@@ -23,8 +23,8 @@ ROUTE: Final = re.compile(
     r"/publishers/(?P<publisher>google|anthropic)/models/(?P<model>[A-Za-z0-9._@-]+)"
     r":(?P<verb>generateContent|streamGenerateContent|rawPredict|streamRawPredict)"
 )
-"""A Vertex AI model route: a project's (``project`` and ``location``), or express mode's
-(neither)."""
+"""A Vertex AI model route, the one ``runport.conformance.vertex`` takes: a project's
+(``project`` and ``location``), or express mode's (neither)."""
 VERTEX_ANTHROPIC_VERSION: Final = "vertex-2023-10-16"
 """What Vertex AI wants in a Claude body's ``anthropic_version``."""
 
