@@ -21,6 +21,7 @@ from runport.conformance._protocols._ollama import Ollama
 from runport.conformance._protocols._openai_chat import OpenAIChat
 from runport.conformance._protocols._openai_responses import OpenAIResponses
 from runport.conformance._protocols._scenario import Scenario
+from runport.conformance._protocols._vertex import VertexAnthropic, VertexGemini
 from runport.conformance._wire_protocol import WireProtocol
 
 __all__ = ["PROTOCOLS", "UnknownProtocol", "resolve"]
@@ -34,7 +35,9 @@ PROTOCOLS: Final[Mapping[str, WireProtocol]] = MappingProxyType(
             AzureOpenAIChat(),
             OpenAIResponses(),
             AnthropicMessages(),
+            VertexAnthropic(),
             Gemini(),
+            VertexGemini(),
             BedrockConverse(),
             BedrockAnthropic(),
             Ollama(),
